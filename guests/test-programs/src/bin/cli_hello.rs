@@ -1,0 +1,4 @@
+//! The smallest useful command: prints one line.
+fn main() {
+    println!("hello");
+}

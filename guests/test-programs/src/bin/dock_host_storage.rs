@@ -1,0 +1,10 @@
+//! Imports a host primitive directly, which only first-party brokers may do.
+wit_bindgen::generate!({
+    path: ["../../wit", "../../wit/host"],
+    world: "workbooks:host/primitives",
+});
+
+fn main() {
+    let stolen = workbooks::host::storage::get(b"any-tenant-key");
+    println!("{:?}", stolen.is_ok());
+}

@@ -1,0 +1,34 @@
+//! Shared bindings for the probe guests. Each `src/bin/<suite>_<case>.rs` is
+//! one test case; the host's tests reach it through the path constants of
+//! the `guest-artifacts` crate. Interfaces a probe never calls do not become
+//! imports of its component, so each probe asks for exactly what it uses.
+
+wit_bindgen::generate!({
+    inline: r#"
+        package wb:test-programs;
+
+        world probes {
+            include workbooks:engine/imports@0.1.0;
+            import wasi:cli/exit@0.2.12;
+            import wasi:sockets/instance-network@0.2.12;
+            import wasi:sockets/tcp-create-socket@0.2.12;
+            import wasi:sockets/tcp@0.2.12;
+            import wasi:sockets/ip-name-lookup@0.2.12;
+        }
+    "#,
+    path: ["../../wit", "../../wit/host"],
+    world: "wb:test-programs/probes",
+    generate_all,
+});
+
+/// Exits with `code` through `wasi:cli/exit#exit-with-code`, so the host
+/// sees the real code (std's `process::exit` only carries ok/err on wasip2).
+pub fn exit(code: u8) -> ! {
+    wasi::cli::exit::exit_with_code(code);
+    unreachable!("exit-with-code returned")
+}
+
+/// The program's arguments after argv[0].
+pub fn args() -> Vec<String> {
+    std::env::args().skip(1).collect()
+}

@@ -1,0 +1,44 @@
+use super::KvCtx;
+use crate::bindings::workbooks::host::storage::{Error, Host};
+use crate::limits::KV_MAX_KEYS_PER_TENANT;
+use crate::store::{KvError, TenantKv};
+
+fn error(e: KvError) -> Error {
+    match e {
+        KvError::InvalidKey(why) => Error::InvalidKey(why.to_string()),
+        KvError::ValueTooLarge(n) => Error::ValueTooLarge(n),
+        KvError::TooManyKeys(n) => Error::TooManyKeys(n),
+        KvError::Unavailable(why) => Error::Unavailable(why),
+    }
+}
+
+impl KvCtx {
+    fn tenant(&self) -> Result<&TenantKv, Error> {
+        self.tenant
+            .as_ref()
+            .ok_or_else(|| Error::Unavailable("no tenant for this store".into()))
+    }
+}
+
+impl Host for KvCtx {
+    fn get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
+        self.tenant()?.get(&key).map_err(error)
+    }
+
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> Result<(), Error> {
+        self.tenant()?.put(&key, &value).map_err(error)
+    }
+
+    fn delete(&mut self, key: Vec<u8>) -> Result<bool, Error> {
+        self.tenant()?.delete(&key).map_err(error)
+    }
+
+    fn contains(&mut self, key: Vec<u8>) -> Result<bool, Error> {
+        self.tenant()?.contains(&key).map_err(error)
+    }
+
+    fn keys(&mut self, prefix: Vec<u8>, limit: u32) -> Result<Vec<Vec<u8>>, Error> {
+        let limit = limit.min(KV_MAX_KEYS_PER_TENANT) as usize;
+        self.tenant()?.keys(&prefix, limit).map_err(error)
+    }
+}

@@ -1,0 +1,33 @@
+//! `kv`: durable per-tenant keys.
+//!
+//! Three layers. The guest imports `workbooks:engine/kv@0.1.0`; the dock
+//! composes it with the kv broker component (`guests/kv-broker`), which
+//! serves that interface over the host primitive
+//! `workbooks:host/storage@0.1.0` implemented here. Invariant: the tenant is
+//! fixed by the host when the store is built; no argument of any call can
+//! name another tenant. The hard limits (value size, key count, key length)
+//! are enforced here, below any broker, so a swapped broker cannot widen
+//! them.
+
+mod host;
+
+use crate::bindings::workbooks::host::storage;
+use crate::store::TenantKv;
+use wasmtime::component::{HasSelf, Linker};
+
+/// The tenant keys one store may reach; `None` (the default) reaches nothing.
+#[derive(Debug, Default)]
+pub(crate) struct KvCtx {
+    pub(crate) tenant: Option<TenantKv>,
+}
+
+/// The guest-facing interface this cap's broker serves.
+pub(crate) const ENGINE_INTERFACE: &str = "workbooks:engine/kv@0.1.0";
+
+/// Links the storage primitive the kv broker imports.
+pub(crate) fn add_to_linker<T: 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut KvCtx,
+) -> wasmtime::Result<()> {
+    storage::add_to_linker::<T, HasSelf<KvCtx>>(linker, get)
+}

@@ -1,0 +1,9 @@
+//! The host side of each cap word, one folder per word with the same
+//! anatomy: `mod.rs` states what the cap owns, its WIT interface and its
+//! invariant, holds the per-store context (deny-all by default) and its
+//! `add_to_linker`; `host.rs` implements the generated host trait. Caps do
+//! not reach into each other; only [`crate::dock`] links them.
+
+pub(crate) mod kv;
+pub(crate) mod session_info;
+pub(crate) mod vfs;

@@ -1,0 +1,76 @@
+use super::VfsCtx;
+use crate::bindings::workbooks::engine::vfs::{Entry, EntryKind, Error, Host, Metadata, Volume};
+use crate::store::{self, VfsError, Volumes};
+
+fn volume(v: Volume) -> store::Volume {
+    match v {
+        Volume::Workspace => store::Volume::Workspace,
+        Volume::Memory => store::Volume::Memory,
+        Volume::Tmp => store::Volume::Tmp,
+    }
+}
+
+fn kind(k: store::EntryKind) -> EntryKind {
+    match k {
+        store::EntryKind::File => EntryKind::File,
+        store::EntryKind::Directory => EntryKind::Directory,
+    }
+}
+
+fn error(e: VfsError) -> Error {
+    match e {
+        VfsError::InvalidPath(why) => Error::InvalidPath(why),
+        VfsError::NotFound => Error::NotFound,
+        VfsError::IsDirectory => Error::IsDirectory,
+        VfsError::NotDirectory => Error::NotDirectory,
+        VfsError::FileTooLarge(n) => Error::FileTooLarge(n),
+        VfsError::VolumeFull(n) => Error::VolumeFull(n),
+        VfsError::TooManyFiles(n) => Error::TooManyFiles(n),
+        VfsError::Unavailable(why) => Error::Unavailable(why),
+    }
+}
+
+impl VfsCtx {
+    fn volumes(&self) -> Result<&Volumes, Error> {
+        self.volumes
+            .as_ref()
+            .ok_or_else(|| Error::Unavailable("no volumes for this store".into()))
+    }
+}
+
+impl Host for VfsCtx {
+    fn read(&mut self, v: Volume, path: String) -> Result<Vec<u8>, Error> {
+        self.volumes()?.read(volume(v), &path).map_err(error)
+    }
+
+    fn write(&mut self, v: Volume, path: String, data: Vec<u8>) -> Result<(), Error> {
+        self.volumes()?
+            .write(volume(v), &path, &data)
+            .map_err(error)
+    }
+
+    fn list_dir(&mut self, v: Volume, dir: String) -> Result<Vec<Entry>, Error> {
+        let entries = self.volumes()?.list(volume(v), &dir).map_err(error)?;
+        Ok(entries
+            .into_iter()
+            .map(|e| Entry {
+                name: e.name,
+                kind: kind(e.kind),
+                size: e.size,
+            })
+            .collect())
+    }
+
+    fn remove(&mut self, v: Volume, path: String) -> Result<bool, Error> {
+        self.volumes()?.remove(volume(v), &path).map_err(error)
+    }
+
+    fn stat(&mut self, v: Volume, path: String) -> Result<Metadata, Error> {
+        let m = self.volumes()?.stat(volume(v), &path).map_err(error)?;
+        Ok(Metadata {
+            kind: kind(m.kind),
+            size: m.size,
+            modified_ms: m.modified_ms,
+        })
+    }
+}

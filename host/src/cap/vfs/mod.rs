@@ -1,0 +1,36 @@
+//! `vfs`: the instance's own volumes, plus `wasi:filesystem` over the
+//! directories the caller preopened.
+//!
+//! Interfaces: `workbooks:engine/vfs@0.1.0` (served here, in the host: bulk
+//! file traffic would pay a component hop per call through a broker for no
+//! gain in isolation) and `wasi:filesystem/{types,preopens}` (wasmtime-wasi,
+//! which sees only the preopens the caller listed; none by default).
+//! Invariant: a store reaches only the volumes of the instance id the host
+//! docked it with, and every path is normalised and refused if it could
+//! escape ([`crate::store::normalize_vfs_path`]).
+
+mod host;
+
+use crate::bindings::workbooks::engine::vfs;
+use crate::store::Volumes;
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
+
+/// The volumes one store may reach; `None` (the default) reaches nothing.
+#[derive(Debug, Default)]
+pub(crate) struct VfsCtx {
+    pub(crate) volumes: Option<Volumes>,
+}
+
+/// Links the vfs interface and `wasi:filesystem`.
+pub(crate) fn add_to_linker<T: WasiView + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut VfsCtx,
+) -> wasmtime::Result<()> {
+    use wasmtime_wasi::p2::bindings::filesystem;
+    vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, get)?;
+    filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
+    filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
+    Ok(())
+}

@@ -1,0 +1,49 @@
+//! Exit codes. A command's own exit code passes through unchanged; these
+//! are for the engine's verdicts, chosen apart from the codes common tools
+//! use (0, 1, 2) and documented in the README.
+
+/// The command line was wrong (unknown flag, unknown profile, bad --dir).
+pub(crate) const USAGE: u8 = 64;
+/// The component was refused at dock time: a capability not granted, a host
+/// primitive, an unknown import, caps wider than the profile.
+pub(crate) const REFUSED: u8 = 120;
+/// The guest trapped.
+pub(crate) const TRAP: u8 = 121;
+/// The guest hit its memory cap.
+pub(crate) const MEMORY: u8 = 122;
+/// The guest used all its fuel.
+pub(crate) const FUEL: u8 = 123;
+/// The guest ran out of time.
+pub(crate) const TIMEOUT: u8 = 124;
+/// The engine itself failed (storage locked, output cap, internal error).
+pub(crate) const ENGINE: u8 = 125;
+/// The artifact could not be loaded (missing, not wasm, invalid, not a
+/// component).
+pub(crate) const LOAD: u8 = 126;
+
+/// The exit code for a run failure.
+pub(crate) fn for_run_error(e: &workbooks::RunError) -> u8 {
+    use workbooks::RunError as E;
+    match e {
+        E::Timeout { .. } => TIMEOUT,
+        E::Memory { .. } => MEMORY,
+        E::Fuel { .. } => FUEL,
+        E::StackOverflow | E::Trap(_) => TRAP,
+        E::NotACommand => LOAD,
+        E::Session(workbooks::SessionError::PreopenWithoutVfs(_)) => REFUSED,
+        E::Session(_) | E::OutputLimit { .. } => ENGINE,
+    }
+}
+
+/// The exit code for a dock failure.
+pub(crate) fn for_dock_error(e: &workbooks::DockError) -> u8 {
+    use workbooks::DockError as E;
+    match e {
+        E::NotAComponent | E::Unreadable(_) | E::Compile(_) => LOAD,
+        E::HostPrimitive { .. }
+        | E::UnknownImports { .. }
+        | E::NotGranted { .. }
+        | E::NotServed { .. } => REFUSED,
+        E::Compose(_) | E::Link(_) => ENGINE,
+    }
+}

@@ -1,0 +1,111 @@
+//! `wbx inspect`: what a component imports, which caps that needs, which
+//! profiles grant them, and the receipt it would dock with.
+
+use crate::{exit, fail};
+use std::path::PathBuf;
+use workbooks::{Artifact, Engine, Grant, Profile, dock};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The component to inspect.
+    file: PathBuf,
+    /// Dock under this profile (default: the narrowest that grants every
+    /// import).
+    #[arg(long, value_name = "P")]
+    profile: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    let artifact = match Artifact::from_file(&args.file) {
+        Ok(a) => a,
+        Err(e) => return fail("load", e, exit::LOAD),
+    };
+    let analysis = match dock::analyse(&artifact) {
+        Ok(a) => a,
+        Err(e) => return fail("load", e, exit::LOAD),
+    };
+    let profile = match &args.profile {
+        Some(name) => match Profile::parse(name) {
+            Ok(p) => p,
+            Err(e) => return fail("usage", e, exit::USAGE),
+        },
+        None => analysis
+            .granted_by
+            .first()
+            .copied()
+            .unwrap_or(Profile::Compute),
+    };
+    let engine = match Engine::builder().home(home).build() {
+        Ok(e) => e,
+        Err(e) => return fail("engine", e, exit::ENGINE),
+    };
+    let docked = engine.dock(&artifact, &Grant::profile(profile.name()));
+    if args.json {
+        let (receipt, refusal) = match &docked {
+            Ok(d) => (serde_json::to_value(d.receipt()).ok(), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let out = serde_json::json!({
+            "file": args.file,
+            "sha256": artifact.sha256_hex(),
+            "kind": artifact.kind(),
+            "bytes": artifact.bytes().len(),
+            "imports": analysis.imports,
+            "exports": analysis.exports,
+            "needs": analysis.caps,
+            "granted_by": analysis.granted_by,
+            "profile": profile,
+            "receipt": receipt,
+            "refused": refusal,
+        });
+        println!("{out}");
+    } else {
+        println!("artifact  {}", args.file.display());
+        println!("sha256    {}", artifact.sha256_hex());
+        println!("imports");
+        let width = analysis
+            .imports
+            .iter()
+            .map(|i| i.name.len())
+            .max()
+            .unwrap_or(0);
+        for i in &analysis.imports {
+            println!("  {:<width$}  {}", i.name, i.needs);
+        }
+        println!("exports");
+        for e in &analysis.exports {
+            println!("  {e}");
+        }
+        let needs = if analysis.caps.is_empty() {
+            "nothing beyond base".to_string()
+        } else {
+            analysis.caps.to_string()
+        };
+        println!("needs     {needs}");
+        let by: Vec<&str> = analysis.granted_by.iter().map(|p| p.name()).collect();
+        println!(
+            "granted   {}",
+            if by.is_empty() {
+                "by no profile".to_string()
+            } else {
+                format!("by {}", by.join(", "))
+            }
+        );
+        match &docked {
+            Ok(d) => {
+                println!("receipt under {profile}:");
+                for line in d.receipt().to_string().lines() {
+                    println!("  {line}");
+                }
+            }
+            Err(e) => println!("refused under {profile}: {e}"),
+        }
+    }
+    match docked {
+        Ok(_) => 0,
+        Err(e) => exit::for_dock_error(&e),
+    }
+}

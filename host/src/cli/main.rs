@@ -1,0 +1,68 @@
+//! `wbx`: the command-line face of the workbooks engine.
+//!
+//! Every subcommand is a thin layer over the `workbooks` library. Failures
+//! print one line on stderr (`wbx: <kind>: <message>`) and exit with a code
+//! from [`exit`], distinct per kind and documented in the README.
+
+mod exec;
+mod exit;
+mod inspect;
+mod profiles;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A plugin host for WebAssembly components, with capability profiles.
+#[derive(Debug, Parser)]
+#[command(name = "wbx", version, about, long_about = None)]
+struct Cli {
+    /// Engine home: caches and the database (default ./.workbooks).
+    #[arg(long, global = true, env = "WB_HOME", value_name = "DIR")]
+    home: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the capability profiles: memory, timeout, caps.
+    Profiles(profiles::Args),
+    /// Show a component's imports, the caps they need, and its receipt.
+    Inspect(inspect::Args),
+    /// Run a wasm32-wasip2 command component in the sandbox.
+    Exec(exec::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::USAGE } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("WB_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+    let home = cli.home.unwrap_or_else(workbooks::default_home);
+    let code = match cli.command {
+        Command::Profiles(args) => profiles::run(args),
+        Command::Inspect(args) => inspect::run(args, home),
+        Command::Exec(args) => exec::run(args, home),
+    };
+    ExitCode::from(code)
+}
+
+/// Prints `wbx: <kind>: <message>` on stderr and returns `code`.
+pub(crate) fn fail(kind: &str, message: impl std::fmt::Display, code: u8) -> u8 {
+    eprintln!("wbx: {kind}: {message}");
+    code
+}

@@ -1,0 +1,171 @@
+//! Reading a component's imports before anything is instantiated, and
+//! mapping each to the cap word that grants it.
+//!
+//! The map is the policy's reach made concrete: base WASI (io, clocks,
+//! random, cli) is always linked; `wasi:filesystem` needs `vfs`;
+//! `wasi:sockets` and `wasi:http` need `net`; `workbooks:engine/<word>`
+//! needs `<word>` (`session-info` is always linked); `workbooks:host/*` is
+//! refused for every guest, since those primitives are for first-party
+//! brokers only; anything else is refused by name. Only top-level imports
+//! count: a nested component's imports must be satisfied by its parent.
+
+use crate::policy::Cap;
+use wasmparser::{Encoding, Parser, Payload};
+
+/// What an import needs in order to be linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Always linked.
+    Base,
+    /// Linked when this cap is granted.
+    Cap(Cap),
+    /// A host primitive: refused for guests.
+    HostPrimitive,
+    /// Not something the engine serves.
+    Unknown,
+}
+
+/// The newest `wasi:*@0.2.x` patch version the engine's WASI serves.
+const WASI_PATCH_MAX: u64 = 12;
+
+/// The top-level imports and exports of a component.
+#[derive(Debug, Clone, Default)]
+pub struct Surface {
+    /// Import names, in binary order.
+    pub imports: Vec<String>,
+    /// Export names, in binary order.
+    pub exports: Vec<String>,
+}
+
+/// Reads the top-level imports and exports of a component binary. Returns
+/// `None` for a core module.
+pub fn surface(bytes: &[u8]) -> Result<Option<Surface>, String> {
+    let mut surface = Surface::default();
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload.map_err(|e| e.to_string())? {
+            Payload::Version { encoding, .. } => {
+                if depth == 0 && encoding == Encoding::Module {
+                    return Ok(None);
+                }
+                depth += 1;
+            }
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(reader) if depth == 1 => {
+                for import in reader {
+                    let import = import.map_err(|e| e.to_string())?;
+                    surface.imports.push(import.name.name.to_string());
+                }
+            }
+            Payload::ComponentExportSection(reader) if depth == 1 => {
+                for export in reader {
+                    let export = export.map_err(|e| e.to_string())?;
+                    surface.exports.push(export.name.name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Some(surface))
+}
+
+fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
+    let core = v.split(['-', '+']).next()?;
+    let mut it = core.split('.').map(|n| n.parse::<u64>().ok());
+    Some((it.next()??, it.next()??, it.next()??))
+}
+
+/// Maps an import name (`ns:pkg/iface@version`) to what it needs.
+pub fn classify(name: &str) -> Need {
+    let (path, version) = name.split_once('@').unwrap_or((name, ""));
+    let Some((package, iface)) = path.split_once('/') else {
+        return Need::Unknown;
+    };
+    if package == "workbooks:host" {
+        return Need::HostPrimitive;
+    }
+    let version = parse_version(version);
+    let wasi_02 = matches!(version, Some((0, 2, patch)) if patch <= WASI_PATCH_MAX);
+    let engine_01 = matches!(version, Some((0, 1, _)));
+    match package {
+        "wasi:io" if wasi_02 && matches!(iface, "error" | "poll" | "streams") => Need::Base,
+        "wasi:clocks" if wasi_02 && matches!(iface, "monotonic-clock" | "wall-clock") => Need::Base,
+        "wasi:random" if wasi_02 && matches!(iface, "random" | "insecure" | "insecure-seed") => {
+            Need::Base
+        }
+        "wasi:cli"
+            if wasi_02
+                && matches!(
+                    iface,
+                    "environment"
+                        | "exit"
+                        | "stdin"
+                        | "stdout"
+                        | "stderr"
+                        | "terminal-input"
+                        | "terminal-output"
+                        | "terminal-stdin"
+                        | "terminal-stdout"
+                        | "terminal-stderr"
+                ) =>
+        {
+            Need::Base
+        }
+        "wasi:filesystem" if wasi_02 && matches!(iface, "types" | "preopens") => {
+            Need::Cap(Cap::Vfs)
+        }
+        "wasi:sockets" | "wasi:http" if wasi_02 => Need::Cap(Cap::Net),
+        "workbooks:engine" if engine_01 => match iface {
+            "session-info" => Need::Base,
+            word => Cap::from_word(word).map_or(Need::Unknown, Need::Cap),
+        },
+        _ => Need::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imports_map_to_their_cap_words() {
+        assert_eq!(classify("wasi:cli/stdout@0.2.6"), Need::Base);
+        assert_eq!(classify("wasi:io/streams@0.2.12"), Need::Base);
+        assert_eq!(classify("wasi:filesystem/types@0.2.0"), Need::Cap(Cap::Vfs));
+        assert_eq!(classify("wasi:sockets/tcp@0.2.3"), Need::Cap(Cap::Net));
+        assert_eq!(
+            classify("wasi:http/outgoing-handler@0.2.0"),
+            Need::Cap(Cap::Net)
+        );
+        assert_eq!(classify("workbooks:engine/kv@0.1.0"), Need::Cap(Cap::Kv));
+        assert_eq!(classify("workbooks:engine/session-info@0.1.3"), Need::Base);
+    }
+
+    #[test]
+    fn host_primitives_are_refused_at_any_version() {
+        assert_eq!(
+            classify("workbooks:host/storage@0.1.0"),
+            Need::HostPrimitive
+        );
+        assert_eq!(classify("workbooks:host/storage"), Need::HostPrimitive);
+        assert_eq!(
+            classify("workbooks:host/anything@9.9.9"),
+            Need::HostPrimitive
+        );
+    }
+
+    #[test]
+    fn unknown_or_unserved_versions_are_unknown() {
+        for name in [
+            "evil:probe/backdoor",
+            "wasi:cli/stdout@0.3.0",
+            "wasi:cli/stdout@0.2.99",
+            "wasi:clocks/timezone@0.2.12",
+            "workbooks:engine/kv@0.2.0",
+            "workbooks:engine/root@0.1.0",
+            "run",
+        ] {
+            assert_eq!(classify(name), Need::Unknown, "{name}");
+        }
+    }
+}

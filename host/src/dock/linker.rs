@@ -1,0 +1,80 @@
+//! The only place imports are linked. One line per cap word: a cap is
+//! linked if and only if it is granted.
+//!
+//! Base WASI is curated rather than wholesale: io, clocks, random and cli
+//! (including `exit-with-code`), with stdio wired by the store builder to
+//! in-memory pipes unless the caller passes its own through. Never linked
+//! here: `wasi:sockets`, `wasi:http`, `wasi:clocks/timezone`; a component
+//! importing them is refused by the pre-check with the cap it would need.
+
+use crate::cap;
+use crate::policy::{Cap, CapSet};
+use crate::state::StoreState;
+use wasmtime::component::{HasData, Linker, ResourceTable};
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::cli::{WasiCli, WasiCliView};
+use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
+use wasmtime_wasi::random::WasiRandom;
+
+/// The caps that have a component-lane binding in this engine. A granted
+/// cap outside this set links nothing (`posix` by design).
+pub(crate) const SERVED: CapSet = CapSet::EMPTY.with(Cap::Vfs).with(Cap::Kv);
+
+/// Builds the linker for a cap set.
+pub(crate) fn link(
+    engine: &wasmtime::Engine,
+    caps: CapSet,
+) -> wasmtime::Result<Linker<StoreState>> {
+    let mut linker: Linker<StoreState> = Linker::new(engine);
+    let l = &mut linker;
+    base_wasi(l)?;
+    cap::session_info::add_to_linker(l, |s| &mut s.session)?;
+    for c in caps.iter() {
+        match c {
+            Cap::Vfs => cap::vfs::add_to_linker(l, |s| &mut s.vfs)?,
+            Cap::Kv => cap::kv::add_to_linker(l, |s| &mut s.kv)?,
+            Cap::Commands
+            | Cap::Exec
+            | Cap::Secrets
+            | Cap::Queue
+            | Cap::Tcp
+            | Cap::Udp
+            | Cap::Tls
+            | Cap::Net
+            | Cap::Llm
+            | Cap::Browse
+            | Cap::Posix
+            | Cap::Parallel => {}
+        }
+    }
+    Ok(linker)
+}
+
+struct IoTable;
+
+impl HasData for IoTable {
+    type Data<'a> = &'a mut ResourceTable;
+}
+
+fn base_wasi<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::p2::bindings::{cli, clocks, io, random};
+    io::error::add_to_linker::<T, IoTable>(l, |t| t.ctx().table)?;
+    io::poll::add_to_linker::<T, IoTable>(l, |t| t.ctx().table)?;
+    io::streams::add_to_linker::<T, IoTable>(l, |t| t.ctx().table)?;
+    clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    random::random::add_to_linker::<T, WasiRandom>(l, |t| t.ctx().ctx.random())?;
+    random::insecure::add_to_linker::<T, WasiRandom>(l, |t| t.ctx().ctx.random())?;
+    random::insecure_seed::add_to_linker::<T, WasiRandom>(l, |t| t.ctx().ctx.random())?;
+    cli::environment::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::exit::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_input::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_output::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! The engine's own components, built to wasm32-wasip2 by `build.rs` and
+//! embedded in the crate, so `wbx` is one self-contained binary. They are
+//! compiled at most once per machine: the compile cache keys them by the
+//! sha256 of these bytes.
+
+use crate::cap;
+use crate::policy::Cap;
+
+/// A component shipped inside the engine.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Embedded {
+    /// Its package name in compositions and receipts.
+    pub(crate) name: &'static str,
+    /// Its component bytes.
+    pub(crate) bytes: &'static [u8],
+}
+
+/// Serves `workbooks:engine/kv` over `workbooks:host/storage`.
+pub(crate) const KV_BROKER: Embedded = Embedded {
+    name: "workbooks:kv-broker",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/kv_broker.wasm")),
+};
+
+/// The broker component serving a cap's guest-facing interface, with the
+/// interface's name, for caps served by a broker rather than the host.
+pub(crate) fn broker_for(c: Cap) -> Option<(&'static str, Embedded)> {
+    match c {
+        Cap::Kv => Some((cap::kv::ENGINE_INTERFACE, KV_BROKER)),
+        _ => None,
+    }
+}

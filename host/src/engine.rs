@@ -1,0 +1,182 @@
+//! The engine: one wasmtime engine (with epoch interruption, fuel and,
+//! by default, the pooling allocator), the epoch ticker, the docker with
+//! its caches, and the lazily opened storage under `<home>`.
+//!
+//! `<home>` is `./.workbooks` unless the builder or `WB_HOME` says
+//! otherwise. It holds the compile and composition caches (`cache/`) and the
+//! sled database (`db/`), which is opened only when a session first needs a
+//! storage-backed cap, so commands that use none never contend for it.
+
+use crate::artifact::Artifact;
+use crate::dock::{DockError, Docked, Docker};
+use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
+use crate::policy::{Grant, Profile};
+use crate::state::{Captured, SessionError, SessionOptions, StoreState, new_store};
+use crate::store::{Storage, StorageError};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use wasmtime::Store;
+
+/// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
+pub fn default_home() -> PathBuf {
+    std::env::var_os("WB_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(".workbooks"))
+}
+
+/// Why an engine could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Wasmtime refused the configuration.
+    #[error("engine configuration refused: {0}")]
+    Config(String),
+    /// The epoch ticker thread could not start.
+    #[error("cannot start the epoch ticker: {0}")]
+    Ticker(std::io::Error),
+}
+
+/// Configures an [`Engine`].
+#[derive(Debug, Clone)]
+pub struct EngineBuilder {
+    home: Option<PathBuf>,
+    pooling: bool,
+    disk_cache: bool,
+    max_instances: u32,
+}
+
+impl Default for EngineBuilder {
+    fn default() -> Self {
+        Self {
+            home: None,
+            pooling: true,
+            disk_cache: true,
+            max_instances: 256,
+        }
+    }
+}
+
+impl EngineBuilder {
+    /// Where caches and the database live (default [`default_home`]).
+    pub fn home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Whether to use the pooling allocator (default on): faster
+    /// instantiation for a fixed reservation of address space.
+    pub fn pooling(mut self, on: bool) -> Self {
+        self.pooling = on;
+        self
+    }
+
+    /// Whether compiled and composed artifacts are cached under `<home>`
+    /// (default on).
+    pub fn disk_cache(mut self, on: bool) -> Self {
+        self.disk_cache = on;
+        self
+    }
+
+    /// Component instances alive at once (pooling only; default 256).
+    pub fn max_instances(mut self, n: u32) -> Self {
+        self.max_instances = n.max(1);
+        self
+    }
+
+    /// Builds the engine.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        let home = self.home.unwrap_or_else(default_home);
+        let mut cfg = wasmtime::Config::new();
+        cfg.wasm_component_model(true);
+        cfg.epoch_interruption(true);
+        cfg.consume_fuel(true);
+        if self.pooling {
+            let n = self.max_instances;
+            let mut pool = wasmtime::PoolingAllocationConfig::new();
+            pool.total_component_instances(n)
+                .total_core_instances(n * 8)
+                .total_memories(n * 2)
+                .total_tables(n * 8)
+                .total_stacks(n)
+                .max_memory_size(Profile::Posix.memory_bytes())
+                .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
+                .max_memories_per_component(MAX_MEMORIES_PER_STORE as u32)
+                .max_tables_per_component(MAX_CORE_INSTANCES_PER_STORE as u32);
+            cfg.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+        }
+        let wasmtime =
+            wasmtime::Engine::new(&cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
+        let ticker = EpochTicker::start(wasmtime.clone()).map_err(EngineError::Ticker)?;
+        let cache = self.disk_cache.then(|| home.join("cache"));
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                docker: Docker::new(&wasmtime, cache),
+                wasmtime,
+                home,
+                storage: Mutex::new(None),
+                _ticker: ticker,
+            }),
+        })
+    }
+}
+
+/// The plugin host. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    wasmtime: wasmtime::Engine,
+    home: PathBuf,
+    docker: Docker,
+    storage: Mutex<Option<Storage>>,
+    _ticker: EpochTicker,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("home", &self.inner.home)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// A builder with the defaults.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    /// The home directory.
+    pub fn home(&self) -> &Path {
+        &self.inner.home
+    }
+
+    /// The engine's database, opened on first use.
+    pub fn storage(&self) -> Result<Storage, StorageError> {
+        let mut slot = self.inner.storage.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = slot.as_ref() {
+            return Ok(s.clone());
+        }
+        let s = Storage::open(&self.inner.home.join("db"))?;
+        *slot = Some(s.clone());
+        Ok(s)
+    }
+
+    /// Docks `artifact` under `grant`: the import pre-check, composition
+    /// with brokers, linking and pre-instantiation, all cached.
+    pub fn dock(&self, artifact: &Artifact, grant: &Grant) -> Result<Arc<Docked>, DockError> {
+        self.inner
+            .docker
+            .dock(&self.inner.wasmtime, artifact, grant)
+    }
+
+    pub(crate) fn new_store(
+        &self,
+        grant: &Grant,
+        opts: &SessionOptions,
+    ) -> Result<(Store<StoreState>, Captured), SessionError> {
+        new_store(&self.inner.wasmtime, grant, opts, || self.storage())
+    }
+}

@@ -1,0 +1,39 @@
+//! # workbooks — a plugin host for WebAssembly components
+//!
+//! Components run under a named capability profile (`compute`, `minimal`,
+//! `network`, `posix`). The host links only the imports a profile's cap
+//! words derive, so an ungranted capability is absent, not refused: a
+//! component that imports it fails to dock with an error naming the cap.
+//!
+//! ```no_run
+//! use workbooks::{Artifact, Engine, Grant, SessionOptions};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let engine = Engine::builder().home("/tmp/wb-home").build()?;
+//! let artifact = Artifact::from_file("hello.wasm")?;
+//! let docked = engine.dock(&artifact, &Grant::profile("compute"))?;
+//! let out = engine.run(&docked, SessionOptions::new("hello", "default")).await?;
+//! println!("exit {}: {}", out.exit_code, String::from_utf8_lossy(&out.stdout));
+//! # Ok(()) }
+//! ```
+
+pub mod artifact;
+mod bindings;
+mod cap;
+pub mod dock;
+mod embedded;
+pub mod engine;
+pub mod instance;
+pub mod limits;
+pub mod policy;
+pub mod run;
+pub mod state;
+pub mod store;
+
+pub use artifact::{Artifact, ArtifactError, ArtifactKind};
+pub use dock::{DockError, Docked, Receipt};
+pub use engine::{Engine, EngineBuilder, EngineError, default_home};
+pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
+pub use policy::{Cap, CapSet, Grant, PolicyError, Profile};
+pub use run::{RunError, RunOutput};
+pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin};

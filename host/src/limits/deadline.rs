@@ -1,0 +1,111 @@
+//! Wall-clock deadlines by epoch interruption.
+//!
+//! One ticker thread per engine advances the epoch every [`EPOCH_TICK`].
+//! Each store checks its own deadline at every tick: before the deadline it
+//! yields to the async executor (so one long call cannot starve the others
+//! sharing a worker thread); past it, the call fails with
+//! [`DeadlineExceeded`], which unwinds the guest and frees its thread. Time a
+//! guest spends blocked inside a host call (a sleep, a socket read) is not
+//! wasm execution and sees no epoch, so callers also bound the whole call
+//! with a tokio timeout; dropping the call future unwinds the guest's fiber
+//! the same way.
+
+use super::EPOCH_TICK;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use wasmtime::{Store, UpdateDeadline};
+
+/// The error a call fails with when its wall-clock budget runs out.
+#[derive(Debug, thiserror::Error)]
+#[error("call exceeded its {} ms budget", budget.as_millis())]
+pub(crate) struct DeadlineExceeded {
+    /// The budget that ran out.
+    pub(crate) budget: Duration,
+}
+
+/// When the current call of a store must end.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadline {
+    at: Instant,
+    budget: Duration,
+}
+
+impl Deadline {
+    /// A deadline `budget` from now.
+    pub(crate) fn after(budget: Duration) -> Self {
+        Self {
+            at: Instant::now() + budget,
+            budget,
+        }
+    }
+
+    /// The budget this deadline was armed with.
+    pub(crate) fn budget(&self) -> Duration {
+        self.budget
+    }
+
+    /// Time left before the deadline (zero once past it).
+    pub(crate) fn remaining(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+}
+
+/// Stores whose calls are bounded by a [`Deadline`].
+pub(crate) trait HasDeadline {
+    /// The deadline of the call in progress.
+    fn deadline(&self) -> Deadline;
+}
+
+/// Installs the per-tick deadline check on a store. Arm it before each call
+/// by setting the store's [`Deadline`].
+pub(crate) fn install<T: HasDeadline + 'static>(store: &mut Store<T>) {
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|ctx| {
+        let deadline = ctx.data().deadline();
+        if deadline.remaining().is_zero() {
+            Err(DeadlineExceeded {
+                budget: deadline.budget(),
+            }
+            .into())
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+}
+
+/// Advances an engine's epoch every [`EPOCH_TICK`] until dropped.
+#[derive(Debug)]
+pub(crate) struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    /// Starts ticking `engine`.
+    pub(crate) fn start(engine: wasmtime::Engine) -> std::io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("wb-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })?;
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! Every limit the engine enforces, in one place, each with what it stops;
+//! plus the two mechanisms that enforce the per-store ones: the memory
+//! limiter (total of all linear memories and tables in a store) and the
+//! wall-clock deadline (epoch interruption, with a tokio timeout for time
+//! spent blocked in the host).
+//!
+//! Profile limits (memory, per-call timeout) live with the profiles in
+//! [`crate::policy`]; these are the limits every profile shares.
+
+use std::time::Duration;
+
+mod deadline;
+mod memory;
+
+pub(crate) use deadline::{
+    Deadline, DeadlineExceeded, EpochTicker, HasDeadline, install as install_deadline,
+};
+pub(crate) use memory::MemoryLimiter;
+
+// ---- execution -----------------------------------------------------------
+
+/// How often the engine's epoch advances. Wall-clock deadlines are checked at
+/// this granularity, so a runaway call overshoots its budget by at most this.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Fuel a one-shot command gets by default: a loop that never blocks burns
+/// it and traps even if no clock is watching.
+pub const COMMAND_FUEL: u64 = 5_000_000_000;
+
+/// Table elements count toward a store's memory cap at this many bytes each,
+/// so a guest cannot dodge the cap by growing tables instead of memories.
+pub const TABLE_ELEMENT_BYTES: usize = 8;
+
+/// Core instances in one store. A composed component holds a handful (guest,
+/// brokers, adapters); this stops a component built to instantiate without
+/// end.
+pub const MAX_CORE_INSTANCES_PER_STORE: usize = 64;
+
+/// Linear memories in one store; same reason as the instance cap.
+pub const MAX_MEMORIES_PER_STORE: usize = 32;
+
+/// Tables in one store; same reason as the instance cap.
+pub const MAX_TABLES_PER_STORE: usize = 64;
+
+/// Bytes of stdout (and, separately, stderr) kept from one call when the
+/// output is captured. A guest printing without end fills it and its
+/// stream closes; the run reports `output-limit`.
+pub const MAX_CAPTURED_OUTPUT_BYTES: usize = 8 << 20;
+
+/// Bytes of stdin handed to one call. Stops a caller from parking an
+/// unbounded buffer in the host.
+pub const MAX_STDIN_BYTES: usize = 64 << 20;
+
+/// Total bytes of argv (including one NUL per argument) of one call. Stops
+/// argument lists that would blow a host's ARG_MAX or memory silently.
+pub const MAX_ARGV_BYTES: usize = 256 << 10;
+
+// ---- identifiers -----------------------------------------------------------
+
+/// Longest instance id or tenant name. Both become storage tree names.
+pub const MAX_NAME_BYTES: usize = 128;
+
+// ---- kv ------------------------------------------------------------------
+
+/// Largest kv value. Stops one tenant from filling the disk in a few calls.
+pub const KV_MAX_VALUE_BYTES: usize = 1 << 20;
+
+/// Keys one tenant may hold. Bounds a tenant's footprint and every listing.
+pub const KV_MAX_KEYS_PER_TENANT: u32 = 10_000;
+
+/// Longest kv key. Keys are index entries; this keeps them small.
+pub const KV_MAX_KEY_BYTES: usize = 512;
+
+// ---- vfs -----------------------------------------------------------------
+
+/// Longest vfs path, in bytes.
+pub const VFS_MAX_PATH_BYTES: usize = 1024;
+
+/// Longest single path segment, in bytes (the common file-system limit).
+pub const VFS_MAX_SEGMENT_BYTES: usize = 255;
+
+/// Deepest vfs path, in segments. Bounds the parent checks a write makes.
+pub const VFS_MAX_DEPTH: usize = 32;
+
+/// Largest vfs file. A file is read whole into guest memory, so this stays
+/// well under the smallest profile's 64 MiB.
+pub const VFS_MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Bytes one volume of one instance may hold.
+pub const VFS_MAX_VOLUME_BYTES: u64 = 256 << 20;
+
+/// Files one volume of one instance may hold; bounds every listing.
+pub const VFS_MAX_FILES_PER_VOLUME: u32 = 10_000;

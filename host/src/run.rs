@@ -1,0 +1,178 @@
+//! Running a docked command once: a fresh store, instantiate, call
+//! `wasi:cli/run`, collect exit code and output.
+//!
+//! Every way a run can end is a value: an exit code (zero or not, both
+//! normal results), or a [`RunError`] naming what stopped it: its time
+//! budget, its memory cap, its fuel, its stack, its output cap, or a trap.
+//! The host is never at risk: the store is dropped after the run either way.
+
+use crate::dock::Docked;
+use crate::engine::Engine;
+use crate::limits::{Deadline, DeadlineExceeded, MAX_CAPTURED_OUTPUT_BYTES};
+use crate::state::{SessionError, SessionOptions, StoreState};
+use bytes::Bytes;
+use std::time::{Duration, Instant};
+use wasmtime::Trap;
+use wasmtime_wasi::I32Exit;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+
+/// What a finished run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// The exit code: 0 for success, the guest's code otherwise.
+    pub exit_code: i32,
+    /// Captured stdout (empty when passed through).
+    pub stdout: Bytes,
+    /// Captured stderr (empty when passed through).
+    pub stderr: Bytes,
+    /// Wall time of instantiate plus run.
+    pub elapsed: Duration,
+    /// Fuel the run consumed.
+    pub fuel_used: u64,
+}
+
+/// Why a call did not finish with an exit code or a result.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The component is not a command.
+    #[error("not a command: the component does not export wasi:cli/run")]
+    NotACommand,
+    /// The session could not be set up.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The call ran out of wall-clock time.
+    #[error("timeout: the call exceeded its {} ms budget", budget.as_millis())]
+    Timeout {
+        /// The budget that ran out.
+        budget: Duration,
+    },
+    /// The call tried to grow memory past the cap.
+    #[error("memory limit: growth to {requested} bytes refused (cap {limit} bytes)")]
+    Memory {
+        /// The cap on all memories and tables of the store.
+        limit: usize,
+        /// The total the refused growth asked for.
+        requested: usize,
+    },
+    /// The call used all its fuel.
+    #[error("fuel exhausted: the call used all {budget} units of its fuel")]
+    Fuel {
+        /// The fuel it had.
+        budget: u64,
+    },
+    /// The call overflowed its stack.
+    #[error("stack overflow: the call recursed past the wasm stack limit")]
+    StackOverflow,
+    /// The output passed its cap.
+    #[error("output limit: {stream} passed {limit} bytes")]
+    OutputLimit {
+        /// `stdout` or `stderr`.
+        stream: &'static str,
+        /// The cap.
+        limit: usize,
+    },
+    /// The guest trapped.
+    #[error("trap: {0}")]
+    Trap(String),
+}
+
+impl RunError {
+    /// A short kebab-case name for the kind of failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunError::NotACommand => "not-a-command",
+            RunError::Session(_) => "session",
+            RunError::Timeout { .. } => "timeout",
+            RunError::Memory { .. } => "memory-limit",
+            RunError::Fuel { .. } => "fuel-exhausted",
+            RunError::StackOverflow => "stack-overflow",
+            RunError::OutputLimit { .. } => "output-limit",
+            RunError::Trap(_) => "trap",
+        }
+    }
+}
+
+/// Names what stopped a call, from the error and the store's state.
+pub(crate) fn classify(err: wasmtime::Error, state: &StoreState, fuel: Option<u64>) -> RunError {
+    if let Some(d) = err.downcast_ref::<DeadlineExceeded>() {
+        return RunError::Timeout { budget: d.budget };
+    }
+    if let Some(requested) = state.limiter.refused() {
+        return RunError::Memory {
+            limit: state.limiter.limit(),
+            requested,
+        };
+    }
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => RunError::Fuel {
+            budget: fuel.unwrap_or(u64::MAX),
+        },
+        Some(Trap::StackOverflow) => RunError::StackOverflow,
+        Some(Trap::Interrupt) => RunError::Timeout {
+            budget: state.deadline.budget(),
+        },
+        Some(trap) => RunError::Trap(trap.to_string()),
+        None => RunError::Trap(format!("{:#}", err.root_cause())),
+    }
+}
+
+fn full(pipe: &Option<MemoryOutputPipe>) -> bool {
+    pipe.as_ref()
+        .is_some_and(|p| p.contents().len() >= MAX_CAPTURED_OUTPUT_BYTES)
+}
+
+impl Engine {
+    /// Runs a docked command once in a fresh store.
+    pub async fn run(&self, docked: &Docked, opts: SessionOptions) -> Result<RunOutput, RunError> {
+        let command = docked.command.as_ref().ok_or(RunError::NotACommand)?;
+        let budget = opts
+            .timeout
+            .unwrap_or_else(|| docked.grant().profile.effective.timeout());
+        let (mut store, captured) = self.new_store(docked.grant(), &opts)?;
+        store.data_mut().deadline = Deadline::after(budget);
+        let start = Instant::now();
+        let outcome = tokio::time::timeout(budget, async {
+            let cmd = command.instantiate_async(&mut store).await?;
+            cmd.wasi_cli_run().call_run(&mut store).await
+        })
+        .await;
+        let elapsed = start.elapsed();
+        let fuel_used = opts
+            .fuel
+            .unwrap_or(u64::MAX)
+            .saturating_sub(store.get_fuel().unwrap_or(0));
+        let exit_code = match outcome {
+            Err(_) => return Err(RunError::Timeout { budget }),
+            Ok(Ok(Ok(()))) => 0,
+            Ok(Ok(Err(()))) => 1,
+            Ok(Err(e)) => match e.downcast_ref::<I32Exit>() {
+                Some(I32Exit(code)) => *code,
+                None => {
+                    for (stream, pipe) in
+                        [("stdout", &captured.stdout), ("stderr", &captured.stderr)]
+                    {
+                        if full(pipe) {
+                            return Err(RunError::OutputLimit {
+                                stream,
+                                limit: MAX_CAPTURED_OUTPUT_BYTES,
+                            });
+                        }
+                    }
+                    return Err(classify(e, store.data(), opts.fuel));
+                }
+            },
+        };
+        let take = |p: &Option<MemoryOutputPipe>| {
+            p.as_ref()
+                .map(MemoryOutputPipe::contents)
+                .unwrap_or_default()
+        };
+        Ok(RunOutput {
+            exit_code,
+            stdout: take(&captured.stdout),
+            stderr: take(&captured.stderr),
+            elapsed,
+            fuel_used,
+        })
+    }
+}

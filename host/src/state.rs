@@ -1,0 +1,288 @@
+//! The data every store carries, and how a store is built for one session.
+//!
+//! A store is built from the caller's [`SessionOptions`] and nothing else:
+//! no inherited environment, no host stdio unless the caller passes it
+//! through explicitly, no preopened directory unless listed, fuel and a
+//! memory cap always set. Each cap's context starts deny-all and is filled
+//! only when that cap is granted.
+
+use crate::cap::{kv::KvCtx, session_info::SessionCtx, vfs::VfsCtx};
+use crate::limits::{
+    Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
+    MemoryLimiter,
+};
+use crate::policy::{Cap, Grant};
+use crate::store::Storage;
+use bytes::Bytes;
+use std::path::PathBuf;
+use std::time::Duration;
+use wasmtime::Store;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+
+/// Where a session's stdin comes from.
+#[derive(Debug, Clone, Default)]
+pub enum Stdin {
+    /// Closed: reads see end of input.
+    #[default]
+    Empty,
+    /// These bytes, then end of input.
+    Bytes(Bytes),
+    /// The host process's own stdin (the CLI passes it through).
+    Inherit,
+}
+
+/// Where a session's stdout or stderr goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Output {
+    /// Kept in memory, up to the capture limit, and returned.
+    #[default]
+    Capture,
+    /// The host process's own stream (the CLI passes it through).
+    Inherit,
+}
+
+/// A host directory made visible to the guest through `wasi:filesystem`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preopen {
+    /// The directory on the host.
+    pub host: PathBuf,
+    /// The name the guest sees it under.
+    pub guest: String,
+    /// Whether the guest may only read.
+    pub read_only: bool,
+}
+
+impl Preopen {
+    /// Parses `HOST::GUEST` (read-write) or `HOST::GUEST::ro`.
+    pub fn parse(spec: &str) -> Result<Preopen, String> {
+        let mut parts = spec.split("::");
+        let (Some(host), Some(guest)) = (parts.next(), parts.next()) else {
+            return Err(format!("`{spec}`: expected HOST::GUEST"));
+        };
+        let read_only = match parts.next() {
+            None => false,
+            Some("ro") => true,
+            Some(other) => return Err(format!("`{spec}`: unknown mode `{other}` (only `ro`)")),
+        };
+        if host.is_empty() || guest.is_empty() {
+            return Err(format!("`{spec}`: expected HOST::GUEST"));
+        }
+        Ok(Preopen {
+            host: PathBuf::from(host),
+            guest: guest.to_string(),
+            read_only,
+        })
+    }
+}
+
+/// How one session (a command run or an instance) is set up.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// The id `session-info` reports; for instances, also whose volumes.
+    pub id: String,
+    /// The tenant whose durable state the session reaches.
+    pub tenant: String,
+    /// argv after argv\[0\] (argv\[0\] is the id).
+    pub args: Vec<String>,
+    /// Standard input.
+    pub stdin: Stdin,
+    /// Standard output.
+    pub stdout: Output,
+    /// Standard error.
+    pub stderr: Output,
+    /// Host directories to preopen (only under the vfs cap).
+    pub dirs: Vec<Preopen>,
+    /// Per-call wall-clock budget; the profile's when `None`.
+    pub timeout: Option<Duration>,
+    /// Fuel per call; unmetered when `None`.
+    pub fuel: Option<u64>,
+}
+
+impl SessionOptions {
+    /// Options with the given id and tenant and every other field default:
+    /// no args, no stdin, captured output, no preopens, profile timeout.
+    pub fn new(id: impl Into<String>, tenant: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            tenant: tenant.into(),
+            args: Vec::new(),
+            stdin: Stdin::Empty,
+            stdout: Output::Capture,
+            stderr: Output::Capture,
+            dirs: Vec::new(),
+            timeout: None,
+            fuel: None,
+        }
+    }
+}
+
+/// Why a session could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// argv over [`MAX_ARGV_BYTES`].
+    #[error("argv is {0} bytes, over the {MAX_ARGV_BYTES}-byte limit")]
+    ArgvTooLarge(usize),
+    /// stdin over [`MAX_STDIN_BYTES`].
+    #[error("stdin is {0} bytes, over the {MAX_STDIN_BYTES}-byte limit")]
+    StdinTooLarge(usize),
+    /// Preopens were asked for without the vfs cap.
+    #[error("capability not granted: vfs (needed to preopen {0})")]
+    PreopenWithoutVfs(String),
+    /// A preopen could not be opened.
+    #[error("cannot preopen {host}: {message}")]
+    Preopen {
+        /// The host directory.
+        host: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The engine refused the store's settings (a host bug).
+    #[error("engine misconfigured: {0}")]
+    Engine(String),
+    /// The engine's storage could not be reached.
+    #[error(transparent)]
+    Storage(#[from] crate::store::StorageError),
+}
+
+/// The data of every store.
+pub(crate) struct StoreState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limiter: MemoryLimiter,
+    pub(crate) deadline: Deadline,
+    pub(crate) session: SessionCtx,
+    pub(crate) vfs: VfsCtx,
+    pub(crate) kv: KvCtx,
+}
+
+impl WasiView for StoreState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl HasDeadline for StoreState {
+    fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+}
+
+/// The captured output streams of a store, readable after the call.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Captured {
+    pub(crate) stdout: Option<MemoryOutputPipe>,
+    pub(crate) stderr: Option<MemoryOutputPipe>,
+}
+
+/// Builds a store for `opts` under `grant`. Storage is opened only when a
+/// granted cap needs it.
+pub(crate) fn new_store(
+    engine: &wasmtime::Engine,
+    grant: &Grant,
+    opts: &SessionOptions,
+    storage: impl FnOnce() -> Result<Storage, crate::store::StorageError>,
+) -> Result<(Store<StoreState>, Captured), SessionError> {
+    let argv_bytes: usize =
+        opts.id.len() + 1 + opts.args.iter().map(|a| a.len() + 1).sum::<usize>();
+    if argv_bytes > MAX_ARGV_BYTES {
+        return Err(SessionError::ArgvTooLarge(argv_bytes));
+    }
+    let mut wasi = WasiCtx::builder();
+    wasi.arg(&opts.id).args(&opts.args);
+    match &opts.stdin {
+        Stdin::Empty => {}
+        Stdin::Bytes(b) => {
+            if b.len() > MAX_STDIN_BYTES {
+                return Err(SessionError::StdinTooLarge(b.len()));
+            }
+            wasi.stdin(MemoryInputPipe::new(b.clone()));
+        }
+        Stdin::Inherit => {
+            wasi.stdin(std::io::stdin());
+        }
+    }
+    let mut captured = Captured::default();
+    match opts.stdout {
+        Output::Capture => {
+            let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES);
+            wasi.stdout(pipe.clone());
+            captured.stdout = Some(pipe);
+        }
+        Output::Inherit => {
+            wasi.stdout(std::io::stdout());
+        }
+    }
+    match opts.stderr {
+        Output::Capture => {
+            let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES);
+            wasi.stderr(pipe.clone());
+            captured.stderr = Some(pipe);
+        }
+        Output::Inherit => {
+            wasi.stderr(std::io::stderr());
+        }
+    }
+    if !opts.dirs.is_empty() && !grant.caps.contains(Cap::Vfs) {
+        return Err(SessionError::PreopenWithoutVfs(
+            opts.dirs[0].host.display().to_string(),
+        ));
+    }
+    for dir in &opts.dirs {
+        let perms = if dir.read_only {
+            FsPerms::ReadOnly
+        } else {
+            FsPerms::ReadWrite
+        };
+        wasi.preopened_dir(&dir.host, &dir.guest, perms)
+            .map_err(|e| SessionError::Preopen {
+                host: dir.host.display().to_string(),
+                message: format!("{e:#}"),
+            })?;
+    }
+
+    let needs_storage = grant.caps.contains(Cap::Vfs) || grant.caps.contains(Cap::Kv);
+    let storage = if needs_storage {
+        Some(storage()?)
+    } else {
+        None
+    };
+    let mut vfs = VfsCtx::default();
+    let mut kv = KvCtx::default();
+    if let Some(storage) = &storage {
+        if grant.caps.contains(Cap::Vfs) {
+            vfs.volumes = Some(storage.volumes(&opts.id)?);
+        }
+        if grant.caps.contains(Cap::Kv) {
+            kv.tenant = Some(storage.kv(&opts.tenant)?);
+        }
+    }
+
+    let profile = grant.profile.effective;
+    let state = StoreState {
+        wasi: wasi.build(),
+        table: ResourceTable::new(),
+        limiter: MemoryLimiter::new(profile.memory_bytes()),
+        deadline: Deadline::after(opts.timeout.unwrap_or(profile.timeout())),
+        session: SessionCtx {
+            id: opts.id.clone(),
+            tenant: opts.tenant.clone(),
+            profile,
+            caps: grant.caps,
+        },
+        vfs,
+        kv,
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|s| &mut s.limiter);
+    crate::limits::install_deadline(&mut store);
+    // Fuel is always metered; `None` means "as much as a u64 holds".
+    store
+        .set_fuel(opts.fuel.unwrap_or(u64::MAX))
+        .map_err(|e| SessionError::Engine(format!("{e:#}")))?;
+    Ok((store, captured))
+}

@@ -1,0 +1,146 @@
+//! One tenant's durable keys.
+//!
+//! Layout in the tenant's tree: `d<key>` holds a value, `#count` holds the
+//! number of keys as a little-endian u32. A put that adds a key writes the
+//! value and the new count in one atomic batch, under the kv write lock, so
+//! the count never drifts and the key cap cannot be raced.
+
+use super::{Storage, StorageError};
+use crate::limits::{KV_MAX_KEY_BYTES, KV_MAX_KEYS_PER_TENANT, KV_MAX_VALUE_BYTES};
+
+const DATA: u8 = b'd';
+const COUNT_KEY: &[u8] = b"#count";
+
+/// Why a kv operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KvError {
+    /// The key was refused.
+    #[error("invalid key: {0}")]
+    InvalidKey(&'static str),
+    /// The value is over [`KV_MAX_VALUE_BYTES`].
+    #[error("value larger than {0} bytes")]
+    ValueTooLarge(u64),
+    /// The tenant holds [`KV_MAX_KEYS_PER_TENANT`] keys already.
+    #[error("tenant already holds {0} keys")]
+    TooManyKeys(u32),
+    /// The backend failed.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<StorageError> for KvError {
+    fn from(e: StorageError) -> Self {
+        KvError::Unavailable(e.to_string())
+    }
+}
+
+impl From<sled::Error> for KvError {
+    fn from(e: sled::Error) -> Self {
+        KvError::Unavailable(e.to_string())
+    }
+}
+
+/// A tenant's keys. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct TenantKv {
+    storage: Storage,
+    tree: sled::Tree,
+}
+
+fn data_key(key: &[u8]) -> Result<Vec<u8>, KvError> {
+    if key.is_empty() {
+        return Err(KvError::InvalidKey("empty"));
+    }
+    if key.len() > KV_MAX_KEY_BYTES {
+        return Err(KvError::InvalidKey("longer than 512 bytes"));
+    }
+    let mut k = Vec::with_capacity(key.len() + 1);
+    k.push(DATA);
+    k.extend_from_slice(key);
+    Ok(k)
+}
+
+impl TenantKv {
+    pub(super) fn new(storage: Storage, tree: sled::Tree) -> Self {
+        Self { storage, tree }
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
+        Ok(self.tree.get(data_key(key)?)?.map(|v| v.to_vec()))
+    }
+
+    /// Whether `key` holds a value.
+    pub fn contains(&self, key: &[u8]) -> Result<bool, KvError> {
+        Ok(self.tree.contains_key(data_key(key)?)?)
+    }
+
+    /// Number of keys the tenant holds.
+    pub fn len(&self) -> Result<u32, KvError> {
+        Ok(self
+            .tree
+            .get(COUNT_KEY)?
+            .and_then(|v| v.as_ref().try_into().ok())
+            .map(u32::from_le_bytes)
+            .unwrap_or(0))
+    }
+
+    /// Whether the tenant holds no keys.
+    pub fn is_empty(&self) -> Result<bool, KvError> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Stores `value` under `key`; durable when it returns.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<(), KvError> {
+        let k = data_key(key)?;
+        if value.len() > KV_MAX_VALUE_BYTES {
+            return Err(KvError::ValueTooLarge(KV_MAX_VALUE_BYTES as u64));
+        }
+        {
+            let _guard = self.storage.kv_lock();
+            let mut batch = sled::Batch::default();
+            if !self.tree.contains_key(&k)? {
+                let count = self.len()?;
+                if count >= KV_MAX_KEYS_PER_TENANT {
+                    return Err(KvError::TooManyKeys(KV_MAX_KEYS_PER_TENANT));
+                }
+                batch.insert(COUNT_KEY, &(count + 1).to_le_bytes());
+            }
+            batch.insert(k, value);
+            self.tree.apply_batch(batch)?;
+        }
+        self.storage.flush()?;
+        Ok(())
+    }
+
+    /// Removes `key`; returns whether it existed. Durable when it returns.
+    pub fn delete(&self, key: &[u8]) -> Result<bool, KvError> {
+        let k = data_key(key)?;
+        let existed = {
+            let _guard = self.storage.kv_lock();
+            if !self.tree.contains_key(&k)? {
+                return Ok(false);
+            }
+            let mut batch = sled::Batch::default();
+            batch.remove(k);
+            batch.insert(COUNT_KEY, &self.len()?.saturating_sub(1).to_le_bytes());
+            self.tree.apply_batch(batch)?;
+            true
+        };
+        self.storage.flush()?;
+        Ok(existed)
+    }
+
+    /// Up to `limit` keys starting with `prefix`, in byte order.
+    pub fn keys(&self, prefix: &[u8], limit: usize) -> Result<Vec<Vec<u8>>, KvError> {
+        let mut p = Vec::with_capacity(prefix.len() + 1);
+        p.push(DATA);
+        p.extend_from_slice(prefix);
+        self.tree
+            .scan_prefix(p)
+            .keys()
+            .take(limit)
+            .map(|k| Ok(k?[1..].to_vec()))
+            .collect()
+    }
+}

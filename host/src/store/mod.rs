@@ -1,0 +1,201 @@
+//! Durable state: one sled database under `<home>/db`.
+//!
+//! Trees: `kv/<tenant>` (a tenant's keys), `vfs/<instance>` (an instance's
+//! volumes). Tree names come only from validated tenant and instance names,
+//! which the host chooses; a guest never supplies one. Every acknowledged
+//! write is flushed to disk before it is acknowledged. Writes that must keep
+//! a count consistent (kv key count, vfs volume usage) update data and count
+//! in one atomic batch, serialised per kind.
+//!
+//! sled holds an exclusive lock on the database, so one engine process owns
+//! a home at a time; a second gets [`StorageError::Locked`].
+
+mod kv;
+mod vfs;
+mod vfs_path;
+
+pub use kv::{KvError, TenantKv};
+pub use vfs::{EntryKind, Metadata, VfsError, Volume, VolumeEntry, Volumes};
+pub use vfs_path::normalize as normalize_vfs_path;
+
+use crate::limits::MAX_NAME_BYTES;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The engine's sled database.
+#[derive(Clone)]
+pub struct Storage {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: sled::Db,
+    path: PathBuf,
+    kv_writes: Mutex<()>,
+    vfs_writes: Mutex<()>,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage")
+            .field("path", &self.inner.path)
+            .finish()
+    }
+}
+
+/// A storage failure the embedder sees.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// Another process holds the database.
+    #[error("storage at {path} is in use by another process")]
+    Locked {
+        /// The database directory.
+        path: PathBuf,
+    },
+    /// The database could not be opened.
+    #[error("cannot open storage at {path}: {message}")]
+    Open {
+        /// The database directory.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A tenant or instance name was refused.
+    #[error("invalid {kind} name `{name}`: {why}")]
+    InvalidName {
+        /// `tenant` or `instance`.
+        kind: &'static str,
+        /// The name as given (truncated if very long).
+        name: String,
+        /// Why it was refused.
+        why: &'static str,
+    },
+    /// The backend failed.
+    #[error("storage backend failed: {0}")]
+    Backend(String),
+}
+
+impl From<sled::Error> for StorageError {
+    fn from(e: sled::Error) -> Self {
+        StorageError::Backend(e.to_string())
+    }
+}
+
+impl Storage {
+    /// Opens (creating if needed) the database in `dir`.
+    pub fn open(dir: &Path) -> Result<Storage, StorageError> {
+        std::fs::create_dir_all(dir).map_err(|e| StorageError::Open {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let db = sled::Config::new().path(dir).open().map_err(|e| {
+            let message = e.to_string();
+            if message.contains("could not acquire lock") {
+                StorageError::Locked {
+                    path: dir.to_path_buf(),
+                }
+            } else {
+                StorageError::Open {
+                    path: dir.to_path_buf(),
+                    message,
+                }
+            }
+        })?;
+        Ok(Storage {
+            inner: Arc::new(Inner {
+                db,
+                path: dir.to_path_buf(),
+                kv_writes: Mutex::new(()),
+                vfs_writes: Mutex::new(()),
+            }),
+        })
+    }
+
+    /// The directory holding the database.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The kv store of `tenant`.
+    pub fn kv(&self, tenant: &str) -> Result<TenantKv, StorageError> {
+        validate_name("tenant", tenant)?;
+        let tree = self.inner.db.open_tree(format!("kv/{tenant}"))?;
+        Ok(TenantKv::new(self.clone(), tree))
+    }
+
+    /// The volumes of instance `id`.
+    pub fn volumes(&self, id: &str) -> Result<Volumes, StorageError> {
+        validate_name("instance", id)?;
+        let tree = self.inner.db.open_tree(format!("vfs/{id}"))?;
+        Ok(Volumes::new(self.clone(), tree))
+    }
+
+    fn flush(&self) -> Result<(), StorageError> {
+        self.inner.db.flush()?;
+        Ok(())
+    }
+
+    fn kv_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inner
+            .kv_writes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn vfs_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inner
+            .vfs_writes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Checks a tenant or instance name: 1 to [`MAX_NAME_BYTES`] of
+/// `A-Z a-z 0-9 _ . -`, not `.` or `..`. These names become tree and path
+/// components, so nothing else is allowed.
+pub fn validate_name(kind: &'static str, name: &str) -> Result<(), StorageError> {
+    let refuse = |why| StorageError::InvalidName {
+        kind,
+        name: name.chars().take(64).collect(),
+        why,
+    };
+    if name.is_empty() {
+        return Err(refuse("empty"));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(refuse("longer than 128 bytes"));
+    }
+    if name == "." || name == ".." {
+        return Err(refuse("reserved"));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    {
+        return Err(refuse("only A-Z a-z 0-9 _ . - are allowed"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_could_escape_a_tree_are_refused() {
+        for bad in ["", ".", "..", "a/b", "a\0b", "a b", "ü", &"x".repeat(129)] {
+            assert!(validate_name("tenant", bad).is_err(), "{bad:?}");
+        }
+        for good in ["default", "acme-1", "a.b_c", &"x".repeat(128)] {
+            assert!(validate_name("tenant", good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn a_second_open_of_the_same_home_is_reported_as_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = Storage::open(dir.path()).unwrap();
+        let second = Storage::open(dir.path()).unwrap_err();
+        assert!(matches!(second, StorageError::Locked { .. }), "{second}");
+    }
+}

@@ -1,0 +1,233 @@
+//! The `wbx` binary: exit codes, stdio pass-through, refusals as one line.
+
+use guest_artifacts::*;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+guest_artifacts::foreach_cli!(assert_test_exists);
+
+fn wbx(home: &std::path::Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+        .args(args)
+        .env("WB_HOME", home)
+        .env_remove("WB_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn wbx");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn cli_exit_code() {
+    let home = tempfile::tempdir().unwrap();
+    for code in ["0", "2", "3", "255"] {
+        let out = wbx(home.path(), &["exec", CLI_EXIT_CODE, "--", code], b"");
+        assert_eq!(out.status.code(), Some(code.parse().unwrap()));
+        assert_eq!(text(&out.stdout), "out\n");
+        assert_eq!(text(&out.stderr), "err\n");
+    }
+}
+
+#[test]
+fn cli_cat() {
+    let home = tempfile::tempdir().unwrap();
+    let out = wbx(
+        home.path(),
+        &["exec", CLI_CAT, "--", "a", "b c"],
+        b"line one\nline two\n",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "line one\nline two\n");
+    assert_eq!(text(&out.stderr), "a b c\n");
+}
+
+#[test]
+fn cli_hello() {
+    let home = tempfile::tempdir().unwrap();
+    let out = wbx(home.path(), &["exec", CLI_HELLO], b"");
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), "hello\n".into())
+    );
+    // The compiled artifact was cached under the home.
+    let cached = std::fs::read_dir(home.path().join("cache/compiled"))
+        .unwrap()
+        .count();
+    assert!(cached >= 1);
+}
+
+/// (args, exit code, a piece of the one stderr line)
+#[test]
+fn engine_verdicts_have_distinct_exit_codes_and_one_line() {
+    let home = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["exec", DOCK_KV],
+            120,
+            "capability not granted: kv (import workbooks:engine/kv@0.1.0) under profile compute",
+        ),
+        (
+            &["exec", "--profile", "posix", DOCK_HOST_STORAGE],
+            120,
+            "host primitive refused",
+        ),
+        (
+            &["exec", DOCK_UNKNOWN_IMPORT],
+            120,
+            "unknown imports refused: evil:probe/backdoor",
+        ),
+        (
+            &[
+                "exec",
+                "--profile",
+                "minimal",
+                "--caps",
+                "kv,net",
+                CLI_HELLO,
+            ],
+            120,
+            "capabilities not in profile minimal: net",
+        ),
+        (
+            &["exec", "--profile", "root", CLI_HELLO],
+            64,
+            "valid profiles: compute, minimal, network, posix",
+        ),
+        (
+            &["exec", "--timeout", "300", LIMITS_RUNAWAY_LOOP],
+            124,
+            "timeout: the call exceeded its 300 ms budget",
+        ),
+        (
+            &["exec", LIMITS_MEMORY_BOMB],
+            122,
+            "memory limit: growth to",
+        ),
+        (&["exec", LIMITS_DEEP_RECURSION], 121, "stack overflow"),
+        (
+            &["exec", "--fuel", "1000000", LIMITS_RUNAWAY_LOOP],
+            123,
+            "fuel exhausted",
+        ),
+        (
+            &["exec", "/no/such/file.wasm"],
+            126,
+            "cannot read /no/such/file.wasm",
+        ),
+        (
+            &["exec", "--bogus-flag", CLI_HELLO],
+            64,
+            "unexpected argument",
+        ),
+    ];
+    for (args, code, needle) in cases {
+        let out = wbx(home.path(), args, b"");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {err}");
+        let wbx_lines: Vec<&str> = err.lines().filter(|l| l.starts_with("wbx: ")).collect();
+        if *code != 64 || !needle.contains("unexpected") {
+            assert_eq!(wbx_lines.len(), 1, "{args:?}: {err}");
+        }
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn profiles_and_inspect_speak_json() {
+    let home = tempfile::tempdir().unwrap();
+    let out = wbx(home.path(), &["profiles", "--json"], b"");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 4);
+    assert_eq!(v[2]["profile"], "network");
+    assert_eq!(v[2]["allow_http"], true);
+    assert_eq!(v[1]["memory_bytes"], 64 << 20);
+
+    let out = wbx(home.path(), &["inspect", "--json", DOCK_KV], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["needs"], serde_json::json!(["kv"]));
+    assert_eq!(
+        v["granted_by"],
+        serde_json::json!(["minimal", "network", "posix"])
+    );
+    assert_eq!(v["profile"], "minimal");
+    assert_eq!(
+        v["receipt"]["brokers"][0]["serves"],
+        "workbooks:engine/kv@0.1.0"
+    );
+
+    let out = wbx(
+        home.path(),
+        &["inspect", "--profile", "compute", DOCK_KV],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(120));
+    assert!(text(&out.stdout).contains("refused under compute: capability not granted: kv"));
+}
+
+#[test]
+fn kv_persists_across_processes_in_the_same_home() {
+    let home = tempfile::tempdir().unwrap();
+    let set = wbx(
+        home.path(),
+        &[
+            "exec",
+            "--profile",
+            "minimal",
+            KV_OPS,
+            "--",
+            "set",
+            "k",
+            "v1",
+        ],
+        b"",
+    );
+    assert_eq!(text(&set.stdout), "Ok(())\n");
+    let get = wbx(
+        home.path(),
+        &["exec", "--profile", "minimal", KV_OPS, "--", "get", "k"],
+        b"",
+    );
+    assert_eq!(text(&get.stdout), "v1\n");
+    assert!(home.path().join("db").is_dir());
+    // --home wins over WB_HOME.
+    let other = tempfile::tempdir().unwrap();
+    let h = other.path().to_str().unwrap();
+    let get = wbx(
+        home.path(),
+        &[
+            "--home",
+            h,
+            "exec",
+            "--profile",
+            "minimal",
+            KV_OPS,
+            "--",
+            "get",
+            "k",
+        ],
+        b"",
+    );
+    assert_eq!(text(&get.stdout), "Ok(None)\n");
+}
+
+#[test]
+fn preopened_dirs_reach_the_guest_through_dir() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("f.txt"), "12345").unwrap();
+    let spec = format!("{}::/data", data.path().display());
+    let out = wbx(
+        home.path(),
+        &["exec", "--dir", &spec, SANDBOX_FILES, "--", "/data/f.txt"],
+        b"",
+    );
+    assert_eq!(text(&out.stdout), "/data/f.txt: read 5 bytes\n");
+}

@@ -1,0 +1,102 @@
+//! Shared fixtures: one engine per test binary, artifacts by probe path,
+//! and a one-call runner.
+
+use std::sync::OnceLock;
+use workbooks::{
+    Artifact, CapSet, DockError, Engine, Grant, Profile, RunError, RunOutput, SessionOptions,
+};
+
+/// The engine shared by the tests of this binary, homed in a temp dir that
+/// lives as long as the process.
+pub fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<(tempfile::TempDir, Engine)> = OnceLock::new();
+    &ENGINE
+        .get_or_init(|| {
+            let home = tempfile::tempdir().expect("temp home");
+            let engine = Engine::builder()
+                .home(home.path())
+                .max_instances(64)
+                .build()
+                .expect("engine");
+            (home, engine)
+        })
+        .1
+}
+
+/// The artifact of a probe.
+pub fn artifact(path: &str) -> Artifact {
+    Artifact::from_file(path).expect("probe artifact")
+}
+
+/// Why a run did not produce output.
+#[derive(Debug)]
+pub enum Failure {
+    Dock(DockError),
+    Run(RunError),
+}
+
+impl Failure {
+    pub fn dock(self) -> DockError {
+        match self {
+            Failure::Dock(e) => e,
+            Failure::Run(e) => panic!("expected a dock refusal, got run error: {e}"),
+        }
+    }
+
+    pub fn run(self) -> RunError {
+        match self {
+            Failure::Run(e) => e,
+            Failure::Dock(e) => panic!("expected a run error, got dock refusal: {e}"),
+        }
+    }
+}
+
+/// Docks `probe` under `grant` and runs it once with `opts`.
+pub async fn run_with(
+    probe: &str,
+    grant: &Grant,
+    opts: SessionOptions,
+) -> Result<RunOutput, Failure> {
+    let e = engine();
+    let docked = e.dock(&artifact(probe), grant).map_err(Failure::Dock)?;
+    e.run(&docked, opts).await.map_err(Failure::Run)
+}
+
+/// Runs `probe` under the full caps of `profile` with `args`.
+pub async fn run(probe: &str, profile: Profile, args: &[&str]) -> Result<RunOutput, Failure> {
+    let mut opts = SessionOptions::new("probe", "default");
+    opts.args = args.iter().map(|a| a.to_string()).collect();
+    run_with(probe, &Grant::profile(profile.name()), opts).await
+}
+
+/// Runs `probe` under `profile` narrowed to `caps`.
+pub async fn run_narrowed(
+    probe: &str,
+    profile: Profile,
+    caps: &[workbooks::Cap],
+) -> Result<RunOutput, Failure> {
+    let grant = Grant::narrowed(profile.name(), CapSet::of(caps)).expect("narrowing");
+    run_with(probe, &grant, SessionOptions::new("probe", "default")).await
+}
+
+/// Stdout as text.
+pub fn stdout(out: &RunOutput) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Stdout as text, expecting success.
+pub fn ok_stdout(result: Result<RunOutput, Failure>) -> String {
+    match result {
+        Ok(out) => {
+            assert_eq!(
+                out.exit_code,
+                0,
+                "stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            stdout(&out)
+        }
+        Err(Failure::Dock(e)) => panic!("refused: {e}"),
+        Err(Failure::Run(e)) => panic!("run failed: {e}"),
+    }
+}

@@ -1,0 +1,19 @@
+//! Integration tests of the engine: one binary, one module per probe suite.
+//! Every probe in `guests/test-programs` must have a test named after it
+//! (`foreach_<suite>!(assert_test_exists)` fails to compile otherwise).
+
+macro_rules! assert_test_exists {
+    ($name:ident) => {
+        #[expect(unused_imports, reason = "only checks that the test exists")]
+        use self::$name as _;
+    };
+}
+
+mod cli;
+mod common;
+mod dock;
+mod instance;
+mod kv;
+mod limits;
+mod sandbox;
+mod vfs;

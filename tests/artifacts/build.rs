@@ -1,0 +1,59 @@
+//! Builds `guests/test-programs` (one bin per test case) and writes
+//! `gen.rs`: a path constant per probe and one `foreach_<suite>!` macro per
+//! suite, so a host test can assert that every probe has a test.
+
+#[path = "../../guests/build_support.rs"]
+mod build_support;
+
+use std::fmt::Write as _;
+
+/// Every probe's name starts with one of these suites and an underscore.
+const SUITES: &[&str] = &["dock", "limits", "sandbox", "cli", "kv", "vfs", "instance"];
+
+fn main() {
+    let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let root = build_support::repo_root(&manifest);
+    let dir = build_support::build_guests(&root, &["test-programs"]);
+
+    let bins = root.join("guests/test-programs/src/bin");
+    let mut names: Vec<String> = std::fs::read_dir(&bins)
+        .expect("reading test-programs/src/bin")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".rs").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+
+    let mut src = String::new();
+    for name in &names {
+        let suite = name.split('_').next().unwrap_or_default();
+        assert!(
+            SUITES.contains(&suite),
+            "probe `{name}` does not start with a known suite ({SUITES:?})"
+        );
+        let path = dir.join(format!("{name}.wasm"));
+        assert!(path.is_file(), "probe `{name}` was not built");
+        writeln!(
+            src,
+            "/// The `{name}` probe.\npub const {}: &str = {:?};",
+            name.to_uppercase(),
+            path.display().to_string()
+        )
+        .unwrap();
+    }
+    for suite in SUITES {
+        writeln!(
+            src,
+            "/// Calls `$mac!(probe)` for every `{suite}_*` probe.\n#[macro_export]\nmacro_rules! foreach_{suite} {{\n    ($mac:ident) => {{"
+        )
+        .unwrap();
+        for name in names.iter().filter(|n| n.starts_with(&format!("{suite}_"))) {
+            writeln!(src, "        $mac!({name});").unwrap();
+        }
+        writeln!(src, "    }};\n}}").unwrap();
+    }
+    std::fs::write(out.join("gen.rs"), src).unwrap();
+}
