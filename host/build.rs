@@ -10,8 +10,9 @@ mod build_support;
 const SHIPPED: &[&str] = &["kv-broker"];
 
 fn main() {
-    let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let manifest =
+        std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let root = build_support::repo_root(&manifest);
     let dir = build_support::build_guests(&root, SHIPPED);
     for pkg in SHIPPED {

@@ -212,10 +212,10 @@ impl CompileCache {
         artifact: &Artifact,
     ) -> wasmtime::Result<Component> {
         let component = Component::from_binary(engine, artifact.bytes())?;
-        if let Some(path) = self.path(&artifact.sha256()) {
-            if let Err(e) = Self::store(&component, &path) {
-                tracing::warn!(path = %path.display(), error = %e, "could not write compile cache entry");
-            }
+        if let Some(path) = self.path(&artifact.sha256())
+            && let Err(e) = Self::store(&component, &path)
+        {
+            tracing::warn!(path = %path.display(), error = %e, "could not write compile cache entry");
         }
         Ok(component)
     }

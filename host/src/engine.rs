@@ -12,10 +12,17 @@ use crate::dock::{DockError, Docked, Docker};
 use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
 use crate::policy::{Grant, Profile};
 use crate::state::{Captured, SessionError, SessionOptions, StoreState, new_store};
-use crate::store::{Storage, StorageError};
+use crate::store::{Storage, StorageError, StorageSlot};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use wasmtime::Store;
+
+/// Pool slots freed before their pages are returned to the kernel together.
+const POOL_DECOMMIT_BATCH: usize = 32;
+/// Bytes of each linear memory reset in place (pagemap scan) on reuse.
+const POOL_MEMORY_KEEP_RESIDENT: usize = 2 << 20;
+/// Bytes of each table reset in place on reuse.
+const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
 
 /// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
 pub fn default_home() -> PathBuf {
@@ -101,7 +108,17 @@ impl EngineBuilder {
                 .max_memory_size(Profile::Posix.memory_bytes())
                 .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
                 .max_memories_per_component(MAX_MEMORIES_PER_STORE as u32)
-                .max_tables_per_component(MAX_CORE_INSTANCES_PER_STORE as u32);
+                .max_tables_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
+                // Return slots in batches: one TLB shootdown per batch
+                // instead of one per instance.
+                .decommit_batch_size(POOL_DECOMMIT_BATCH)
+                .table_keep_resident(POOL_TABLE_KEEP_RESIDENT);
+            // Where the kernel can report which pages a guest touched, reset
+            // just those in place rather than unmapping the whole slot.
+            if wasmtime::PoolingAllocationConfig::is_pagemap_scan_available() {
+                pool.pagemap_scan(wasmtime::Enabled::Yes)
+                    .linear_memory_keep_resident(POOL_MEMORY_KEEP_RESIDENT);
+            }
             cfg.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
         }
         let wasmtime =
@@ -112,8 +129,8 @@ impl EngineBuilder {
             inner: Arc::new(Inner {
                 docker: Docker::new(&wasmtime, cache),
                 wasmtime,
+                storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
-                storage: Mutex::new(None),
                 _ticker: ticker,
             }),
         })
@@ -130,7 +147,7 @@ struct Inner {
     wasmtime: wasmtime::Engine,
     home: PathBuf,
     docker: Docker,
-    storage: Mutex<Option<Storage>>,
+    storage: Arc<StorageSlot>,
     _ticker: EpochTicker,
 }
 
@@ -155,13 +172,7 @@ impl Engine {
 
     /// The engine's database, opened on first use.
     pub fn storage(&self) -> Result<Storage, StorageError> {
-        let mut slot = self.inner.storage.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = slot.as_ref() {
-            return Ok(s.clone());
-        }
-        let s = Storage::open(&self.inner.home.join("db"))?;
-        *slot = Some(s.clone());
-        Ok(s)
+        self.inner.storage.get()
     }
 
     /// Docks `artifact` under `grant`: the import pre-check, composition
@@ -177,6 +188,6 @@ impl Engine {
         grant: &Grant,
         opts: &SessionOptions,
     ) -> Result<(Store<StoreState>, Captured), SessionError> {
-        new_store(&self.inner.wasmtime, grant, opts, || self.storage())
+        new_store(&self.inner.wasmtime, grant, opts, &self.inner.storage)
     }
 }

@@ -12,9 +12,10 @@ use crate::limits::{
     MemoryLimiter,
 };
 use crate::policy::{Cap, Grant};
-use crate::store::Storage;
+use crate::store::{StorageSlot, validate_name};
 use bytes::Bytes;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceTable;
@@ -185,7 +186,7 @@ pub(crate) fn new_store(
     engine: &wasmtime::Engine,
     grant: &Grant,
     opts: &SessionOptions,
-    storage: impl FnOnce() -> Result<Storage, crate::store::StorageError>,
+    storage: &Arc<StorageSlot>,
 ) -> Result<(Store<StoreState>, Captured), SessionError> {
     let argv_bytes: usize =
         opts.id.len() + 1 + opts.args.iter().map(|a| a.len() + 1).sum::<usize>();
@@ -245,21 +246,15 @@ pub(crate) fn new_store(
             })?;
     }
 
-    let needs_storage = grant.caps.contains(Cap::Vfs) || grant.caps.contains(Cap::Kv);
-    let storage = if needs_storage {
-        Some(storage()?)
-    } else {
-        None
-    };
     let mut vfs = VfsCtx::default();
+    if grant.caps.contains(Cap::Vfs) {
+        validate_name("instance", &opts.id)?;
+        vfs = VfsCtx::new(storage.clone(), opts.id.clone());
+    }
     let mut kv = KvCtx::default();
-    if let Some(storage) = &storage {
-        if grant.caps.contains(Cap::Vfs) {
-            vfs.volumes = Some(storage.volumes(&opts.id)?);
-        }
-        if grant.caps.contains(Cap::Kv) {
-            kv.tenant = Some(storage.kv(&opts.tenant)?);
-        }
+    if grant.caps.contains(Cap::Kv) {
+        validate_name("tenant", &opts.tenant)?;
+        kv = KvCtx::new(storage.clone(), opts.tenant.clone());
     }
 
     let profile = grant.profile.effective;

@@ -11,8 +11,9 @@ use std::fmt::Write as _;
 const SUITES: &[&str] = &["dock", "limits", "sandbox", "cli", "kv", "vfs", "instance"];
 
 fn main() {
-    let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let manifest =
+        std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let root = build_support::repo_root(&manifest);
     let dir = build_support::build_guests(&root, &["test-programs"]);
 

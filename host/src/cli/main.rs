@@ -36,6 +36,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Wasmtime errors capture a backtrace whenever RUST_BACKTRACE is set,
+    // and every dropped store makes one; keep panic backtraces but turn the
+    // library ones off unless asked for.
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        // SAFETY: no other thread exists yet.
+        #[expect(unsafe_code, reason = "setting an env var before any thread starts")]
+        unsafe {
+            std::env::set_var("RUST_LIB_BACKTRACE", "0");
+        }
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -199,12 +199,18 @@ fn surface(artifact: &Artifact) -> Result<Surface, DockError> {
         .ok_or(DockError::NotAComponent)
 }
 
+/// A broker to compose in, with the guest-facing interface it serves.
+type BrokerPlug = (&'static str, Embedded);
+
+/// Docked results by (artifact sha256, grant).
+type DockedCache = HashMap<([u8; 32], Grant), Arc<Docked>>;
+
 /// Applies the pre-check to a guest's imports under a grant. Returns the
 /// brokers to compose in and each import's receipt line.
 fn check(
     surface: &Surface,
     grant: &Grant,
-) -> Result<(Vec<(&'static str, Embedded)>, Vec<ImportReceipt>), DockError> {
+) -> Result<(Vec<BrokerPlug>, Vec<ImportReceipt>), DockError> {
     let classified: Vec<(&String, Need)> = surface
         .imports
         .iter()
@@ -289,7 +295,7 @@ pub(crate) struct Docker {
     compiled: CompileCache,
     composed_dir: Option<PathBuf>,
     linkers: Mutex<HashMap<CapSet, Linker<StoreState>>>,
-    docked: Mutex<HashMap<([u8; 32], Grant), Arc<Docked>>>,
+    docked: Mutex<DockedCache>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -387,11 +393,7 @@ impl Docker {
     }
 
     /// The guest composed with `brokers`, from the on-disk cache when there.
-    fn compose(
-        &self,
-        guest: &Artifact,
-        brokers: &[(&'static str, Embedded)],
-    ) -> Result<Artifact, DockError> {
+    fn compose(&self, guest: &Artifact, brokers: &[BrokerPlug]) -> Result<Artifact, DockError> {
         let mut h = Sha256::new();
         h.update(guest.sha256());
         for (_, b) in brokers {
@@ -413,10 +415,10 @@ impl Docker {
             })
             .collect();
         let bytes = compose::plug(guest.bytes(), &plugs).map_err(DockError::Compose)?;
-        if let Some(path) = &path {
-            if let Err(e) = crate::artifact::write_atomic(path, &bytes) {
-                tracing::warn!(path = %path.display(), error = %e, "could not cache composition");
-            }
+        if let Some(path) = &path
+            && let Err(e) = crate::artifact::write_atomic(path, &bytes)
+        {
+            tracing::warn!(path = %path.display(), error = %e, "could not cache composition");
         }
         Ok(Artifact::trusted(bytes, ArtifactKind::Component))
     }

@@ -150,6 +150,36 @@ impl Storage {
     }
 }
 
+/// The database, opened on first use and shared by the engine and every
+/// store it builds, so sessions whose guests never touch storage never open
+/// it (nor contend for its lock).
+#[derive(Debug)]
+pub struct StorageSlot {
+    dir: PathBuf,
+    storage: Mutex<Option<Storage>>,
+}
+
+impl StorageSlot {
+    /// A slot for the database in `dir`, not yet opened.
+    pub fn new(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            storage: Mutex::new(None),
+        }
+    }
+
+    /// The database, opening it if this is the first use.
+    pub fn get(&self) -> Result<Storage, StorageError> {
+        let mut slot = self.storage.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = slot.as_ref() {
+            return Ok(s.clone());
+        }
+        let s = Storage::open(&self.dir)?;
+        *slot = Some(s.clone());
+        Ok(s)
+    }
+}
+
 /// Checks a tenant or instance name: 1 to [`MAX_NAME_BYTES`] of
 /// `A-Z a-z 0-9 _ . -`, not `.` or `..`. These names become tree and path
 /// components, so nothing else is allowed.

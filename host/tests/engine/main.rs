@@ -1,3 +1,5 @@
+#![expect(clippy::unwrap_used, reason = "tests fail loudly by design")]
+
 //! Integration tests of the engine: one binary, one module per probe suite.
 //! Every probe in `guests/test-programs` must have a test named after it
 //! (`foreach_<suite>!(assert_test_exists)` fails to compile otherwise).

@@ -2,8 +2,8 @@
 //! `echo:TEXT`, `count` (calls so far in this instance), `spin`,
 //! `hold:MIB` (allocates and keeps MIB more), `recurse`, `sleep:MS`,
 //! `session`, `kv-set:K=V`, `kv-get:K`, `vfs-read:PATH`, `vfs-write:PATH=DATA`.
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 wit_bindgen::generate!({
     inline: r#"
@@ -23,9 +23,13 @@ use workbooks::engine::{kv, session_info, vfs};
 static CALLS: AtomicU64 = AtomicU64::new(0);
 static HOARD: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
-#[expect(unconditional_recursion, reason = "the probe exists to overflow the stack")]
-fn dive(depth: u64) -> u64 {
-    std::hint::black_box(dive(depth + 1)) + 1
+#[expect(
+    unconditional_recursion,
+    reason = "the probe exists to overflow the stack"
+)]
+fn dive(pad: [u64; 4]) -> u64 {
+    let next = std::hint::black_box(pad);
+    std::hint::black_box(dive(next)) + next[0]
 }
 
 struct Plugin;
@@ -51,7 +55,7 @@ impl Guest for Plugin {
                 }
                 Ok(format!("holding {} MiB", hoard.len()))
             }
-            "recurse" => Ok(dive(0).to_string()),
+            "recurse" => Ok(dive([1; 4]).to_string()),
             "sleep" => {
                 let ms: u64 = arg.parse().map_err(|_| "bad ms".to_string())?;
                 std::thread::sleep(std::time::Duration::from_millis(ms));
@@ -75,7 +79,8 @@ impl Guest for Plugin {
                 .map_err(|e| format!("{e:?}")),
             "vfs-write" => {
                 let (p, d) = arg.split_once('=').ok_or("want PATH=DATA")?;
-                vfs::write(vfs::Volume::Workspace, p, d.as_bytes()).map_err(|e| format!("{e:?}"))?;
+                vfs::write(vfs::Volume::Workspace, p, d.as_bytes())
+                    .map_err(|e| format!("{e:?}"))?;
                 Ok("ok".into())
             }
             other => Err(format!("unknown verb {other}")),

@@ -13,7 +13,18 @@ fn error(e: KvError) -> Error {
 }
 
 impl KvCtx {
-    fn tenant(&self) -> Result<&TenantKv, Error> {
+    fn tenant(&mut self) -> Result<&TenantKv, Error> {
+        if self.tenant.is_none() {
+            let (storage, tenant) = self
+                .source
+                .as_ref()
+                .ok_or_else(|| Error::Unavailable("no tenant for this store".into()))?;
+            let kv = storage
+                .get()
+                .and_then(|s| s.kv(tenant))
+                .map_err(|e| Error::Unavailable(e.to_string()))?;
+            self.tenant = Some(kv);
+        }
         self.tenant
             .as_ref()
             .ok_or_else(|| Error::Unavailable("no tenant for this store".into()))

@@ -12,13 +12,26 @@
 mod host;
 
 use crate::bindings::workbooks::host::storage;
-use crate::store::TenantKv;
+use crate::store::{StorageSlot, TenantKv};
+use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 
-/// The tenant keys one store may reach; `None` (the default) reaches nothing.
+/// The tenant keys one store may reach, opened on first use; the default
+/// reaches nothing.
 #[derive(Debug, Default)]
 pub(crate) struct KvCtx {
-    pub(crate) tenant: Option<TenantKv>,
+    source: Option<(Arc<StorageSlot>, String)>,
+    tenant: Option<TenantKv>,
+}
+
+impl KvCtx {
+    /// Reaches the keys of `tenant` (a validated name).
+    pub(crate) fn new(storage: Arc<StorageSlot>, tenant: String) -> Self {
+        Self {
+            source: Some((storage, tenant)),
+            tenant: None,
+        }
+    }
 }
 
 /// The guest-facing interface this cap's broker serves.

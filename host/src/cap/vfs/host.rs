@@ -31,7 +31,18 @@ fn error(e: VfsError) -> Error {
 }
 
 impl VfsCtx {
-    fn volumes(&self) -> Result<&Volumes, Error> {
+    fn volumes(&mut self) -> Result<&Volumes, Error> {
+        if self.volumes.is_none() {
+            let (storage, id) = self
+                .source
+                .as_ref()
+                .ok_or_else(|| Error::Unavailable("no volumes for this store".into()))?;
+            let volumes = storage
+                .get()
+                .and_then(|s| s.volumes(id))
+                .map_err(|e| Error::Unavailable(e.to_string()))?;
+            self.volumes = Some(volumes);
+        }
         self.volumes
             .as_ref()
             .ok_or_else(|| Error::Unavailable("no volumes for this store".into()))

@@ -12,15 +12,28 @@
 mod host;
 
 use crate::bindings::workbooks::engine::vfs;
-use crate::store::Volumes;
+use crate::store::{StorageSlot, Volumes};
+use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
 
-/// The volumes one store may reach; `None` (the default) reaches nothing.
+/// The volumes one store may reach, opened on first use; the default
+/// reaches nothing.
 #[derive(Debug, Default)]
 pub(crate) struct VfsCtx {
-    pub(crate) volumes: Option<Volumes>,
+    source: Option<(Arc<StorageSlot>, String)>,
+    volumes: Option<Volumes>,
+}
+
+impl VfsCtx {
+    /// Reaches the volumes of instance `id` (a validated name).
+    pub(crate) fn new(storage: Arc<StorageSlot>, id: String) -> Self {
+        Self {
+            source: Some((storage, id)),
+            volumes: None,
+        }
+    }
 }
 
 /// Links the vfs interface and `wasi:filesystem`.
