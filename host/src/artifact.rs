@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use wasmtime::Module;
 use wasmtime::component::Component;
 
 /// The first bytes of a component binary.
@@ -141,11 +142,18 @@ impl Hasher for ShaHasher {
     }
 }
 
-/// Compiled components by content hash, in memory and on disk.
+/// Compiled code of either kind.
+#[derive(Clone)]
+enum Compiled {
+    Component(Component),
+    Module(Module),
+}
+
+/// Compiled components and modules by content hash, in memory and on disk.
 pub(crate) struct CompileCache {
     dir: Option<PathBuf>,
     engine_key: String,
-    memory: Mutex<HashMap<[u8; 32], Component>>,
+    memory: Mutex<HashMap<[u8; 32], Compiled>>,
 }
 
 impl CompileCache {
@@ -172,12 +180,27 @@ impl CompileCache {
         engine: &wasmtime::Engine,
         artifact: &Artifact,
     ) -> wasmtime::Result<Component> {
+        match self.compiled(engine, artifact)? {
+            Compiled::Component(c) => Ok(c),
+            Compiled::Module(_) => wasmtime::bail!("artifact is a core module, not a component"),
+        }
+    }
+
+    /// The compiled form of a core module artifact.
+    pub(crate) fn module(&self, engine: &wasmtime::Engine, artifact: &Artifact) -> wasmtime::Result<Module> {
+        match self.compiled(engine, artifact)? {
+            Compiled::Module(m) => Ok(m),
+            Compiled::Component(_) => wasmtime::bail!("artifact is a component, not a core module"),
+        }
+    }
+
+    fn compiled(&self, engine: &wasmtime::Engine, artifact: &Artifact) -> wasmtime::Result<Compiled> {
         let sha = artifact.sha256();
         if let Some(c) = self.lock().get(&sha) {
             return Ok(c.clone());
         }
-        let component = match self.path(&sha).filter(|p| p.is_file()) {
-            Some(path) => match Self::load(engine, &path) {
+        let compiled = match self.path(&sha).filter(|p| p.is_file()) {
+            Some(path) => match Self::load(engine, &path, artifact.kind()) {
                 Ok(c) => c,
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "discarding unloadable compile cache entry");
@@ -187,11 +210,11 @@ impl CompileCache {
             },
             None => self.compile(engine, artifact)?,
         };
-        self.lock().insert(sha, component.clone());
-        Ok(component)
+        self.lock().insert(sha, compiled.clone());
+        Ok(compiled)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Component>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Compiled>> {
         self.memory.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -199,30 +222,37 @@ impl CompileCache {
         unsafe_code,
         reason = "deserializing native code; only files this engine wrote into its own home are read"
     )]
-    fn load(engine: &wasmtime::Engine, path: &Path) -> wasmtime::Result<Component> {
-        // SAFETY: the file was produced by `Component::serialize` of an
-        // engine with the same compatibility key (it is in the file name)
-        // and lives in the engine's home, which only the engine writes.
-        unsafe { Component::deserialize_file(engine, path) }
+    fn load(engine: &wasmtime::Engine, path: &Path, kind: ArtifactKind) -> wasmtime::Result<Compiled> {
+        // SAFETY: the file was produced by `serialize` of an engine with the
+        // same compatibility key (it is in the file name) and lives in the
+        // engine's home, which only the engine writes.
+        unsafe {
+            Ok(match kind {
+                ArtifactKind::Component => Compiled::Component(Component::deserialize_file(engine, path)?),
+                ArtifactKind::Module => Compiled::Module(Module::deserialize_file(engine, path)?),
+            })
+        }
     }
 
-    fn compile(
-        &self,
-        engine: &wasmtime::Engine,
-        artifact: &Artifact,
-    ) -> wasmtime::Result<Component> {
-        let component = Component::from_binary(engine, artifact.bytes())?;
+    fn compile(&self, engine: &wasmtime::Engine, artifact: &Artifact) -> wasmtime::Result<Compiled> {
+        let (compiled, bytes) = match artifact.kind() {
+            ArtifactKind::Component => {
+                let c = Component::from_binary(engine, artifact.bytes())?;
+                let bytes = c.serialize()?;
+                (Compiled::Component(c), bytes)
+            }
+            ArtifactKind::Module => {
+                let m = Module::from_binary(engine, artifact.bytes())?;
+                let bytes = m.serialize()?;
+                (Compiled::Module(m), bytes)
+            }
+        };
         if let Some(path) = self.path(&artifact.sha256())
-            && let Err(e) = Self::store(&component, &path)
+            && let Err(e) = write_atomic(&path, &bytes)
         {
             tracing::warn!(path = %path.display(), error = %e, "could not write compile cache entry");
         }
-        Ok(component)
-    }
-
-    fn store(component: &Component, path: &Path) -> wasmtime::Result<()> {
-        write_atomic(path, &component.serialize()?)?;
-        Ok(())
+        Ok(compiled)
     }
 }
 

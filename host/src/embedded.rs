@@ -21,6 +21,36 @@ pub(crate) const KV_BROKER: Embedded = Embedded {
     bytes: include_bytes!(concat!(env!("OUT_DIR"), "/kv_broker.wasm")),
 };
 
+/// The pipe shell broker (`workbooks:engine/shell`).
+pub(crate) const SHELL: Embedded = Embedded {
+    name: "workbooks:shell",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/shell.wasm")),
+};
+
+/// The multicall command of the coreutils-style applets.
+pub(crate) const WBOX: Embedded = Embedded {
+    name: "wbox",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/wbox.wasm")),
+};
+
+/// jq, on the jaq crates.
+pub(crate) const JQ: Embedded = Embedded {
+    name: "jq",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/jq.wasm")),
+};
+
+/// grep, on the regex crate.
+pub(crate) const GREP: Embedded = Embedded {
+    name: "grep",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/grep.wasm")),
+};
+
+/// upper: stdin uppercased.
+pub(crate) const UPPER: Embedded = Embedded {
+    name: "upper",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/upper.wasm")),
+};
+
 /// The broker component serving a cap's guest-facing interface, with the
 /// interface's name, for caps served by a broker rather than the host.
 pub(crate) fn broker_for(c: Cap) -> Option<(&'static str, Embedded)> {

@@ -8,13 +8,17 @@
 //! storage-backed cap, so commands that use none never contend for it.
 
 use crate::artifact::Artifact;
+use crate::broker::{Cadence, RateLimiter};
+use crate::commands::Registry;
 use crate::dock::{DockError, Docked, Docker};
 use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
 use crate::policy::{Grant, Profile};
 use crate::state::{Captured, SessionError, SessionOptions, StoreState, new_store};
 use crate::store::{Storage, StorageError, StorageSlot};
 use std::path::{Path, PathBuf};
+use crate::commands::broker::Slots;
 use std::sync::Arc;
+use std::time::Duration;
 use wasmtime::Store;
 
 /// Pool slots freed before their pages are returned to the kernel together.
@@ -23,6 +27,11 @@ const POOL_DECOMMIT_BATCH: usize = 32;
 const POOL_MEMORY_KEEP_RESIDENT: usize = 2 << 20;
 /// Bytes of each table reset in place on reuse.
 const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
+
+/// Broker calls per principal per window, by default.
+const RATE_LIMIT_CALLS: u64 = 120_000;
+/// The rate limiter's window.
+const RATE_LIMIT_WINDOW: Duration = Duration::from_secs(60);
 
 /// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
 pub fn default_home() -> PathBuf {
@@ -50,6 +59,8 @@ pub struct EngineBuilder {
     pooling: bool,
     disk_cache: bool,
     max_instances: u32,
+    rate_limit: (u64, Duration),
+    wbx: Option<PathBuf>,
 }
 
 impl Default for EngineBuilder {
@@ -59,6 +70,8 @@ impl Default for EngineBuilder {
             pooling: true,
             disk_cache: true,
             max_instances: 256,
+            rate_limit: (RATE_LIMIT_CALLS, RATE_LIMIT_WINDOW),
+            wbx: None,
         }
     }
 }
@@ -87,6 +100,20 @@ impl EngineBuilder {
     /// Component instances alive at once (pooling only; default 256).
     pub fn max_instances(mut self, n: u32) -> Self {
         self.max_instances = n.max(1);
+        self
+    }
+
+    /// Broker calls one principal may make per window (default 120 000 per
+    /// 60 s).
+    pub fn rate_limit(mut self, calls: u64, window: Duration) -> Self {
+        self.rate_limit = (calls, window);
+        self
+    }
+
+    /// The `wbx` binary that runs `os_process`-tier commands (default: this
+    /// process's own executable when it is `wbx`).
+    pub fn wbx_binary(mut self, path: impl Into<PathBuf>) -> Self {
+        self.wbx = Some(path.into());
         self
     }
 
@@ -125,8 +152,21 @@ impl EngineBuilder {
             wasmtime::Engine::new(&cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let ticker = EpochTicker::start(wasmtime.clone()).map_err(EngineError::Ticker)?;
         let cache = self.disk_cache.then(|| home.join("cache"));
+        let wbx = self.wbx.or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .filter(|p| p.file_stem().is_some_and(|n| n == "wbx"))
+        });
         Ok(Engine {
             inner: Arc::new(Inner {
+                cadence: Cadence::new(
+                    Some(&home),
+                    RateLimiter::new(self.rate_limit.0, self.rate_limit.1),
+                ),
+                registry: Registry::new(&home),
+                command_slots: Arc::default(),
+                process_slots: Arc::default(),
+                wbx,
                 docker: Docker::new(&wasmtime, cache),
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
@@ -148,6 +188,11 @@ struct Inner {
     home: PathBuf,
     docker: Docker,
     storage: Arc<StorageSlot>,
+    cadence: Arc<Cadence>,
+    registry: Registry,
+    command_slots: Arc<Slots>,
+    process_slots: Arc<Slots>,
+    wbx: Option<PathBuf>,
     _ticker: EpochTicker,
 }
 
@@ -183,11 +228,37 @@ impl Engine {
             .dock(&self.inner.wasmtime, artifact, grant)
     }
 
+    /// The broker cadence: revocations, rate limits, audit.
+    pub fn cadence(&self) -> &Arc<Cadence> {
+        &self.inner.cadence
+    }
+
+    /// The command registry.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    pub(crate) fn command_slots(&self) -> &Arc<Slots> {
+        &self.inner.command_slots
+    }
+
+    pub(crate) fn process_slots(&self) -> &Arc<Slots> {
+        &self.inner.process_slots
+    }
+
+    pub(crate) fn wbx_binary(&self) -> Option<&Path> {
+        self.inner.wbx.as_deref()
+    }
+
+    pub(crate) fn compile_module(&self, artifact: &Artifact) -> wasmtime::Result<wasmtime::Module> {
+        self.inner.docker.compiled().module(&self.inner.wasmtime, artifact)
+    }
+
     pub(crate) fn new_store(
         &self,
         grant: &Grant,
         opts: &SessionOptions,
     ) -> Result<(Store<StoreState>, Captured), SessionError> {
-        new_store(&self.inner.wasmtime, grant, opts, &self.inner.storage)
+        new_store(self, &self.inner.wasmtime, grant, opts, &self.inner.storage)
     }
 }

@@ -19,7 +19,9 @@
 
 pub mod artifact;
 mod bindings;
+pub mod broker;
 mod cap;
+pub mod commands;
 pub mod dock;
 mod embedded;
 pub mod engine;
@@ -27,13 +29,16 @@ pub mod instance;
 pub mod limits;
 pub mod policy;
 pub mod run;
+pub mod shell;
 pub mod state;
 pub mod store;
 
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
+pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use dock::{DockError, Docked, Receipt};
 pub use engine::{Engine, EngineBuilder, EngineError, default_home};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile};
 pub use run::{RunError, RunOutput};
+pub use shell::{LineError, LineOptions, LineOutcome, StageReport};
 pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin};

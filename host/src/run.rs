@@ -8,7 +8,7 @@
 
 use crate::dock::Docked;
 use crate::engine::Engine;
-use crate::limits::{Deadline, DeadlineExceeded, MAX_CAPTURED_OUTPUT_BYTES};
+use crate::limits::{Deadline, DeadlineExceeded, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter};
 use crate::state::{SessionError, SessionOptions, StoreState};
 use bytes::Bytes;
 use std::time::{Duration, Instant};
@@ -94,12 +94,23 @@ impl RunError {
 
 /// Names what stopped a call, from the error and the store's state.
 pub(crate) fn classify(err: wasmtime::Error, state: &StoreState, fuel: Option<u64>) -> RunError {
+    classify_with(err, &state.limiter, state.deadline, fuel)
+}
+
+/// Names what stopped a call, from the error, the store's memory limiter
+/// and its deadline.
+pub(crate) fn classify_with(
+    err: wasmtime::Error,
+    limiter: &MemoryLimiter,
+    deadline: Deadline,
+    fuel: Option<u64>,
+) -> RunError {
     if let Some(d) = err.downcast_ref::<DeadlineExceeded>() {
         return RunError::Timeout { budget: d.budget };
     }
-    if let Some(requested) = state.limiter.refused() {
+    if let Some(requested) = limiter.refused() {
         return RunError::Memory {
-            limit: state.limiter.limit(),
+            limit: limiter.limit(),
             requested,
         };
     }
@@ -109,7 +120,7 @@ pub(crate) fn classify(err: wasmtime::Error, state: &StoreState, fuel: Option<u6
         },
         Some(Trap::StackOverflow) => RunError::StackOverflow,
         Some(Trap::Interrupt) => RunError::Timeout {
-            budget: state.deadline.budget(),
+            budget: deadline.budget(),
         },
         Some(trap) => RunError::Trap(trap.to_string()),
         None => RunError::Trap(format!("{:#}", err.root_cause())),
@@ -118,7 +129,7 @@ pub(crate) fn classify(err: wasmtime::Error, state: &StoreState, fuel: Option<u6
 
 fn full(pipe: &Option<MemoryOutputPipe>) -> bool {
     pipe.as_ref()
-        .is_some_and(|p| p.contents().len() >= MAX_CAPTURED_OUTPUT_BYTES)
+        .is_some_and(|p| p.contents().len() > MAX_CAPTURED_OUTPUT_BYTES)
 }
 
 impl Engine {
@@ -162,6 +173,14 @@ impl Engine {
                 }
             },
         };
+        for (stream, pipe) in [("stdout", &captured.stdout), ("stderr", &captured.stderr)] {
+            if full(pipe) {
+                return Err(RunError::OutputLimit {
+                    stream,
+                    limit: MAX_CAPTURED_OUTPUT_BYTES,
+                });
+            }
+        }
         let take = |p: &Option<MemoryOutputPipe>| {
             p.as_ref()
                 .map(MemoryOutputPipe::contents)

@@ -6,7 +6,11 @@
 //! memory cap always set. Each cap's context starts deny-all and is filled
 //! only when that cap is granted.
 
-use crate::cap::{kv::KvCtx, session_info::SessionCtx, vfs::VfsCtx};
+use crate::cap::{
+    commands::CommandsCtx, exec::ExecCtx, kv::KvCtx, session_info::SessionCtx, vfs::VfsCtx,
+};
+use crate::commands::{CommandEnv, CommandPolicy};
+use crate::engine::Engine;
 use crate::limits::{
     Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
     MemoryLimiter,
@@ -99,6 +103,9 @@ pub struct SessionOptions {
     pub timeout: Option<Duration>,
     /// Fuel per call; unmetered when `None`.
     pub fuel: Option<u64>,
+    /// How commands started from this session run (under the `commands`
+    /// and `exec` caps).
+    pub commands: CommandPolicy,
 }
 
 impl SessionOptions {
@@ -115,6 +122,7 @@ impl SessionOptions {
             dirs: Vec::new(),
             timeout: None,
             fuel: None,
+            commands: CommandPolicy::default(),
         }
     }
 }
@@ -150,12 +158,14 @@ pub enum SessionError {
 /// The data of every store.
 pub(crate) struct StoreState {
     wasi: WasiCtx,
-    table: ResourceTable,
+    pub(crate) table: ResourceTable,
     pub(crate) limiter: MemoryLimiter,
     pub(crate) deadline: Deadline,
     pub(crate) session: SessionCtx,
     pub(crate) vfs: VfsCtx,
     pub(crate) kv: KvCtx,
+    pub(crate) commands: CommandsCtx,
+    pub(crate) exec: ExecCtx,
 }
 
 impl WasiView for StoreState {
@@ -183,6 +193,7 @@ pub(crate) struct Captured {
 /// Builds a store for `opts` under `grant`. Storage is opened only when a
 /// granted cap needs it.
 pub(crate) fn new_store(
+    host: &Engine,
     engine: &wasmtime::Engine,
     grant: &Grant,
     opts: &SessionOptions,
@@ -210,7 +221,7 @@ pub(crate) fn new_store(
     let mut captured = Captured::default();
     match opts.stdout {
         Output::Capture => {
-            let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES);
+            let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
             wasi.stdout(pipe.clone());
             captured.stdout = Some(pipe);
         }
@@ -220,7 +231,7 @@ pub(crate) fn new_store(
     }
     match opts.stderr {
         Output::Capture => {
-            let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES);
+            let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
             wasi.stderr(pipe.clone());
             captured.stderr = Some(pipe);
         }
@@ -257,6 +268,25 @@ pub(crate) fn new_store(
         kv = KvCtx::new(storage.clone(), opts.tenant.clone());
     }
 
+    let mut commands = CommandsCtx::default();
+    let mut exec = ExecCtx::default();
+    if grant.caps.contains(Cap::Commands) || grant.caps.contains(Cap::Exec) {
+        let env = CommandEnv {
+            principal: opts.tenant.clone(),
+            session_id: opts.id.clone(),
+            caller_caps: grant.caps,
+            grant: opts.commands.stage_grant.clone().unwrap_or_else(|| grant.clone()),
+            dirs: opts.dirs.clone(),
+            policy: opts.commands.clone(),
+        };
+        if grant.caps.contains(Cap::Commands) {
+            commands.runner = Some((host.clone(), env.clone()));
+        }
+        if grant.caps.contains(Cap::Exec) {
+            exec.runner = Some((host.clone(), env));
+        }
+    }
+
     let profile = grant.profile.effective;
     let state = StoreState {
         wasi: wasi.build(),
@@ -271,6 +301,8 @@ pub(crate) fn new_store(
         },
         vfs,
         kv,
+        commands,
+        exec,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);

@@ -8,7 +8,9 @@ mod build_support;
 use std::fmt::Write as _;
 
 /// Every probe's name starts with one of these suites and an underscore.
-const SUITES: &[&str] = &["dock", "limits", "sandbox", "cli", "kv", "vfs", "instance"];
+const SUITES: &[&str] = &[
+    "dock", "limits", "sandbox", "cli", "kv", "vfs", "instance", "commands", "exec",
+];
 
 fn main() {
     let manifest =

@@ -4,6 +4,8 @@
 //! `add_to_linker`; `host.rs` implements the generated host trait. Caps do
 //! not reach into each other; only [`crate::dock`] links them.
 
+pub(crate) mod commands;
+pub(crate) mod exec;
 pub(crate) mod kv;
 pub(crate) mod session_info;
 pub(crate) mod vfs;

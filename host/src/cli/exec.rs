@@ -22,6 +22,9 @@ pub(crate) struct Args {
     /// Fuel budget (default 5e9).
     #[arg(long, value_name = "N", default_value_t = workbooks::limits::COMMAND_FUEL)]
     fuel: u64,
+    /// Refuse to run unless the file's sha256 is this (artifact_integrity).
+    #[arg(long, value_name = "HEX")]
+    expect_sha256: Option<String>,
     /// Tenant whose durable state (kv) the command reaches.
     #[arg(long, default_value = "default")]
     tenant: String,
@@ -57,6 +60,15 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(a) => a,
         Err(e) => return fail("load", e, exit::LOAD),
     };
+    if let Some(expected) = &args.expect_sha256
+        && artifact.sha256_hex() != expected.to_ascii_lowercase()
+    {
+        return fail(
+            "artifact_integrity",
+            format!("{} does not match sha256 {expected}", args.file.display()),
+            exit::LOAD,
+        );
+    }
     let engine = match Engine::builder().home(home).build() {
         Ok(e) => e,
         Err(e) => return fail("engine", e, exit::ENGINE),

@@ -2,6 +2,11 @@
 //! are for the engine's verdicts, chosen apart from the codes common tools
 //! use (0, 1, 2) and documented in the README.
 
+/// A `wbx run` line does not parse or uses syntax outside the subset.
+pub(crate) const SYNTAX: u8 = 119;
+/// No command is registered under the name (as sh's "not found").
+pub(crate) const NOT_FOUND: u8 = 127;
+
 /// The command line was wrong (unknown flag, unknown profile, bad --dir).
 pub(crate) const USAGE: u8 = 64;
 /// The component was refused at dock time: a capability not granted, a host
@@ -45,5 +50,35 @@ pub(crate) fn for_dock_error(e: &workbooks::DockError) -> u8 {
         | E::NotGranted { .. }
         | E::NotServed { .. } => REFUSED,
         E::Compose(_) | E::Link(_) => ENGINE,
+    }
+}
+
+/// The exit code for a failed command line or command.
+pub(crate) fn for_line_error(e: &workbooks::LineError) -> u8 {
+    use workbooks::CommandError as C;
+    use workbooks::LineError as E;
+    match e {
+        E::Policy(_) | E::OutsideSandbox(_) => REFUSED,
+        E::Dock(d) => for_dock_error(d),
+        E::Session(_) => ENGINE,
+        E::Run(r) => for_run_error(r),
+        E::Syntax(_) | E::Unsupported(_) => SYNTAX,
+        E::Redirect(_) => 1,
+        E::Command { error, .. } => match error {
+            C::Unknown(_) => NOT_FOUND,
+            C::Timeout(_) => TIMEOUT,
+            C::Memory(_) => MEMORY,
+            C::Fuel => FUEL,
+            C::Trap(_) => TRAP,
+            C::Integrity(_) => LOAD,
+            C::ArgvTooLarge(_) | C::StdinTooLarge(_) | C::OutputTooLarge(_) => ENGINE,
+            C::Revoked
+            | C::RateLimited
+            | C::Denied
+            | C::MaxDepth(_)
+            | C::NotGranted(_)
+            | C::TooManyRunning(_)
+            | C::Refused(_) => REFUSED,
+        },
     }
 }

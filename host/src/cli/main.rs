@@ -4,10 +4,13 @@
 //! print one line on stderr (`wbx: <kind>: <message>`) and exit with a code
 //! from [`exit`], distinct per kind and documented in the README.
 
+mod command;
 mod exec;
 mod exit;
 mod inspect;
+mod options;
 mod profiles;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -33,6 +36,11 @@ enum Command {
     Inspect(inspect::Args),
     /// Run a wasm32-wasip2 command component in the sandbox.
     Exec(exec::Args),
+    /// Run a pipeline of commands inside the sandbox (no shell process).
+    Run(run::Args),
+    /// Manage the command registry.
+    #[command(subcommand)]
+    Command(command::Command),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +75,8 @@ fn main() -> ExitCode {
         Command::Profiles(args) => profiles::run(args),
         Command::Inspect(args) => inspect::run(args, home),
         Command::Exec(args) => exec::run(args, home),
+        Command::Run(args) => run::run(args, home),
+        Command::Command(cmd) => command::run(cmd, home),
     };
     ExitCode::from(code)
 }

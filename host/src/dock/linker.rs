@@ -18,7 +18,11 @@ use wasmtime_wasi::random::WasiRandom;
 
 /// The caps that have a component-lane binding in this engine. A granted
 /// cap outside this set links nothing (`posix` by design).
-pub(crate) const SERVED: CapSet = CapSet::EMPTY.with(Cap::Vfs).with(Cap::Kv);
+pub(crate) const SERVED: CapSet = CapSet::EMPTY
+    .with(Cap::Vfs)
+    .with(Cap::Kv)
+    .with(Cap::Commands)
+    .with(Cap::Exec);
 
 /// Builds the linker for a cap set.
 pub(crate) fn link(
@@ -29,13 +33,18 @@ pub(crate) fn link(
     let l = &mut linker;
     base_wasi(l)?;
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
+    // Types shared by commands, exec and shell: no functions, no reach.
+    l.instance("workbooks:engine/command-types@0.1.0")?;
     for c in caps.iter() {
         match c {
             Cap::Vfs => cap::vfs::add_to_linker(l, |s| &mut s.vfs)?,
             Cap::Kv => cap::kv::add_to_linker(l, |s| &mut s.kv)?,
-            Cap::Commands
-            | Cap::Exec
-            | Cap::Secrets
+            Cap::Commands => cap::commands::add_to_linker(l, |s| &mut s.commands)?,
+            Cap::Exec => cap::exec::add_to_linker(l, |s| cap::exec::ExecView {
+                ctx: &mut s.exec,
+                table: &mut s.table,
+            })?,
+            Cap::Secrets
             | Cap::Queue
             | Cap::Tcp
             | Cap::Udp

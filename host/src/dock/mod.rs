@@ -313,6 +313,11 @@ impl Docker {
         }
     }
 
+    /// The compile cache.
+    pub(crate) fn compiled(&self) -> &CompileCache {
+        &self.compiled
+    }
+
     /// Docks `artifact` under `grant`.
     pub(crate) fn dock(
         &self,

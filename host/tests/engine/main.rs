@@ -12,10 +12,13 @@ macro_rules! assert_test_exists {
 }
 
 mod cli;
+mod commands;
 mod common;
 mod dock;
+mod exec;
 mod instance;
 mod kv;
 mod limits;
 mod sandbox;
+mod shell;
 mod vfs;

@@ -1,0 +1,12 @@
+//! Entry point of the `upper` command: wires the standard streams to [`upper::run`].
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = upper::run(
+        &args,
+        &mut std::io::stdin().lock(),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    wb_cmd::exit(code);
+}

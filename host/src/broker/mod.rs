@@ -1,0 +1,98 @@
+//! The common broker cadence: every host primitive that does I/O for a
+//! guest runs the same checks, in the same order, and audits every denial.
+//!
+//! Order: revoked principal → rate limit → default-deny (the cap must be
+//! granted) → the operation's own guards → size-capped output. A principal
+//! is the tenant the host docked the caller with; a guest cannot choose it.
+//! Revocation is read on every call, so revoking a principal stops calls of
+//! instances that were docked before the revocation. Denials are counted by
+//! reason and the most recent are kept, in memory and in
+//! `<home>/audit.jsonl`; an audit entry names the principal, the broker,
+//! the reason and a short detail (a command name, a host), never a payload
+//! or a secret.
+
+mod audit;
+mod rate;
+mod revocation;
+
+pub use audit::{Audit, AuditEntry, AuditSummary};
+pub use rate::RateLimiter;
+pub use revocation::Revocations;
+
+use std::path::Path;
+use std::sync::Arc;
+
+/// Why a broker refused a call.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Denial {
+    /// The principal is revoked.
+    Revoked,
+    /// The principal is over its rate limit.
+    RateLimited,
+    /// The cap is not granted (default-deny).
+    Denied,
+    /// An operation-specific guard refused; the reason is its name
+    /// (`max_depth`, `command_not_granted`, `unknown_command`, ...).
+    Guard(&'static str),
+}
+
+impl Denial {
+    /// The reason as written in the audit log.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Denial::Revoked => "revoked",
+            Denial::RateLimited => "rate_limited",
+            Denial::Denied => "denied",
+            Denial::Guard(r) => r,
+        }
+    }
+}
+
+/// The shared state of the cadence for one engine.
+#[derive(Debug)]
+pub struct Cadence {
+    revocations: Revocations,
+    rate: RateLimiter,
+    audit: Audit,
+}
+
+impl Cadence {
+    /// A cadence persisting revocations and the audit log under `home`
+    /// (nothing persisted when `None`).
+    pub fn new(home: Option<&Path>, rate: RateLimiter) -> Arc<Self> {
+        Arc::new(Self {
+            revocations: Revocations::new(home.map(|h| h.join("revoked.json"))),
+            rate,
+            audit: Audit::new(home.map(|h| h.join("audit.jsonl"))),
+        })
+    }
+
+    /// The first two steps for `principal` calling `broker`: revocation,
+    /// then the rate limit. A denial is audited before it is returned.
+    pub fn admit(&self, principal: &str, broker: &'static str) -> Result<(), Denial> {
+        if self.revocations.is_revoked(principal) {
+            return Err(self.deny(principal, broker, Denial::Revoked, ""));
+        }
+        if !self.rate.admit(principal) {
+            return Err(self.deny(principal, broker, Denial::RateLimited, ""));
+        }
+        Ok(())
+    }
+
+    /// Records a denial and returns it, for the steps after `admit`.
+    pub fn deny(&self, principal: &str, broker: &'static str, denial: Denial, detail: &str) -> Denial {
+        self.audit.record(principal, broker, denial.reason(), detail);
+        denial
+    }
+
+    /// The revocation list.
+    pub fn revocations(&self) -> &Revocations {
+        &self.revocations
+    }
+
+    /// The audit log.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
+    }
+}

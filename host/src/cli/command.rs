@@ -1,0 +1,146 @@
+//! `wbx command`: the command registry.
+
+use crate::options::{StageArgs, engine, read_stdin, runtime};
+use crate::{exit, fail};
+use std::io::Write;
+use std::path::PathBuf;
+use workbooks::commands::{ArgMode, RegistryError, Tier, builtin};
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// Register (or hot-swap) a command: a wasm32-wasip2 command component
+    /// or a WASI preview 1 core module.
+    Register {
+        /// The name to bind (A-Z a-z 0-9 _ . -).
+        name: String,
+        /// The artifact.
+        file: PathBuf,
+        /// How it takes its argument: argv, or stdin1 (first stdin line).
+        #[arg(long, default_value = "argv", value_name = "MODE")]
+        arg_mode: String,
+        /// Where it runs: instance (in process) or os_process (child wbx).
+        #[arg(long, default_value = "instance", value_name = "TIER")]
+        tier: String,
+    },
+    /// List registered and built-in commands.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one command.
+    Show {
+        /// The name.
+        name: String,
+    },
+    /// Remove a registered command (its bytes stay for runs in flight).
+    Remove {
+        /// The name.
+        name: String,
+    },
+    /// Run one command with argv given directly (no shell parsing).
+    Run {
+        #[command(flatten)]
+        stage: StageArgs,
+        /// The name.
+        name: String,
+        /// Its arguments.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+}
+
+fn registry_failure(e: RegistryError) -> u8 {
+    let code = match e {
+        RegistryError::InvalidName(_) => exit::USAGE,
+        RegistryError::Reserved(_) | RegistryError::Full => exit::REFUSED,
+        RegistryError::NotWasm(_) | RegistryError::Integrity { .. } => exit::LOAD,
+        RegistryError::NotFound(_) => exit::NOT_FOUND,
+        RegistryError::Io(_) => exit::ENGINE,
+    };
+    eprintln!("wbx: {e}");
+    code
+}
+
+pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
+    let body = || -> Result<u8, u8> {
+        let engine = engine(home)?;
+        let registry = engine.registry();
+        match cmd {
+            Command::Register { name, file, arg_mode, tier } => {
+                let arg_mode = ArgMode::parse(&arg_mode)
+                    .ok_or_else(|| fail("usage", "--arg-mode is argv or stdin1", exit::USAGE))?;
+                let tier = Tier::parse(&tier)
+                    .ok_or_else(|| fail("usage", "--tier is instance or os_process", exit::USAGE))?;
+                let bytes = std::fs::read(&file)
+                    .map_err(|e| fail("load", format!("cannot read {}: {e}", file.display()), exit::LOAD))?;
+                let entry = registry
+                    .register(&name, bytes, arg_mode, tier)
+                    .map_err(registry_failure)?;
+                println!("registered {} → sha256:{}", entry.name, entry.sha256);
+                Ok(0)
+            }
+            Command::List { json } => {
+                let entries = registry.list().map_err(registry_failure)?;
+                if json {
+                    let out = serde_json::json!({
+                        "builtins": builtin::COMMANDS.iter().chain(builtin::APPLETS.iter()).collect::<std::collections::BTreeSet<_>>(),
+                        "registered": entries,
+                    });
+                    println!("{out}");
+                } else {
+                    println!("built-in   wbox jq grep upper");
+                    println!("applets    {}", builtin::APPLETS[..15].join(" "));
+                    for e in &entries {
+                        println!(
+                            "{:<10} sha256:{}  {:?} {:?}  {} bytes",
+                            e.name,
+                            &e.sha256[..16],
+                            e.arg_mode,
+                            e.tier,
+                            e.size
+                        );
+                    }
+                }
+                Ok(0)
+            }
+            Command::Show { name } => {
+                if builtin::is_reserved(&name) {
+                    println!("{name}: built-in (embedded in wbx)");
+                    return Ok(0);
+                }
+                let entry = registry
+                    .get(&name)
+                    .map_err(registry_failure)?
+                    .ok_or_else(|| registry_failure(RegistryError::NotFound(name.clone())))?;
+                let json = serde_json::to_string_pretty(&entry).map_err(|e| fail("json", e, exit::ENGINE))?;
+                println!("{json}");
+                println!("path: {}", registry.path_of(&entry).display());
+                Ok(0)
+            }
+            Command::Remove { name } => {
+                let entry = registry.remove(&name).map_err(registry_failure)?;
+                println!("removed {} (sha256:{})", entry.name, entry.sha256);
+                Ok(0)
+            }
+            Command::Run { stage, name, args } => {
+                let mut opts = stage.to_options()?;
+                opts.stdin = read_stdin()?;
+                match runtime()?.block_on(engine.run_command(&name, args, opts)) {
+                    Ok(out) => {
+                        let _ = std::io::stderr().write_all(&out.stderr);
+                        let mut stdout = std::io::stdout().lock();
+                        let _ = stdout.write_all(&out.stdout);
+                        let _ = stdout.flush();
+                        Ok(u8::try_from(out.exit_code).unwrap_or(1))
+                    }
+                    Err(e) => {
+                        eprintln!("wbx: {e}");
+                        Ok(exit::for_line_error(&e))
+                    }
+                }
+            }
+        }
+    };
+    body().unwrap_or_else(|code| code)
+}

@@ -1,0 +1,94 @@
+//! Options shared by the subcommands that run commands.
+
+use crate::{exit, fail};
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use workbooks::limits::MAX_STDIN_BYTES;
+use workbooks::{CapSet, LineOptions, Preopen, Profile};
+
+/// How stages run: profile, caps, preopens, budgets, tenant.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct StageArgs {
+    /// Capability profile the commands run under.
+    #[arg(long, default_value = "compute", value_name = "P")]
+    pub(crate) profile: String,
+    /// Narrow the profile to these caps (comma-separated).
+    #[arg(long, value_name = "CAPS")]
+    pub(crate) caps: Option<String>,
+    /// Preopen a host directory as HOST::GUEST (add ::ro for read-only).
+    #[arg(long = "dir", value_name = "HOST::GUEST")]
+    pub(crate) dirs: Vec<String>,
+    /// Wall-clock budget of each command in milliseconds (default 30000).
+    #[arg(long, value_name = "MS")]
+    pub(crate) timeout: Option<u64>,
+    /// Fuel of each command (default 5e9).
+    #[arg(long, value_name = "N")]
+    pub(crate) fuel: Option<u64>,
+    /// Tenant (principal) the commands run as.
+    #[arg(long, default_value = "default")]
+    pub(crate) tenant: String,
+}
+
+impl StageArgs {
+    /// The library options, or the exit code of a usage error.
+    pub(crate) fn to_options(&self) -> Result<LineOptions, u8> {
+        Profile::parse(&self.profile).map_err(|e| fail("usage", e, exit::USAGE))?;
+        let caps = match &self.caps {
+            None => None,
+            Some(words) => Some(CapSet::parse(words).map_err(|e| fail("usage", e, exit::USAGE))?),
+        };
+        let dirs = self
+            .dirs
+            .iter()
+            .map(|d| Preopen::parse(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail("usage", e, exit::USAGE))?;
+        Ok(LineOptions {
+            profile: self.profile.clone(),
+            caps,
+            tenant: self.tenant.clone(),
+            dirs,
+            stage_timeout: self.timeout.map(std::time::Duration::from_millis),
+            stage_fuel: self.fuel,
+            ..LineOptions::default()
+        })
+    }
+}
+
+/// All of stdin, unless it is a terminal (then nothing), up to the limit.
+pub(crate) fn read_stdin() -> Result<bytes::Bytes, u8> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(bytes::Bytes::new());
+    }
+    let mut buf = Vec::new();
+    stdin
+        .lock()
+        .take(MAX_STDIN_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| fail("stdin", e, exit::ENGINE))?;
+    if buf.len() > MAX_STDIN_BYTES {
+        return Err(fail(
+            "stdin_too_large",
+            format!("stdin is over {MAX_STDIN_BYTES} bytes"),
+            exit::ENGINE,
+        ));
+    }
+    Ok(buf.into())
+}
+
+/// The engine for `home`, or the exit code of the failure.
+pub(crate) fn engine(home: PathBuf) -> Result<workbooks::Engine, u8> {
+    workbooks::Engine::builder()
+        .home(home)
+        .build()
+        .map_err(|e| fail("engine", e, exit::ENGINE))
+}
+
+/// A current-thread runtime, or the exit code of the failure.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| fail("engine", e, exit::ENGINE))
+}

@@ -1,0 +1,46 @@
+//! `wbx run`: a pipeline run entirely inside the sandbox, no shell process.
+
+use crate::options::{StageArgs, engine, read_stdin, runtime};
+use crate::{exit, fail};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    stage: StageArgs,
+    /// Print {stdout, stderr, exit, stages} as JSON instead of passing the
+    /// output through.
+    #[arg(long)]
+    json: bool,
+    /// The command line, e.g. 'cat data.json | jq -r .name | sort -u'.
+    line: String,
+}
+
+pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    let body = || -> Result<u8, u8> {
+        let mut opts = args.stage.to_options()?;
+        opts.stdin = read_stdin()?;
+        let engine = engine(home)?;
+        let outcome = runtime()?.block_on(engine.run_line(&args.line, opts));
+        match outcome {
+            Ok(out) if args.json => {
+                let json = serde_json::to_string(&out).map_err(|e| fail("json", e, exit::ENGINE))?;
+                println!("{json}");
+                Ok(u8::try_from(out.exit).unwrap_or(1))
+            }
+            Ok(out) => {
+                let _ = std::io::stderr().write_all(&out.stderr);
+                let mut stdout = std::io::stdout().lock();
+                let _ = stdout.write_all(&out.stdout);
+                let _ = stdout.flush();
+                Ok(u8::try_from(out.exit).unwrap_or(1))
+            }
+            Err(e) => {
+                eprintln!("wbx: {e}");
+                Ok(exit::for_line_error(&e))
+            }
+        }
+    };
+    body().unwrap_or_else(|code| code)
+}

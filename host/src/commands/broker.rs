@@ -1,0 +1,169 @@
+//! The exec broker: the deny ladder in front of every command run, and the
+//! per-principal concurrency slots.
+
+use super::registry::{ArgMode, Tier};
+use super::{
+    CommandEnv, CommandError, CommandOutput, MAX_CONCURRENT_PER_PRINCIPAL, MAX_DEPTH, builtin,
+};
+use crate::artifact::Artifact;
+use crate::broker::Denial;
+use crate::engine::Engine;
+use crate::policy::Cap;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// A command found by name, ready to run.
+pub(crate) struct Resolved {
+    pub(crate) name: String,
+    pub(crate) artifact: Artifact,
+    pub(crate) prefix: Option<&'static str>,
+    pub(crate) arg_mode: ArgMode,
+    pub(crate) tier: Tier,
+    /// The store file, for tiers that run it in another process.
+    pub(crate) path: Option<PathBuf>,
+}
+
+/// Per-principal counters with a cap; a slot is given back when dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Slots {
+    held: Mutex<HashMap<String, u32>>,
+}
+
+/// One held slot.
+pub(crate) struct Slot {
+    slots: Arc<Slots>,
+    principal: String,
+}
+
+impl Slots {
+    /// Takes a slot for `principal` if fewer than `cap` are held.
+    pub(crate) fn take(self: &Arc<Self>, principal: &str, cap: u32) -> Option<Slot> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let n = held.entry(principal.to_string()).or_default();
+        if *n >= cap {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            slots: self.clone(),
+            principal: principal.to_string(),
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut held = self.slots.held.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = held.get_mut(&self.principal) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                held.remove(&self.principal);
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Applies the deny ladder for `env` asking to run `name` through the
+    /// `cap` (commands or exec) interface; on success returns the command
+    /// and the concurrency slot it holds while it runs.
+    pub(crate) fn admit_command(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+    ) -> Result<(Resolved, Slot), CommandError> {
+        const BROKER: &str = "exec";
+        let cadence = self.cadence();
+        let deny = |denial: Denial, detail: &str| cadence.deny(&env.principal, BROKER, denial, detail);
+        cadence.admit(&env.principal, BROKER).map_err(|d| match d {
+            Denial::Revoked => CommandError::Revoked,
+            _ => CommandError::RateLimited,
+        })?;
+        if !env.caller_caps.contains(cap) {
+            deny(Denial::Denied, name);
+            return Err(CommandError::Denied);
+        }
+        if env.policy.depth + 1 > MAX_DEPTH {
+            deny(Denial::Guard("max_depth"), name);
+            return Err(CommandError::MaxDepth(MAX_DEPTH));
+        }
+        if let Some(allow) = &env.policy.allowlist
+            && !allow.contains(name)
+        {
+            deny(Denial::Guard("command_not_granted"), name);
+            return Err(CommandError::NotGranted(name.to_string()));
+        }
+        let resolved = match self.resolve_command(name) {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                deny(Denial::Guard("unknown_command"), name);
+                return Err(CommandError::Unknown(name.to_string()));
+            }
+            Err(e) => {
+                deny(Denial::Guard("artifact_integrity"), name);
+                return Err(e);
+            }
+        };
+        let slot = self
+            .command_slots()
+            .take(&env.principal, MAX_CONCURRENT_PER_PRINCIPAL)
+            .ok_or_else(|| {
+                deny(Denial::Guard("too_many_running"), name);
+                CommandError::TooManyRunning(MAX_CONCURRENT_PER_PRINCIPAL)
+            })?;
+        Ok((resolved, slot))
+    }
+
+    /// Looks a name up: built-ins first (they cannot be shadowed), then the
+    /// registry, whose bytes are verified against their hash.
+    fn resolve_command(&self, name: &str) -> Result<Option<Resolved>, CommandError> {
+        if let Some(b) = builtin::resolve(name) {
+            return Ok(Some(Resolved {
+                name: name.to_string(),
+                artifact: b.artifact,
+                prefix: b.prefix,
+                arg_mode: ArgMode::Argv,
+                tier: Tier::Instance,
+                path: None,
+            }));
+        }
+        let registry = self.registry();
+        let Some(entry) = registry
+            .get(name)
+            .map_err(|e| CommandError::Refused(e.to_string()))?
+        else {
+            return Ok(None);
+        };
+        let artifact = registry
+            .load(&entry)
+            .map_err(|e| CommandError::Integrity(e.to_string()))?;
+        Ok(Some(Resolved {
+            name: name.to_string(),
+            path: Some(registry.path_of(&entry)),
+            artifact,
+            prefix: None,
+            arg_mode: entry.arg_mode,
+            tier: entry.tier,
+        }))
+    }
+
+    /// Runs `name` for `env` through the `cap` interface: the deny ladder,
+    /// then the command in its envelope.
+    pub async fn run_command_as(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        argv: Vec<String>,
+        stdin: bytes::Bytes,
+    ) -> Result<CommandOutput, CommandError> {
+        let start = Instant::now();
+        let (resolved, _slot) = self.admit_command(env, cap, name)?;
+        let mut out = self.run_resolved(env, &resolved, argv, stdin).await?;
+        out.elapsed = start.elapsed();
+        Ok(out)
+    }
+}

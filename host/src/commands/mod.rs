@@ -1,0 +1,163 @@
+//! Commands: the content-addressed registry, the built-ins, the exec broker
+//! and the runner.
+//!
+//! A command is a wasm32-wasip2 command component (or a WASI preview 1 core
+//! module): argv and stdin in; stdout, stderr and an exit code out. A
+//! non-zero exit is a normal result. Every run goes through the exec
+//! broker's deny ladder, in order: revoked, rate_limited, denied
+//! (default-deny: the caller must hold `commands` or `exec`), max_depth
+//! (deeper than [`MAX_DEPTH`]), command_not_granted (the caller's
+//! allowlist), unknown_command; then the per-principal concurrency cap.
+//! Each denial is audited. A run gets a fresh store from the cached
+//! pre-instantiation and the command envelope: fuel 5e9, 30 s wall clock,
+//! argv ≤ 256 KiB, stdin ≤ 64 MiB, output ≤ 8 MiB each stream, the
+//! caller's preopened directories only. Arguments are passed as argv
+//! entries, never joined into text a shell would read.
+
+pub(crate) mod broker;
+pub mod builtin;
+mod module;
+mod os_process;
+pub mod registry;
+mod runner;
+pub mod wire;
+
+pub use registry::{ArgMode, Entry, Registry, RegistryError, Tier};
+
+use crate::policy::{CapSet, Grant};
+use crate::state::Preopen;
+use bytes::Bytes;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Deepest command chain: a command run by a command run by ... stops here.
+pub const MAX_DEPTH: u32 = 8;
+/// Commands one principal may have running at once.
+pub const MAX_CONCURRENT_PER_PRINCIPAL: u32 = 64;
+/// Spawned, not yet awaited processes one principal may hold (`exec`).
+pub const MAX_LIVE_PROCESSES_PER_PRINCIPAL: u32 = 32;
+/// Wall-clock budget of one command.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How commands started from a session may run.
+#[derive(Debug, Clone, Default)]
+pub struct CommandPolicy {
+    /// The grant the commands run under; the session's own when `None`.
+    pub stage_grant: Option<Grant>,
+    /// Only these names may run; any when `None`.
+    pub allowlist: Option<Arc<BTreeSet<String>>>,
+    /// How deep in a command chain the session already is (0 at the top).
+    pub depth: u32,
+    /// Wall-clock budget of each command ([`COMMAND_TIMEOUT`] when `None`).
+    pub timeout: Option<Duration>,
+    /// Fuel of each command ([`crate::limits::COMMAND_FUEL`] when `None`).
+    pub fuel: Option<u64>,
+}
+
+/// Who asks to run a command, and under what terms.
+#[derive(Debug, Clone)]
+pub struct CommandEnv {
+    /// The principal (tenant) whose revocation, rate and quotas apply.
+    pub principal: String,
+    /// The session id commands report (and whose volumes they reach).
+    pub session_id: String,
+    /// The caps of the caller, for default-deny.
+    pub caller_caps: CapSet,
+    /// The grant the command runs under.
+    pub grant: Grant,
+    /// Host directories the command may see.
+    pub dirs: Vec<Preopen>,
+    /// Allowlist, depth, budgets.
+    pub policy: CommandPolicy,
+}
+
+/// What a finished command produced.
+#[derive(Debug, Clone, Default)]
+pub struct CommandOutput {
+    /// Its stdout.
+    pub stdout: Bytes,
+    /// Its stderr.
+    pub stderr: Bytes,
+    /// Its exit code.
+    pub exit_code: i32,
+    /// Wall time from the broker's admission to the end.
+    pub elapsed: Duration,
+}
+
+/// Why a command did not run to an exit code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// The principal is revoked.
+    #[error("revoked: the principal is revoked")]
+    Revoked,
+    /// The principal is over its rate limit.
+    #[error("rate_limited: the principal is over its rate limit")]
+    RateLimited,
+    /// The caller holds neither `commands` nor `exec`.
+    #[error("denied: running commands is not granted")]
+    Denied,
+    /// The chain is too deep.
+    #[error("max_depth: command chains stop at depth {0}")]
+    MaxDepth(u32),
+    /// Not on the allowlist.
+    #[error("command_not_granted: `{0}` is not on the allowlist")]
+    NotGranted(String),
+    /// Not registered.
+    #[error("unknown_command: `{0}`")]
+    Unknown(String),
+    /// Too many commands of this principal are running.
+    #[error("too_many_running: at most {0} at once")]
+    TooManyRunning(u32),
+    /// The stored bytes do not match their hash.
+    #[error("artifact_integrity: {0}")]
+    Integrity(String),
+    /// argv over the limit.
+    #[error("argv_too_large: over {0} bytes")]
+    ArgvTooLarge(u64),
+    /// stdin over the limit.
+    #[error("stdin_too_large: over {0} bytes")]
+    StdinTooLarge(u64),
+    /// stdout or stderr over the limit.
+    #[error("output_too_large: over {0} bytes")]
+    OutputTooLarge(u64),
+    /// Out of wall-clock time.
+    #[error("timeout: over its {} ms budget", .0.as_millis())]
+    Timeout(Duration),
+    /// Hit the memory cap.
+    #[error("memory_limit: over {0} bytes")]
+    Memory(u64),
+    /// Out of fuel.
+    #[error("fuel_exhausted")]
+    Fuel,
+    /// Trapped.
+    #[error("trap: {0}")]
+    Trap(String),
+    /// Could not be loaded, docked or started.
+    #[error("refused: {0}")]
+    Refused(String),
+}
+
+impl CommandError {
+    /// The snake_case name of the failure, as in the audit log.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            CommandError::Revoked => "revoked",
+            CommandError::RateLimited => "rate_limited",
+            CommandError::Denied => "denied",
+            CommandError::MaxDepth(_) => "max_depth",
+            CommandError::NotGranted(_) => "command_not_granted",
+            CommandError::Unknown(_) => "unknown_command",
+            CommandError::TooManyRunning(_) => "too_many_running",
+            CommandError::Integrity(_) => "artifact_integrity",
+            CommandError::ArgvTooLarge(_) => "argv_too_large",
+            CommandError::StdinTooLarge(_) => "stdin_too_large",
+            CommandError::OutputTooLarge(_) => "output_too_large",
+            CommandError::Timeout(_) => "timeout",
+            CommandError::Memory(_) => "memory_limit",
+            CommandError::Fuel => "fuel_exhausted",
+            CommandError::Trap(_) => "trap",
+            CommandError::Refused(_) => "refused",
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The core-module lane: WASI preview 1 commands (a core module exporting
+//! `_start`), for existing wasip1 tools.
+//!
+//! Same envelope as components: fuel, wall clock, memory cap on the total,
+//! in-memory stdio, only the caller's preopens. Imports are checked before
+//! instantiation like the component lane: `wasi_snapshot_preview1` is base;
+//! `workbooks.exec` and `workbooks.exec_read` are linked only under the
+//! `exec` or `commands` cap; anything else is refused by name.
+//!
+//! `workbooks.exec(req_ptr, req_len) -> i64` takes a request in the wire
+//! format ([`super::wire`]), runs it through the same broker and deny
+//! ladder, stashes the result (`[exit i32][len u32][stdout][len u32][stderr]`)
+//! and returns its length; `workbooks.exec_read(out_ptr, out_len) -> i64`
+//! copies the stash out and returns the bytes copied. Negative returns:
+//! -1 malformed request or bad pointer, -2 revoked, -3 rate_limited,
+//! -4 denied, -5 max_depth, -6 command_not_granted, -7 unknown_command,
+//! -8 too_many_running, -9 the command failed (timeout, trap, limits),
+//! -10 nothing stashed.
+
+use super::broker::Resolved;
+use super::{CommandEnv, CommandError, CommandOutput, wire};
+use crate::engine::Engine;
+use crate::limits::{Deadline, HasDeadline, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter, install_deadline};
+use crate::policy::Cap;
+use crate::run::classify_with;
+use bytes::Bytes;
+use std::time::Duration;
+use wasmtime::{Caller, Linker, Store};
+use wasmtime_wasi::p1::{self, WasiP1Ctx};
+use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::{FsPerms, I32Exit, WasiCtx};
+
+/// The data of a core-module store.
+pub(crate) struct ModuleState {
+    wasi: WasiP1Ctx,
+    limiter: MemoryLimiter,
+    deadline: Deadline,
+    exec: Option<(Engine, CommandEnv)>,
+    stash: Option<Vec<u8>>,
+}
+
+impl HasDeadline for ModuleState {
+    fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+}
+
+fn exec_granted(env: &CommandEnv) -> bool {
+    env.grant.caps.contains(Cap::Exec) || env.grant.caps.contains(Cap::Commands)
+}
+
+/// Refuses imports the lane does not serve, naming them and the cap.
+fn check_imports(module: &wasmtime::Module, env: &CommandEnv) -> Result<(), CommandError> {
+    for import in module.imports() {
+        match (import.module(), import.name()) {
+            ("wasi_snapshot_preview1", _) => {}
+            ("workbooks", "exec" | "exec_read") if exec_granted(env) => {}
+            ("workbooks", name @ ("exec" | "exec_read")) => {
+                return Err(CommandError::Refused(format!(
+                    "capability not granted: exec (import workbooks.{name}) under profile {}",
+                    env.grant.profile.effective
+                )));
+            }
+            (m, n) => {
+                return Err(CommandError::Refused(format!("unknown import refused: {m}.{n}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn error_code(e: &CommandError) -> i64 {
+    match e {
+        CommandError::Revoked => -2,
+        CommandError::RateLimited => -3,
+        CommandError::Denied => -4,
+        CommandError::MaxDepth(_) => -5,
+        CommandError::NotGranted(_) => -6,
+        CommandError::Unknown(_) => -7,
+        CommandError::TooManyRunning(_) => -8,
+        _ => -9,
+    }
+}
+
+fn read_guest(caller: &mut Caller<'_, ModuleState>, ptr: u32, len: u32) -> Option<Vec<u8>> {
+    let memory = caller.get_export("memory")?.into_memory()?;
+    let data = memory.data(&*caller);
+    let start = ptr as usize;
+    data.get(start..start.checked_add(len as usize)?).map(<[u8]>::to_vec)
+}
+
+fn link(linker: &mut Linker<ModuleState>, with_exec: bool) -> wasmtime::Result<()> {
+    p1::add_to_linker_async(linker, |s: &mut ModuleState| &mut s.wasi)?;
+    if !with_exec {
+        return Ok(());
+    }
+    linker.func_wrap_async(
+        "workbooks",
+        "exec",
+        |mut caller: Caller<'_, ModuleState>, (ptr, len): (u32, u32)| {
+            Box::new(async move {
+                let Some(request) = read_guest(&mut caller, ptr, len) else {
+                    return Ok(-1i64);
+                };
+                let Ok(req) = wire::parse(&request) else {
+                    return Ok(-1);
+                };
+                let Some((engine, env)) = caller.data().exec.clone() else {
+                    return Ok(-4);
+                };
+                let result = engine
+                    .run_command_as(&env, Cap::Exec, &req.name, req.argv, Bytes::from(req.stdin))
+                    .await;
+                Ok(match result {
+                    Ok(out) => {
+                        let encoded = wire::encode_output(out.exit_code, &out.stdout, &out.stderr);
+                        let n = encoded.len() as i64;
+                        caller.data_mut().stash = Some(encoded);
+                        n
+                    }
+                    Err(e) => error_code(&e),
+                })
+            })
+        },
+    )?;
+    linker.func_wrap(
+        "workbooks",
+        "exec_read",
+        |mut caller: Caller<'_, ModuleState>, ptr: u32, len: u32| -> i64 {
+            let Some(stash) = caller.data_mut().stash.take() else {
+                return -10;
+            };
+            let Some(memory) = caller.get_export("memory").and_then(|e| e.into_memory()) else {
+                return -1;
+            };
+            let n = stash.len().min(len as usize);
+            match memory.write(&mut caller, ptr as usize, &stash[..n]) {
+                Ok(()) => n as i64,
+                Err(_) => -1,
+            }
+        },
+    )?;
+    Ok(())
+}
+
+impl Engine {
+    /// Runs a core-module command for `env`.
+    pub(crate) async fn run_module(
+        &self,
+        env: &CommandEnv,
+        resolved: &Resolved,
+        args: Vec<String>,
+        stdin: Bytes,
+        timeout: Duration,
+        fuel: u64,
+    ) -> Result<CommandOutput, CommandError> {
+        let refused = |e: wasmtime::Error| CommandError::Refused(format!("{e:#}"));
+        let module = self.compile_module(&resolved.artifact).map_err(refused)?;
+        check_imports(&module, env)?;
+        let mut linker = Linker::new(module.engine());
+        link(&mut linker, exec_granted(env)).map_err(refused)?;
+
+        let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
+        let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
+        let mut wasi = WasiCtx::builder();
+        wasi.arg(&resolved.name)
+            .args(&args)
+            .stdin(MemoryInputPipe::new(stdin))
+            .stdout(stdout.clone())
+            .stderr(stderr.clone());
+        for dir in &env.dirs {
+            let perms = if dir.read_only { FsPerms::ReadOnly } else { FsPerms::ReadWrite };
+            wasi.preopened_dir(&dir.host, &dir.guest, perms)
+                .map_err(|e| CommandError::Refused(format!("cannot preopen {}: {e:#}", dir.host.display())))?;
+        }
+        let mut child = env.clone();
+        child.caller_caps = env.grant.caps;
+        child.policy.depth += 1;
+        let limit = env.grant.profile.effective.memory_bytes();
+        let mut store = Store::new(
+            module.engine(),
+            ModuleState {
+                wasi: wasi.build_p1(),
+                limiter: MemoryLimiter::new(limit),
+                deadline: Deadline::after(timeout),
+                exec: Some((self.clone(), child)),
+                stash: None,
+            },
+        );
+        store.limiter(|s| &mut s.limiter);
+        install_deadline(&mut store);
+        store.set_fuel(fuel).map_err(refused)?;
+        let outcome = tokio::time::timeout(timeout, async {
+            let instance = linker.instantiate_async(&mut store, &module).await?;
+            let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
+            start.call_async(&mut store, ()).await
+        })
+        .await;
+        let exit_code = match outcome {
+            Err(_) => return Err(CommandError::Timeout(timeout)),
+            Ok(Ok(())) => 0,
+            Ok(Err(e)) => match e.downcast_ref::<I32Exit>() {
+                Some(I32Exit(code)) => *code,
+                None => {
+                    let s = store.data();
+                    return Err(super::runner::from_run_error(classify_with(
+                        e,
+                        &s.limiter,
+                        s.deadline,
+                        Some(fuel),
+                    )));
+                }
+            },
+        };
+        let (stdout, stderr) = (stdout.contents(), stderr.contents());
+        if stdout.len().max(stderr.len()) > MAX_CAPTURED_OUTPUT_BYTES {
+            return Err(CommandError::OutputTooLarge(MAX_CAPTURED_OUTPUT_BYTES as u64));
+        }
+        Ok(CommandOutput {
+            stdout,
+            stderr,
+            exit_code,
+            elapsed: Duration::ZERO,
+        })
+    }
+}

@@ -1,0 +1,360 @@
+//! The command registry: names bound to content-addressed artifacts.
+//!
+//! Bytes live at `<home>/store/<sha256>.wasm`, named by their own hash, so
+//! the same bytes always land on the same path and registering is
+//! idempotent. `<home>/registry.json` maps names to hashes and survives
+//! restarts; writers take `<home>/registry.lock` and replace the manifest
+//! atomically, and readers pick up a changed manifest at their next lookup.
+//! Re-registering a name hot-swaps it: a run already holding the old
+//! artifact finishes on the old bytes (store files are never deleted).
+//!
+//! Guards: names match `^[A-Za-z0-9_.-]+$` (at most 128 bytes); built-in
+//! names are reserved and can be neither shadowed nor removed; at most
+//! [`MAX_REGISTERED`] names; only bytes that validate as a component or core
+//! module are stored; and before every run the file is hashed again and
+//! refused on mismatch (`artifact_integrity`). The re-hash is skipped only
+//! while the file's inode, size, mtime and ctime are unchanged since it
+//! last verified: any write to the file changes its ctime, which user space
+//! cannot set back.
+
+use super::builtin;
+use crate::artifact::{Artifact, ArtifactError, write_atomic};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, RwLock};
+use std::time::SystemTime;
+
+/// Names the registry holds at most (built-ins not counted).
+pub const MAX_REGISTERED: usize = 4096;
+
+/// How a command receives its argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgMode {
+    /// As argv (the universal CLI convention).
+    #[default]
+    Argv,
+    /// As the first line of stdin, for tools written that way.
+    Stdin1,
+}
+
+impl ArgMode {
+    /// Parses `argv` or `stdin1`.
+    pub fn parse(s: &str) -> Option<ArgMode> {
+        match s {
+            "argv" => Some(ArgMode::Argv),
+            "stdin1" => Some(ArgMode::Stdin1),
+            _ => None,
+        }
+    }
+}
+
+/// Where a command runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// A fresh store in the engine's own process.
+    #[default]
+    Instance,
+    /// A child `wbx` process per call.
+    OsProcess,
+}
+
+impl Tier {
+    /// Parses `instance` or `os_process`.
+    pub fn parse(s: &str) -> Option<Tier> {
+        match s {
+            "instance" => Some(Tier::Instance),
+            "os_process" | "os-process" => Some(Tier::OsProcess),
+            _ => None,
+        }
+    }
+}
+
+/// One registered command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Its name.
+    pub name: String,
+    /// The sha256 of its bytes.
+    pub sha256: String,
+    /// How it receives its argument.
+    pub arg_mode: ArgMode,
+    /// Where it runs.
+    pub tier: Tier,
+    /// Size in bytes.
+    pub size: u64,
+    /// When it was (last) registered, ms since the Unix epoch.
+    pub registered_ms: u64,
+}
+
+/// Why a registry operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// The name does not match `^[A-Za-z0-9_.-]+$` (≤ 128 bytes).
+    #[error("invalid command name `{0}`: use 1 to 128 of A-Z a-z 0-9 _ . -")]
+    InvalidName(String),
+    /// The name belongs to a built-in.
+    #[error("reserved_name: `{0}` is a built-in command and cannot be registered or removed")]
+    Reserved(String),
+    /// The registry holds the maximum number of names.
+    #[error("registry full: {MAX_REGISTERED} commands are registered")]
+    Full,
+    /// The bytes are not a valid component or module.
+    #[error("not a command: {0}")]
+    NotWasm(#[from] ArtifactError),
+    /// No command by that name.
+    #[error("unknown_command: `{0}`")]
+    NotFound(String),
+    /// The stored bytes no longer match their hash.
+    #[error("artifact_integrity: {path} does not match sha256 {sha256}")]
+    Integrity {
+        /// The store file.
+        path: PathBuf,
+        /// The hash it was registered under.
+        sha256: String,
+    },
+    /// Reading or writing the store or manifest failed.
+    #[error("registry storage failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        Stamp {
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Manifest {
+    entries: BTreeMap<String, Entry>,
+    modified: Option<SystemTime>,
+}
+
+/// The registry of one engine home.
+#[derive(Debug)]
+pub struct Registry {
+    store: PathBuf,
+    manifest_path: PathBuf,
+    lock_path: PathBuf,
+    manifest: RwLock<Manifest>,
+    verified: Mutex<HashMap<String, (Stamp, Artifact)>>,
+}
+
+/// Checks a command name.
+pub fn validate_name(name: &str) -> Result<(), RegistryError> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(RegistryError::InvalidName(name.chars().take(64).collect()))
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Registry {
+    /// The registry under `home` (nothing is created until a registration).
+    pub fn new(home: &Path) -> Self {
+        Self {
+            store: home.join("store"),
+            manifest_path: home.join("registry.json"),
+            lock_path: home.join("registry.lock"),
+            manifest: RwLock::new(Manifest::default()),
+            verified: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn modified(&self) -> Option<SystemTime> {
+        std::fs::metadata(&self.manifest_path)
+            .and_then(|m| m.modified())
+            .ok()
+    }
+
+    fn read_manifest(&self) -> Result<BTreeMap<String, Entry>, RegistryError> {
+        match std::fs::read(&self.manifest_path) {
+            Ok(bytes) => serde_json::from_slice::<Vec<Entry>>(&bytes)
+                .map(|v| v.into_iter().map(|e| (e.name.clone(), e)).collect())
+                .map_err(|e| RegistryError::Io(std::io::Error::other(format!("registry.json: {e}")))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn refresh(&self) -> Result<(), RegistryError> {
+        let modified = self.modified();
+        if self.manifest.read().unwrap_or_else(|p| p.into_inner()).modified == modified
+            && modified.is_some()
+        {
+            return Ok(());
+        }
+        let entries = self.read_manifest()?;
+        *self.manifest.write().unwrap_or_else(|p| p.into_inner()) = Manifest { entries, modified };
+        Ok(())
+    }
+
+    /// Runs `change` on the latest manifest under the registry lock and
+    /// writes the result back atomically.
+    fn update<T>(
+        &self,
+        change: impl FnOnce(&mut BTreeMap<String, Entry>) -> Result<T, RegistryError>,
+    ) -> Result<T, RegistryError> {
+        if let Some(dir) = self.lock_path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&self.lock_path)?;
+        lock.lock()?;
+        let mut entries = self.read_manifest()?;
+        let out = change(&mut entries)?;
+        let list: Vec<&Entry> = entries.values().collect();
+        let bytes = serde_json::to_vec_pretty(&list).map_err(std::io::Error::other)?;
+        write_atomic(&self.manifest_path, &bytes)?;
+        let modified = self.modified();
+        *self.manifest.write().unwrap_or_else(|p| p.into_inner()) = Manifest { entries, modified };
+        drop(lock);
+        Ok(out)
+    }
+
+    fn store_path(&self, sha256: &str) -> PathBuf {
+        self.store.join(format!("{sha256}.wasm"))
+    }
+
+    /// Registers (or re-registers) `name` for `bytes`.
+    pub fn register(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        arg_mode: ArgMode,
+        tier: Tier,
+    ) -> Result<Entry, RegistryError> {
+        validate_name(name)?;
+        if builtin::is_reserved(name) {
+            return Err(RegistryError::Reserved(name.to_string()));
+        }
+        let artifact = Artifact::from_bytes(bytes)?;
+        let sha256 = artifact.sha256_hex();
+        let path = self.store_path(&sha256);
+        if !path.is_file() {
+            write_atomic(&path, artifact.bytes())?;
+        }
+        let entry = Entry {
+            name: name.to_string(),
+            sha256,
+            arg_mode,
+            tier,
+            size: artifact.bytes().len() as u64,
+            registered_ms: now_ms(),
+        };
+        self.update(|entries| {
+            if !entries.contains_key(name) && entries.len() >= MAX_REGISTERED {
+                return Err(RegistryError::Full);
+            }
+            entries.insert(name.to_string(), entry.clone());
+            Ok(())
+        })?;
+        Ok(entry)
+    }
+
+    /// Removes `name`; its bytes stay in the store for runs in flight.
+    pub fn remove(&self, name: &str) -> Result<Entry, RegistryError> {
+        if builtin::is_reserved(name) {
+            return Err(RegistryError::Reserved(name.to_string()));
+        }
+        self.update(|entries| {
+            entries
+                .remove(name)
+                .ok_or_else(|| RegistryError::NotFound(name.to_string()))
+        })
+    }
+
+    /// The entry for `name`, if registered.
+    pub fn get(&self, name: &str) -> Result<Option<Entry>, RegistryError> {
+        self.refresh()?;
+        Ok(self
+            .manifest
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .entries
+            .get(name)
+            .cloned())
+    }
+
+    /// Every registered command, by name.
+    pub fn list(&self) -> Result<Vec<Entry>, RegistryError> {
+        self.refresh()?;
+        Ok(self
+            .manifest
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .entries
+            .values()
+            .cloned()
+            .collect())
+    }
+
+    /// The store file of an entry.
+    pub fn path_of(&self, entry: &Entry) -> PathBuf {
+        self.store_path(&entry.sha256)
+    }
+
+    /// Loads an entry's bytes, verified against its sha256.
+    pub fn load(&self, entry: &Entry) -> Result<Artifact, RegistryError> {
+        let path = self.store_path(&entry.sha256);
+        let stamp = Stamp::of(&std::fs::metadata(&path)?);
+        if let Some((seen, artifact)) = self
+            .verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&entry.sha256)
+            && *seen == stamp
+        {
+            return Ok(artifact.clone());
+        }
+        let bytes = std::fs::read(&path)?;
+        let artifact = Artifact::from_bytes(bytes).map_err(|_| RegistryError::Integrity {
+            path: path.clone(),
+            sha256: entry.sha256.clone(),
+        })?;
+        if artifact.sha256_hex() != entry.sha256 {
+            return Err(RegistryError::Integrity {
+                path,
+                sha256: entry.sha256.clone(),
+            });
+        }
+        self.verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(entry.sha256.clone(), (stamp, artifact.clone()));
+        Ok(artifact)
+    }
+}

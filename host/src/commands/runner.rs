@@ -1,0 +1,120 @@
+//! Running a resolved command in its envelope, on the tier it asks for.
+
+use super::broker::Resolved;
+use super::registry::{ArgMode, Tier};
+use super::{COMMAND_TIMEOUT, CommandEnv, CommandError, CommandOutput, CommandPolicy};
+use crate::artifact::ArtifactKind;
+use crate::engine::Engine;
+use crate::limits::{COMMAND_FUEL, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES};
+use crate::run::RunError;
+use crate::state::{Output, SessionError, SessionOptions, Stdin};
+use bytes::Bytes;
+
+/// The argv and stdin a command receives, after its built-in prefix and
+/// its argument mode are applied.
+pub(crate) fn shape(
+    resolved: &Resolved,
+    argv: Vec<String>,
+    stdin: Bytes,
+) -> Result<(Vec<String>, Bytes), CommandError> {
+    let (mut args, stdin) = match resolved.arg_mode {
+        ArgMode::Argv => (argv, stdin),
+        ArgMode::Stdin1 => {
+            // The argument becomes the first line of stdin, as the tool
+            // expects; it still never passes through a shell.
+            let mut folded = argv.join(" ").into_bytes();
+            folded.push(b'\n');
+            folded.extend_from_slice(&stdin);
+            (Vec::new(), Bytes::from(folded))
+        }
+    };
+    if let Some(prefix) = resolved.prefix {
+        args.insert(0, prefix.to_string());
+    }
+    let argv_bytes: usize = args.iter().map(|a| a.len() + 1).sum();
+    if argv_bytes > MAX_ARGV_BYTES {
+        return Err(CommandError::ArgvTooLarge(MAX_ARGV_BYTES as u64));
+    }
+    if stdin.len() > MAX_STDIN_BYTES {
+        return Err(CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64));
+    }
+    Ok((args, stdin))
+}
+
+/// Maps a run failure to the command error the broker reports.
+pub(crate) fn from_run_error(e: RunError) -> CommandError {
+    match e {
+        RunError::Timeout { budget } => CommandError::Timeout(budget),
+        RunError::Memory { limit, .. } => CommandError::Memory(limit as u64),
+        RunError::Fuel { .. } => CommandError::Fuel,
+        RunError::OutputLimit { limit, .. } => CommandError::OutputTooLarge(limit as u64),
+        RunError::StackOverflow => CommandError::Trap("stack overflow".into()),
+        RunError::Trap(t) => CommandError::Trap(t),
+        RunError::Session(SessionError::ArgvTooLarge(_)) => {
+            CommandError::ArgvTooLarge(MAX_ARGV_BYTES as u64)
+        }
+        RunError::Session(SessionError::StdinTooLarge(_)) => {
+            CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64)
+        }
+        other @ (RunError::NotACommand | RunError::Session(_)) => {
+            CommandError::Refused(other.to_string())
+        }
+    }
+}
+
+/// The policy handed to a command's own session: one level deeper, the
+/// same allowlist and budgets, running its children under its own grant.
+fn child_policy(env: &CommandEnv) -> CommandPolicy {
+    CommandPolicy {
+        stage_grant: None,
+        allowlist: env.policy.allowlist.clone(),
+        depth: env.policy.depth + 1,
+        timeout: env.policy.timeout,
+        fuel: env.policy.fuel,
+    }
+}
+
+impl Engine {
+    /// Runs a resolved command for `env`.
+    pub(crate) async fn run_resolved(
+        &self,
+        env: &CommandEnv,
+        resolved: &Resolved,
+        argv: Vec<String>,
+        stdin: Bytes,
+    ) -> Result<CommandOutput, CommandError> {
+        let (args, stdin) = shape(resolved, argv, stdin)?;
+        let timeout = env.policy.timeout.unwrap_or(COMMAND_TIMEOUT);
+        let fuel = env.policy.fuel.unwrap_or(COMMAND_FUEL);
+        if resolved.tier == Tier::OsProcess {
+            return self.run_in_process(env, resolved, args, stdin, timeout, fuel).await;
+        }
+        if resolved.artifact.kind() == ArtifactKind::Module {
+            return self.run_module(env, resolved, args, stdin, timeout, fuel).await;
+        }
+        let docked = self
+            .dock(&resolved.artifact, &env.grant)
+            .map_err(|e| CommandError::Refused(e.to_string()))?;
+        let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
+        opts.args = args;
+        opts.stdin = if stdin.is_empty() { Stdin::Empty } else { Stdin::Bytes(stdin) };
+        opts.stdout = Output::Capture;
+        opts.stderr = Output::Capture;
+        opts.dirs = env.dirs.clone();
+        opts.timeout = Some(timeout);
+        opts.fuel = Some(fuel);
+        opts.commands = child_policy(env);
+        let out = self.run(&docked, opts).await.map_err(from_run_error)?;
+        for stream in [&out.stdout, &out.stderr] {
+            if stream.len() > MAX_CAPTURED_OUTPUT_BYTES {
+                return Err(CommandError::OutputTooLarge(MAX_CAPTURED_OUTPUT_BYTES as u64));
+            }
+        }
+        Ok(CommandOutput {
+            stdout: out.stdout,
+            stderr: out.stderr,
+            exit_code: out.exit_code,
+            elapsed: out.elapsed,
+        })
+    }
+}

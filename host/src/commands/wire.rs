@@ -1,0 +1,212 @@
+//! The exec wire protocol for core-module lanes: a command request as one
+//! little-endian, length-prefixed byte string, so a core module with no
+//! component types can still hand the host a structured argv.
+//!
+//! ```text
+//! [name_len u32][name][argc u32]([arg_len u32][arg])*[stdin_len u32][stdin]
+//! ```
+//!
+//! Binary safe (an argument may hold any byte, `;` and NUL included, and it
+//! stays one argument); trailing bytes after stdin are tolerated. The parser
+//! is the boundary with guest memory: it never panics, never reads past the
+//! buffer, and never allocates from a length it has not checked against the
+//! bytes that remain and against the engine's argv and stdin limits.
+
+use crate::limits::{MAX_ARGV_BYTES, MAX_STDIN_BYTES};
+
+/// Longest command name on the wire.
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// A parsed request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireRequest {
+    /// The command name.
+    pub name: String,
+    /// The arguments, in order.
+    pub argv: Vec<String>,
+    /// The bytes for stdin.
+    pub stdin: Vec<u8>,
+}
+
+/// Why bytes are not a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// The buffer ends inside a field.
+    #[error("truncated request: {field} needs {needed} bytes at offset {at}, {left} left")]
+    Truncated {
+        /// The field being read.
+        field: &'static str,
+        /// Its offset.
+        at: usize,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes left.
+        left: usize,
+    },
+    /// A field is longer than the engine allows.
+    #[error("{field} is {len} bytes, over the {limit}-byte limit")]
+    TooLarge {
+        /// The field.
+        field: &'static str,
+        /// Its declared length.
+        len: u64,
+        /// The limit.
+        limit: usize,
+    },
+    /// The name or an argument is not UTF-8.
+    #[error("{field} is not valid UTF-8")]
+    NotUtf8 {
+        /// The field.
+        field: &'static str,
+    },
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn u32(&mut self, field: &'static str) -> Result<u32, WireError> {
+        let raw = self.take(field, 4)?;
+        Ok(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]))
+    }
+
+    fn take(&mut self, field: &'static str, len: u64) -> Result<&'a [u8], WireError> {
+        let left = self.bytes.len() - self.at;
+        if len > left as u64 {
+            return Err(WireError::Truncated {
+                field,
+                at: self.at,
+                needed: len,
+                left,
+            });
+        }
+        let out = &self.bytes[self.at..self.at + len as usize];
+        self.at += len as usize;
+        Ok(out)
+    }
+
+    fn field(&mut self, field: &'static str, limit: usize) -> Result<&'a [u8], WireError> {
+        let len = u64::from(self.u32(field)?);
+        if len > limit as u64 {
+            return Err(WireError::TooLarge { field, len, limit });
+        }
+        self.take(field, len)
+    }
+}
+
+fn text(bytes: &[u8], field: &'static str) -> Result<String, WireError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| WireError::NotUtf8 { field })
+}
+
+/// Parses a request.
+pub fn parse(bytes: &[u8]) -> Result<WireRequest, WireError> {
+    let mut r = Reader { bytes, at: 0 };
+    let name = text(r.field("name", MAX_NAME_BYTES)?, "name")?;
+    let argc = u64::from(r.u32("argc")?);
+    // Each argument takes at least its 4-byte length, so argc can be
+    // checked against the bytes left before anything is allocated.
+    let left = (bytes.len() - r.at) as u64;
+    if argc.saturating_mul(4) > left {
+        return Err(WireError::Truncated {
+            field: "argv",
+            at: r.at,
+            needed: argc.saturating_mul(4),
+            left: left as usize,
+        });
+    }
+    let mut argv = Vec::with_capacity(argc as usize);
+    let mut argv_bytes = 0usize;
+    for _ in 0..argc {
+        let arg = r.field("arg", MAX_ARGV_BYTES)?;
+        argv_bytes += arg.len() + 1;
+        if argv_bytes > MAX_ARGV_BYTES {
+            return Err(WireError::TooLarge {
+                field: "argv",
+                len: argv_bytes as u64,
+                limit: MAX_ARGV_BYTES,
+            });
+        }
+        argv.push(text(arg, "arg")?);
+    }
+    let stdin = r.field("stdin", MAX_STDIN_BYTES)?.to_vec();
+    Ok(WireRequest { name, argv, stdin })
+}
+
+/// Encodes a request.
+pub fn encode(name: &str, argv: &[impl AsRef<str>], stdin: &[u8]) -> Vec<u8> {
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+    let mut out = Vec::with_capacity(12 + name.len() + stdin.len());
+    put(&mut out, name.as_bytes());
+    out.extend_from_slice(&(argv.len() as u32).to_le_bytes());
+    for a in argv {
+        put(&mut out, a.as_ref().as_bytes());
+    }
+    put(&mut out, stdin);
+    out
+}
+
+/// Encodes a command's result for a core-module lane:
+/// `[exit i32][stdout_len u32][stdout][stderr_len u32][stderr]`.
+pub fn encode_output(exit_code: i32, stdout: &[u8], stderr: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12 + stdout.len() + stderr.len());
+    out.extend_from_slice(&exit_code.to_le_bytes());
+    for stream in [stdout, stderr] {
+        out.extend_from_slice(&(stream.len() as u32).to_le_bytes());
+        out.extend_from_slice(stream);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_semicolon_stays_inside_its_argument() {
+        let bytes = encode("grep", &["ada; rm -rf /"], b"ada\nbob\n");
+        let req = parse(&bytes).unwrap();
+        assert_eq!(req.name, "grep");
+        assert_eq!(req.argv, vec!["ada; rm -rf /"]);
+        assert_eq!(req.stdin, b"ada\nbob\n");
+    }
+
+    #[test]
+    fn the_reference_layout_is_little_endian_and_length_prefixed() {
+        let bytes = encode("grep", &["ada"], b"x");
+        assert_eq!(
+            bytes,
+            [
+                &4u32.to_le_bytes()[..], b"grep", &1u32.to_le_bytes(), &3u32.to_le_bytes(), b"ada",
+                &1u32.to_le_bytes(), b"x"
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn trailing_bytes_are_tolerated_and_stdin_is_binary_safe() {
+        let mut bytes = encode("cat", &[] as &[&str], &[0, 255, 10, 0]);
+        bytes.extend_from_slice(b"trailing");
+        assert_eq!(parse(&bytes).unwrap().stdin, vec![0, 255, 10, 0]);
+    }
+
+    #[test]
+    fn malformed_requests_are_clear_errors() {
+        assert!(matches!(parse(&[]), Err(WireError::Truncated { field: "name", .. })));
+        assert!(matches!(parse(&[9, 0, 0, 0, b'x']), Err(WireError::Truncated { .. })));
+        // argc claims four billion arguments in a ten-byte buffer.
+        let mut huge = encode("x", &[] as &[&str], b"");
+        huge[5..9].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(parse(&huge), Err(WireError::Truncated { field: "argv", .. })));
+        let long_name = encode(&"n".repeat(256), &[] as &[&str], b"");
+        assert!(matches!(parse(&long_name), Err(WireError::TooLarge { field: "name", .. })));
+        let mut bad = encode("x", &["ab"], b"");
+        bad[13] = 0xFF;
+        assert!(matches!(parse(&bad), Err(WireError::NotUtf8 { field: "arg" })));
+    }
+}

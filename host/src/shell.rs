@@ -1,0 +1,272 @@
+//! Running a command line through the shell broker component.
+//!
+//! The shell (`guests/shell`, embedded) parses the line inside the sandbox
+//! and runs each stage through the `commands` interface. The shell itself
+//! is docked with a fixed first-party grant (`vfs` for redirections over
+//! the preopens, `commands` to run stages); every stage runs under the
+//! caller's grant, through the exec broker's deny ladder, one level deep.
+
+use crate::artifact::{Artifact, ArtifactKind};
+use crate::bindings::exports::workbooks::engine::shell::{Error as ShellError, GuestIndices};
+use crate::commands::{CommandError, CommandPolicy};
+use crate::dock::DockError;
+use crate::embedded;
+use crate::engine::Engine;
+use crate::limits::Deadline;
+use crate::policy::{Cap, CapSet, Grant, PolicyError, Resolution};
+use crate::run::{RunError, classify};
+use crate::state::{Preopen, SessionError, SessionOptions};
+use bytes::Bytes;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Wall-clock budget of a whole line (each stage also has its own).
+pub const LINE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How to run a command line.
+#[derive(Debug, Clone)]
+pub struct LineOptions {
+    /// The profile the stages run under.
+    pub profile: String,
+    /// Caps narrower than the profile's for the stages.
+    pub caps: Option<CapSet>,
+    /// The principal whose revocation, rate limit and quotas apply.
+    pub tenant: String,
+    /// The session id stages report.
+    pub session_id: String,
+    /// Host directories visible to redirections and stages.
+    pub dirs: Vec<Preopen>,
+    /// stdin of the first stage.
+    pub stdin: Bytes,
+    /// Wall-clock budget of each stage (30 s by default).
+    pub stage_timeout: Option<Duration>,
+    /// Fuel of each stage (5e9 by default).
+    pub stage_fuel: Option<u64>,
+    /// Only these command names may run; any when `None`.
+    pub allowlist: Option<BTreeSet<String>>,
+}
+
+impl Default for LineOptions {
+    fn default() -> Self {
+        Self {
+            profile: "compute".into(),
+            caps: None,
+            tenant: "default".into(),
+            session_id: "run".into(),
+            dirs: Vec::new(),
+            stdin: Bytes::new(),
+            stage_timeout: None,
+            stage_fuel: None,
+            allowlist: None,
+        }
+    }
+}
+
+/// What one stage did.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageReport {
+    /// The command name and arguments.
+    pub argv: Vec<String>,
+    /// Its exit code.
+    pub exit: i32,
+    /// Wall time of the stage in microseconds.
+    pub elapsed_us: u64,
+    /// Bytes written to stdout.
+    pub stdout_bytes: u64,
+    /// Bytes written to stderr.
+    pub stderr_bytes: u64,
+}
+
+/// What a line produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineOutcome {
+    /// Its stdout.
+    #[serde(serialize_with = "lossy")]
+    pub stdout: Bytes,
+    /// Every stage's stderr, in order.
+    #[serde(serialize_with = "lossy")]
+    pub stderr: Bytes,
+    /// The exit code of the last stage that ran.
+    pub exit: i32,
+    /// The stages that ran.
+    pub stages: Vec<StageReport>,
+    /// Wall time of the whole line in microseconds.
+    pub elapsed_us: u64,
+}
+
+fn lossy<S: serde::Serializer>(b: &Bytes, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&String::from_utf8_lossy(b))
+}
+
+/// Why a line did not run to an exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    /// The profile or caps were refused.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The shell broker could not be docked.
+    #[error(transparent)]
+    Dock(#[from] DockError),
+    /// The shell's session could not be set up.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The shell itself faulted.
+    #[error("shell: {0}")]
+    Run(#[from] RunError),
+    /// The line does not parse.
+    #[error("syntax error: {0}")]
+    Syntax(String),
+    /// The line uses syntax outside the subset.
+    #[error("unsupported syntax: {0}")]
+    Unsupported(String),
+    /// A redirection names a path outside the preopened directories.
+    #[error("outside_sandbox: {0}")]
+    OutsideSandbox(String),
+    /// A redirection failed.
+    #[error("redirection failed: {0}")]
+    Redirect(String),
+    /// A stage did not run.
+    #[error("{name}: {error}")]
+    Command {
+        /// The stage's command name.
+        name: String,
+        /// Why it did not run.
+        error: CommandError,
+    },
+}
+
+fn shell_artifact() -> Artifact {
+    static SHELL: OnceLock<Artifact> = OnceLock::new();
+    SHELL
+        .get_or_init(|| Artifact::trusted(embedded::SHELL.bytes.to_vec(), ArtifactKind::Component))
+        .clone()
+}
+
+fn from_wit(e: crate::bindings::workbooks::engine::commands::Error) -> CommandError {
+    use crate::bindings::workbooks::engine::commands::Error as E;
+    match e {
+        E::Revoked => CommandError::Revoked,
+        E::RateLimited => CommandError::RateLimited,
+        E::Denied => CommandError::Denied,
+        E::MaxDepth(n) => CommandError::MaxDepth(n),
+        E::CommandNotGranted(n) => CommandError::NotGranted(n),
+        E::UnknownCommand(n) => CommandError::Unknown(n),
+        E::TooManyRunning(n) => CommandError::TooManyRunning(n),
+        E::ArtifactIntegrity(s) => CommandError::Integrity(s),
+        E::ArgvTooLarge(n) => CommandError::ArgvTooLarge(n),
+        E::StdinTooLarge(n) => CommandError::StdinTooLarge(n),
+        E::OutputTooLarge(n) => CommandError::OutputTooLarge(n),
+        E::Timeout(ms) => CommandError::Timeout(Duration::from_millis(ms)),
+        E::MemoryLimit(n) => CommandError::Memory(n),
+        E::FuelExhausted => CommandError::Fuel,
+        E::Trap(s) => CommandError::Trap(s),
+        E::Refused(s) => CommandError::Refused(s),
+    }
+}
+
+impl Engine {
+    /// Runs a command line: the shell parses it inside the sandbox, each
+    /// stage runs as a registered command under `opts.profile`.
+    pub async fn run_line(&self, line: &str, opts: LineOptions) -> Result<LineOutcome, LineError> {
+        let start = Instant::now();
+        let stage_grant = match opts.caps {
+            Some(caps) => Grant::narrowed(&opts.profile, caps)?,
+            None => Grant::profile(&opts.profile),
+        };
+        let shell_grant = Grant {
+            profile: Resolution {
+                requested: stage_grant.profile.requested.clone(),
+                effective: stage_grant.profile.effective,
+            },
+            caps: CapSet::of(&[Cap::Vfs, Cap::Commands]),
+        };
+        let docked = self.dock(&shell_artifact(), &shell_grant)?;
+        let mut session = SessionOptions::new(opts.session_id, opts.tenant);
+        session.dirs = opts.dirs;
+        session.commands = CommandPolicy {
+            stage_grant: Some(stage_grant),
+            allowlist: opts.allowlist.map(Arc::new),
+            depth: 0,
+            timeout: opts.stage_timeout,
+            fuel: opts.stage_fuel,
+        };
+        let (mut store, _) = self.new_store(&shell_grant, &session)?;
+        store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
+        let indices = GuestIndices::new(&docked.pre)
+            .map_err(|e| DockError::Link(format!("the shell broker does not export shell: {e:#}")))?;
+        let outcome = tokio::time::timeout(LINE_TIMEOUT, async {
+            let instance = docked.pre.instantiate_async(&mut store).await?;
+            let shell = indices.load(&mut store, &instance)?;
+            shell.call_run(&mut store, line, &opts.stdin).await
+        })
+        .await;
+        let result = match outcome {
+            Err(_) => return Err(RunError::Timeout { budget: LINE_TIMEOUT }.into()),
+            Ok(Err(e)) => return Err(classify(e, store.data(), None).into()),
+            Ok(Ok(r)) => r,
+        };
+        let out = result.map_err(|e| match e {
+            ShellError::Syntax(s) => LineError::Syntax(s),
+            ShellError::Unsupported(s) => LineError::Unsupported(s),
+            ShellError::OutsideSandbox(s) => LineError::OutsideSandbox(s),
+            ShellError::Redirect(s) => LineError::Redirect(s),
+            ShellError::Command((name, e)) => LineError::Command { name, error: from_wit(e) },
+        })?;
+        Ok(LineOutcome {
+            stdout: Bytes::from(out.stdout),
+            stderr: Bytes::from(out.stderr),
+            exit: out.exit_code,
+            stages: out
+                .stages
+                .into_iter()
+                .map(|s| StageReport {
+                    argv: s.argv,
+                    exit: s.exit_code,
+                    elapsed_us: s.elapsed_us,
+                    stdout_bytes: s.stdout_bytes,
+                    stderr_bytes: s.stderr_bytes,
+                })
+                .collect(),
+            elapsed_us: start.elapsed().as_micros() as u64,
+        })
+    }
+}
+
+impl Engine {
+    /// Runs one command by name, directly (no shell parsing), with the
+    /// stage settings of `opts`. The caller is the host, so only revocation,
+    /// the rate limit, the allowlist and the registry can refuse it.
+    pub async fn run_command(
+        &self,
+        name: &str,
+        argv: Vec<String>,
+        opts: LineOptions,
+    ) -> Result<crate::commands::CommandOutput, LineError> {
+        let grant = match opts.caps {
+            Some(caps) => Grant::narrowed(&opts.profile, caps)?,
+            None => Grant::profile(&opts.profile),
+        };
+        let env = crate::commands::CommandEnv {
+            principal: opts.tenant,
+            session_id: opts.session_id,
+            caller_caps: grant.caps.with(Cap::Commands),
+            grant,
+            dirs: opts.dirs,
+            policy: CommandPolicy {
+                stage_grant: None,
+                allowlist: opts.allowlist.map(Arc::new),
+                depth: 0,
+                timeout: opts.stage_timeout,
+                fuel: opts.stage_fuel,
+            },
+        };
+        self.run_command_as(&env, Cap::Commands, name, argv, opts.stdin)
+            .await
+            .map_err(|error| LineError::Command {
+                name: name.to_string(),
+                error,
+            })
+    }
+}
