@@ -187,14 +187,22 @@ impl CompileCache {
     }
 
     /// The compiled form of a core module artifact.
-    pub(crate) fn module(&self, engine: &wasmtime::Engine, artifact: &Artifact) -> wasmtime::Result<Module> {
+    pub(crate) fn module(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+    ) -> wasmtime::Result<Module> {
         match self.compiled(engine, artifact)? {
             Compiled::Module(m) => Ok(m),
             Compiled::Component(_) => wasmtime::bail!("artifact is a component, not a core module"),
         }
     }
 
-    fn compiled(&self, engine: &wasmtime::Engine, artifact: &Artifact) -> wasmtime::Result<Compiled> {
+    fn compiled(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+    ) -> wasmtime::Result<Compiled> {
         let sha = artifact.sha256();
         if let Some(c) = self.lock().get(&sha) {
             return Ok(c.clone());
@@ -222,19 +230,29 @@ impl CompileCache {
         unsafe_code,
         reason = "deserializing native code; only files this engine wrote into its own home are read"
     )]
-    fn load(engine: &wasmtime::Engine, path: &Path, kind: ArtifactKind) -> wasmtime::Result<Compiled> {
+    fn load(
+        engine: &wasmtime::Engine,
+        path: &Path,
+        kind: ArtifactKind,
+    ) -> wasmtime::Result<Compiled> {
         // SAFETY: the file was produced by `serialize` of an engine with the
         // same compatibility key (it is in the file name) and lives in the
         // engine's home, which only the engine writes.
         unsafe {
             Ok(match kind {
-                ArtifactKind::Component => Compiled::Component(Component::deserialize_file(engine, path)?),
+                ArtifactKind::Component => {
+                    Compiled::Component(Component::deserialize_file(engine, path)?)
+                }
                 ArtifactKind::Module => Compiled::Module(Module::deserialize_file(engine, path)?),
             })
         }
     }
 
-    fn compile(&self, engine: &wasmtime::Engine, artifact: &Artifact) -> wasmtime::Result<Compiled> {
+    fn compile(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+    ) -> wasmtime::Result<Compiled> {
         let (compiled, bytes) = match artifact.kind() {
             ArtifactKind::Component => {
                 let c = Component::from_binary(engine, artifact.bytes())?;

@@ -10,13 +10,13 @@
 use crate::artifact::Artifact;
 use crate::broker::{Cadence, RateLimiter};
 use crate::commands::Registry;
+use crate::commands::broker::Slots;
 use crate::dock::{DockError, Docked, Docker};
 use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
 use crate::policy::{Grant, Profile};
 use crate::state::{Captured, SessionError, SessionOptions, StoreState, new_store};
 use crate::store::{Storage, StorageError, StorageSlot};
 use std::path::{Path, PathBuf};
-use crate::commands::broker::Slots;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::Store;
@@ -251,7 +251,10 @@ impl Engine {
     }
 
     pub(crate) fn compile_module(&self, artifact: &Artifact) -> wasmtime::Result<wasmtime::Module> {
-        self.inner.docker.compiled().module(&self.inner.wasmtime, artifact)
+        self.inner
+            .docker
+            .compiled()
+            .module(&self.inner.wasmtime, artifact)
     }
 
     pub(crate) fn new_store(

@@ -33,6 +33,11 @@ pub mod shell;
 pub mod state;
 pub mod store;
 
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use dock::{DockError, Docked, Receipt};

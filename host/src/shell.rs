@@ -194,8 +194,9 @@ impl Engine {
         };
         let (mut store, _) = self.new_store(&shell_grant, &session)?;
         store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
-        let indices = GuestIndices::new(&docked.pre)
-            .map_err(|e| DockError::Link(format!("the shell broker does not export shell: {e:#}")))?;
+        let indices = GuestIndices::new(&docked.pre).map_err(|e| {
+            DockError::Link(format!("the shell broker does not export shell: {e:#}"))
+        })?;
         let outcome = tokio::time::timeout(LINE_TIMEOUT, async {
             let instance = docked.pre.instantiate_async(&mut store).await?;
             let shell = indices.load(&mut store, &instance)?;
@@ -203,7 +204,12 @@ impl Engine {
         })
         .await;
         let result = match outcome {
-            Err(_) => return Err(RunError::Timeout { budget: LINE_TIMEOUT }.into()),
+            Err(_) => {
+                return Err(RunError::Timeout {
+                    budget: LINE_TIMEOUT,
+                }
+                .into());
+            }
             Ok(Err(e)) => return Err(classify(e, store.data(), None).into()),
             Ok(Ok(r)) => r,
         };
@@ -212,7 +218,10 @@ impl Engine {
             ShellError::Unsupported(s) => LineError::Unsupported(s),
             ShellError::OutsideSandbox(s) => LineError::OutsideSandbox(s),
             ShellError::Redirect(s) => LineError::Redirect(s),
-            ShellError::Command((name, e)) => LineError::Command { name, error: from_wit(e) },
+            ShellError::Command((name, e)) => LineError::Command {
+                name,
+                error: from_wit(e),
+            },
         })?;
         Ok(LineOutcome {
             stdout: Bytes::from(out.stdout),

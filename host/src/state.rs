@@ -275,7 +275,11 @@ pub(crate) fn new_store(
             principal: opts.tenant.clone(),
             session_id: opts.id.clone(),
             caller_caps: grant.caps,
-            grant: opts.commands.stage_grant.clone().unwrap_or_else(|| grant.clone()),
+            grant: opts
+                .commands
+                .stage_grant
+                .clone()
+                .unwrap_or_else(|| grant.clone()),
             dirs: opts.dirs.clone(),
             policy: opts.commands.clone(),
         };

@@ -1,12 +1,23 @@
 //! Translates a POSIX bracket expression (`[...]`) into a `regex` crate
 //! character class. In POSIX, backslash is literal inside brackets and `]`
 //! first is literal; the `regex` crate's own class operators (`[`, `&&`,
-//! `--`, `~~`) are escaped so they keep their POSIX meaning.
+//! `--`, `~~`) are escaped so they keep their POSIX meaning. Named classes
+//! cover Unicode, as in a UTF-8 locale.
 
-/// Character classes both POSIX and the `regex` crate know as `[:name:]`.
-const CLASSES: [&str; 12] = [
-    "alnum", "alpha", "blank", "cntrl", "digit", "graph", "lower", "print", "punct", "space",
-    "upper", "xdigit",
+/// POSIX class names and the `regex` class items they stand for.
+const CLASSES: [(&str, &str); 12] = [
+    ("alnum", "\\p{Alphabetic}\\p{Nd}"),
+    ("alpha", "\\p{Alphabetic}"),
+    ("blank", "\\t\\p{Zs}"),
+    ("cntrl", "\\p{Cc}"),
+    ("digit", "0-9"),
+    ("graph", "[\\P{C}&&\\S]"),
+    ("lower", "\\p{Lowercase}"),
+    ("print", "\\P{C}"),
+    ("punct", "\\p{P}\\p{S}"),
+    ("space", "\\s"),
+    ("upper", "\\p{Uppercase}"),
+    ("xdigit", "0-9A-Fa-f"),
 ];
 
 fn escaped(character: char) -> String {
@@ -33,10 +44,10 @@ fn special_item(chars: &[char]) -> Result<Option<(String, bool, usize)>, String>
     let body: String = chars[body_start..end].iter().collect();
     let used = end + 2;
     if kind == ':' {
-        if !CLASSES.contains(&body.as_str()) {
+        let Some((_, items)) = CLASSES.iter().find(|(name, _)| *name == body) else {
             return Err(format!("invalid character class '{body}'"));
-        }
-        return Ok(Some((format!("[:{body}:]"), true, used)));
+        };
+        return Ok(Some(((*items).to_owned(), true, used)));
     }
     let mut letters = body.chars();
     match (letters.next(), letters.next()) {

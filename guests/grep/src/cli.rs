@@ -19,6 +19,14 @@ pub enum Recursion {
     AllLinks,
 }
 
+/// Wildcards that choose which files and directories are searched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameFilter {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub exclude_dirs: Vec<String>,
+}
+
 /// Where patterns come from, in command-line order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PatternSource {
@@ -50,6 +58,8 @@ pub struct Options {
     pub no_messages: bool,
     pub binary_as_text: bool,
     pub recursion: Option<Recursion>,
+    /// `--include`, `--exclude` and `--exclude-dir` wildcards.
+    pub name_filter: NameFilter,
     /// `-Z`: end file names with NUL instead of `:` or newline.
     pub null_after_name: bool,
     pub max_count: Option<u64>,
@@ -78,6 +88,7 @@ impl Default for Options {
             no_messages: false,
             binary_as_text: false,
             recursion: None,
+            name_filter: NameFilter::default(),
             null_after_name: false,
             max_count: None,
             before_context: 0,
@@ -121,6 +132,9 @@ Search for PATTERNS in each FILE (or standard input).
   -r, --recursive           search directories recursively
   -R, --dereference-recursive  likewise, following all symbolic links
   -Z, --null                print NUL after file names
+      --include=GLOB        search only files whose base name matches GLOB
+      --exclude=GLOB        skip files whose base name matches GLOB
+      --exclude-dir=GLOB    skip directories whose base name matches GLOB
   -A, --after-context=NUM   print NUM lines of trailing context
   -B, --before-context=NUM  print NUM lines of leading context
   -C, --context=NUM         print NUM lines of output context
@@ -232,17 +246,26 @@ fn apply_long<'a>(
     if name == "color" || name == "colour" {
         return Ok(());
     }
-    let Some((flag, _)) = VALUED.iter().find(|(_, long)| *long == name) else {
-        return Err(format!("unrecognized option '--{name}'"));
-    };
-    let value = match attached {
-        Some(value) => value,
+    let mut value = || match &attached {
+        Some(value) => Ok(value.clone()),
         None => rest
             .next()
             .cloned()
-            .ok_or_else(|| format!("option '--{name}' requires an argument"))?,
+            .ok_or_else(|| format!("option '--{name}' requires an argument")),
     };
-    apply_value(options, *flag, value)
+    let filter = &mut options.name_filter;
+    match name {
+        "include" => filter.include.push(value()?),
+        "exclude" => filter.exclude.push(value()?),
+        "exclude-dir" => filter.exclude_dirs.push(value()?),
+        _ => {
+            let Some((flag, _)) = VALUED.iter().find(|(_, long)| *long == name) else {
+                return Err(format!("unrecognized option '--{name}'"));
+            };
+            apply_value(options, *flag, value()?)?;
+        }
+    }
+    Ok(())
 }
 
 /// Parses the arguments after the program name.

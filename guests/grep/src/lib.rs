@@ -7,6 +7,7 @@
 
 mod bracket;
 pub mod cli;
+mod glob;
 mod matcher;
 mod search;
 mod syntax;
@@ -104,14 +105,13 @@ pub fn run(
         }
     };
 
-    let inputs = walk::inputs(&options.files, options.recursion);
+    let inputs = walk::inputs(&options.files, options.recursion, &options.name_filter);
     let show_names = options
         .with_filename
         .unwrap_or_else(|| walk::names_by_default(&options.files, options.recursion));
     let mut searcher = Searcher::new(&options, &matcher, show_names);
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
     let mut any_selected = false;
-    let mut any_listed = false;
     let mut had_error = false;
 
     for input in &inputs {
@@ -137,7 +137,10 @@ pub fn run(
         match searcher.search(&mut out, name, &data) {
             Ok(found) => {
                 any_selected |= found.selected > 0;
-                any_listed |= options.files_without_match && found.selected == 0;
+                if found.binary_matched {
+                    let _ = out.flush();
+                    let _ = writeln!(stderr, "grep: {name}: binary file matches");
+                }
             }
             Err(error) if error.kind() == io::ErrorKind::BrokenPipe => return EXIT_ERROR,
             Err(error) => {
@@ -153,16 +156,11 @@ pub fn run(
         return EXIT_ERROR;
     }
 
-    let succeeded = if options.files_without_match {
-        any_listed
-    } else {
-        any_selected
-    };
-    if options.quiet && succeeded {
+    if options.quiet && any_selected {
         EXIT_SELECTED
     } else if had_error {
         EXIT_ERROR
-    } else if succeeded {
+    } else if any_selected {
         EXIT_SELECTED
     } else {
         EXIT_NOTHING_SELECTED

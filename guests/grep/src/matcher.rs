@@ -68,8 +68,16 @@ fn is_word_char(character: char) -> bool {
     character == '_' || character.is_alphanumeric()
 }
 
+/// Whether `index` does not fall inside a UTF-8 sequence.
+fn at_char_boundary(line: &[u8], index: usize) -> bool {
+    line.get(index).is_none_or(|byte| byte & 0xC0 != 0x80)
+}
+
 fn is_word_match(line: &[u8], start: usize, end: usize) -> bool {
-    !word_before(line, start) && !word_after(line, end)
+    at_char_boundary(line, start)
+        && at_char_boundary(line, end)
+        && !word_before(line, start)
+        && !word_after(line, end)
 }
 
 impl Matcher {
@@ -161,8 +169,10 @@ impl Matcher {
             return None;
         }
         let whole = self.whole.as_ref()?;
-        (start..end)
-            .rev()
-            .find(|&shorter| !word_after(line, shorter) && whole.is_match(&line[start..shorter]))
+        (start..end).rev().find(|&shorter| {
+            at_char_boundary(line, shorter)
+                && !word_after(line, shorter)
+                && whole.is_match(&line[start..shorter])
+        })
     }
 }

@@ -50,6 +50,8 @@ pub struct Searcher<'o> {
 /// What searching one input found.
 pub struct Found {
     pub selected: u64,
+    /// The input holds NUL bytes and a line was selected but not printed.
+    pub binary_matched: bool,
 }
 
 impl<'o> Searcher<'o> {
@@ -180,7 +182,6 @@ impl<'o> Searcher<'o> {
                 break;
             }
             if binary && !self.summary_only() {
-                writeln!(out, "Binary file {name} matches")?;
                 break;
             }
             if !print_lines {
@@ -208,8 +209,12 @@ impl<'o> Searcher<'o> {
             }
         }
 
+        let binary_matched = binary && selected > 0 && !self.summary_only();
         if options.quiet {
-            return Ok(Found { selected });
+            return Ok(Found {
+                selected,
+                binary_matched,
+            });
         }
         if options.files_with_matches && selected > 0
             || options.files_without_match && selected == 0
@@ -221,6 +226,9 @@ impl<'o> Searcher<'o> {
             }
             writeln!(out, "{selected}")?;
         }
-        Ok(Found { selected })
+        Ok(Found {
+            selected,
+            binary_matched,
+        })
     }
 }

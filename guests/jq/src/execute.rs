@@ -104,6 +104,73 @@ fn runtime_error_message(filename: &Val, error: jaq_core::Error<Val>) -> Vec<u8>
     message
 }
 
+/// The stream of input values (one slurped value with `-s`); errors are
+/// messages for the user.
+fn input_items<'a>(
+    sources: &'a [Source],
+    settings: &Settings,
+    filename: &'a RefCell<Val>,
+) -> Box<dyn Iterator<Item = Result<Val, String>> + 'a> {
+    let stream = InputStream::new(sources, settings.raw_input, filename);
+    if !settings.slurp {
+        return Box::new(stream.map(|item| item.map_err(|error| error.to_string())));
+    }
+    let (slurped, errors) = if settings.raw_input {
+        slurp_text(sources)
+    } else {
+        let mut values = Vec::new();
+        let mut errors = Vec::new();
+        for item in stream {
+            match item {
+                Ok(value) => values.push(value),
+                Err(error) => errors.push(error),
+            }
+        }
+        (values.into_iter().collect(), errors)
+    };
+    let errors = errors.into_iter().map(|error| Err(error.to_string()));
+    Box::new(errors.chain([Ok(slurped)]).collect::<Vec<_>>().into_iter())
+}
+
+/// Runs the filter on one input value, printing outputs and reporting the
+/// first error (which ends this input's outputs, as in jq).
+fn run_value<'a>(
+    filter: &Filter<Kind>,
+    session: &'a Session<'a>,
+    vars: &Vars<Val>,
+    value: Val,
+    outcome: &mut Outcome,
+    printer: &mut Printer,
+) -> io::Result<()> {
+    let ctx = Ctx::<Kind>::new(session, vars.clone());
+    for result in filter.id.run((ctx, value)) {
+        let exception = match result {
+            Ok(output) => {
+                outcome.last_output = Some(!matches!(output, Val::Null | Val::Bool(false)));
+                printer.print(&output)?;
+                continue;
+            }
+            Err(exception) => exception,
+        };
+        match exception.get_err() {
+            Ok(error) => {
+                printer.out.flush()?;
+                outcome.runtime_error = true;
+                let message = runtime_error_message(&session.filename.borrow(), error);
+                diagnose(session.diagnostics, &message);
+            }
+            Err(exception) => {
+                let code = exception
+                    .get_halt()
+                    .unwrap_or(i32::from(EXIT_RUNTIME_ERROR));
+                outcome.halted = Some(code.rem_euclid(256) as u8);
+            }
+        }
+        break;
+    }
+    Ok(())
+}
+
 /// Runs `filter` over the inputs from `sources`, binding `globals` in order.
 pub fn execute(
     filter: &Filter<Kind>,
@@ -115,36 +182,8 @@ pub fn execute(
 ) -> u8 {
     let diagnostics = RefCell::new(stderr);
     let filename = RefCell::new(Val::Null);
-    let mut outcome = Outcome::default();
-
-    let stream = InputStream::new(sources, settings.raw_input, &filename);
-    let stream: Box<dyn Iterator<Item = Result<Val, String>>> = if settings.slurp {
-        let slurped = if settings.raw_input {
-            let (text, errors) = slurp_text(sources);
-            errors
-                .into_iter()
-                .map(|error| Err(error.to_string()))
-                .chain([Ok(text)])
-                .collect()
-        } else {
-            let mut items = Vec::new();
-            let mut values = Vec::new();
-            for item in stream {
-                match item {
-                    Ok(value) => values.push(value),
-                    Err(error) => items.push(Err(error.to_string())),
-                }
-            }
-            items.push(Ok(values.into_iter().collect()));
-            items
-        };
-        Box::new(slurped.into_iter())
-    } else {
-        Box::new(stream.map(|item| item.map_err(|error| error.to_string())))
-    };
-    let stream = RcIter::new(stream);
+    let stream = RcIter::new(input_items(sources, &settings, &filename));
     let inputs: Inputs<'_, Val> = &stream;
-
     let session = Session {
         lut: &filter.lut,
         inputs,
@@ -152,6 +191,7 @@ pub fn execute(
         diagnostics: &diagnostics,
     };
     let vars = Vars::new(globals);
+    let mut outcome = Outcome::default();
     let mut printer = Printer {
         out: BufWriter::with_capacity(OUTPUT_BUFFER, &mut *stdout),
         writer: JsonWriter::new(settings.style),
@@ -159,43 +199,20 @@ pub fn execute(
         join_output: settings.join_output,
     };
 
-    let run_one = |value: Val, outcome: &mut Outcome, printer: &mut Printer| -> io::Result<()> {
-        let ctx = Ctx::<Kind>::new(&session, vars.clone());
-        for result in filter.id.run((ctx, value)) {
-            match result {
-                Ok(output) => {
-                    outcome.last_output = Some(!matches!(output, Val::Null | Val::Bool(false)));
-                    printer.print(&output)?;
-                }
-                Err(exception) => {
-                    match exception.get_err() {
-                        Ok(error) => {
-                            printer.out.flush()?;
-                            outcome.runtime_error = true;
-                            let message = runtime_error_message(&filename.borrow(), error);
-                            diagnose(&diagnostics, &message);
-                        }
-                        Err(exception) => {
-                            let code = exception
-                                .get_halt()
-                                .unwrap_or(i32::from(EXIT_RUNTIME_ERROR));
-                            outcome.halted = Some(code.rem_euclid(256) as u8);
-                        }
-                    }
-                    break;
-                }
-            }
-        }
-        Ok(())
-    };
-
-    let result = (|| -> io::Result<()> {
+    let mut run_all = || -> io::Result<()> {
         if settings.null_input {
-            return run_one(Val::Null, &mut outcome, &mut printer);
+            return run_value(
+                filter,
+                &session,
+                &vars,
+                Val::Null,
+                &mut outcome,
+                &mut printer,
+            );
         }
         for item in inputs {
             match item {
-                Ok(value) => run_one(value, &mut outcome, &mut printer)?,
+                Ok(value) => run_value(filter, &session, &vars, value, &mut outcome, &mut printer)?,
                 Err(message) => {
                     printer.out.flush()?;
                     outcome.input_error = true;
@@ -206,11 +223,10 @@ pub fn execute(
                 break;
             }
         }
-        Ok(())
-    })()
-    .and_then(|()| printer.out.flush());
+        printer.out.flush()
+    };
 
-    if let Err(error) = result {
+    if let Err(error) = run_all() {
         if error.kind() != io::ErrorKind::BrokenPipe {
             let message = format!("jq: error: cannot write output: {error}\n");
             diagnose(&diagnostics, message.as_bytes());

@@ -12,7 +12,7 @@ mod output;
 mod session;
 mod variables;
 
-use cli::{Command, FilterSource, Indent, Options};
+use cli::{Command, FilterSource, Options};
 use std::io::{Read, Write};
 
 /// Every output was written (and, with `-e`, the last one was truthy).
@@ -92,11 +92,6 @@ fn run_options(
     } else {
         options.files.iter().map(input::Source::file).collect()
     };
-    let indent = if options.indent == Indent::Spaces(0) {
-        Indent::Spaces(0)
-    } else {
-        options.indent
-    };
     let settings = execute::Settings {
         null_input: options.null_input,
         raw_input: options.raw_input,
@@ -104,7 +99,7 @@ fn run_options(
         raw_output: options.raw_output,
         join_output: options.join_output,
         exit_status: options.exit_status,
-        style: output::Style::new(indent, options.sort_keys, options.ascii_output),
+        style: output::Style::new(options.indent, options.sort_keys, options.ascii_output),
     };
     execute::execute(&filter, globals.values, &sources, settings, stdout, stderr)
 }

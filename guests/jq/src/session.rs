@@ -70,12 +70,9 @@ pub const PRELUDE: &str = include_str!("prelude.jq");
 /// Native filters that need the session; they take precedence over the
 /// standard library's filters of the same name.
 pub fn native_funs() -> impl Iterator<Item = Fun<Kind>> {
-    let funs: [Filter<RunPtr<Kind>>; 5] = [
+    let funs: [Filter<RunPtr<Kind>>; 4] = [
         ("input_filename", v(0), |cv| {
             box_once(Ok(cv.0.data().filename.borrow().clone()))
-        }),
-        ("input_line_number", v(0), |_| {
-            box_once(Ok(Val::from(0isize)))
         }),
         ("debug_empty", v(0), |cv| {
             cv.0.data().debug(&cv.1);

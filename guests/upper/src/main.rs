@@ -1,7 +1,10 @@
 //! Entry point of the `upper` command: wires the standard streams to [`upper::run`].
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
     let code = upper::run(
         &args,
         &mut std::io::stdin().lock(),

@@ -70,6 +70,7 @@ fn print_usage(stderr: &mut dyn Write) -> u8 {
     EXIT_USAGE
 }
 
+/// The last path component of argv[0], without a `.wasm` extension.
 fn base_name(path: &OsStr) -> &OsStr {
     let bytes = path.as_encoded_bytes();
     let trimmed = bytes.strip_suffix(b".wasm").unwrap_or(bytes);
@@ -77,7 +78,7 @@ fn base_name(path: &OsStr) -> &OsStr {
         .iter()
         .rposition(|&b| b == b'/')
         .map_or(0, |p| p + 1);
-    // Slicing at ASCII boundaries keeps the text valid for OsStr.
+    // Applet names are ASCII, so a name that is not UTF-8 matches none.
     match std::str::from_utf8(&trimmed[start..]) {
         Ok(text) => OsStr::new(text),
         Err(_) => OsStr::new(""),

@@ -81,8 +81,15 @@ impl Cadence {
     }
 
     /// Records a denial and returns it, for the steps after `admit`.
-    pub fn deny(&self, principal: &str, broker: &'static str, denial: Denial, detail: &str) -> Denial {
-        self.audit.record(principal, broker, denial.reason(), detail);
+    pub fn deny(
+        &self,
+        principal: &str,
+        broker: &'static str,
+        denial: Denial,
+        detail: &str,
+    ) -> Denial {
+        self.audit
+            .record(principal, broker, denial.reason(), detail);
         denial
     }
 

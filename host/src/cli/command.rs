@@ -67,13 +67,24 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
         let engine = engine(home)?;
         let registry = engine.registry();
         match cmd {
-            Command::Register { name, file, arg_mode, tier } => {
+            Command::Register {
+                name,
+                file,
+                arg_mode,
+                tier,
+            } => {
                 let arg_mode = ArgMode::parse(&arg_mode)
                     .ok_or_else(|| fail("usage", "--arg-mode is argv or stdin1", exit::USAGE))?;
-                let tier = Tier::parse(&tier)
-                    .ok_or_else(|| fail("usage", "--tier is instance or os_process", exit::USAGE))?;
-                let bytes = std::fs::read(&file)
-                    .map_err(|e| fail("load", format!("cannot read {}: {e}", file.display()), exit::LOAD))?;
+                let tier = Tier::parse(&tier).ok_or_else(|| {
+                    fail("usage", "--tier is instance or os_process", exit::USAGE)
+                })?;
+                let bytes = std::fs::read(&file).map_err(|e| {
+                    fail(
+                        "load",
+                        format!("cannot read {}: {e}", file.display()),
+                        exit::LOAD,
+                    )
+                })?;
                 let entry = registry
                     .register(&name, bytes, arg_mode, tier)
                     .map_err(registry_failure)?;
@@ -113,7 +124,8 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                     .get(&name)
                     .map_err(registry_failure)?
                     .ok_or_else(|| registry_failure(RegistryError::NotFound(name.clone())))?;
-                let json = serde_json::to_string_pretty(&entry).map_err(|e| fail("json", e, exit::ENGINE))?;
+                let json = serde_json::to_string_pretty(&entry)
+                    .map_err(|e| fail("json", e, exit::ENGINE))?;
                 println!("{json}");
                 println!("path: {}", registry.path_of(&entry).display());
                 Ok(0)

@@ -5,6 +5,7 @@
 //! from [`exit`], distinct per kind and documented in the README.
 
 mod command;
+mod conformance;
 mod exec;
 mod exit;
 mod inspect;
@@ -41,6 +42,9 @@ enum Command {
     /// Manage the command registry.
     #[command(subcommand)]
     Command(command::Command),
+    /// Run third-party test suites (jq, toybox, busybox) through the
+    /// sandboxed built-ins and count pass / fail / skipped.
+    Conformance(conformance::Args),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
         Command::Exec(args) => exec::run(args, home),
         Command::Run(args) => run::run(args, home),
         Command::Command(cmd) => command::run(cmd, home),
+        Command::Conformance(args) => conformance::run(args, home),
     };
     ExitCode::from(code)
 }

@@ -25,7 +25,8 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         let outcome = runtime()?.block_on(engine.run_line(&args.line, opts));
         match outcome {
             Ok(out) if args.json => {
-                let json = serde_json::to_string(&out).map_err(|e| fail("json", e, exit::ENGINE))?;
+                let json =
+                    serde_json::to_string(&out).map_err(|e| fail("json", e, exit::ENGINE))?;
                 println!("{json}");
                 Ok(u8::try_from(out.exit).unwrap_or(1))
             }

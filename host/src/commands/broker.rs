@@ -77,7 +77,8 @@ impl Engine {
     ) -> Result<(Resolved, Slot), CommandError> {
         const BROKER: &str = "exec";
         let cadence = self.cadence();
-        let deny = |denial: Denial, detail: &str| cadence.deny(&env.principal, BROKER, denial, detail);
+        let deny =
+            |denial: Denial, detail: &str| cadence.deny(&env.principal, BROKER, denial, detail);
         cadence.admit(&env.principal, BROKER).map_err(|d| match d {
             Denial::Revoked => CommandError::Revoked,
             _ => CommandError::RateLimited,

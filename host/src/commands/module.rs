@@ -20,7 +20,9 @@
 use super::broker::Resolved;
 use super::{CommandEnv, CommandError, CommandOutput, wire};
 use crate::engine::Engine;
-use crate::limits::{Deadline, HasDeadline, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter, install_deadline};
+use crate::limits::{
+    Deadline, HasDeadline, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter, install_deadline,
+};
 use crate::policy::Cap;
 use crate::run::classify_with;
 use bytes::Bytes;
@@ -62,7 +64,9 @@ fn check_imports(module: &wasmtime::Module, env: &CommandEnv) -> Result<(), Comm
                 )));
             }
             (m, n) => {
-                return Err(CommandError::Refused(format!("unknown import refused: {m}.{n}")));
+                return Err(CommandError::Refused(format!(
+                    "unknown import refused: {m}.{n}"
+                )));
             }
         }
     }
@@ -86,7 +90,8 @@ fn read_guest(caller: &mut Caller<'_, ModuleState>, ptr: u32, len: u32) -> Optio
     let memory = caller.get_export("memory")?.into_memory()?;
     let data = memory.data(&*caller);
     let start = ptr as usize;
-    data.get(start..start.checked_add(len as usize)?).map(<[u8]>::to_vec)
+    data.get(start..start.checked_add(len as usize)?)
+        .map(<[u8]>::to_vec)
 }
 
 fn link(linker: &mut Linker<ModuleState>, with_exec: bool) -> wasmtime::Result<()> {
@@ -169,9 +174,15 @@ impl Engine {
             .stdout(stdout.clone())
             .stderr(stderr.clone());
         for dir in &env.dirs {
-            let perms = if dir.read_only { FsPerms::ReadOnly } else { FsPerms::ReadWrite };
+            let perms = if dir.read_only {
+                FsPerms::ReadOnly
+            } else {
+                FsPerms::ReadWrite
+            };
             wasi.preopened_dir(&dir.host, &dir.guest, perms)
-                .map_err(|e| CommandError::Refused(format!("cannot preopen {}: {e:#}", dir.host.display())))?;
+                .map_err(|e| {
+                    CommandError::Refused(format!("cannot preopen {}: {e:#}", dir.host.display()))
+                })?;
         }
         let mut child = env.clone();
         child.caller_caps = env.grant.caps;
@@ -214,7 +225,9 @@ impl Engine {
         };
         let (stdout, stderr) = (stdout.contents(), stderr.contents());
         if stdout.len().max(stderr.len()) > MAX_CAPTURED_OUTPUT_BYTES {
-            return Err(CommandError::OutputTooLarge(MAX_CAPTURED_OUTPUT_BYTES as u64));
+            return Err(CommandError::OutputTooLarge(
+                MAX_CAPTURED_OUTPUT_BYTES as u64,
+            ));
         }
         Ok(CommandOutput {
             stdout,

@@ -201,7 +201,9 @@ impl Registry {
         match std::fs::read(&self.manifest_path) {
             Ok(bytes) => serde_json::from_slice::<Vec<Entry>>(&bytes)
                 .map(|v| v.into_iter().map(|e| (e.name.clone(), e)).collect())
-                .map_err(|e| RegistryError::Io(std::io::Error::other(format!("registry.json: {e}")))),
+                .map_err(|e| {
+                    RegistryError::Io(std::io::Error::other(format!("registry.json: {e}")))
+                }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
             Err(e) => Err(e.into()),
         }
@@ -209,7 +211,12 @@ impl Registry {
 
     fn refresh(&self) -> Result<(), RegistryError> {
         let modified = self.modified();
-        if self.manifest.read().unwrap_or_else(|p| p.into_inner()).modified == modified
+        if self
+            .manifest
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .modified
+            == modified
             && modified.is_some()
         {
             return Ok(());

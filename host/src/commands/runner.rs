@@ -87,17 +87,25 @@ impl Engine {
         let timeout = env.policy.timeout.unwrap_or(COMMAND_TIMEOUT);
         let fuel = env.policy.fuel.unwrap_or(COMMAND_FUEL);
         if resolved.tier == Tier::OsProcess {
-            return self.run_in_process(env, resolved, args, stdin, timeout, fuel).await;
+            return self
+                .run_in_process(env, resolved, args, stdin, timeout, fuel)
+                .await;
         }
         if resolved.artifact.kind() == ArtifactKind::Module {
-            return self.run_module(env, resolved, args, stdin, timeout, fuel).await;
+            return self
+                .run_module(env, resolved, args, stdin, timeout, fuel)
+                .await;
         }
         let docked = self
             .dock(&resolved.artifact, &env.grant)
             .map_err(|e| CommandError::Refused(e.to_string()))?;
         let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
         opts.args = args;
-        opts.stdin = if stdin.is_empty() { Stdin::Empty } else { Stdin::Bytes(stdin) };
+        opts.stdin = if stdin.is_empty() {
+            Stdin::Empty
+        } else {
+            Stdin::Bytes(stdin)
+        };
         opts.stdout = Output::Capture;
         opts.stderr = Output::Capture;
         opts.dirs = env.dirs.clone();
@@ -107,7 +115,9 @@ impl Engine {
         let out = self.run(&docked, opts).await.map_err(from_run_error)?;
         for stream in [&out.stdout, &out.stderr] {
             if stream.len() > MAX_CAPTURED_OUTPUT_BYTES {
-                return Err(CommandError::OutputTooLarge(MAX_CAPTURED_OUTPUT_BYTES as u64));
+                return Err(CommandError::OutputTooLarge(
+                    MAX_CAPTURED_OUTPUT_BYTES as u64,
+                ));
             }
         }
         Ok(CommandOutput {

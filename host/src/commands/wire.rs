@@ -181,8 +181,13 @@ mod tests {
         assert_eq!(
             bytes,
             [
-                &4u32.to_le_bytes()[..], b"grep", &1u32.to_le_bytes(), &3u32.to_le_bytes(), b"ada",
-                &1u32.to_le_bytes(), b"x"
+                &4u32.to_le_bytes()[..],
+                b"grep",
+                &1u32.to_le_bytes(),
+                &3u32.to_le_bytes(),
+                b"ada",
+                &1u32.to_le_bytes(),
+                b"x"
             ]
             .concat()
         );
@@ -197,16 +202,83 @@ mod tests {
 
     #[test]
     fn malformed_requests_are_clear_errors() {
-        assert!(matches!(parse(&[]), Err(WireError::Truncated { field: "name", .. })));
-        assert!(matches!(parse(&[9, 0, 0, 0, b'x']), Err(WireError::Truncated { .. })));
+        assert!(matches!(
+            parse(&[]),
+            Err(WireError::Truncated { field: "name", .. })
+        ));
+        assert!(matches!(
+            parse(&[9, 0, 0, 0, b'x']),
+            Err(WireError::Truncated { .. })
+        ));
         // argc claims four billion arguments in a ten-byte buffer.
         let mut huge = encode("x", &[] as &[&str], b"");
         huge[5..9].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(matches!(parse(&huge), Err(WireError::Truncated { field: "argv", .. })));
+        assert!(matches!(
+            parse(&huge),
+            Err(WireError::Truncated { field: "argv", .. })
+        ));
         let long_name = encode(&"n".repeat(256), &[] as &[&str], b"");
-        assert!(matches!(parse(&long_name), Err(WireError::TooLarge { field: "name", .. })));
+        assert!(matches!(
+            parse(&long_name),
+            Err(WireError::TooLarge { field: "name", .. })
+        ));
         let mut bad = encode("x", &["ab"], b"");
         bad[13] = 0xFF;
-        assert!(matches!(parse(&bad), Err(WireError::NotUtf8 { field: "arg" })));
+        assert!(matches!(
+            parse(&bad),
+            Err(WireError::NotUtf8 { field: "arg" })
+        ));
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn name() -> impl Strategy<Value = String> {
+        "[A-Za-z0-9_.-]{1,64}"
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn any_request_round_trips(name in name(), argv in proptest::collection::vec(".{0,40}", 0..12), stdin in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let req = parse(&encode(&name, &argv, &stdin)).unwrap();
+            prop_assert_eq!(req, WireRequest { name, argv, stdin });
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            let _ = parse(&bytes);
+        }
+
+        #[test]
+        fn every_strict_prefix_of_a_request_is_refused(name in name(), argv in proptest::collection::vec(".{0,20}", 0..6), stdin in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let bytes = encode(&name, &argv, &stdin);
+            for cut in 0..bytes.len() {
+                prop_assert!(parse(&bytes[..cut]).is_err(), "prefix of {} bytes parsed", cut);
+            }
+        }
+
+        #[test]
+        fn trailing_bytes_change_nothing(name in name(), argv in proptest::collection::vec(".{0,20}", 0..6), tail in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut bytes = encode(&name, &argv, b"in");
+            bytes.extend_from_slice(&tail);
+            let req = parse(&bytes).unwrap();
+            prop_assert_eq!((req.name, req.argv, req.stdin), (name, argv, b"in".to_vec()));
+        }
+
+        #[test]
+        fn mutated_requests_parse_or_fail_cleanly(name in name(), argv in proptest::collection::vec(".{0,20}", 0..6), at in any::<prop::sample::Index>(), byte in any::<u8>()) {
+            let mut bytes = encode(&name, &argv, b"stdin");
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+            if let Ok(req) = parse(&bytes) {
+                prop_assert!(req.name.len() <= MAX_NAME_BYTES);
+                prop_assert!(req.stdin.len() <= bytes.len());
+            }
+        }
     }
 }

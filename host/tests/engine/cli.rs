@@ -231,3 +231,85 @@ fn preopened_dirs_reach_the_guest_through_dir() {
     );
     assert_eq!(text(&out.stdout), "/data/f.txt: read 5 bytes\n");
 }
+
+#[test]
+fn run_pipes_stdin_through_built_ins_and_reports_stages_as_json() {
+    let home = tempfile::tempdir().unwrap();
+    let out = wbx(
+        home.path(),
+        &["run", "sort -u | head -n 2"],
+        b"b\na\nb\nc\n",
+    );
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), "a\nb\n".into())
+    );
+    let out = wbx(home.path(), &["run", "--json", "seq 3 | wc -l; false"], b"");
+    assert_eq!(out.status.code(), Some(1), "the last stage's status");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["stdout"], "3\n");
+    assert_eq!(v["exit"], 1);
+    let stages = v["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 3);
+    assert_eq!(stages[0]["argv"], serde_json::json!(["seq", "3"]));
+    assert!(stages[0]["elapsed_us"].as_u64().is_some());
+}
+
+#[test]
+fn run_verdicts_have_their_own_exit_codes() {
+    let home = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["run", "echo $(id)"],
+            119,
+            "unsupported syntax: command substitution",
+        ),
+        (&["run", "echo |"], 119, "syntax error"),
+        (&["run", "nosuch x"], 127, "nosuch: unknown_command"),
+        (
+            &["run", "cat < /etc/passwd"],
+            120,
+            "outside_sandbox: /etc/passwd",
+        ),
+        (&["run", "--profile", "root", "true"], 64, "unknown profile"),
+    ];
+    for (args, code, needle) in cases {
+        let out = wbx(home.path(), args, b"");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn commands_register_list_run_and_remove() {
+    let home = tempfile::tempdir().unwrap();
+    let out = wbx(
+        home.path(),
+        &["command", "register", "code", CLI_EXIT_CODE],
+        b"",
+    );
+    assert!(
+        text(&out.stdout).starts_with("registered code → sha256:"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = wbx(home.path(), &["command", "list", "--json"], b"");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["registered"][0]["name"], "code");
+    assert!(v["builtins"].as_array().unwrap().iter().any(|b| b == "jq"));
+    let out = wbx(home.path(), &["command", "run", "code", "--", "6"], b"");
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(6), "out\n".into())
+    );
+    let out = wbx(home.path(), &["run", "code 2 || echo recovered"], b"");
+    assert_eq!(text(&out.stdout), "out\nrecovered\n");
+    let out = wbx(home.path(), &["command", "register", "grep", CLI_CAT], b"");
+    assert_eq!(out.status.code(), Some(120));
+    assert!(text(&out.stderr).contains("reserved_name"));
+    let out = wbx(home.path(), &["command", "remove", "code"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let out = wbx(home.path(), &["command", "run", "code"], b"");
+    assert_eq!(out.status.code(), Some(127));
+}

@@ -30,7 +30,10 @@ fn fresh() -> (tempfile::TempDir, Engine) {
 }
 
 fn opts(profile: &str) -> LineOptions {
-    LineOptions { profile: profile.into(), ..LineOptions::default() }
+    LineOptions {
+        profile: profile.into(),
+        ..LineOptions::default()
+    }
 }
 
 fn env(principal: &str, caller: &[Cap]) -> CommandEnv {
@@ -60,7 +63,9 @@ fn command_error(r: Result<workbooks::CommandOutput, LineError>) -> CommandError
 #[tokio::test]
 async fn the_deny_ladder_refuses_in_order_and_audits_every_denial() {
     let (_home, e) = fresh();
-    e.registry().register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance).unwrap();
+    e.registry()
+        .register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance)
+        .unwrap();
     let ok = env("acme", &[Cap::Commands]);
     assert_eq!(run_env(&e, &ok, "kat").await.unwrap(), "");
 
@@ -68,16 +73,25 @@ async fn the_deny_ladder_refuses_in_order_and_audits_every_denial() {
     e.cadence().revocations().revoke("evil").unwrap();
     let mut revoked = env("evil", &[]);
     revoked.policy.depth = 99;
-    assert_eq!(run_env(&e, &revoked, "nope").await, Err(CommandError::Revoked));
+    assert_eq!(
+        run_env(&e, &revoked, "nope").await,
+        Err(CommandError::Revoked)
+    );
 
     let mut denied = env("acme", &[Cap::Vfs]);
     denied.policy.depth = 99;
-    assert_eq!(run_env(&e, &denied, "nope").await, Err(CommandError::Denied));
+    assert_eq!(
+        run_env(&e, &denied, "nope").await,
+        Err(CommandError::Denied)
+    );
 
     let mut deep = env("acme", &[Cap::Commands]);
     deep.policy.depth = 8;
     deep.policy.allowlist = Some(Arc::new(BTreeSet::new()));
-    assert_eq!(run_env(&e, &deep, "nope").await, Err(CommandError::MaxDepth(8)));
+    assert_eq!(
+        run_env(&e, &deep, "nope").await,
+        Err(CommandError::MaxDepth(8))
+    );
 
     let mut listed = env("acme", &[Cap::Commands]);
     listed.policy.allowlist = Some(Arc::new(BTreeSet::from(["kat".to_string()])));
@@ -87,10 +101,19 @@ async fn the_deny_ladder_refuses_in_order_and_audits_every_denial() {
     );
     assert_eq!(run_env(&e, &listed, "kat").await.unwrap(), "");
 
-    assert_eq!(run_env(&e, &ok, "nope").await, Err(CommandError::Unknown("nope".into())));
+    assert_eq!(
+        run_env(&e, &ok, "nope").await,
+        Err(CommandError::Unknown("nope".into()))
+    );
 
     let audit = e.cadence().audit().summary();
-    for reason in ["revoked", "denied", "max_depth", "command_not_granted", "unknown_command"] {
+    for reason in [
+        "revoked",
+        "denied",
+        "max_depth",
+        "command_not_granted",
+        "unknown_command",
+    ] {
         assert_eq!(audit.counts.get(reason), Some(&1), "{reason}: {audit:?}");
     }
     assert!(audit.recent.iter().all(|a| a.broker == "exec"));
@@ -109,40 +132,76 @@ async fn the_rate_limit_cuts_a_principal_off() {
     for _ in 0..3 {
         run_env(&e, &acme, "true").await.ok();
     }
-    assert_eq!(run_env(&e, &acme, "true").await, Err(CommandError::RateLimited));
-    assert_eq!(e.cadence().audit().summary().counts.get("rate_limited"), Some(&1));
+    assert_eq!(
+        run_env(&e, &acme, "true").await,
+        Err(CommandError::RateLimited)
+    );
+    assert_eq!(
+        e.cadence().audit().summary().counts.get("rate_limited"),
+        Some(&1)
+    );
 }
 
 #[tokio::test]
 async fn commands_nest() {
     let (_home, e) = fresh();
-    e.registry().register("nest", bytes(COMMANDS_NEST), ArgMode::Argv, Tier::Instance).unwrap();
+    e.registry()
+        .register("nest", bytes(COMMANDS_NEST), ArgMode::Argv, Tier::Instance)
+        .unwrap();
     // Each level runs the next through run-command until the broker stops
     // the chain at depth 8.
-    let out = e.run_command("nest", vec!["nest".into()], opts("minimal")).await.unwrap();
+    let out = e
+        .run_command("nest", vec!["nest".into()], opts("minimal"))
+        .await
+        .unwrap();
     assert_eq!(out.exit_code, 3);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "refused: Error::MaxDepth(8)\n");
-    assert_eq!(e.cadence().audit().summary().counts.get("max_depth"), Some(&1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "refused: Error::MaxDepth(8)\n"
+    );
+    assert_eq!(
+        e.cadence().audit().summary().counts.get("max_depth"),
+        Some(&1)
+    );
 }
 
 #[tokio::test]
 async fn commands_run() {
     let (_home, e) = fresh();
-    e.registry().register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance).unwrap();
-    e.registry().register("runner", bytes(COMMANDS_RUN), ArgMode::Argv, Tier::Instance).unwrap();
+    e.registry()
+        .register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    e.registry()
+        .register("runner", bytes(COMMANDS_RUN), ArgMode::Argv, Tier::Instance)
+        .unwrap();
     let mut o = opts("minimal");
     o.stdin = "piped through\n".into();
     let out = e
         .run_command("runner", vec!["kat".into(), "ada; rm -rf /".into()], o)
         .await
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "piped through\nexit 0\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "piped through\nexit 0\n"
+    );
     // The argument with `;` reached kat as one argv entry (echoed on stderr).
-    let out = e.run_command("runner", vec!["ghost".into()], opts("minimal")).await.unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "error Error::UnknownCommand(\"ghost\")\n");
+    let out = e
+        .run_command("runner", vec!["ghost".into()], opts("minimal"))
+        .await
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "error Error::UnknownCommand(\"ghost\")\n"
+    );
     // Under compute the runner cannot even dock: commands is absent.
-    let err = command_error(e.run_command("runner", vec!["kat".into()], opts("compute")).await);
-    assert!(matches!(&err, CommandError::Refused(m) if m.contains("capability not granted: commands")), "{err}");
+    let err = command_error(
+        e.run_command("runner", vec!["kat".into()], opts("compute"))
+            .await,
+    );
+    assert!(
+        matches!(&err, CommandError::Refused(m) if m.contains("capability not granted: commands")),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -150,70 +209,155 @@ async fn registration_guards_names_bytes_and_capacity() {
     let (home, e) = fresh();
     let r = e.registry();
     for bad in ["", "a/b", "..", "a b", "ü", &"x".repeat(129)] {
-        assert!(matches!(r.register(bad, bytes(CLI_CAT), ArgMode::Argv, Tier::Instance), Err(RegistryError::InvalidName(_))), "{bad:?}");
+        assert!(
+            matches!(
+                r.register(bad, bytes(CLI_CAT), ArgMode::Argv, Tier::Instance),
+                Err(RegistryError::InvalidName(_))
+            ),
+            "{bad:?}"
+        );
     }
     for reserved in ["jq", "grep", "upper", "wbox", "sort", "cat", "shell"] {
-        let err = r.register(reserved, bytes(CLI_CAT), ArgMode::Argv, Tier::Instance).unwrap_err();
+        let err = r
+            .register(reserved, bytes(CLI_CAT), ArgMode::Argv, Tier::Instance)
+            .unwrap_err();
         assert!(err.to_string().starts_with("reserved_name"), "{err}");
-        assert!(matches!(r.remove(reserved), Err(RegistryError::Reserved(_))));
+        assert!(matches!(
+            r.remove(reserved),
+            Err(RegistryError::Reserved(_))
+        ));
     }
-    let err = r.register("script", b"#!/bin/sh\nrm -rf /".to_vec(), ArgMode::Argv, Tier::Instance).unwrap_err();
+    let err = r
+        .register(
+            "script",
+            b"#!/bin/sh\nrm -rf /".to_vec(),
+            ArgMode::Argv,
+            Tier::Instance,
+        )
+        .unwrap_err();
     assert!(matches!(err, RegistryError::NotWasm(_)), "{err}");
 
     // Idempotent: the same bytes land on the same path.
-    let a = r.register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance).unwrap();
-    let b = r.register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance).unwrap();
+    let a = r
+        .register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    let b = r
+        .register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance)
+        .unwrap();
     assert_eq!(a.sha256, b.sha256);
-    assert_eq!(std::fs::read_dir(home.path().join("store")).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read_dir(home.path().join("store"))
+            .unwrap()
+            .count(),
+        1
+    );
 
     // At capacity a new name is refused; an existing one can still swap.
     let full: Vec<serde_json::Value> = (0..workbooks::commands::registry::MAX_REGISTERED)
         .map(|i| serde_json::json!({"name": format!("c{i}"), "sha256": a.sha256, "arg_mode": "argv", "tier": "instance", "size": 1, "registered_ms": 0}))
         .collect();
-    std::fs::write(home.path().join("registry.json"), serde_json::to_vec(&full).unwrap()).unwrap();
-    assert!(matches!(r.register("one-more", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance), Err(RegistryError::Full)));
-    r.register("c7", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance).unwrap();
+    std::fs::write(
+        home.path().join("registry.json"),
+        serde_json::to_vec(&full).unwrap(),
+    )
+    .unwrap();
+    assert!(matches!(
+        r.register("one-more", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance),
+        Err(RegistryError::Full)
+    ));
+    r.register("c7", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
+        .unwrap();
 }
 
 #[tokio::test]
 async fn names_hot_swap_and_survive_a_restart() {
     let (home, e) = fresh();
-    e.registry().register("tool", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance).unwrap();
-    let out = e.run_command("tool", vec![], opts("compute")).await.unwrap();
+    e.registry()
+        .register("tool", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    let out = e
+        .run_command("tool", vec![], opts("compute"))
+        .await
+        .unwrap();
     assert_eq!(&out.stdout[..], b"hello\n");
-    e.registry().register("tool", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::Instance).unwrap();
-    let out = e.run_command("tool", vec!["4".into()], opts("compute")).await.unwrap();
+    e.registry()
+        .register("tool", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    let out = e
+        .run_command("tool", vec!["4".into()], opts("compute"))
+        .await
+        .unwrap();
     assert_eq!((out.exit_code, &out.stdout[..]), (4, &b"out\n"[..]));
     drop(e);
-    let again = Engine::builder().home(home.path()).pooling(false).build().unwrap();
-    assert_eq!(again.registry().get("tool").unwrap().unwrap().sha256.len(), 64);
-    let out = again.run_command("tool", vec!["0".into()], opts("compute")).await.unwrap();
+    let again = Engine::builder()
+        .home(home.path())
+        .pooling(false)
+        .build()
+        .unwrap();
+    assert_eq!(
+        again.registry().get("tool").unwrap().unwrap().sha256.len(),
+        64
+    );
+    let out = again
+        .run_command("tool", vec!["0".into()], opts("compute"))
+        .await
+        .unwrap();
     assert_eq!(out.exit_code, 0);
 }
 
 #[tokio::test]
 async fn a_store_file_edited_on_disk_is_refused_as_artifact_integrity() {
     let (_home, e) = fresh();
-    let entry = e.registry().register("tool", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance).unwrap();
-    assert_eq!(e.run_command("tool", vec![], opts("compute")).await.unwrap().exit_code, 0);
+    let entry = e
+        .registry()
+        .register("tool", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    assert_eq!(
+        e.run_command("tool", vec![], opts("compute"))
+            .await
+            .unwrap()
+            .exit_code,
+        0
+    );
     // Swap in other valid wasm under the same name on disk.
     let path = e.registry().path_of(&entry);
     std::fs::write(&path, bytes(CLI_EXIT_CODE)).unwrap();
     let err = command_error(e.run_command("tool", vec![], opts("compute")).await);
     assert!(matches!(err, CommandError::Integrity(_)), "{err}");
-    assert_eq!(e.cadence().audit().summary().counts.get("artifact_integrity"), Some(&1));
+    assert_eq!(
+        e.cadence()
+            .audit()
+            .summary()
+            .counts
+            .get("artifact_integrity"),
+        Some(&1)
+    );
 }
 
 #[tokio::test]
 async fn the_envelope_names_every_breach_and_keeps_non_zero_exits_intact() {
     let (_home, e) = fresh();
     let r = e.registry();
-    r.register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance).unwrap();
-    r.register("code", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::Instance).unwrap();
-    r.register("spin", bytes(LIMITS_RUNAWAY_LOOP), ArgMode::Argv, Tier::Instance).unwrap();
+    r.register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    r.register("code", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    r.register(
+        "spin",
+        bytes(LIMITS_RUNAWAY_LOOP),
+        ArgMode::Argv,
+        Tier::Instance,
+    )
+    .unwrap();
 
-    let out = e.run_command("code", vec!["3".into()], opts("compute")).await.unwrap();
-    assert_eq!((out.exit_code, &out.stdout[..], &out.stderr[..]), (3, &b"out\n"[..], &b"err\n"[..]));
+    let out = e
+        .run_command("code", vec!["3".into()], opts("compute"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.exit_code, &out.stdout[..], &out.stderr[..]),
+        (3, &b"out\n"[..], &b"err\n"[..])
+    );
 
     let big_arg = "a".repeat(256 << 10);
     let err = command_error(e.run_command("kat", vec![big_arg], opts("compute")).await);
@@ -221,60 +365,114 @@ async fn the_envelope_names_every_breach_and_keeps_non_zero_exits_intact() {
 
     let mut o = opts("compute");
     o.stdin = vec![b'x'; (64 << 20) + 1].into();
-    assert_eq!(command_error(e.run_command("kat", vec![], o).await), CommandError::StdinTooLarge(64 << 20));
+    assert_eq!(
+        command_error(e.run_command("kat", vec![], o).await),
+        CommandError::StdinTooLarge(64 << 20)
+    );
 
     let mut o = opts("compute");
     o.stdin = vec![b'x'; (8 << 20) + 1].into();
-    assert_eq!(command_error(e.run_command("kat", vec![], o).await), CommandError::OutputTooLarge(8 << 20));
+    assert_eq!(
+        command_error(e.run_command("kat", vec![], o).await),
+        CommandError::OutputTooLarge(8 << 20)
+    );
 
     let mut o = opts("compute");
     o.stdin = vec![b'x'; 8 << 20].into();
-    assert_eq!(e.run_command("kat", vec![], o).await.unwrap().stdout.len(), 8 << 20);
+    assert_eq!(
+        e.run_command("kat", vec![], o).await.unwrap().stdout.len(),
+        8 << 20
+    );
 
     let mut o = opts("compute");
     o.stage_timeout = Some(Duration::from_millis(300));
-    assert_eq!(command_error(e.run_command("spin", vec![], o).await), CommandError::Timeout(Duration::from_millis(300)));
+    assert_eq!(
+        command_error(e.run_command("spin", vec![], o).await),
+        CommandError::Timeout(Duration::from_millis(300))
+    );
 
     let mut o = opts("compute");
     o.stage_fuel = Some(1_000_000);
-    assert_eq!(command_error(e.run_command("spin", vec![], o).await), CommandError::Fuel);
+    assert_eq!(
+        command_error(e.run_command("spin", vec![], o).await),
+        CommandError::Fuel
+    );
 }
 
 #[tokio::test]
 async fn stdin1_commands_get_their_argument_as_the_first_stdin_line() {
     let (_home, e) = fresh();
-    e.registry().register("kat1", bytes(CLI_CAT), ArgMode::Stdin1, Tier::Instance).unwrap();
+    e.registry()
+        .register("kat1", bytes(CLI_CAT), ArgMode::Stdin1, Tier::Instance)
+        .unwrap();
     let mut o = opts("compute");
     o.stdin = "rest\n".into();
-    let out = e.run_command("kat1", vec!["ada; rm".into()], o).await.unwrap();
+    let out = e
+        .run_command("kat1", vec!["ada; rm".into()], o)
+        .await
+        .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ada; rm\nrest\n");
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "\n", "no argv reached the tool");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "\n",
+        "no argv reached the tool"
+    );
 }
 
 #[tokio::test]
 async fn os_process_commands_run_in_a_child_wbx() {
     let (_home, e) = fresh();
     let r = e.registry();
-    r.register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::OsProcess).unwrap();
-    r.register("code", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::OsProcess).unwrap();
-    r.register("spin", bytes(LIMITS_RUNAWAY_LOOP), ArgMode::Argv, Tier::OsProcess).unwrap();
+    r.register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::OsProcess)
+        .unwrap();
+    r.register("code", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::OsProcess)
+        .unwrap();
+    r.register(
+        "spin",
+        bytes(LIMITS_RUNAWAY_LOOP),
+        ArgMode::Argv,
+        Tier::OsProcess,
+    )
+    .unwrap();
     let mut o = opts("compute");
     o.stdin = "through a process\n".into();
     let out = e.run_command("kat", vec!["x".into()], o).await.unwrap();
-    assert_eq!((&out.stdout[..], &out.stderr[..]), (&b"through a process\n"[..], &b"x\n"[..]));
-    assert_eq!(e.run_command("code", vec!["9".into()], opts("compute")).await.unwrap().exit_code, 9);
+    assert_eq!(
+        (&out.stdout[..], &out.stderr[..]),
+        (&b"through a process\n"[..], &b"x\n"[..])
+    );
+    assert_eq!(
+        e.run_command("code", vec!["9".into()], opts("compute"))
+            .await
+            .unwrap()
+            .exit_code,
+        9
+    );
     let mut o = opts("compute");
     o.stage_timeout = Some(Duration::from_millis(300));
-    assert!(matches!(command_error(e.run_command("spin", vec![], o).await), CommandError::Timeout(_)));
+    assert!(matches!(
+        command_error(e.run_command("spin", vec![], o).await),
+        CommandError::Timeout(_)
+    ));
 
     let (_h, no_wbx) = {
         let home = tempfile::tempdir().unwrap();
-        let e = Engine::builder().home(home.path()).pooling(false).build().unwrap();
+        let e = Engine::builder()
+            .home(home.path())
+            .pooling(false)
+            .build()
+            .unwrap();
         (home, e)
     };
-    no_wbx.registry().register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::OsProcess).unwrap();
+    no_wbx
+        .registry()
+        .register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::OsProcess)
+        .unwrap();
     let err = command_error(no_wbx.run_command("kat", vec![], opts("compute")).await);
-    assert!(err.to_string().contains("tier os_process unavailable"), "{err}");
+    assert!(
+        err.to_string().contains("tier os_process unavailable"),
+        "{err}"
+    );
 }
 
 /// A WASI preview 1 core module that prints a line.
@@ -316,13 +514,36 @@ fn p1_exec() -> String {
 async fn core_modules_run_as_wasi_p1_commands_and_reach_the_broker_by_wire() {
     let (_home, e) = fresh();
     let r = e.registry();
-    r.register("hello1", wat::parse_str(P1_HELLO).unwrap(), ArgMode::Argv, Tier::Instance).unwrap();
-    r.register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance).unwrap();
-    r.register("wired", wat::parse_str(p1_exec()).unwrap(), ArgMode::Argv, Tier::Instance).unwrap();
-    let out = e.run_command("hello1", vec![], opts("compute")).await.unwrap();
+    r.register(
+        "hello1",
+        wat::parse_str(P1_HELLO).unwrap(),
+        ArgMode::Argv,
+        Tier::Instance,
+    )
+    .unwrap();
+    r.register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    r.register(
+        "wired",
+        wat::parse_str(p1_exec()).unwrap(),
+        ArgMode::Argv,
+        Tier::Instance,
+    )
+    .unwrap();
+    let out = e
+        .run_command("hello1", vec![], opts("compute"))
+        .await
+        .unwrap();
     assert_eq!(&out.stdout[..], b"core module\n");
-    let out = e.run_command("wired", vec![], opts("minimal")).await.unwrap();
+    let out = e
+        .run_command("wired", vec![], opts("minimal"))
+        .await
+        .unwrap();
     assert_eq!(&out.stdout[..], b"wired\n");
     let err = command_error(e.run_command("wired", vec![], opts("compute")).await);
-    assert!(err.to_string().contains("capability not granted: exec (import workbooks.exec)"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("capability not granted: exec (import workbooks.exec)"),
+        "{err}"
+    );
 }

@@ -9,19 +9,39 @@ guest_artifacts::foreach_exec!(assert_test_exists);
 
 fn fresh() -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
-    let e = Engine::builder().home(home.path()).pooling(false).build().unwrap();
-    for (name, path) in [("kat", CLI_CAT), ("spin", LIMITS_RUNAWAY_LOOP), ("spawner", EXEC_SPAWN)] {
+    let e = Engine::builder()
+        .home(home.path())
+        .pooling(false)
+        .build()
+        .unwrap();
+    for (name, path) in [
+        ("kat", CLI_CAT),
+        ("spin", LIMITS_RUNAWAY_LOOP),
+        ("spawner", EXEC_SPAWN),
+    ] {
         e.registry()
-            .register(name, std::fs::read(path).unwrap(), ArgMode::Argv, Tier::Instance)
+            .register(
+                name,
+                std::fs::read(path).unwrap(),
+                ArgMode::Argv,
+                Tier::Instance,
+            )
             .unwrap();
     }
     (home, e)
 }
 
 async fn spawner(e: &Engine, args: &[&str]) -> String {
-    let opts = LineOptions { profile: "minimal".into(), ..LineOptions::default() };
+    let opts = LineOptions {
+        profile: "minimal".into(),
+        ..LineOptions::default()
+    };
     let out = e
-        .run_command("spawner", args.iter().map(|a| a.to_string()).collect(), opts)
+        .run_command(
+            "spawner",
+            args.iter().map(|a| a.to_string()).collect(),
+            opts,
+        )
         .await
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -30,7 +50,10 @@ async fn spawner(e: &Engine, args: &[&str]) -> String {
 #[tokio::test]
 async fn exec_spawn() {
     let (_home, e) = fresh();
-    assert_eq!(spawner(&e, &["spawn", "3", "kat"]).await, "0\n1\n2\nheld 0\n");
+    assert_eq!(
+        spawner(&e, &["spawn", "3", "kat"]).await,
+        "0\n1\n2\nheld 0\n"
+    );
 }
 
 #[tokio::test]
@@ -59,9 +82,22 @@ async fn a_killed_process_stops_and_can_be_awaited_once() {
 #[tokio::test]
 async fn exec_is_absent_without_its_cap() {
     let (_home, e) = fresh();
-    let opts = LineOptions { profile: "compute".into(), ..LineOptions::default() };
-    let err = e.run_command("spawner", vec!["spawn".into(), "1".into(), "kat".into()], opts).await.unwrap_err();
-    assert!(err.to_string().contains("capability not granted: exec"), "{err}");
+    let opts = LineOptions {
+        profile: "compute".into(),
+        ..LineOptions::default()
+    };
+    let err = e
+        .run_command(
+            "spawner",
+            vec!["spawn".into(), "1".into(), "kat".into()],
+            opts,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("capability not granted: exec"),
+        "{err}"
+    );
     let _ = engine();
 }
 
@@ -74,7 +110,11 @@ async fn exec_alone_is_enough_to_spawn_without_commands() {
         ..LineOptions::default()
     };
     let out = e
-        .run_command("spawner", ["spawn", "1", "kat"].map(String::from).to_vec(), opts)
+        .run_command(
+            "spawner",
+            ["spawn", "1", "kat"].map(String::from).to_vec(),
+            opts,
+        )
         .await
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "0\nheld 0\n");

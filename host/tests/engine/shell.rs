@@ -7,21 +7,33 @@ use workbooks::{CommandError, Engine, LineError, LineOptions, LineOutcome, Preop
 
 fn fresh() -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
-    let e = Engine::builder().home(home.path()).pooling(false).build().unwrap();
+    let e = Engine::builder()
+        .home(home.path())
+        .pooling(false)
+        .build()
+        .unwrap();
     for (name, path) in [
         ("kat", guest_artifacts::CLI_CAT),
         ("code", guest_artifacts::CLI_EXIT_CODE),
         ("spin", guest_artifacts::LIMITS_RUNAWAY_LOOP),
     ] {
         e.registry()
-            .register(name, std::fs::read(path).unwrap(), ArgMode::Argv, Tier::Instance)
+            .register(
+                name,
+                std::fs::read(path).unwrap(),
+                ArgMode::Argv,
+                Tier::Instance,
+            )
             .unwrap();
     }
     (home, e)
 }
 
 async fn line(e: &Engine, text: &str, stdin: &str) -> Result<LineOutcome, LineError> {
-    let opts = LineOptions { stdin: stdin.to_string().into(), ..LineOptions::default() };
+    let opts = LineOptions {
+        stdin: stdin.to_string().into(),
+        ..LineOptions::default()
+    };
     e.run_line(text, opts).await
 }
 
@@ -36,7 +48,9 @@ fn out(o: &LineOutcome) -> (String, String, i32) {
 #[tokio::test]
 async fn pipes_carry_bytes_exactly_including_a_missing_final_newline() {
     let (_h, e) = fresh();
-    let o = line(&e, "kat | kat | kat", "no newline at end").await.unwrap();
+    let o = line(&e, "kat | kat | kat", "no newline at end")
+        .await
+        .unwrap();
     assert_eq!(&o.stdout[..], b"no newline at end");
     let o = line(&e, "kat", "\n\n  spaced \n\n").await.unwrap();
     assert_eq!(&o.stdout[..], b"\n\n  spaced \n\n");
@@ -48,7 +62,17 @@ async fn connectors_short_circuit_on_exit_status() {
     let (_h, e) = fresh();
     let o = line(&e, "code 1 && kat ran-and; code 0 && kat ran-then; code 2 || kat ran-or; code 0 || kat skipped", "").await.unwrap();
     let argv: Vec<String> = o.stages.iter().map(|s| s.argv.join(" ")).collect();
-    assert_eq!(argv, ["code 1", "code 0", "kat ran-then", "code 2", "kat ran-or", "code 0"]);
+    assert_eq!(
+        argv,
+        [
+            "code 1",
+            "code 0",
+            "kat ran-then",
+            "code 2",
+            "kat ran-or",
+            "code 0"
+        ]
+    );
     assert_eq!(o.exit, 0);
     let o = line(&e, "code 0; code 7", "").await.unwrap();
     assert_eq!(o.exit, 7, "the last stage's status");
@@ -57,7 +81,13 @@ async fn connectors_short_circuit_on_exit_status() {
 #[tokio::test]
 async fn variables_expand_and_unknown_names_stay_literal() {
     let (_h, e) = fresh();
-    let o = line(&e, "W=world; kat \"hello $W\" ${W}s $UNSET '${W}' \"${NOPE}\"", "").await.unwrap();
+    let o = line(
+        &e,
+        "W=world; kat \"hello $W\" ${W}s $UNSET '${W}' \"${NOPE}\"",
+        "",
+    )
+    .await
+    .unwrap();
     assert_eq!(out(&o).1, "hello world worlds $UNSET ${W} ${NOPE}\n");
     // An expanded value is data: its `|` and `;` do nothing.
     let o = line(&e, "X='a | b; c'; kat $X", "").await.unwrap();
@@ -68,7 +98,9 @@ async fn variables_expand_and_unknown_names_stay_literal() {
 #[tokio::test]
 async fn arguments_never_become_shell_text() {
     let (_h, e) = fresh();
-    let o = line(&e, "kat 'ada; rm -rf /' \"x && y\" a\\|b", "").await.unwrap();
+    let o = line(&e, "kat 'ada; rm -rf /' \"x && y\" a\\|b", "")
+        .await
+        .unwrap();
     assert_eq!(out(&o).1, "ada; rm -rf / x && y a|b\n");
     assert_eq!(o.stages[0].argv, ["kat", "ada; rm -rf /", "x && y", "a|b"]);
 }
@@ -79,14 +111,32 @@ async fn redirections_stay_inside_the_preopened_directories() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("in.txt"), "from a file\n").unwrap();
     let opts = |stdin: &str| LineOptions {
-        dirs: vec![Preopen { host: dir.path().into(), guest: "/work".into(), read_only: false }],
+        dirs: vec![Preopen {
+            host: dir.path().into(),
+            guest: "/work".into(),
+            read_only: false,
+        }],
         stdin: stdin.to_string().into(),
         ..LineOptions::default()
     };
-    let o = e.run_line("kat < /work/in.txt > /work/out.txt; kat >> /work/out.txt", opts("appended\n")).await.unwrap();
+    let o = e
+        .run_line(
+            "kat < /work/in.txt > /work/out.txt; kat >> /work/out.txt",
+            opts("appended\n"),
+        )
+        .await
+        .unwrap();
     assert!(o.stdout.is_empty());
-    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "from a file\nappended\n");
-    for escape in ["kat < /etc/passwd", "kat > /work/../escape.txt", "kat < ../../etc/passwd", "kat > /tmp/x"] {
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+        "from a file\nappended\n"
+    );
+    for escape in [
+        "kat < /etc/passwd",
+        "kat > /work/../escape.txt",
+        "kat < ../../etc/passwd",
+        "kat > /tmp/x",
+    ] {
         match e.run_line(escape, opts("")).await {
             Err(LineError::OutsideSandbox(_)) => {}
             other => panic!("{escape}: {other:?}"),
@@ -122,28 +172,97 @@ async fn syntax_outside_the_subset_gets_a_clear_error() {
             other => panic!("{text}: {other:?}"),
         }
     }
-    assert!(matches!(line(&e, "kat |", "").await, Err(LineError::Syntax(_))));
-    assert!(matches!(line(&e, "kat 'open", "").await, Err(LineError::Syntax(_))));
+    assert!(matches!(
+        line(&e, "kat |", "").await,
+        Err(LineError::Syntax(_))
+    ));
+    assert!(matches!(
+        line(&e, "kat 'open", "").await,
+        Err(LineError::Syntax(_))
+    ));
     // Globs are literal.
-    assert_eq!(out(&line(&e, "kat *.txt ?", "").await.unwrap()).1, "*.txt ?\n");
+    assert_eq!(
+        out(&line(&e, "kat *.txt ?", "").await.unwrap()).1,
+        "*.txt ?\n"
+    );
 }
 
 #[tokio::test]
 async fn a_stage_that_cannot_run_stops_the_line_with_its_name() {
     let (_h, e) = fresh();
     match line(&e, "kat | nosuch | kat", "").await {
-        Err(LineError::Command { name, error: CommandError::Unknown(_) }) => assert_eq!(name, "nosuch"),
+        Err(LineError::Command {
+            name,
+            error: CommandError::Unknown(_),
+        }) => assert_eq!(name, "nosuch"),
         other => panic!("{other:?}"),
     }
-    let opts = LineOptions { stage_timeout: Some(Duration::from_millis(200)), ..LineOptions::default() };
+    let opts = LineOptions {
+        stage_timeout: Some(Duration::from_millis(200)),
+        ..LineOptions::default()
+    };
     match e.run_line("spin", opts).await {
-        Err(LineError::Command { error: CommandError::Timeout(_), .. }) => {}
+        Err(LineError::Command {
+            error: CommandError::Timeout(_),
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
     // The allowlist applies to every stage.
-    let opts = LineOptions { allowlist: Some(["kat".to_string()].into()), ..LineOptions::default() };
+    let opts = LineOptions {
+        allowlist: Some(["kat".to_string()].into()),
+        ..LineOptions::default()
+    };
     match e.run_line("kat | code 0", opts).await {
-        Err(LineError::Command { name, error: CommandError::NotGranted(_) }) => assert_eq!(name, "code"),
+        Err(LineError::Command {
+            name,
+            error: CommandError::NotGranted(_),
+        }) => assert_eq!(name, "code"),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn built_in_applets_run_by_bare_name_and_through_wbox() {
+    let (_h, e) = fresh();
+    let o = line(&e, "seq 1 10 | sort -rn | head -n 3", "")
+        .await
+        .unwrap();
+    assert_eq!(out(&o), ("10\n9\n8\n".into(), String::new(), 0));
+    let o = line(&e, "wbox echo -n a b | wbox tr a-z A-Z", "")
+        .await
+        .unwrap();
+    assert_eq!(&o.stdout[..], b"A B");
+    let o = line(&e, "uniq -c | sort -k2", "b\nb\na\n").await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "      1 a\n      2 b\n");
+    let o = line(&e, "false || echo fell back; true && echo went on", "")
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "fell back\nwent on\n");
+    // The line's stdin feeds the first stage.
+    let o = line(
+        &e,
+        "wc -l; basename /a/b/c.txt .txt; dirname /a/b/c.txt; echo xy | rev",
+        "1\n2\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "2\nc\n/a/b\nyx\n");
+}
+
+#[tokio::test]
+async fn built_ins_cannot_be_shadowed_by_registration() {
+    let (_h, e) = fresh();
+    let err = e
+        .registry()
+        .register(
+            "sort",
+            std::fs::read(guest_artifacts::CLI_CAT).unwrap(),
+            ArgMode::Argv,
+            Tier::Instance,
+        )
+        .unwrap_err();
+    assert!(err.to_string().starts_with("reserved_name"));
+    let o = line(&e, "sort", "b\na\n").await.unwrap();
+    assert_eq!(&o.stdout[..], b"a\nb\n");
 }

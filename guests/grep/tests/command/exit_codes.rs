@@ -67,7 +67,7 @@ fn quiet_with_a_match_exits_0_despite_errors() {
 }
 
 #[test]
-fn listing_files_without_matches_succeeds_when_one_is_listed() {
-    assert_eq!(grep(&["-L", "x"], "y\n").code, 0);
-    assert_eq!(grep(&["-L", "x"], "x\n").code, 1);
+fn listing_files_without_matches_keeps_the_usual_exit_status() {
+    assert_eq!(grep(&["-L", "x"], "x\n").code, 0);
+    assert_eq!(grep(&["-L", "x"], "y\n").code, 1);
 }

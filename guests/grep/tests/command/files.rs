@@ -68,3 +68,17 @@ fn null_after_name_ends_listed_names_with_nul() {
     let file = write(&dir, "f", "x\n");
     assert_eq!(grep(&["-lZ", "x", &file], "").stdout, format!("{file}\0"));
 }
+
+#[test]
+fn include_exclude_and_exclude_dir_filter_a_recursive_search() {
+    let dir = scratch_dir();
+    write(&dir, "tree/keep.txt", "word\n");
+    write(&dir, "tree/skip.log", "word\n");
+    write(&dir, "tree/vendor/other.txt", "word\n");
+    let root = dir.join("tree");
+    let root = root.to_str().unwrap();
+    let outcome = grep(&["-rl", "--include=*.txt", "--exclude-dir", "vendor", "word", root], "");
+    assert_eq!(outcome.stdout, format!("{root}/keep.txt\n"));
+    let outcome = grep(&["-rl", "--exclude=*.txt", "word", root], "");
+    assert_eq!(outcome.stdout, format!("{root}/skip.log\n"));
+}

@@ -90,6 +90,18 @@ fn invert_selects_lines_that_do_not_match() {
 }
 
 #[test]
+fn named_classes_cover_unicode_letters() {
+    assert_eq!(lines(&["-o", "[[:alpha:]]\\{3\\}"], "ünï 42\n"), "ünï\n");
+    assert_eq!(lines(&["-c", "[[:upper:]]"], "é\nÉ\n"), "1\n");
+}
+
+#[test]
+fn word_regexp_treats_multibyte_letters_as_word_characters() {
+    assert_eq!(lines(&["-w", ""], "ünï\n"), "");
+    assert_eq!(lines(&["-w", "nï"], "ünï\nx nï\n"), "x nï\n");
+}
+
+#[test]
 fn word_regexp_needs_non_word_characters_around_the_match() {
     assert_eq!(
         lines(&["-w", "foo"], "foop\nfoop foo\nfoo_x\n(foo)\n"),

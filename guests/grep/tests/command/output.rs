@@ -61,11 +61,14 @@ fn quiet_prints_nothing() {
 }
 
 #[test]
-fn binary_input_is_summarised_unless_treated_as_text() {
+fn binary_input_is_summarised_on_stderr_unless_treated_as_text() {
+    let outcome = grep(&["two"], "one\0two\n");
+    assert_eq!(outcome.stdout, "");
     assert_eq!(
-        lines(&["two"], "one\0two\n"),
-        "Binary file (standard input) matches\n"
+        outcome.stderr,
+        "grep: (standard input): binary file matches\n"
     );
+    assert_eq!(outcome.code, 0);
     assert_eq!(lines(&["-a", "two"], "one\0two\n"), "one\0two\n");
 }
 

@@ -111,7 +111,7 @@ fn expand_escapes(text: &[u8], output: &mut Vec<u8>) -> Stop {
 
 /// Reads up to `max_digits` digits of `radix` from the front of `text`;
 /// returns the value (wrapped to a byte) and how many digits were used.
-pub fn radix_prefix(text: &[u8], radix: u32, max_digits: usize) -> (u8, usize) {
+fn radix_prefix(text: &[u8], radix: u32, max_digits: usize) -> (u8, usize) {
     let mut value: u32 = 0;
     let mut used = 0;
     for &byte in text.iter().take(max_digits) {

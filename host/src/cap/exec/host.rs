@@ -27,9 +27,12 @@ impl Host for ExecView<'_> {
             .process_slots()
             .take(&env.principal, MAX_LIVE_PROCESSES_PER_PRINCIPAL)
         else {
-            engine
-                .cadence()
-                .deny(&env.principal, "exec", Denial::Guard("too_many_live_processes"), &name);
+            engine.cadence().deny(
+                &env.principal,
+                "exec",
+                Denial::Guard("too_many_live_processes"),
+                &name,
+            );
             return Ok(Err(to_wit_error(CommandError::TooManyRunning(
                 MAX_LIVE_PROCESSES_PER_PRINCIPAL,
             ))));
@@ -52,7 +55,10 @@ impl Host for ExecView<'_> {
 }
 
 impl HostProcess for ExecView<'_> {
-    async fn wait(&mut self, this: Resource<Process>) -> wasmtime::Result<Result<CommandOutput, Error>> {
+    async fn wait(
+        &mut self,
+        this: Resource<Process>,
+    ) -> wasmtime::Result<Result<CommandOutput, Error>> {
         let process = self.table.get_mut(&this)?;
         let Some(task) = process.task.take() else {
             return Ok(Err(Error::UnknownCommand("process already awaited".into())));

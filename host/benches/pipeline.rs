@@ -1,0 +1,202 @@
+//! The engine's main job against its native peers, same run, ratios
+//! printed:
+//! 1. a 4-stage pipeline in process vs `sh -c` with native coreutils;
+//! 2. the whole process: `wbx run '<pipeline>'` vs `sh -c '<pipeline>'`;
+//! 3. `jq` on a 50 MB JSON file: the sandboxed built-in vs the same jq
+//!    crate (same jaq crates, same code) compiled natively.
+//!
+//! `cargo bench -p workbooks --bench pipeline`
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use workbooks::{Engine, LineOptions, Preopen};
+
+const PIPELINE: &str = "seq 1 2000 | sort -r | head -n 5 | wc -l";
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn time<F: FnMut()>(n: usize, mut f: F) -> Duration {
+    for _ in 0..n.div_ceil(10) {
+        f();
+    }
+    median(
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn sh(line: &str) -> Vec<u8> {
+    let out = Command::new("sh")
+        .args(["-c", line])
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh");
+    assert!(out.status.success(), "sh -c {line}");
+    out.stdout
+}
+
+fn report(what: &str, ours: Duration, theirs: Duration, peer: &str) {
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!("{what}");
+    println!("  workbooks  median {:>12.1} µs", us(ours));
+    println!("  {peer:<10} median {:>12.1} µs", us(theirs));
+    let ratio = theirs.as_secs_f64() / ours.as_secs_f64();
+    if ratio >= 1.0 {
+        println!("  workbooks is {ratio:.1}x faster");
+    } else {
+        println!("  workbooks takes {:.2}x the time", 1.0 / ratio);
+    }
+}
+
+/// The repository root (benches run with the crate dir as cwd).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("root")
+        .to_path_buf()
+}
+
+/// Builds the jq guest crate for the host: the native peer.
+fn native_jq() -> PathBuf {
+    let target = root().join("target").join("native-guests");
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-p", "jq", "--manifest-path"])
+        .arg(root().join("guests").join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .status()
+        .expect("cargo");
+    assert!(status.success(), "building native jq");
+    target.join("release").join("jq")
+}
+
+/// A JSON array of objects, about `bytes` long.
+fn big_json(path: &Path, bytes: usize) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    f.write_all(b"[").expect("write");
+    let mut n = 0usize;
+    let mut written = 1;
+    while written < bytes {
+        let item = format!(
+            "{}{{\"id\":{n},\"name\":\"user-{}\",\"tags\":[\"a\",\"b{}\"],\"score\":{}.5,\"active\":{}}}",
+            if n == 0 { "" } else { "," },
+            n % 977,
+            n % 13,
+            n % 1000,
+            n.is_multiple_of(2)
+        );
+        written += item.len();
+        f.write_all(item.as_bytes()).expect("write");
+        n += 1;
+    }
+    f.write_all(b"]\n").expect("write");
+}
+
+fn main() {
+    // SAFETY: nothing else runs yet; see benches/instantiate.rs.
+    #[expect(unsafe_code, reason = "setting an env var before any thread starts")]
+    unsafe {
+        std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    }
+    let full = std::env::args().any(|a| a == "--bench");
+    let (n_fast, n_slow) = if full { (500, 50) } else { (5, 2) };
+    let home = tempfile::tempdir().expect("home");
+    let engine = Engine::builder().home(home.path()).build().expect("engine");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+
+    // 1. In process vs sh -c.
+    let expected = sh(PIPELINE);
+    let run = || {
+        let out = rt
+            .block_on(engine.run_line(PIPELINE, LineOptions::default()))
+            .expect("pipeline");
+        assert_eq!(&out.stdout[..], &expected[..]);
+    };
+    let ours = time(n_fast, run);
+    let native = time(n_slow * 2, || {
+        sh(PIPELINE);
+    });
+    report(
+        &format!("4-stage pipeline `{PIPELINE}`, in process vs sh -c"),
+        ours,
+        native,
+        "sh -c",
+    );
+
+    // 2. Whole process.
+    let wbx = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_wbx"))
+            .args(["run", PIPELINE])
+            .env("WB_HOME", home.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("wbx");
+        assert_eq!(out.stdout, expected);
+    };
+    let ours = time(n_slow, wbx);
+    let native = time(n_slow, || {
+        sh(PIPELINE);
+    });
+    report("whole process: `wbx run` vs `sh -c`", ours, native, "sh -c");
+
+    // 3. jq on 50 MB.
+    let data = tempfile::tempdir().expect("data");
+    let size = if full { 50 << 20 } else { 1 << 20 };
+    big_json(&data.path().join("big.json"), size);
+    let filter = "[.[] | select(.active) | .score] | add";
+    let jq = native_jq();
+    let native_out = Command::new(&jq)
+        .args(["-c", filter])
+        .arg(data.path().join("big.json"))
+        .output()
+        .expect("native jq");
+    assert!(native_out.status.success());
+    let opts = || LineOptions {
+        dirs: vec![Preopen {
+            host: data.path().into(),
+            guest: "/data".into(),
+            read_only: true,
+        }],
+        stage_fuel: Some(u64::MAX),
+        ..LineOptions::default()
+    };
+    let reps = if full { 5 } else { 1 };
+    let ours = time(reps, || {
+        let out = rt
+            .block_on(engine.run_command(
+                "jq",
+                vec!["-c".into(), filter.into(), "/data/big.json".into()],
+                opts(),
+            ))
+            .expect("sandboxed jq");
+        assert_eq!(out.stdout, native_out.stdout);
+    });
+    let theirs = time(reps, || {
+        Command::new(&jq)
+            .args(["-c", filter])
+            .arg(data.path().join("big.json"))
+            .output()
+            .expect("native jq");
+    });
+    report(
+        &format!("jq `{filter}` on {} MB", size >> 20),
+        ours,
+        theirs,
+        "native jq",
+    );
+}

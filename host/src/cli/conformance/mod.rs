@@ -1,0 +1,108 @@
+//! `wbx conformance <suites-dir>`: third-party test suites run through the
+//! sandboxed built-ins.
+//!
+//! `jq/*.test` (jq's own format) run through the built-in `jq`; the
+//! `toybox/*.test` and `busybox/*.tests` cases (the `testing`/`testcmd`
+//! format) run through the pipe shell, each in a scratch directory
+//! preopened as `.` with the case's `input` file. A case that needs shell
+//! syntax outside the subset (or a command the engine does not have) is
+//! counted as skipped, not failed.
+
+mod jq;
+mod shtest;
+
+use crate::options::{engine, runtime};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The directory holding jq/, toybox/ and busybox/.
+    dir: PathBuf,
+    /// Only suites whose name contains this (jq, toybox, busybox, sort, ...).
+    #[arg(long)]
+    only: Option<String>,
+    /// Print every failing case.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Counts for one suite file.
+#[derive(Debug, Default, Clone, Serialize)]
+pub(crate) struct Tally {
+    pub(crate) pass: u32,
+    pub(crate) fail: u32,
+    pub(crate) skipped: u32,
+    /// Blocks expected to fail (jq's %%FAIL): how many did.
+    pub(crate) expected_failures_ok: u32,
+    pub(crate) expected_failures_total: u32,
+    #[serde(skip)]
+    pub(crate) failures: Vec<String>,
+}
+
+pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    let body = || -> Result<u8, u8> {
+        let engine = engine(home)?;
+        let rt = runtime()?;
+        let mut results: BTreeMap<String, Tally> = BTreeMap::new();
+        let wanted = |name: &str| args.only.as_deref().is_none_or(|o| name.contains(o));
+        for file in ["jq/jq.test", "jq/man.test"] {
+            let path = args.dir.join(file);
+            if path.is_file() && wanted(file) {
+                let tally = rt.block_on(jq::run_file(&engine, &path));
+                results.insert(file.to_string(), tally);
+            }
+        }
+        for suite in ["toybox", "busybox"] {
+            let Ok(entries) = std::fs::read_dir(args.dir.join(suite)) else {
+                continue;
+            };
+            let mut files: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            files.sort();
+            for path in files {
+                let name = format!(
+                    "{suite}/{}",
+                    path.file_name().unwrap_or_default().to_string_lossy()
+                );
+                if wanted(&name) {
+                    let tally = rt.block_on(shtest::run_file(&engine, &path));
+                    results.insert(name, tally);
+                }
+            }
+        }
+        if args.json {
+            println!("{}", serde_json::to_string(&results).unwrap_or_default());
+        } else {
+            println!(
+                "{:<24} {:>5} {:>5} {:>8}",
+                "suite", "pass", "fail", "skipped"
+            );
+            for (name, t) in &results {
+                let extra = if t.expected_failures_total > 0 {
+                    format!(
+                        "  (%%FAIL blocks: {}/{} failed as expected)",
+                        t.expected_failures_ok, t.expected_failures_total
+                    )
+                } else {
+                    String::new()
+                };
+                println!(
+                    "{name:<24} {:>5} {:>5} {:>8}{extra}",
+                    t.pass, t.fail, t.skipped
+                );
+                if args.verbose {
+                    for f in &t.failures {
+                        println!("    {f}");
+                    }
+                }
+            }
+        }
+        Ok(0)
+    };
+    body().unwrap_or_else(|code| code)
+}
