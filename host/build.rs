@@ -7,8 +7,15 @@ mod build_support;
 
 /// Guest crates embedded in `wbx`, by package name; the artifact is the
 /// package name with `-` turned into `_`.
-const SHIPPED: &[&str] = &["kv-broker", "shell", "wbox"];
-const PENDING: &[&str] = &["jq", "grep", "upper"];
+const SHIPPED: &[&str] = &[
+    "kv-broker",
+    "browse-broker",
+    "shell",
+    "wbox",
+    "jq",
+    "grep",
+    "upper",
+];
 
 fn main() {
     let manifest =
@@ -16,9 +23,6 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let root = build_support::repo_root(&manifest);
     let dir = build_support::build_guests(&root, SHIPPED);
-    for pkg in PENDING {
-        std::fs::write(out.join(format!("{pkg}.wasm")), b"").expect("stub");
-    }
     for pkg in SHIPPED {
         let file = format!("{}.wasm", pkg.replace('-', "_"));
         std::fs::copy(dir.join(&file), out.join(&file))

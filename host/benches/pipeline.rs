@@ -172,7 +172,10 @@ fn main() {
             guest: "/data".into(),
             read_only: true,
         }],
+        // jaq's values take several times the JSON text (natively too): a
+        // 50 MB document needs more than any profile's cap and 5e9 fuel.
         stage_fuel: Some(u64::MAX),
+        stage_memory: Some(2 << 30),
         ..LineOptions::default()
     };
     let reps = if full { 5 } else { 1 };

@@ -51,11 +51,18 @@ pub(crate) const UPPER: Embedded = Embedded {
     bytes: include_bytes!(concat!(env!("OUT_DIR"), "/upper.wasm")),
 };
 
+/// Serves `workbooks:engine/browse` over `workbooks:host/http`.
+pub(crate) const BROWSE_BROKER: Embedded = Embedded {
+    name: "workbooks:browse-broker",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/browse_broker.wasm")),
+};
+
 /// The broker component serving a cap's guest-facing interface, with the
 /// interface's name, for caps served by a broker rather than the host.
 pub(crate) fn broker_for(c: Cap) -> Option<(&'static str, Embedded)> {
     match c {
         Cap::Kv => Some((cap::kv::ENGINE_INTERFACE, KV_BROKER)),
+        Cap::Browse => Some((cap::browse::ENGINE_INTERFACE, BROWSE_BROKER)),
         _ => None,
     }
 }

@@ -8,14 +8,19 @@
 //! storage-backed cap, so commands that use none never contend for it.
 
 use crate::artifact::Artifact;
-use crate::broker::{Cadence, RateLimiter};
+use crate::broker::{
+    Cadence, Cidr, HttpClient, NetAccess, NetGuard, RateLimiter, Resolver, SystemResolver,
+};
+use crate::cap::secrets::keyring::{Keyring, Secret};
 use crate::commands::Registry;
 use crate::commands::broker::Slots;
 use crate::dock::{DockError, Docked, Docker};
+use crate::limits::NET_MAX_BODY_BYTES;
 use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
-use crate::policy::{Grant, Profile};
+use crate::policy::Grant;
 use crate::state::{Captured, SessionError, SessionOptions, StoreState, new_store};
 use crate::store::{Storage, StorageError, StorageSlot};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,7 +58,7 @@ pub enum EngineError {
 }
 
 /// Configures an [`Engine`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct EngineBuilder {
     home: Option<PathBuf>,
     pooling: bool,
@@ -61,6 +66,22 @@ pub struct EngineBuilder {
     max_instances: u32,
     rate_limit: (u64, Duration),
     wbx: Option<PathBuf>,
+    net_allow: Vec<Cidr>,
+    resolver: Option<Arc<dyn Resolver>>,
+    tls_roots: Vec<Vec<u8>>,
+    net_max_body: usize,
+    secrets: HashMap<(String, String), Secret>,
+}
+
+impl std::fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineBuilder")
+            .field("home", &self.home)
+            .field("pooling", &self.pooling)
+            .field("net_allow", &self.net_allow)
+            .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for EngineBuilder {
@@ -72,6 +93,11 @@ impl Default for EngineBuilder {
             max_instances: 256,
             rate_limit: (RATE_LIMIT_CALLS, RATE_LIMIT_WINDOW),
             wbx: None,
+            net_allow: Vec::new(),
+            resolver: None,
+            tls_roots: Vec::new(),
+            net_max_body: NET_MAX_BODY_BYTES,
+            secrets: HashMap::new(),
         }
     }
 }
@@ -117,6 +143,38 @@ impl EngineBuilder {
         self
     }
 
+    /// CIDRs the operator opens through the SSRF floor (for example
+    /// loopback for local services and tests). Never set by a guest.
+    pub fn net_allow(mut self, cidrs: Vec<Cidr>) -> Self {
+        self.net_allow = cidrs;
+        self
+    }
+
+    /// The resolver the network brokers use (default: the system's).
+    pub fn resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// Extra TLS root certificates (DER), trusted besides the web PKI.
+    pub fn tls_roots(mut self, roots: Vec<Vec<u8>>) -> Self {
+        self.tls_roots = roots;
+        self
+    }
+
+    /// The largest HTTP body a broker reads (default 8 MiB).
+    pub fn net_max_body(mut self, bytes: usize) -> Self {
+        self.net_max_body = bytes;
+        self
+    }
+
+    /// A signing secret held for `tenant` under `name` (memory only).
+    pub fn secret(mut self, tenant: &str, name: &str, secret: Secret) -> Self {
+        self.secrets
+            .insert((tenant.to_string(), name.to_string()), secret);
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, EngineError> {
         let home = self.home.unwrap_or_else(default_home);
@@ -132,7 +190,7 @@ impl EngineBuilder {
                 .total_memories(n * 2)
                 .total_tables(n * 8)
                 .total_stacks(n)
-                .max_memory_size(Profile::Posix.memory_bytes())
+                .max_memory_size(crate::limits::MAX_MEMORY_BYTES)
                 .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
                 .max_memories_per_component(MAX_MEMORIES_PER_STORE as u32)
                 .max_tables_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
@@ -152,6 +210,14 @@ impl EngineBuilder {
             wasmtime::Engine::new(&cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let ticker = EpochTicker::start(wasmtime.clone()).map_err(EngineError::Ticker)?;
         let cache = self.disk_cache.then(|| home.join("cache"));
+        let guard = NetGuard::new(
+            self.net_allow,
+            self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
+        );
+        let tls =
+            crate::broker::capped_http::tls_config(&self.tls_roots).map_err(EngineError::Config)?;
+        let http = Arc::new(HttpClient::new(guard, tls));
+        let keyring = Arc::new(Keyring::new(Some(home.join("secrets")), self.secrets));
         let wbx = self.wbx.or_else(|| {
             std::env::current_exe()
                 .ok()
@@ -167,6 +233,9 @@ impl EngineBuilder {
                 command_slots: Arc::default(),
                 process_slots: Arc::default(),
                 wbx,
+                http,
+                keyring,
+                net_max_body: self.net_max_body,
                 docker: Docker::new(&wasmtime, cache),
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
@@ -193,6 +262,9 @@ struct Inner {
     command_slots: Arc<Slots>,
     process_slots: Arc<Slots>,
     wbx: Option<PathBuf>,
+    http: Arc<HttpClient>,
+    keyring: Arc<Keyring>,
+    net_max_body: usize,
     _ticker: EpochTicker,
 }
 
@@ -236,6 +308,26 @@ impl Engine {
     /// The command registry.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
+    }
+
+    /// The guarded HTTP transport (its guard is the SSRF floor).
+    pub fn http(&self) -> &Arc<HttpClient> {
+        &self.inner.http
+    }
+
+    /// The signing keyring.
+    pub fn keyring(&self) -> &Arc<Keyring> {
+        &self.inner.keyring
+    }
+
+    /// Network reach for `principal`: the cadence and the transport.
+    pub fn net_access(&self, principal: &str) -> NetAccess {
+        NetAccess {
+            principal: principal.to_string(),
+            cadence: self.inner.cadence.clone(),
+            client: self.inner.http.clone(),
+            max_body: self.inner.net_max_body,
+        }
     }
 
     pub(crate) fn command_slots(&self) -> &Arc<Slots> {

@@ -40,6 +40,8 @@ pub struct StartOptions {
     pub dirs: Vec<Preopen>,
     /// Fuel per call; unmetered when `None`.
     pub fuel: Option<u64>,
+    /// Memory cap in place of the profile's (operator set).
+    pub memory: Option<usize>,
 }
 
 impl Default for StartOptions {
@@ -51,6 +53,7 @@ impl Default for StartOptions {
             timeout: None,
             dirs: Vec::new(),
             fuel: None,
+            memory: None,
         }
     }
 }
@@ -197,6 +200,7 @@ impl Supervisor {
         session.dirs = opts.dirs;
         session.timeout = opts.timeout;
         session.fuel = opts.fuel;
+        session.memory = opts.memory;
         let instance = Arc::new(Instance {
             budget: opts
                 .timeout
@@ -396,7 +400,10 @@ fn info(id: &str, inst: &Instance) -> InstanceInfo {
             .try_lock()
             .ok()
             .and_then(|live| live.as_ref().map(|l| l.store.data().limiter.used())),
-        memory_limit: grant.profile.effective.memory_bytes(),
+        memory_limit: inst
+            .session
+            .memory
+            .unwrap_or_else(|| grant.profile.effective.memory_bytes()),
         artifact_sha256: receipt.artifact_sha256.clone(),
     }
 }

@@ -39,6 +39,8 @@ pub mod store;
 pub struct ReadmeDoctests;
 
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
+pub use broker::{Cidr, NetGuard};
+pub use cap::secrets::keyring::{Keyring, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use dock::{DockError, Docked, Receipt};
 pub use engine::{Engine, EngineBuilder, EngineError, default_home};

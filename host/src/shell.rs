@@ -44,6 +44,8 @@ pub struct LineOptions {
     pub stage_timeout: Option<Duration>,
     /// Fuel of each stage (5e9 by default).
     pub stage_fuel: Option<u64>,
+    /// Memory cap of each stage in place of the profile's (operator set).
+    pub stage_memory: Option<usize>,
     /// Only these command names may run; any when `None`.
     pub allowlist: Option<BTreeSet<String>>,
 }
@@ -59,6 +61,7 @@ impl Default for LineOptions {
             stdin: Bytes::new(),
             stage_timeout: None,
             stage_fuel: None,
+            stage_memory: None,
             allowlist: None,
         }
     }
@@ -191,6 +194,7 @@ impl Engine {
             depth: 0,
             timeout: opts.stage_timeout,
             fuel: opts.stage_fuel,
+            memory: opts.stage_memory,
         };
         let (mut store, _) = self.new_store(&shell_grant, &session)?;
         store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
@@ -269,6 +273,7 @@ impl Engine {
                 depth: 0,
                 timeout: opts.stage_timeout,
                 fuel: opts.stage_fuel,
+                memory: opts.stage_memory,
             },
         };
         self.run_command_as(&env, Cap::Commands, name, argv, opts.stdin)

@@ -7,7 +7,9 @@
 //! only when that cap is granted.
 
 use crate::cap::{
-    commands::CommandsCtx, exec::ExecCtx, kv::KvCtx, session_info::SessionCtx, vfs::VfsCtx,
+    browse::BrowseCtx, commands::CommandsCtx, exec::ExecCtx, kv::KvCtx, net::NetCtx,
+    queue::QueueCtx, secrets::SecretsCtx, session_info::SessionCtx, tcp::TcpCtx, tls::TlsCtx,
+    udp::UdpCtx, vfs::VfsCtx,
 };
 use crate::commands::{CommandEnv, CommandPolicy};
 use crate::engine::Engine;
@@ -103,6 +105,9 @@ pub struct SessionOptions {
     pub timeout: Option<Duration>,
     /// Fuel per call; unmetered when `None`.
     pub fuel: Option<u64>,
+    /// The cap on memories and tables, set by the operator in place of the
+    /// profile's (clamped to [`crate::limits::MAX_MEMORY_BYTES`]).
+    pub memory: Option<usize>,
     /// How commands started from this session run (under the `commands`
     /// and `exec` caps).
     pub commands: CommandPolicy,
@@ -122,6 +127,7 @@ impl SessionOptions {
             dirs: Vec::new(),
             timeout: None,
             fuel: None,
+            memory: None,
             commands: CommandPolicy::default(),
         }
     }
@@ -166,6 +172,24 @@ pub(crate) struct StoreState {
     pub(crate) kv: KvCtx,
     pub(crate) commands: CommandsCtx,
     pub(crate) exec: ExecCtx,
+    pub(crate) net: NetCtx,
+    pub(crate) tcp: TcpCtx,
+    pub(crate) udp: UdpCtx,
+    pub(crate) tls: TlsCtx,
+    pub(crate) browse: BrowseCtx,
+    pub(crate) queue: QueueCtx,
+    pub(crate) secrets: SecretsCtx,
+}
+
+impl StoreState {
+    /// The wasi:http view: the net cap's context with its guarded hooks.
+    pub(crate) fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.net.http,
+            table: &mut self.table,
+            hooks: &mut self.net.hooks,
+        }
+    }
 }
 
 impl WasiView for StoreState {
@@ -188,6 +212,31 @@ impl HasDeadline for StoreState {
 pub(crate) struct Captured {
     pub(crate) stdout: Option<MemoryOutputPipe>,
     pub(crate) stderr: Option<MemoryOutputPipe>,
+}
+
+/// Judges one wasi:sockets use. Connections and datagrams go (and come)
+/// only where the floor allows; binds only to a wildcard address with an
+/// ephemeral port; a guest never listens or accepts (inbound traffic is
+/// `wbx serve`'s job).
+fn sockets_verdict(
+    guard: &crate::broker::NetGuard,
+    addr: std::net::SocketAddr,
+    usage: wasmtime_wasi::sockets::SocketAddrUse,
+) -> Result<(), &'static str> {
+    use wasmtime_wasi::sockets::SocketAddrUse as U;
+    match usage {
+        U::TcpBind | U::UdpBind => {
+            if addr.ip().is_unspecified() && addr.port() == 0 {
+                Ok(())
+            } else {
+                Err("socket_bind")
+            }
+        }
+        U::TcpListen | U::TcpAccept => Err("socket_listen"),
+        U::TcpConnect | U::UdpSend | U::UdpReceive => {
+            guard.check_ip(addr.ip()).map_err(|d| d.reason())
+        }
+    }
 }
 
 /// Builds a store for `opts` under `grant`. Storage is opened only when a
@@ -262,11 +311,60 @@ pub(crate) fn new_store(
         validate_name("instance", &opts.id)?;
         vfs = VfsCtx::new(storage.clone(), opts.id.clone());
     }
-    let mut kv = KvCtx::default();
-    if grant.caps.contains(Cap::Kv) {
+    let has = |c: Cap| grant.caps.contains(c);
+    if has(Cap::Kv) || has(Cap::Queue) || has(Cap::Secrets) {
         validate_name("tenant", &opts.tenant)?;
-        kv = KvCtx::new(storage.clone(), opts.tenant.clone());
     }
+    let cadence = host.cadence();
+    let mut kv = KvCtx::default();
+    if has(Cap::Kv) {
+        kv = KvCtx::new(storage.clone(), opts.tenant.clone(), cadence.clone());
+    }
+    let mut queue = QueueCtx::default();
+    if has(Cap::Queue) {
+        queue = QueueCtx::new(storage.clone(), opts.tenant.clone(), cadence.clone());
+    }
+    let mut secrets = SecretsCtx::default();
+    if has(Cap::Secrets) {
+        secrets.reach = Some((host.keyring().clone(), opts.tenant.clone(), cadence.clone()));
+    }
+    let access = host.net_access(&opts.tenant);
+    let mut net = NetCtx::default();
+    if has(Cap::Net) {
+        net = NetCtx::new(access.clone());
+        let guard = access.client.guard().clone();
+        let (cadence, principal) = (cadence.clone(), opts.tenant.clone());
+        wasi.allow_tcp(true)
+            .allow_udp(true)
+            .allow_ip_name_lookup(true)
+            .socket_addr_check(move |addr, usage| {
+                let verdict = sockets_verdict(&guard, addr, usage);
+                if let Err(why) = &verdict {
+                    cadence.deny(
+                        &principal,
+                        "net",
+                        crate::broker::Denial::Guard(why),
+                        &addr.to_string(),
+                    );
+                }
+                Box::pin(std::future::ready(verdict.is_ok()))
+            });
+    }
+    let reach = |c: Cap| has(c).then(|| access.clone());
+    let (tcp, udp, tls, browse) = (
+        TcpCtx {
+            access: reach(Cap::Tcp),
+        },
+        UdpCtx {
+            access: reach(Cap::Udp),
+        },
+        TlsCtx {
+            access: reach(Cap::Tls),
+        },
+        BrowseCtx {
+            access: reach(Cap::Browse),
+        },
+    );
 
     let mut commands = CommandsCtx::default();
     let mut exec = ExecCtx::default();
@@ -295,7 +393,11 @@ pub(crate) fn new_store(
     let state = StoreState {
         wasi: wasi.build(),
         table: ResourceTable::new(),
-        limiter: MemoryLimiter::new(profile.memory_bytes()),
+        limiter: MemoryLimiter::new(
+            opts.memory
+                .unwrap_or_else(|| profile.memory_bytes())
+                .min(crate::limits::MAX_MEMORY_BYTES),
+        ),
         deadline: Deadline::after(opts.timeout.unwrap_or(profile.timeout())),
         session: SessionCtx {
             id: opts.id.clone(),
@@ -307,6 +409,13 @@ pub(crate) fn new_store(
         kv,
         commands,
         exec,
+        net,
+        tcp,
+        udp,
+        tls,
+        browse,
+        queue,
+        secrets,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);

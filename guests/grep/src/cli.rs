@@ -104,45 +104,7 @@ pub enum Command {
     Help,
 }
 
-pub const USAGE: &str = "\
-Usage: grep [OPTION]... PATTERNS [FILE]...
-Search for PATTERNS in each FILE (or standard input).
-
-  -E, --extended-regexp     PATTERNS are extended regular expressions
-  -F, --fixed-strings       PATTERNS are strings
-  -G, --basic-regexp        PATTERNS are basic regular expressions (default)
-  -e, --regexp=PATTERNS     use PATTERNS for matching
-  -f, --file=FILE           take PATTERNS from FILE
-  -i, --ignore-case         ignore case distinctions
-  -w, --word-regexp         match only whole words
-  -x, --line-regexp         match only whole lines
-  -v, --invert-match        select non-matching lines
-  -c, --count               print only a count of selected lines per FILE
-  -l, --files-with-matches  print only names of FILEs with selected lines
-  -L, --files-without-match print only names of FILEs with no selected lines
-  -m, --max-count=NUM       stop after NUM selected lines
-  -n, --line-number         print line number with output lines
-  -b, --byte-offset         print the byte offset with output lines
-  -o, --only-matching       show only the matching parts of lines
-  -H, --with-filename       print the file name for each match
-  -h, --no-filename         suppress the file name prefix on output
-  -q, --quiet, --silent     suppress all normal output
-  -s, --no-messages         suppress error messages about unreadable files
-  -a, --text                treat binary files as text
-  -r, --recursive           search directories recursively
-  -R, --dereference-recursive  likewise, following all symbolic links
-  -Z, --null                print NUL after file names
-      --include=GLOB        search only files whose base name matches GLOB
-      --exclude=GLOB        skip files whose base name matches GLOB
-      --exclude-dir=GLOB    skip directories whose base name matches GLOB
-  -A, --after-context=NUM   print NUM lines of trailing context
-  -B, --before-context=NUM  print NUM lines of leading context
-  -C, --context=NUM         print NUM lines of output context
-      --help                display this help and exit
-
-Exit status is 0 if any line is selected, 1 otherwise;
-if any error occurs and -q is not given, the exit status is 2.
-";
+pub const USAGE: &str = include_str!("usage.txt");
 
 fn number(option: &str, text: &str) -> Result<u64, String> {
     text.parse()

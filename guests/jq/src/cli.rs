@@ -77,31 +77,7 @@ pub enum Command {
     Help,
 }
 
-pub const USAGE: &str = "\
-Usage: jq [OPTIONS] FILTER [FILES...]
-       jq [OPTIONS] -f FILTER_FILE [FILES...]
-
-Options:
-  -n, --null-input      use null as the single input value
-  -R, --raw-input       read each line as a string instead of JSON
-  -s, --slurp           read all inputs into one array (or one string with -R)
-  -r, --raw-output      print strings without quotes
-  -j, --join-output     like -r, without newlines between outputs
-  -a, --ascii-output    escape non-ASCII characters
-  -c, --compact-output  print each value on one line
-      --tab             indent with tabs
-      --indent N        indent with N spaces (0 to 7)
-  -S, --sort-keys       print object keys in sorted order
-  -e, --exit-status     exit 1 if the last output is false or null, 4 if none
-  -f, --from-file FILE  read the filter from FILE
-      --arg NAME VALUE      bind $NAME to the string VALUE
-      --argjson NAME JSON   bind $NAME to the JSON value
-      --slurpfile NAME FILE bind $NAME to an array of the values in FILE
-      --rawfile NAME FILE   bind $NAME to the contents of FILE
-      --args            remaining arguments are string values for $ARGS
-      --jsonargs        remaining arguments are JSON values for $ARGS
-  -h, --help            show this help
-";
+pub const USAGE: &str = include_str!("usage.txt");
 
 /// Parses the arguments after the program name.
 pub fn parse(args: &[String]) -> Result<Command, String> {

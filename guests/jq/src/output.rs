@@ -64,7 +64,8 @@ impl JsonWriter {
         self.value(out, value, 0)
     }
 
-    /// Writes a string's bytes unquoted and unescaped (raw output mode).
+    /// Writes strings as their bytes, unquoted and unescaped (raw output
+    /// mode), and other values as JSON.
     pub fn write_raw_or_value<W: Write + ?Sized>(
         &mut self,
         out: &mut W,

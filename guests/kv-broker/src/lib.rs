@@ -30,6 +30,8 @@ fn check_key(key: &str) -> Result<&[u8], KvError> {
 
 fn map_error(e: StorageError) -> KvError {
     match e {
+        StorageError::Revoked => KvError::Revoked,
+        StorageError::RateLimited => KvError::RateLimited,
         StorageError::InvalidKey(why) => KvError::InvalidKey(why),
         StorageError::ValueTooLarge(limit) => KvError::ValueTooLarge(limit),
         StorageError::TooManyKeys(limit) => KvError::TooManyKeys(limit),

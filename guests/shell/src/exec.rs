@@ -40,10 +40,7 @@ impl Session {
     pub fn new(stdin: Vec<u8>, preopens: Vec<String>) -> Self {
         Self {
             vars: HashMap::new(),
-            preopens: preopens
-                .iter()
-                .filter_map(|p| components(p))
-                .collect(),
+            preopens: preopens.iter().filter_map(|p| components(p)).collect(),
             stdin: Some(stdin),
             stdout: Vec::new(),
             stderr: Vec::new(),

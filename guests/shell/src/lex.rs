@@ -56,13 +56,20 @@ impl Word {
             return None;
         };
         let (name, rest) = first.split_once('=')?;
-        let valid = name.chars().next().is_some_and(is_name_start) && name.chars().all(is_name_char);
+        let valid =
+            name.chars().next().is_some_and(is_name_start) && name.chars().all(is_name_char);
         if !valid {
             return None;
         }
         let mut parts = vec![Part::Lit(rest.to_string())];
         parts.extend(self.parts[1..].iter().cloned());
-        Some((name.to_string(), Word { parts, assignable: false }))
+        Some((
+            name.to_string(),
+            Word {
+                parts,
+                assignable: false,
+            },
+        ))
     }
 }
 
@@ -168,7 +175,9 @@ impl Lexer<'_> {
                     match self.chars.next() {
                         Some('}') => break,
                         Some(c) if is_name_char(c) => name.push(c),
-                        Some(_) => return Err(unsupported("parameter expansion ${...} beyond ${NAME}")),
+                        Some(_) => {
+                            return Err(unsupported("parameter expansion ${...} beyond ${NAME}"));
+                        }
                         None => return Err(LexError::Syntax("unterminated ${".into())),
                     }
                 }
@@ -239,7 +248,9 @@ impl Lexer<'_> {
                         match self.chars.next() {
                             Some('\'') => break,
                             Some(c) => text.push(c),
-                            None => return Err(LexError::Syntax("unterminated single quote".into())),
+                            None => {
+                                return Err(LexError::Syntax("unterminated single quote".into()));
+                            }
                         }
                     }
                 }
@@ -278,7 +289,8 @@ impl Lexer<'_> {
             }
         }
         if text.started {
-            self.tokens.push(Token::Word(text.finish(!quoted_before_eq)));
+            self.tokens
+                .push(Token::Word(text.finish(!quoted_before_eq)));
         }
         Ok(())
     }
@@ -310,7 +322,9 @@ impl Lexer<'_> {
             self.tokens.push(Token::Ignored);
             Ok(())
         } else {
-            Err(unsupported("stderr redirection other than 2>/dev/null and 2>&1"))
+            Err(unsupported(
+                "stderr redirection other than 2>/dev/null and 2>&1",
+            ))
         }
     }
 
@@ -330,9 +344,7 @@ impl Lexer<'_> {
                     }
                     self.tokens.push(Token::Semi);
                 }
-                '#' if at_word_start => {
-                    while self.chars.next_if(|c| *c != '\n').is_some() {}
-                }
+                '#' if at_word_start => while self.chars.next_if(|c| *c != '\n').is_some() {},
                 '|' => {
                     self.chars.next();
                     if self.chars.next_if_eq(&'|').is_some() {

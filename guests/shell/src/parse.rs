@@ -64,9 +64,18 @@ pub fn parse(tokens: Vec<Token>) -> Result<Script, LexError> {
     while let Some(token) = tokens.next() {
         match token {
             Token::Word(w) => {
-                if simple.words.is_empty() && simple.redirects.is_empty() && w.assignment().is_none() {
+                if simple.words.is_empty()
+                    && simple.redirects.is_empty()
+                    && w.assignment().is_none()
+                {
                     let text = w.expand(&Default::default());
-                    if w.assignable && (RESERVED.contains(&text.as_str()) || text == "{" || text == "}" || text == "!" || text == "[[") {
+                    if w.assignable
+                        && (RESERVED.contains(&text.as_str())
+                            || text == "{"
+                            || text == "}"
+                            || text == "!"
+                            || text == "[[")
+                    {
                         return Err(LexError::Unsupported(format!("compound command `{text}`")));
                     }
                 }
@@ -133,14 +142,22 @@ mod tests {
     use crate::lex::lex;
 
     fn shape(line: &str) -> Result<Vec<(Join, usize)>, LexError> {
-        Ok(parse(lex(line)?)?.into_iter().map(|(j, p)| (j, p.len())).collect())
+        Ok(parse(lex(line)?)?
+            .into_iter()
+            .map(|(j, p)| (j, p.len()))
+            .collect())
     }
 
     #[test]
     fn pipelines_and_connectors_nest_as_in_sh() {
         assert_eq!(
             shape("a | b | c && d || e ; f").unwrap(),
-            vec![(Join::Always, 3), (Join::IfOk, 1), (Join::IfFailed, 1), (Join::Always, 1)]
+            vec![
+                (Join::Always, 3),
+                (Join::IfOk, 1),
+                (Join::IfFailed, 1),
+                (Join::Always, 1)
+            ]
         );
         assert_eq!(shape("a;").unwrap(), vec![(Join::Always, 1)]);
     }

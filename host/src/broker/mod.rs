@@ -12,10 +12,15 @@
 //! or a secret.
 
 mod audit;
+pub mod capped_http;
+pub mod net_guard;
+pub mod oneshot;
 mod rate;
 mod revocation;
 
 pub use audit::{Audit, AuditEntry, AuditSummary};
+pub use capped_http::{HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
+pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};
 pub use rate::RateLimiter;
 pub use revocation::Revocations;
 
@@ -102,4 +107,52 @@ impl Cadence {
     pub fn audit(&self) -> &Audit {
         &self.audit
     }
+}
+
+/// What a network broker call needs: the caller's principal, the cadence
+/// and the guarded transport. A cap context holding `None` reaches nothing.
+#[derive(Clone, Debug)]
+pub struct NetAccess {
+    /// The caller's principal (tenant).
+    pub principal: String,
+    /// Revocation, rate limit, audit.
+    pub cadence: Arc<Cadence>,
+    /// The floor and the transport.
+    pub client: Arc<HttpClient>,
+    /// The largest HTTP body read.
+    pub max_body: usize,
+}
+
+impl NetAccess {
+    /// Runs `op` for `broker` under the cadence: revocation and rate limit
+    /// first, then the operation, whose floor denials are audited with
+    /// `detail` (a host, never a payload).
+    pub async fn guarded<T>(
+        &self,
+        broker: &'static str,
+        detail: &str,
+        op: impl Future<Output = Result<T, HttpError>>,
+    ) -> Result<T, BrokerFailure> {
+        self.cadence
+            .admit(&self.principal, broker)
+            .map_err(BrokerFailure::Denied)?;
+        op.await.map_err(|e| {
+            if let HttpError::Denied(d) = &e {
+                self.cadence
+                    .deny(&self.principal, broker, Denial::Guard(d.reason()), detail);
+            }
+            BrokerFailure::Failed(e)
+        })
+    }
+}
+
+/// A network broker call that did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BrokerFailure {
+    /// Revoked or rate limited.
+    #[error("{}", .0.reason())]
+    Denied(Denial),
+    /// The operation failed (a floor denial among them).
+    #[error(transparent)]
+    Failed(#[from] HttpError),
 }

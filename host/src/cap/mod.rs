@@ -4,8 +4,16 @@
 //! `add_to_linker`; `host.rs` implements the generated host trait. Caps do
 //! not reach into each other; only [`crate::dock`] links them.
 
+pub(crate) mod browse;
 pub(crate) mod commands;
 pub(crate) mod exec;
 pub(crate) mod kv;
+pub(crate) mod net;
+pub(crate) mod net_types;
+pub(crate) mod queue;
+pub mod secrets;
 pub(crate) mod session_info;
+pub(crate) mod tcp;
+pub(crate) mod tls;
+pub(crate) mod udp;
 pub(crate) mod vfs;

@@ -19,6 +19,9 @@ pub(crate) struct Args {
     /// Wall-clock budget in milliseconds (default: the profile's).
     #[arg(long, value_name = "MS")]
     timeout: Option<u64>,
+    /// Memory cap in MiB, in place of the profile's.
+    #[arg(long, value_name = "MIB")]
+    memory: Option<usize>,
     /// Fuel budget (default 5e9).
     #[arg(long, value_name = "N", default_value_t = workbooks::limits::COMMAND_FUEL)]
     fuel: u64,
@@ -107,6 +110,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     opts.dirs = dirs;
     opts.timeout = args.timeout.map(std::time::Duration::from_millis);
     opts.fuel = Some(args.fuel);
+    opts.memory = args.memory.map(|m| m << 20);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

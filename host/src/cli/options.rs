@@ -24,6 +24,9 @@ pub(crate) struct StageArgs {
     /// Fuel of each command (default 5e9).
     #[arg(long, value_name = "N")]
     pub(crate) fuel: Option<u64>,
+    /// Memory cap of each command in MiB, in place of the profile's.
+    #[arg(long, value_name = "MIB")]
+    pub(crate) memory: Option<usize>,
     /// Tenant (principal) the commands run as.
     #[arg(long, default_value = "default")]
     pub(crate) tenant: String,
@@ -50,6 +53,7 @@ impl StageArgs {
             dirs,
             stage_timeout: self.timeout.map(std::time::Duration::from_millis),
             stage_fuel: self.fuel,
+            stage_memory: self.memory.map(|m| m << 20),
             ..LineOptions::default()
         })
     }

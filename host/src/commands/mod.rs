@@ -53,6 +53,9 @@ pub struct CommandPolicy {
     pub timeout: Option<Duration>,
     /// Fuel of each command ([`crate::limits::COMMAND_FUEL`] when `None`).
     pub fuel: Option<u64>,
+    /// Memory cap of each command in place of its profile's (operator
+    /// set); the profile's when `None`.
+    pub memory: Option<usize>,
 }
 
 /// Who asks to run a command, and under what terms.

@@ -187,7 +187,11 @@ impl Engine {
         let mut child = env.clone();
         child.caller_caps = env.grant.caps;
         child.policy.depth += 1;
-        let limit = env.grant.profile.effective.memory_bytes();
+        let limit = env
+            .policy
+            .memory
+            .unwrap_or_else(|| env.grant.profile.effective.memory_bytes())
+            .min(crate::limits::MAX_MEMORY_BYTES);
         let mut store = Store::new(
             module.engine(),
             ModuleState {

@@ -71,6 +71,7 @@ fn child_policy(env: &CommandEnv) -> CommandPolicy {
         depth: env.policy.depth + 1,
         timeout: env.policy.timeout,
         fuel: env.policy.fuel,
+        memory: env.policy.memory,
     }
 }
 
@@ -111,6 +112,7 @@ impl Engine {
         opts.dirs = env.dirs.clone();
         opts.timeout = Some(timeout);
         opts.fuel = Some(fuel);
+        opts.memory = env.policy.memory;
         opts.commands = child_policy(env);
         let out = self.run(&docked, opts).await.map_err(from_run_error)?;
         for stream in [&out.stdout, &out.stderr] {

@@ -116,7 +116,7 @@ pub fn classify(name: &str) -> Need {
         }
         "wasi:sockets" | "wasi:http" if wasi_02 => Need::Cap(Cap::Net),
         "workbooks:engine" if engine_01 => match iface {
-            "session-info" | "command-types" => Need::Base,
+            "session-info" | "command-types" | "net-types" => Need::Base,
             word => Cap::from_word(word).map_or(Need::Unknown, Need::Cap),
         },
         _ => Need::Unknown,

@@ -3,9 +3,10 @@
 //!
 //! Base WASI is curated rather than wholesale: io, clocks, random and cli
 //! (including `exit-with-code`), with stdio wired by the store builder to
-//! in-memory pipes unless the caller passes its own through. Never linked
-//! here: `wasi:sockets`, `wasi:http`, `wasi:clocks/timezone`; a component
-//! importing them is refused by the pre-check with the cap it would need.
+//! in-memory pipes unless the caller passes its own through. Never in the
+//! base: `wasi:sockets`, `wasi:http`, `wasi:clocks/timezone`; a component
+//! importing them is refused by the pre-check with the cap it would need
+//! (`wasi:http` and `wasi:sockets` arrive with `net`, behind the floor).
 
 use crate::cap;
 use crate::policy::{Cap, CapSet};
@@ -22,7 +23,14 @@ pub(crate) const SERVED: CapSet = CapSet::EMPTY
     .with(Cap::Vfs)
     .with(Cap::Kv)
     .with(Cap::Commands)
-    .with(Cap::Exec);
+    .with(Cap::Exec)
+    .with(Cap::Secrets)
+    .with(Cap::Queue)
+    .with(Cap::Tcp)
+    .with(Cap::Udp)
+    .with(Cap::Tls)
+    .with(Cap::Net)
+    .with(Cap::Browse);
 
 /// Builds the linker for a cap set.
 pub(crate) fn link(
@@ -35,6 +43,7 @@ pub(crate) fn link(
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
     // Types shared by commands, exec and shell: no functions, no reach.
     l.instance("workbooks:engine/command-types@0.1.0")?;
+    l.instance("workbooks:engine/net-types@0.1.0")?;
     for c in caps.iter() {
         match c {
             Cap::Vfs => cap::vfs::add_to_linker(l, |s| &mut s.vfs)?,
@@ -44,16 +53,17 @@ pub(crate) fn link(
                 ctx: &mut s.exec,
                 table: &mut s.table,
             })?,
-            Cap::Secrets
-            | Cap::Queue
-            | Cap::Tcp
-            | Cap::Udp
-            | Cap::Tls
-            | Cap::Net
-            | Cap::Llm
-            | Cap::Browse
-            | Cap::Posix
-            | Cap::Parallel => {}
+            Cap::Secrets => cap::secrets::add_to_linker(l, |s| &mut s.secrets)?,
+            Cap::Queue => cap::queue::add_to_linker(l, |s| &mut s.queue)?,
+            Cap::Tcp => cap::tcp::add_to_linker(l, |s| &mut s.tcp)?,
+            Cap::Udp => cap::udp::add_to_linker(l, |s| &mut s.udp)?,
+            Cap::Tls => cap::tls::add_to_linker(l, |s| &mut s.tls)?,
+            Cap::Net => cap::net::add_to_linker(l, |s| &mut s.net, StoreState::http)?,
+            Cap::Browse => cap::browse::add_to_linker(l, |s| &mut s.browse)?,
+            // No component-lane binding: llm and parallel are not served by
+            // this engine (docking refuses their imports by name); posix
+            // binds nothing in the component lane by design.
+            Cap::Llm | Cap::Posix | Cap::Parallel => {}
         }
     }
     Ok(linker)

@@ -23,6 +23,10 @@ pub(crate) use memory::MemoryLimiter;
 /// this granularity, so a runaway call overshoots its budget by at most this.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
+/// The most memory an operator may give a session in place of its
+/// profile's cap: all a wasm32 memory can address.
+pub const MAX_MEMORY_BYTES: usize = 4 << 30;
+
 /// Fuel a one-shot command gets by default: a loop that never blocks burns
 /// it and traps even if no clock is watching.
 pub const COMMAND_FUEL: u64 = 5_000_000_000;
@@ -91,3 +95,53 @@ pub const VFS_MAX_VOLUME_BYTES: u64 = 256 << 20;
 
 /// Files one volume of one instance may hold; bounds every listing.
 pub const VFS_MAX_FILES_PER_VOLUME: u32 = 10_000;
+
+// ---- queue -----------------------------------------------------------------
+
+/// Largest queue message. Queues carry work items, not bulk data.
+pub const QUEUE_MAX_MESSAGE_BYTES: usize = 256 << 10;
+
+/// Messages one queue may hold; a producer without a consumer stops here.
+pub const QUEUE_MAX_DEPTH: u32 = 1000;
+
+/// Longest a `pop-wait` may wait.
+pub const QUEUE_MAX_WAIT: Duration = Duration::from_secs(30);
+
+// ---- secrets -----------------------------------------------------------------
+
+/// Largest payload one signing call takes.
+pub const SECRETS_MAX_DATA_BYTES: usize = 1 << 20;
+
+// ---- network -----------------------------------------------------------------
+
+/// Largest HTTP body a broker reads, by default (engine configuration may
+/// lower or raise it).
+pub const NET_MAX_BODY_BYTES: usize = 8 << 20;
+
+/// Wall-clock budget of one fetch, redirects included.
+pub const NET_FETCH_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Redirects one fetch follows; each hop is checked again.
+pub const NET_MAX_REDIRECTS: u8 = 10;
+
+/// URLs one `fetch-many` call takes.
+pub const NET_FETCH_MANY_MAX: usize = 64;
+
+/// Fetches of one `fetch-many` call in flight at once.
+pub const NET_FETCH_MANY_CONCURRENCY: usize = 16;
+
+/// Wall-clock budget of one `browse` fetch.
+pub const BROWSE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Largest page text `browse` returns.
+pub const BROWSE_MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// Largest reply of a tcp, udp or tls one-shot.
+pub const SOCKET_MAX_REPLY_BYTES: usize = 1 << 20;
+
+/// Wall-clock budget of a tcp, udp or tls one-shot.
+pub const SOCKET_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Largest response body `wbx serve` sends; a guest producing more gets a
+/// 502 instead.
+pub const SERVE_MAX_RESPONSE_BYTES: usize = 8 << 20;

@@ -1,7 +1,7 @@
 //! Durable state: one sled database under `<home>/db`.
 //!
-//! Trees: `kv/<tenant>` (a tenant's keys), `vfs/<instance>` (an instance's
-//! volumes). Tree names come only from validated tenant and instance names,
+//! Trees: `kv/<tenant>` (a tenant's keys), `queue/<tenant>` (a tenant's
+//! queues), `vfs/<instance>` (an instance's volumes). Tree names come only from validated tenant and instance names,
 //! which the host chooses; a guest never supplies one. Every acknowledged
 //! write is flushed to disk before it is acknowledged. Writes that must keep
 //! a count consistent (kv key count, vfs volume usage) update data and count
@@ -11,10 +11,12 @@
 //! a home at a time; a second gets [`StorageError::Locked`].
 
 mod kv;
+mod queue;
 mod vfs;
 mod vfs_path;
 
 pub use kv::{KvError, TenantKv};
+pub use queue::{QueueError, TenantQueues};
 pub use vfs::{EntryKind, Metadata, VfsError, Volume, VolumeEntry, Volumes};
 pub use vfs_path::normalize as normalize_vfs_path;
 
@@ -33,6 +35,8 @@ struct Inner {
     path: PathBuf,
     kv_writes: Mutex<()>,
     vfs_writes: Mutex<()>,
+    queue_writes: Mutex<()>,
+    queue_waiters: queue::Waiters,
 }
 
 impl std::fmt::Debug for Storage {
@@ -107,6 +111,8 @@ impl Storage {
                 path: dir.to_path_buf(),
                 kv_writes: Mutex::new(()),
                 vfs_writes: Mutex::new(()),
+                queue_writes: Mutex::new(()),
+                queue_waiters: Default::default(),
             }),
         })
     }
@@ -128,6 +134,24 @@ impl Storage {
         validate_name("instance", id)?;
         let tree = self.inner.db.open_tree(format!("vfs/{id}"))?;
         Ok(Volumes::new(self.clone(), tree))
+    }
+
+    /// The queues of `tenant`.
+    pub fn queues(&self, tenant: &str) -> Result<TenantQueues, StorageError> {
+        validate_name("tenant", tenant)?;
+        let tree = self.inner.db.open_tree(format!("queue/{tenant}"))?;
+        Ok(TenantQueues::new(self.clone(), tenant.to_string(), tree))
+    }
+
+    fn queue_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inner
+            .queue_writes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn queue_waiters(&self) -> &queue::Waiters {
+        &self.inner.queue_waiters
     }
 
     fn flush(&self) -> Result<(), StorageError> {

@@ -77,7 +77,17 @@ fn include_exclude_and_exclude_dir_filter_a_recursive_search() {
     write(&dir, "tree/vendor/other.txt", "word\n");
     let root = dir.join("tree");
     let root = root.to_str().unwrap();
-    let outcome = grep(&["-rl", "--include=*.txt", "--exclude-dir", "vendor", "word", root], "");
+    let outcome = grep(
+        &[
+            "-rl",
+            "--include=*.txt",
+            "--exclude-dir",
+            "vendor",
+            "word",
+            root,
+        ],
+        "",
+    );
     assert_eq!(outcome.stdout, format!("{root}/keep.txt\n"));
     let outcome = grep(&["-rl", "--exclude=*.txt", "word", root], "");
     assert_eq!(outcome.stdout, format!("{root}/skip.log\n"));

@@ -14,11 +14,15 @@ fn error(e: KvError) -> Error {
 
 impl KvCtx {
     fn tenant(&mut self) -> Result<&TenantKv, Error> {
+        let (storage, tenant, cadence) = self
+            .source
+            .as_ref()
+            .ok_or_else(|| Error::Unavailable("no tenant for this store".into()))?;
+        cadence.admit(tenant, "kv").map_err(|d| match d {
+            crate::broker::Denial::Revoked => Error::Revoked,
+            _ => Error::RateLimited,
+        })?;
         if self.tenant.is_none() {
-            let (storage, tenant) = self
-                .source
-                .as_ref()
-                .ok_or_else(|| Error::Unavailable("no tenant for this store".into()))?;
             let kv = storage
                 .get()
                 .and_then(|s| s.kv(tenant))

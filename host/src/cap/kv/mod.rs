@@ -7,11 +7,12 @@
 //! fixed by the host when the store is built; no argument of any call can
 //! name another tenant. The hard limits (value size, key count, key length)
 //! are enforced here, below any broker, so a swapped broker cannot widen
-//! them.
+//! them. Every call passes the cadence (revocation, rate limit) first.
 
 mod host;
 
 use crate::bindings::workbooks::host::storage;
+use crate::broker::Cadence;
 use crate::store::{StorageSlot, TenantKv};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
@@ -20,15 +21,15 @@ use wasmtime::component::{HasSelf, Linker};
 /// reaches nothing.
 #[derive(Debug, Default)]
 pub(crate) struct KvCtx {
-    source: Option<(Arc<StorageSlot>, String)>,
+    source: Option<(Arc<StorageSlot>, String, Arc<Cadence>)>,
     tenant: Option<TenantKv>,
 }
 
 impl KvCtx {
     /// Reaches the keys of `tenant` (a validated name).
-    pub(crate) fn new(storage: Arc<StorageSlot>, tenant: String) -> Self {
+    pub(crate) fn new(storage: Arc<StorageSlot>, tenant: String, cadence: Arc<Cadence>) -> Self {
         Self {
-            source: Some((storage, tenant)),
+            source: Some((storage, tenant, cadence)),
             tenant: None,
         }
     }

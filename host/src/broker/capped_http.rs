@@ -1,0 +1,369 @@
+//! The host's HTTP transport for guests: a request over a connection to the
+//! pinned address only, redirects re-checked hop by hop, the body capped
+//! while it streams, one deadline over the whole exchange.
+//!
+//! Threat: the floor ([`super::net_guard`]) is only as good as the
+//! connection that follows it. So: the TCP connection goes to the address
+//! the guard returned, never to a name; TLS verifies the peer with SNI set
+//! to the URL's host; every redirect hop goes back through the guard (a
+//! public page may redirect to the metadata address); credentials
+//! (`Authorization`, `Cookie`, `Proxy-Authorization`) are dropped when a
+//! redirect changes origin; a body larger than the cap is cut off as soon as
+//! it passes the cap (the connection is dropped, not drained), and a body
+//! that trickles is cut off by the deadline.
+
+use super::net_guard::{NetDenial, NetGuard, Pinned};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use wasmtime_wasi_http::io::TokioIo;
+
+/// A bidirectional byte stream (plain TCP or TLS).
+pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Io for T {}
+
+/// Limits of one fetch.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    /// The largest body accepted.
+    pub max_body: usize,
+    /// The wall-clock budget of the whole exchange, redirects included.
+    pub deadline: Duration,
+    /// Redirects followed at most.
+    pub max_redirects: u8,
+}
+
+/// A request.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// The method.
+    pub method: http::Method,
+    /// The absolute URL.
+    pub url: String,
+    /// Request headers.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Bytes,
+}
+
+impl HttpRequest {
+    /// A GET of `url`.
+    pub fn get(url: impl Into<String>) -> Self {
+        Self {
+            method: http::Method::GET,
+            url: url.into(),
+            headers: Vec::new(),
+            body: Bytes::new(),
+        }
+    }
+}
+
+/// A response, with its body read whole (within the cap).
+#[derive(Debug, Clone)]
+pub struct HttpResponse {
+    /// The status code.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Bytes,
+    /// The final URL, after redirects.
+    pub url: String,
+    /// The address the final request went to.
+    pub addr: SocketAddr,
+}
+
+/// Why a fetch failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    /// The floor refused a hop.
+    #[error("denied: {0}")]
+    Denied(#[from] NetDenial),
+    /// The deadline passed.
+    #[error("timeout after {} ms", .0.as_millis())]
+    Timeout(Duration),
+    /// The body passed the cap.
+    #[error("body larger than {0} bytes")]
+    TooLarge(u64),
+    /// More redirects than allowed.
+    #[error("more than {0} redirects")]
+    TooManyRedirects(u8),
+    /// The TCP connection failed.
+    #[error("connect to {addr} failed: {why}")]
+    Connect {
+        /// The pinned address.
+        addr: SocketAddr,
+        /// Why.
+        why: String,
+    },
+    /// The TLS handshake failed (including an unverified peer).
+    #[error("tls: {0}")]
+    Tls(String),
+    /// The peer did not speak HTTP/1.1 acceptably.
+    #[error("protocol: {0}")]
+    Protocol(String),
+}
+
+/// Builds the TLS client configuration: the web PKI roots plus the
+/// operator's extra roots (DER).
+pub fn tls_config(extra_roots: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, String> {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for der in extra_roots {
+        roots
+            .add(rustls::pki_types::CertificateDer::from(der.clone()))
+            .map_err(|e| format!("bad extra TLS root: {e}"))?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// Headers that carry credentials: dropped on a cross-origin redirect.
+const CREDENTIALS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
+
+/// Headers the transport sets itself.
+const HOP_BY_HOP: [&str; 6] = [
+    "host",
+    "connection",
+    "transfer-encoding",
+    "keep-alive",
+    "upgrade",
+    "te",
+];
+
+/// The guarded, capped HTTP client.
+#[derive(Clone)]
+pub struct HttpClient {
+    guard: NetGuard,
+    tls: Arc<rustls::ClientConfig>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("guard", &self.guard)
+            .finish()
+    }
+}
+
+fn host_header(pinned: &Pinned) -> String {
+    match pinned.url.port() {
+        Some(p) => format!("{}:{p}", pinned.host),
+        None => pinned.host.clone(),
+    }
+}
+
+fn origin(url: &url::Url) -> (String, String, Option<u16>) {
+    (
+        url.scheme().to_string(),
+        url.host_str().unwrap_or_default().to_string(),
+        url.port_or_known_default(),
+    )
+}
+
+impl HttpClient {
+    /// A client judging every hop with `guard`.
+    pub fn new(guard: NetGuard, tls: Arc<rustls::ClientConfig>) -> Self {
+        Self { guard, tls }
+    }
+
+    /// The guard.
+    pub fn guard(&self) -> &NetGuard {
+        &self.guard
+    }
+
+    /// The TLS configuration.
+    pub fn tls(&self) -> &Arc<rustls::ClientConfig> {
+        &self.tls
+    }
+
+    /// Connects to the pinned address, with TLS (SNI = the URL's host,
+    /// peer verified) for https.
+    pub async fn connect(
+        &self,
+        addr: SocketAddr,
+        tls_host: Option<&str>,
+    ) -> Result<Box<dyn Io>, HttpError> {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| HttpError::Connect {
+                addr,
+                why: e.to_string(),
+            })?;
+        let _ = tcp.set_nodelay(true);
+        let Some(host) = tls_host else {
+            return Ok(Box::new(tcp));
+        };
+        let name = rustls::pki_types::ServerName::try_from(
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+        )
+        .map_err(|e| HttpError::Tls(format!("bad server name {host}: {e}")))?;
+        let stream = tokio_rustls::TlsConnector::from(self.tls.clone())
+            .connect(name, tcp)
+            .await
+            .map_err(|e| HttpError::Tls(e.to_string()))?;
+        Ok(Box::new(stream))
+    }
+
+    /// Sends one request over a fresh connection to the pinned address and
+    /// returns the response with its body unread. The request's URI is
+    /// rewritten to origin form and its Host header set from the URL.
+    pub async fn send<B>(
+        &self,
+        pinned: &Pinned,
+        mut req: http::Request<B>,
+    ) -> Result<http::Response<hyper::body::Incoming>, HttpError>
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let io = self
+            .connect(pinned.addr, pinned.tls.then_some(pinned.host.as_str()))
+            .await?;
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+            .await
+            .map_err(|e| HttpError::Protocol(e.to_string()))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let path = match pinned.url.query() {
+            Some(q) => format!("{}?{q}", pinned.url.path()),
+            None => pinned.url.path().to_string(),
+        };
+        *req.uri_mut() = path
+            .parse()
+            .map_err(|e| HttpError::Protocol(format!("bad path: {e}")))?;
+        let host = http::HeaderValue::from_str(&host_header(pinned))
+            .map_err(|e| HttpError::Protocol(e.to_string()))?;
+        req.headers_mut().insert(http::header::HOST, host);
+        sender
+            .send_request(req)
+            .await
+            .map_err(|e| HttpError::Protocol(e.to_string()))
+    }
+
+    /// Fetches `req` within `limits`, following redirects.
+    pub async fn fetch(
+        &self,
+        req: HttpRequest,
+        limits: &HttpLimits,
+    ) -> Result<HttpResponse, HttpError> {
+        tokio::time::timeout(limits.deadline, self.follow(req, limits))
+            .await
+            .map_err(|_| HttpError::Timeout(limits.deadline))?
+    }
+
+    async fn follow(
+        &self,
+        req: HttpRequest,
+        limits: &HttpLimits,
+    ) -> Result<HttpResponse, HttpError> {
+        let HttpRequest {
+            mut method,
+            mut url,
+            mut headers,
+            mut body,
+        } = req;
+        let mut previous: Option<(String, String, Option<u16>)> = None;
+        for _ in 0..=limits.max_redirects {
+            let pinned = self.guard.check_url(&url).await?;
+            let here = origin(&pinned.url);
+            if previous.as_ref().is_some_and(|p| *p != here) {
+                headers.retain(|(k, _)| !CREDENTIALS.contains(&k.to_ascii_lowercase().as_str()));
+            }
+            let mut builder = http::Request::builder().method(method.clone());
+            for (k, v) in &headers {
+                if !HOP_BY_HOP.contains(&k.to_ascii_lowercase().as_str()) {
+                    builder = builder.header(k, v);
+                }
+            }
+            let request = builder
+                .body(http_body_util::Full::new(body.clone()))
+                .map_err(|e| HttpError::Protocol(e.to_string()))?;
+            let resp = self.send(&pinned, request).await?;
+            let status = resp.status();
+            let location = resp
+                .headers()
+                .get(http::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .map(str::to_string);
+            if status.is_redirection() && status != http::StatusCode::NOT_MODIFIED {
+                if let Some(location) = location {
+                    url = pinned
+                        .url
+                        .join(&location)
+                        .map_err(|e| HttpError::Protocol(format!("bad redirect: {e}")))?
+                        .to_string();
+                    let post_to_get = status == http::StatusCode::SEE_OTHER
+                        || (method == http::Method::POST && matches!(status.as_u16(), 301 | 302));
+                    if post_to_get {
+                        method = http::Method::GET;
+                        body = Bytes::new();
+                        headers.retain(|(k, _)| {
+                            !matches!(
+                                k.to_ascii_lowercase().as_str(),
+                                "content-type" | "content-length"
+                            )
+                        });
+                    }
+                    previous = Some(here);
+                    continue;
+                }
+            }
+            let headers_out = resp
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect();
+            let body = read_capped(resp.into_body(), limits.max_body).await?;
+            return Ok(HttpResponse {
+                status: status.as_u16(),
+                headers: headers_out,
+                body,
+                url: pinned.url.to_string(),
+                addr: pinned.addr,
+            });
+        }
+        Err(HttpError::TooManyRedirects(limits.max_redirects))
+    }
+}
+
+/// Reads a body up to `max` bytes; past that the body (and its connection)
+/// is dropped and the read fails.
+pub async fn read_capped<B>(mut body: B, max: usize) -> Result<Bytes, HttpError>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    if body.size_hint().lower() > max as u64 {
+        return Err(HttpError::TooLarge(max as u64));
+    }
+    let mut buf = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| HttpError::Protocol(e.to_string()))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > max {
+                return Err(HttpError::TooLarge(max as u64));
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.freeze())
+}

@@ -1,0 +1,32 @@
+//! `browse`: a page as readable text.
+//!
+//! Three layers, like kv. The guest imports `workbooks:engine/browse`; the
+//! dock composes it with the browse broker component (`guests/browse`),
+//! which fetches through the host primitive `workbooks:host/http` served
+//! here and turns HTML into text inside the sandbox, so no untrusted markup
+//! is parsed in the host. Invariant: the primitive applies the same
+//! cadence, floor, pinning and redirect checks as `net`, and its own caps
+//! (20 s, the engine's body cap) whatever the broker asks for.
+
+mod host;
+
+use crate::bindings::workbooks::host::http;
+use crate::broker::NetAccess;
+use wasmtime::component::{HasSelf, Linker};
+
+/// The reach of one store; the default reaches nothing.
+#[derive(Debug, Default)]
+pub(crate) struct BrowseCtx {
+    pub(crate) access: Option<NetAccess>,
+}
+
+/// The guest-facing interface this cap's broker serves.
+pub(crate) const ENGINE_INTERFACE: &str = "workbooks:engine/browse@0.1.0";
+
+/// Links the HTTP primitive the browse broker imports.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut BrowseCtx,
+) -> wasmtime::Result<()> {
+    http::add_to_linker::<T, HasSelf<BrowseCtx>>(linker, get)
+}

@@ -1,0 +1,132 @@
+//! The wasi:http send hook: every request a guest sends through
+//! `wasi:http/outgoing-handler` passes the cadence and the floor, and goes
+//! over a connection to the pinned address; the response body is capped as
+//! it streams.
+
+use crate::broker::{BrokerFailure, Denial, HttpError, NetAccess, NetDenial};
+use crate::limits::NET_FETCH_TIMEOUT;
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+/// The hooks of one store; without access every request is denied.
+#[derive(Default)]
+pub(crate) struct GuardedHooks {
+    access: Option<NetAccess>,
+}
+
+impl GuardedHooks {
+    pub(crate) fn new(access: NetAccess) -> Self {
+        Self {
+            access: Some(access),
+        }
+    }
+}
+
+/// A response body that fails once more than `left` bytes have passed.
+struct Capped {
+    inner: hyper::body::Incoming,
+    left: usize,
+    limit: usize,
+}
+
+impl Body for Capped {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    if data.len() > self.left {
+                        let limit = self.limit as u64;
+                        return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(limit)))));
+                    }
+                    self.left -= data.len();
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::Hyper(e)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+fn to_wasi(f: BrokerFailure) -> Error {
+    match f {
+        BrokerFailure::Denied(Denial::RateLimited) => Error::ConnectionLimitReached,
+        BrokerFailure::Denied(_) => Error::HttpRequestDenied,
+        BrokerFailure::Failed(e) => match e {
+            HttpError::Denied(NetDenial::Blocked { .. }) => Error::DestinationIpProhibited,
+            HttpError::Denied(NetDenial::Unresolved { .. }) => Error::DestinationNotFound,
+            HttpError::Denied(_) => Error::HttpRequestDenied,
+            HttpError::Timeout(_) => Error::ConnectionTimeout,
+            HttpError::TooLarge(n) => Error::HttpResponseBodySize(Some(n)),
+            HttpError::TooManyRedirects(_) => Error::LoopDetected,
+            HttpError::Connect { .. } => Error::ConnectionRefused,
+            HttpError::Tls(_) => Error::TlsCertificateError,
+            HttpError::Protocol(_) => Error::HttpProtocolError,
+        },
+    }
+}
+
+type Sent = (
+    http::Response<WasiBody>,
+    Box<dyn Future<Output = Result<(), Error>> + Send>,
+);
+
+impl WasiHttpHooks for GuardedHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        _options: Option<RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ) -> Box<dyn Future<Output = Result<Sent, Error>> + Send> {
+        let access = self.access.clone();
+        Box::new(async move {
+            let Some(access) = access else {
+                return Err(Error::HttpRequestDenied);
+            };
+            let url = request.uri().to_string();
+            let host = request.uri().host().unwrap_or_default().to_string();
+            let client = access.client.clone();
+            let limit = access.max_body;
+            let response = access
+                .guarded("net", &host, async {
+                    let pinned = client.guard().check_url(&url).await?;
+                    tokio::time::timeout(NET_FETCH_TIMEOUT, client.send(&pinned, request))
+                        .await
+                        .map_err(|_| HttpError::Timeout(NET_FETCH_TIMEOUT))?
+                })
+                .await
+                .map_err(to_wasi)?;
+            let response = response.map(|inner| {
+                Capped {
+                    inner,
+                    left: limit,
+                    limit,
+                }
+                .boxed_unsync()
+            });
+            Ok((
+                response,
+                Box::new(async { Ok(()) }) as Box<dyn Future<Output = Result<(), Error>> + Send>,
+            ))
+        })
+    }
+}

@@ -1,0 +1,70 @@
+use super::NetCtx;
+use crate::bindings::workbooks::engine::net::{Host, NetError, Request, Response};
+use crate::broker::{HttpLimits, HttpRequest, HttpResponse};
+use crate::cap::net_types::{not_granted, to_net_error};
+use crate::limits::{
+    NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX, NET_FETCH_TIMEOUT, NET_MAX_REDIRECTS,
+};
+use futures::StreamExt;
+
+fn response(r: HttpResponse) -> Response {
+    Response {
+        status: r.status,
+        headers: r.headers,
+        body: r.body.into(),
+        url: r.url,
+    }
+}
+
+impl NetCtx {
+    async fn send_one(&self, req: HttpRequest) -> Result<Response, NetError> {
+        let access = self.access.as_ref().ok_or_else(|| not_granted("net"))?;
+        let limits = HttpLimits {
+            max_body: access.max_body,
+            deadline: NET_FETCH_TIMEOUT,
+            max_redirects: NET_MAX_REDIRECTS,
+        };
+        let host = url::Url::parse(&req.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        access
+            .guarded("net", &host, access.client.fetch(req, &limits))
+            .await
+            .map(response)
+            .map_err(to_net_error)
+    }
+}
+
+impl Host for NetCtx {
+    async fn send(&mut self, request: Request) -> Result<Response, NetError> {
+        let method = http::Method::from_bytes(request.method.as_bytes())
+            .map_err(|_| NetError::InvalidDestination(format!("bad method {}", request.method)))?;
+        self.send_one(HttpRequest {
+            method,
+            url: request.url,
+            headers: request.headers,
+            body: request.body.into(),
+        })
+        .await
+    }
+
+    async fn fetch(&mut self, url: String) -> Result<Response, NetError> {
+        self.send_one(HttpRequest::get(url)).await
+    }
+
+    async fn fetch_many(
+        &mut self,
+        urls: Vec<String>,
+    ) -> Result<Vec<Result<Response, NetError>>, NetError> {
+        if urls.len() > NET_FETCH_MANY_MAX {
+            return Err(NetError::TooMany(NET_FETCH_MANY_MAX as u32));
+        }
+        let this = &*self;
+        Ok(futures::stream::iter(urls)
+            .map(|url| this.send_one(HttpRequest::get(url)))
+            .buffered(NET_FETCH_MANY_CONCURRENCY)
+            .collect()
+            .await)
+    }
+}

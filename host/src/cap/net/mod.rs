@@ -1,0 +1,73 @@
+//! `net`: outgoing HTTP and sockets, every connection behind the SSRF
+//! floor.
+//!
+//! Interfaces: `workbooks:engine/net@0.1.0` (send, fetch, fetch-many —
+//! served here over the guarded transport), `wasi:http/outgoing-handler`
+//! and `wasi:http/types` (wasmtime-wasi-http, with [`hooks::GuardedHooks`]
+//! as the send hook, so every request the guest builds goes through the
+//! floor and to the pinned address; the guest follows redirects itself,
+//! so each hop is a new, re-checked request), and `wasi:sockets` (every
+//! address a socket binds, connects or sends to is judged by the same floor
+//! in the `socket_addr_check` the store is built with). Invariant: none of
+//! these is linked without the `net` cap, and with it no byte leaves the
+//! host for an address the floor or the operator's allow-list refuses.
+
+pub(crate) mod hooks;
+mod host;
+
+use crate::bindings::workbooks::engine::net;
+use crate::broker::NetAccess;
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
+use wasmtime_wasi_http::{WasiHttp, WasiHttpCtx, WasiHttpCtxView};
+
+/// The network reach of one store; the default reaches nothing.
+#[derive(Default)]
+pub(crate) struct NetCtx {
+    pub(crate) access: Option<NetAccess>,
+    pub(crate) http: WasiHttpCtx,
+    pub(crate) hooks: hooks::GuardedHooks,
+}
+
+impl std::fmt::Debug for NetCtx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetCtx")
+            .field("access", &self.access)
+            .finish()
+    }
+}
+
+impl NetCtx {
+    /// Reach through `access`.
+    pub(crate) fn new(access: NetAccess) -> Self {
+        Self {
+            hooks: hooks::GuardedHooks::new(access.clone()),
+            access: Some(access),
+            http: WasiHttpCtx::new(),
+        }
+    }
+}
+
+/// Links `net`, `wasi:http` and `wasi:sockets`.
+pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut NetCtx,
+    http: fn(&mut T) -> WasiHttpCtxView<'_>,
+) -> wasmtime::Result<()> {
+    use wasmtime_wasi::p2::bindings::sockets;
+    use wasmtime_wasi_http::p2::bindings::http as wasi_http;
+    net::add_to_linker::<T, HasSelf<NetCtx>>(linker, get)?;
+    let http_options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
+    wasi_http::outgoing_handler::add_to_linker::<T, WasiHttp>(linker, http)?;
+    wasi_http::types::add_to_linker::<T, WasiHttp>(linker, &(&http_options).into(), http)?;
+    let options = wasmtime_wasi::p2::bindings::LinkOptions::default();
+    sockets::tcp_create_socket::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    sockets::tcp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    sockets::udp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    sockets::instance_network::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    sockets::network::add_to_linker::<T, WasiSockets>(linker, &(&options).into(), T::sockets)?;
+    sockets::ip_name_lookup::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    Ok(())
+}

@@ -1,0 +1,33 @@
+//! `net-types`: the error every network broker reports, as the guest sees
+//! it. Shared by `net`, `browse`, `tcp`, `udp` and `tls` the way the WIT
+//! interface is shared: types only, no reach.
+
+use crate::bindings::workbooks::engine::net_types::NetError;
+use crate::broker::{BrokerFailure, Denial, HttpError, NetDenial};
+
+/// The guest-visible form of a broker failure.
+pub(crate) fn to_net_error(f: BrokerFailure) -> NetError {
+    match f {
+        BrokerFailure::Denied(Denial::Revoked) => NetError::Revoked,
+        BrokerFailure::Denied(d) => match d {
+            Denial::RateLimited => NetError::RateLimited,
+            other => NetError::Denied(other.reason().to_string()),
+        },
+        BrokerFailure::Failed(e) => match e {
+            HttpError::Denied(NetDenial::Unparseable(why)) => NetError::InvalidDestination(why),
+            HttpError::Denied(d) => NetError::Denied(d.to_string()),
+            HttpError::Timeout(d) => NetError::Timeout(d.as_millis() as u64),
+            HttpError::TooLarge(n) => NetError::TooLarge(n),
+            HttpError::TooManyRedirects(n) => NetError::TooManyRedirects(n),
+            HttpError::Connect { why, .. } => NetError::Connect(why),
+            HttpError::Tls(why) => NetError::Tls(why),
+            HttpError::Protocol(why) => NetError::Protocol(why),
+        },
+    }
+}
+
+/// The error for a store whose cap context holds no access (never linked
+/// that way; a host bug if seen).
+pub(crate) fn not_granted(cap: &str) -> NetError {
+    NetError::Denied(format!("capability not granted: {cap}"))
+}

@@ -1,0 +1,58 @@
+use super::QueueCtx;
+use crate::bindings::workbooks::engine::queue::{Error, Host};
+use crate::broker::Denial;
+use crate::limits::QUEUE_MAX_WAIT;
+use crate::store::{QueueError, TenantQueues};
+use std::time::Duration;
+
+fn error(e: QueueError) -> Error {
+    match e {
+        QueueError::InvalidName(why) => Error::InvalidName(why.to_string()),
+        QueueError::MessageTooLarge(n) => Error::MessageTooLarge(n),
+        QueueError::Full(n) => Error::QueueFull(n),
+        QueueError::Unavailable(why) => Error::Unavailable(why),
+    }
+}
+
+impl QueueCtx {
+    /// The cadence, then the tenant's queues.
+    fn admit(&mut self) -> Result<TenantQueues, Error> {
+        let (storage, tenant, cadence) = self
+            .source
+            .as_ref()
+            .ok_or_else(|| Error::Unavailable("queue not granted".into()))?;
+        cadence.admit(tenant, "queue").map_err(|d| match d {
+            Denial::Revoked => Error::Revoked,
+            _ => Error::RateLimited,
+        })?;
+        if self.queues.is_none() {
+            let queues = storage
+                .get()
+                .and_then(|s| s.queues(tenant))
+                .map_err(|e| Error::Unavailable(e.to_string()))?;
+            self.queues = Some(queues);
+        }
+        self.queues
+            .clone()
+            .ok_or_else(|| Error::Unavailable("queue not granted".into()))
+    }
+}
+
+impl Host for QueueCtx {
+    async fn push(&mut self, name: String, message: Vec<u8>) -> Result<u32, Error> {
+        self.admit()?.push(&name, &message).map_err(error)
+    }
+
+    async fn pop(&mut self, name: String) -> Result<Option<Vec<u8>>, Error> {
+        self.admit()?.pop(&name).map_err(error)
+    }
+
+    async fn pop_wait(&mut self, name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
+        let wait = Duration::from_millis(u64::from(timeout_ms)).min(QUEUE_MAX_WAIT);
+        self.admit()?.pop_wait(&name, wait).await.map_err(error)
+    }
+
+    async fn len(&mut self, name: String) -> Result<u32, Error> {
+        self.admit()?.len(&name).map_err(error)
+    }
+}

@@ -1,0 +1,276 @@
+//! Where the host keeps signing secrets: keys given in engine configuration
+//! (memory only) and keys set with `wbx secret set` (in
+//! `<home>/secrets/<tenant>.json`, file mode 0600). Keys never leave this
+//! module except into a signing function; [`Secret`]'s `Debug` is redacted
+//! so a key cannot reach a log line by accident.
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+/// What a secret signs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SecretKind {
+    /// HMAC-SHA256 with arbitrary key bytes.
+    Hmac,
+    /// Ed25519 with a 32-byte seed.
+    Ed25519,
+}
+
+impl SecretKind {
+    /// Parses `hmac` or `ed25519`.
+    pub fn parse(s: &str) -> Option<SecretKind> {
+        match s {
+            "hmac" => Some(SecretKind::Hmac),
+            "ed25519" => Some(SecretKind::Ed25519),
+            _ => None,
+        }
+    }
+}
+
+/// A secret key. Its bytes are only ever used to sign.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Secret {
+    kind: SecretKind,
+    #[serde(with = "hex_bytes")]
+    key: Vec<u8>,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Secret({:?}, <{} bytes redacted>)",
+            self.kind,
+            self.key.len()
+        )
+    }
+}
+
+mod hex_bytes {
+    pub fn serialize<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex::encode(b))
+    }
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s: String = serde::Deserialize::deserialize(d)?;
+        hex::decode(s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a secret could not be made or used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    /// An ed25519 secret needs a 32-byte seed.
+    #[error("an ed25519 secret is a 32-byte seed, got {0} bytes")]
+    BadSeed(usize),
+    /// An hmac secret needs at least one byte.
+    #[error("an hmac secret cannot be empty")]
+    Empty,
+    /// The operation needs the other kind.
+    #[error("secret is {0:?}")]
+    WrongKind(SecretKind),
+}
+
+impl Secret {
+    /// A secret of `kind` from `key` bytes (a 32-byte seed for ed25519).
+    pub fn new(kind: SecretKind, key: Vec<u8>) -> Result<Secret, SecretError> {
+        match kind {
+            SecretKind::Ed25519 if key.len() != 32 => Err(SecretError::BadSeed(key.len())),
+            SecretKind::Hmac if key.is_empty() => Err(SecretError::Empty),
+            _ => Ok(Secret { kind, key }),
+        }
+    }
+
+    /// A fresh random secret of `kind` (32 bytes).
+    pub fn generate(kind: SecretKind) -> Result<Secret, getrandom::Error> {
+        let mut key = vec![0u8; 32];
+        getrandom::fill(&mut key)?;
+        Ok(Secret { kind, key })
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> SecretKind {
+        self.kind
+    }
+
+    /// HMAC-SHA256 of `data`.
+    pub fn hmac_sha256(&self, data: &[u8]) -> Result<Vec<u8>, SecretError> {
+        if self.kind != SecretKind::Hmac {
+            return Err(SecretError::WrongKind(self.kind));
+        }
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).map_err(|_| SecretError::Empty)?;
+        mac.update(data);
+        Ok(mac.finalize().into_bytes().to_vec())
+    }
+
+    fn signing_key(&self) -> Result<ed25519_dalek::SigningKey, SecretError> {
+        if self.kind != SecretKind::Ed25519 {
+            return Err(SecretError::WrongKind(self.kind));
+        }
+        let seed: [u8; 32] = self
+            .key
+            .as_slice()
+            .try_into()
+            .map_err(|_| SecretError::BadSeed(self.key.len()))?;
+        Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
+    }
+
+    /// An Ed25519 signature of `data`.
+    pub fn ed25519_sign(&self, data: &[u8]) -> Result<Vec<u8>, SecretError> {
+        use ed25519_dalek::Signer;
+        Ok(self.signing_key()?.sign(data).to_bytes().to_vec())
+    }
+
+    /// The Ed25519 public key.
+    pub fn ed25519_public_key(&self) -> Result<Vec<u8>, SecretError> {
+        Ok(self.signing_key()?.verifying_key().to_bytes().to_vec())
+    }
+}
+
+/// The host's secrets, by tenant and name.
+#[derive(Debug, Default)]
+pub struct Keyring {
+    dir: Option<PathBuf>,
+    configured: HashMap<(String, String), Secret>,
+}
+
+impl Keyring {
+    /// A keyring reading `<dir>/<tenant>.json`, plus `configured` keys.
+    pub fn new(dir: Option<PathBuf>, configured: HashMap<(String, String), Secret>) -> Self {
+        Self { dir, configured }
+    }
+
+    fn file(&self, tenant: &str) -> Option<PathBuf> {
+        crate::store::validate_name("tenant", tenant).ok()?;
+        Some(self.dir.as_ref()?.join(format!("{tenant}.json")))
+    }
+
+    fn read(&self, tenant: &str) -> BTreeMap<String, Secret> {
+        self.file(tenant)
+            .and_then(|f| std::fs::read(f).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// The secret `name` of `tenant`.
+    pub fn get(&self, tenant: &str, name: &str) -> Option<Secret> {
+        if let Some(s) = self.configured.get(&(tenant.to_string(), name.to_string())) {
+            return Some(s.clone());
+        }
+        self.read(tenant).remove(name)
+    }
+
+    /// The names and kinds of `tenant`'s secrets (never their bytes).
+    pub fn names(&self, tenant: &str) -> Vec<(String, SecretKind)> {
+        let mut names: Vec<(String, SecretKind)> = self
+            .read(tenant)
+            .into_iter()
+            .map(|(n, s)| (n, s.kind))
+            .chain(
+                self.configured
+                    .iter()
+                    .filter(|((t, _), _)| t == tenant)
+                    .map(|((_, n), s)| (n.clone(), s.kind)),
+            )
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Stores `secret` as `name` for `tenant` in the home.
+    pub fn set(&self, tenant: &str, name: &str, secret: Secret) -> std::io::Result<()> {
+        let file = self
+            .file(tenant)
+            .ok_or_else(|| std::io::Error::other("invalid tenant or no home for secrets"))?;
+        if name.is_empty() || name.len() > 128 {
+            return Err(std::io::Error::other("a secret name is 1 to 128 bytes"));
+        }
+        let mut all = self.read(tenant);
+        all.insert(name.to_string(), secret);
+        let bytes = serde_json::to_vec_pretty(&all).map_err(std::io::Error::other)?;
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = file.with_extension("tmp");
+        {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            f.write_all(&bytes)?;
+            f.sync_all()?;
+        }
+        std::fs::rename(tmp, file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_the_rfc_4231_test_case_2() {
+        let s = Secret::new(SecretKind::Hmac, b"Jefe".to_vec()).unwrap();
+        let mac = s.hmac_sha256(b"what do ya want for nothing?").unwrap();
+        assert_eq!(
+            hex::encode(mac),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn ed25519_matches_the_rfc_8032_test_vector_1() {
+        let seed = hex::decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
+            .unwrap();
+        let s = Secret::new(SecretKind::Ed25519, seed).unwrap();
+        assert_eq!(
+            hex::encode(s.ed25519_public_key().unwrap()),
+            "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+        );
+        assert_eq!(
+            hex::encode(s.ed25519_sign(b"").unwrap()),
+            "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
+        );
+    }
+
+    #[test]
+    fn debug_output_never_shows_key_bytes() {
+        let s = Secret::new(SecretKind::Hmac, b"hunter2-hunter2".to_vec()).unwrap();
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("hunter2") && !shown.contains(&hex::encode("hunter2")));
+        assert!(
+            Secret::new(SecretKind::Hmac, vec![1])
+                .unwrap()
+                .ed25519_sign(b"x")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn stored_secrets_are_per_tenant_and_private_to_the_owner() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let k = Keyring::new(Some(dir.path().into()), HashMap::new());
+        k.set(
+            "acme",
+            "signer",
+            Secret::generate(SecretKind::Ed25519).unwrap(),
+        )
+        .unwrap();
+        assert!(k.get("acme", "signer").is_some());
+        assert!(k.get("other", "signer").is_none());
+        let mode = std::fs::metadata(dir.path().join("acme.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}

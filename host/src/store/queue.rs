@@ -1,0 +1,202 @@
+//! One tenant's named FIFO queues.
+//!
+//! Layout in the tenant's tree: a message is `m [name len u8] name [seq u64
+//! BE]`, a queue's bounds are `h [name len u8] name` → `[head u64][tail
+//! u64]`. Push and pop change message and bounds in one atomic batch under
+//! the queue write lock, so the depth cap cannot be raced and a crash
+//! cannot lose or duplicate a message. Waiters in this process are woken
+//! when a message arrives.
+
+use super::{Storage, StorageError};
+use crate::limits::{QUEUE_MAX_DEPTH, QUEUE_MAX_MESSAGE_BYTES};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// Why a queue operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueueError {
+    /// The queue name was refused.
+    #[error("invalid queue name: {0}")]
+    InvalidName(&'static str),
+    /// Over [`QUEUE_MAX_MESSAGE_BYTES`].
+    #[error("message larger than {0} bytes")]
+    MessageTooLarge(u64),
+    /// The queue holds [`QUEUE_MAX_DEPTH`] messages.
+    #[error("queue already holds {0} messages")]
+    Full(u32),
+    /// The backend failed.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<sled::Error> for QueueError {
+    fn from(e: sled::Error) -> Self {
+        QueueError::Unavailable(e.to_string())
+    }
+}
+
+impl From<StorageError> for QueueError {
+    fn from(e: StorageError) -> Self {
+        QueueError::Unavailable(e.to_string())
+    }
+}
+
+/// Wake-ups for waiting pops, by (tenant, queue).
+pub(super) type Waiters = Arc<Mutex<HashMap<(String, String), Arc<Notify>>>>;
+
+/// A tenant's queues. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct TenantQueues {
+    storage: Storage,
+    tenant: String,
+    tree: sled::Tree,
+}
+
+fn check_name(name: &str) -> Result<(), QueueError> {
+    if name.is_empty() {
+        return Err(QueueError::InvalidName("empty"));
+    }
+    if name.len() > 128 {
+        return Err(QueueError::InvalidName("longer than 128 bytes"));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    {
+        return Err(QueueError::InvalidName(
+            "only A-Z a-z 0-9 _ . - are allowed",
+        ));
+    }
+    Ok(())
+}
+
+fn key(tag: u8, name: &str, seq: Option<u64>) -> Vec<u8> {
+    let mut k = Vec::with_capacity(2 + name.len() + 8);
+    k.push(tag);
+    k.push(name.len() as u8);
+    k.extend_from_slice(name.as_bytes());
+    if let Some(seq) = seq {
+        k.extend_from_slice(&seq.to_be_bytes());
+    }
+    k
+}
+
+impl TenantQueues {
+    pub(super) fn new(storage: Storage, tenant: String, tree: sled::Tree) -> Self {
+        Self {
+            storage,
+            tenant,
+            tree,
+        }
+    }
+
+    fn bounds(&self, name: &str) -> Result<(u64, u64), QueueError> {
+        Ok(match self.tree.get(key(b'h', name, None))? {
+            Some(v) if v.len() == 16 => (
+                u64::from_be_bytes(v[..8].try_into().unwrap_or_default()),
+                u64::from_be_bytes(v[8..].try_into().unwrap_or_default()),
+            ),
+            _ => (0, 0),
+        })
+    }
+
+    fn bounds_value(head: u64, tail: u64) -> [u8; 16] {
+        let mut v = [0u8; 16];
+        v[..8].copy_from_slice(&head.to_be_bytes());
+        v[8..].copy_from_slice(&tail.to_be_bytes());
+        v
+    }
+
+    fn notify(&self, name: &str) -> Arc<Notify> {
+        self.storage
+            .queue_waiters()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((self.tenant.clone(), name.to_string()))
+            .or_default()
+            .clone()
+    }
+
+    /// Appends a message; returns the new length. Durable when it returns.
+    pub fn push(&self, name: &str, message: &[u8]) -> Result<u32, QueueError> {
+        check_name(name)?;
+        if message.len() > QUEUE_MAX_MESSAGE_BYTES {
+            return Err(QueueError::MessageTooLarge(QUEUE_MAX_MESSAGE_BYTES as u64));
+        }
+        let len = {
+            let _guard = self.storage.queue_lock();
+            let (head, tail) = self.bounds(name)?;
+            if tail - head >= u64::from(QUEUE_MAX_DEPTH) {
+                return Err(QueueError::Full(QUEUE_MAX_DEPTH));
+            }
+            let mut batch = sled::Batch::default();
+            batch.insert(key(b'm', name, Some(tail)), message);
+            batch.insert(
+                key(b'h', name, None),
+                &Self::bounds_value(head, tail + 1)[..],
+            );
+            self.tree.apply_batch(batch)?;
+            (tail + 1 - head) as u32
+        };
+        self.storage.flush()?;
+        self.notify(name).notify_waiters();
+        Ok(len)
+    }
+
+    /// Takes the oldest message without waiting.
+    pub fn pop(&self, name: &str) -> Result<Option<Vec<u8>>, QueueError> {
+        check_name(name)?;
+        let message = {
+            let _guard = self.storage.queue_lock();
+            let (head, tail) = self.bounds(name)?;
+            if head == tail {
+                return Ok(None);
+            }
+            let k = key(b'm', name, Some(head));
+            let message = self.tree.get(&k)?.map(|v| v.to_vec());
+            let mut batch = sled::Batch::default();
+            batch.remove(k);
+            batch.insert(
+                key(b'h', name, None),
+                &Self::bounds_value(head + 1, tail)[..],
+            );
+            self.tree.apply_batch(batch)?;
+            message
+        };
+        self.storage.flush()?;
+        Ok(message)
+    }
+
+    /// Takes the oldest message, waiting up to `timeout` for one.
+    pub async fn pop_wait(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<Option<Vec<u8>>, QueueError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notify = self.notify(name);
+            let arrived = notify.notified();
+            if let Some(m) = self.pop(name)? {
+                return Ok(Some(m));
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                return self.pop(name);
+            }
+        }
+    }
+
+    /// The number of messages waiting.
+    pub fn len(&self, name: &str) -> Result<u32, QueueError> {
+        check_name(name)?;
+        let (head, tail) = self.bounds(name)?;
+        Ok((tail - head) as u32)
+    }
+
+    /// Whether the queue is empty.
+    pub fn is_empty(&self, name: &str) -> Result<bool, QueueError> {
+        Ok(self.len(name)? == 0)
+    }
+}
