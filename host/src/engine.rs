@@ -70,6 +70,7 @@ pub struct EngineBuilder {
     resolver: Option<Arc<dyn Resolver>>,
     tls_roots: Vec<Vec<u8>>,
     net_max_body: usize,
+    net_timeout: Duration,
     secrets: HashMap<(String, String), Secret>,
 }
 
@@ -97,6 +98,7 @@ impl Default for EngineBuilder {
             resolver: None,
             tls_roots: Vec::new(),
             net_max_body: NET_MAX_BODY_BYTES,
+            net_timeout: crate::limits::NET_FETCH_TIMEOUT,
             secrets: HashMap::new(),
         }
     }
@@ -168,6 +170,12 @@ impl EngineBuilder {
         self
     }
 
+    /// The wall-clock budget of one fetch (default 15 s).
+    pub fn net_timeout(mut self, timeout: Duration) -> Self {
+        self.net_timeout = timeout;
+        self
+    }
+
     /// A signing secret held for `tenant` under `name` (memory only).
     pub fn secret(mut self, tenant: &str, name: &str, secret: Secret) -> Self {
         self.secrets
@@ -236,6 +244,7 @@ impl EngineBuilder {
                 http,
                 keyring,
                 net_max_body: self.net_max_body,
+                net_timeout: self.net_timeout,
                 docker: Docker::new(&wasmtime, cache),
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
@@ -265,6 +274,7 @@ struct Inner {
     http: Arc<HttpClient>,
     keyring: Arc<Keyring>,
     net_max_body: usize,
+    net_timeout: Duration,
     _ticker: EpochTicker,
 }
 
@@ -327,6 +337,7 @@ impl Engine {
             cadence: self.inner.cadence.clone(),
             client: self.inner.http.clone(),
             max_body: self.inner.net_max_body,
+            timeout: self.inner.net_timeout,
         }
     }
 

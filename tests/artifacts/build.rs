@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 
 /// Every probe's name starts with one of these suites and an underscore.
 const SUITES: &[&str] = &[
-    "dock", "limits", "sandbox", "cli", "kv", "vfs", "instance", "commands", "exec",
+    "dock", "limits", "sandbox", "cli", "kv", "vfs", "instance", "commands", "exec", "net",
+    "queue", "secrets", "serve",
 ];
 
 fn main() {

@@ -14,6 +14,7 @@ wit_bindgen::generate!({
             import wasi:sockets/tcp-create-socket@0.2.12;
             import wasi:sockets/tcp@0.2.12;
             import wasi:sockets/ip-name-lookup@0.2.12;
+            import wasi:http/outgoing-handler@0.2.12;
         }
     "#,
     path: ["../../wit", "../../wit/host"],

@@ -121,6 +121,8 @@ pub struct NetAccess {
     pub client: Arc<HttpClient>,
     /// The largest HTTP body read.
     pub max_body: usize,
+    /// The wall-clock budget of one fetch.
+    pub timeout: std::time::Duration,
 }
 
 impl NetAccess {

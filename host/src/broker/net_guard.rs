@@ -142,6 +142,9 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<(Ipv4Addr, &'static str)> {
     if seg[..5] == [0; 5] && seg[5] == 0xFFFF {
         return Some((tail, "IPv4-mapped"));
     }
+    if seg[..4] == [0; 4] && seg[4] == 0xFFFF && seg[5] == 0 {
+        return Some((tail, "IPv4-translated"));
+    }
     if seg[..6] == [0; 6] && !(seg[6] == 0 && seg[7] <= 1) {
         return Some((tail, "IPv4-compatible"));
     }

@@ -3,7 +3,7 @@
 
 use crate::{exit, fail};
 use std::path::PathBuf;
-use workbooks::{Artifact, CapSet, Engine, Grant, Output, Preopen, Profile, SessionOptions, Stdin};
+use workbooks::{Artifact, CapSet, Grant, Output, Preopen, Profile, SessionOptions, Stdin};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -72,9 +72,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             exit::LOAD,
         );
     }
-    let engine = match Engine::builder().home(home).build() {
+    let engine = match crate::options::engine(home) {
         Ok(e) => e,
-        Err(e) => return fail("engine", e, exit::ENGINE),
+        Err(code) => return code,
     };
     let docked = match engine.dock(&artifact, &grant) {
         Ok(d) => d,

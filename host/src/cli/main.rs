@@ -4,14 +4,18 @@
 //! print one line on stderr (`wbx: <kind>: <message>`) and exit with a code
 //! from [`exit`], distinct per kind and documented in the README.
 
+mod audit;
 mod command;
 mod conformance;
 mod exec;
 mod exit;
 mod inspect;
+mod net;
 mod options;
 mod profiles;
 mod run;
+mod secret;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -45,6 +49,22 @@ enum Command {
     /// Run third-party test suites (jq, toybox, busybox) through the
     /// sandboxed built-ins and count pass / fail / skipped.
     Conformance(conformance::Args),
+    /// Show broker denials by reason, the latest ones, and revocations.
+    Audit(audit::AuditArgs),
+    /// Revoke a principal: its broker calls are refused, in flight too.
+    Revoke(audit::PrincipalArgs),
+    /// Lift a revocation.
+    Unrevoke(audit::PrincipalArgs),
+    /// Network checks.
+    #[command(subcommand)]
+    Net(net::NetCommand),
+    /// Fetch a URL through the broker (the SSRF floor, pinning, caps).
+    Fetch(net::FetchArgs),
+    /// Manage the host's signing secrets.
+    #[command(subcommand)]
+    Secret(secret::SecretCommand),
+    /// Serve a component exporting wasi:http/incoming-handler.
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +102,13 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args, home),
         Command::Command(cmd) => command::run(cmd, home),
         Command::Conformance(args) => conformance::run(args, home),
+        Command::Audit(args) => audit::audit(args, home),
+        Command::Revoke(args) => audit::revoke(args, home, true),
+        Command::Unrevoke(args) => audit::revoke(args, home, false),
+        Command::Net(cmd) => net::check(cmd, home),
+        Command::Fetch(args) => net::fetch(args, home),
+        Command::Secret(cmd) => secret::run(cmd, home),
+        Command::Serve(args) => serve::run(args, home),
     };
     ExitCode::from(code)
 }

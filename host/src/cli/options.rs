@@ -81,10 +81,17 @@ pub(crate) fn read_stdin() -> Result<bytes::Bytes, u8> {
     Ok(buf.into())
 }
 
-/// The engine for `home`, or the exit code of the failure.
+/// The engine for `home`, with the operator's `WB_NET_ALLOW` CIDRs, or the
+/// exit code of the failure.
 pub(crate) fn engine(home: PathBuf) -> Result<workbooks::Engine, u8> {
+    let allow = match std::env::var("WB_NET_ALLOW") {
+        Ok(list) => workbooks::Cidr::parse_list(&list)
+            .map_err(|e| fail("usage", format!("WB_NET_ALLOW: {e}"), exit::USAGE))?,
+        Err(_) => Vec::new(),
+    };
     workbooks::Engine::builder()
         .home(home)
+        .net_allow(allow)
         .build()
         .map_err(|e| fail("engine", e, exit::ENGINE))
 }

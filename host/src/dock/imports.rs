@@ -2,8 +2,9 @@
 //! mapping each to the cap word that grants it.
 //!
 //! The map is the policy's reach made concrete: base WASI (io, clocks,
-//! random, cli) is always linked; `wasi:filesystem` needs `vfs`;
-//! `wasi:sockets` and `wasi:http` need `net`; `workbooks:engine/<word>`
+//! random, cli, and the `wasi:http/types` values) is always linked;
+//! `wasi:filesystem` needs `vfs`; `wasi:sockets` and
+//! `wasi:http/outgoing-handler` need `net`; `workbooks:engine/<word>`
 //! needs `<word>` (`session-info` is always linked); `workbooks:host/*` is
 //! refused for every guest, since those primitives are for first-party
 //! brokers only; anything else is refused by name. Only top-level imports
@@ -114,7 +115,12 @@ pub fn classify(name: &str) -> Need {
         "wasi:filesystem" if wasi_02 && matches!(iface, "types" | "preopens") => {
             Need::Cap(Cap::Vfs)
         }
-        "wasi:sockets" | "wasi:http" if wasi_02 => Need::Cap(Cap::Net),
+        // Request, response and field values: no reach of their own (a
+        // served component needs them to read its request); all outbound
+        // reach is in outgoing-handler.
+        "wasi:http" if wasi_02 && iface == "types" => Need::Base,
+        "wasi:http" if wasi_02 && iface == "outgoing-handler" => Need::Cap(Cap::Net),
+        "wasi:sockets" if wasi_02 => Need::Cap(Cap::Net),
         "workbooks:engine" if engine_01 => match iface {
             "session-info" | "command-types" | "net-types" => Need::Base,
             word => Cap::from_word(word).map_or(Need::Unknown, Need::Cap),

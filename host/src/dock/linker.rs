@@ -40,6 +40,7 @@ pub(crate) fn link(
     let mut linker: Linker<StoreState> = Linker::new(engine);
     let l = &mut linker;
     base_wasi(l)?;
+    http_types(l)?;
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
     // Types shared by commands, exec and shell: no functions, no reach.
     l.instance("workbooks:engine/command-types@0.1.0")?;
@@ -96,4 +97,15 @@ fn base_wasi<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
     cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
     cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
     Ok(())
+}
+
+/// The `wasi:http/types` values: linked for every component (a served one
+/// reads its request through them); they reach nothing by themselves.
+fn http_types(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
+    let options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
+    wasmtime_wasi_http::p2::bindings::http::types::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(
+        l,
+        &(&options).into(),
+        StoreState::http,
+    )
 }

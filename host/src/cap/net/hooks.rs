@@ -4,7 +4,6 @@
 //! it streams.
 
 use crate::broker::{BrokerFailure, Denial, HttpError, NetAccess, NetDenial};
-use crate::limits::NET_FETCH_TIMEOUT;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
@@ -106,12 +105,13 @@ impl WasiHttpHooks for GuardedHooks {
             let host = request.uri().host().unwrap_or_default().to_string();
             let client = access.client.clone();
             let limit = access.max_body;
+            let timeout = access.timeout;
             let response = access
                 .guarded("net", &host, async {
                     let pinned = client.guard().check_url(&url).await?;
-                    tokio::time::timeout(NET_FETCH_TIMEOUT, client.send(&pinned, request))
+                    tokio::time::timeout(timeout, client.send(&pinned, request))
                         .await
-                        .map_err(|_| HttpError::Timeout(NET_FETCH_TIMEOUT))?
+                        .map_err(|_| HttpError::Timeout(timeout))?
                 })
                 .await
                 .map_err(to_wasi)?;

@@ -2,9 +2,7 @@ use super::NetCtx;
 use crate::bindings::workbooks::engine::net::{Host, NetError, Request, Response};
 use crate::broker::{HttpLimits, HttpRequest, HttpResponse};
 use crate::cap::net_types::{not_granted, to_net_error};
-use crate::limits::{
-    NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX, NET_FETCH_TIMEOUT, NET_MAX_REDIRECTS,
-};
+use crate::limits::{NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX, NET_MAX_REDIRECTS};
 use futures::StreamExt;
 
 fn response(r: HttpResponse) -> Response {
@@ -21,7 +19,7 @@ impl NetCtx {
         let access = self.access.as_ref().ok_or_else(|| not_granted("net"))?;
         let limits = HttpLimits {
             max_body: access.max_body,
-            deadline: NET_FETCH_TIMEOUT,
+            deadline: access.timeout,
             max_redirects: NET_MAX_REDIRECTS,
         };
         let host = url::Url::parse(&req.url)

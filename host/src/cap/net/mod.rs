@@ -3,7 +3,7 @@
 //!
 //! Interfaces: `workbooks:engine/net@0.1.0` (send, fetch, fetch-many —
 //! served here over the guarded transport), `wasi:http/outgoing-handler`
-//! and `wasi:http/types` (wasmtime-wasi-http, with [`hooks::GuardedHooks`]
+//! (wasmtime-wasi-http, with [`hooks::GuardedHooks`]
 //! as the send hook, so every request the guest builds goes through the
 //! floor and to the pinned address; the guest follows redirects itself,
 //! so each hop is a new, re-checked request), and `wasi:sockets` (every
@@ -58,9 +58,8 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     use wasmtime_wasi::p2::bindings::sockets;
     use wasmtime_wasi_http::p2::bindings::http as wasi_http;
     net::add_to_linker::<T, HasSelf<NetCtx>>(linker, get)?;
-    let http_options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
+    // wasi:http/types is in the base (see dock::linker); the reach is here.
     wasi_http::outgoing_handler::add_to_linker::<T, WasiHttp>(linker, http)?;
-    wasi_http::types::add_to_linker::<T, WasiHttp>(linker, &(&http_options).into(), http)?;
     let options = wasmtime_wasi::p2::bindings::LinkOptions::default();
     sockets::tcp_create_socket::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     sockets::tcp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;

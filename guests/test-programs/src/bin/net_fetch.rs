@@ -1,0 +1,76 @@
+//! Fetches URLs through the engine's net interface and through
+//! wasi:http/outgoing-handler, printing one line per URL:
+//! `fetch URL..`, `many URL..`, `auth URL` (sends a credential header),
+//! `http URL..` (wasi:http).
+use test_programs::wasi::http::{outgoing_handler, types};
+use test_programs::workbooks::engine::net;
+
+fn show(url: &str, r: Result<net::Response, net::NetError>) {
+    match r {
+        Ok(resp) => {
+            let body = String::from_utf8_lossy(&resp.body);
+            let shown: String = body.chars().take(60).collect();
+            println!("{url}: {} {} bytes {}", resp.status, resp.body.len(), shown.trim_end());
+        }
+        Err(e) => println!("{url}: error {e:?}"),
+    }
+}
+
+fn wasi_http_get(url: &str) -> Result<(u16, usize), String> {
+    let parsed: Vec<&str> = url.splitn(4, '/').collect();
+    let (scheme, authority, path) = match parsed.as_slice() {
+        [s, "", a, p] => (*s, *a, format!("/{p}")),
+        [s, "", a] => (*s, *a, "/".to_string()),
+        _ => return Err("bad url".into()),
+    };
+    let req = types::OutgoingRequest::new(types::Fields::new());
+    req.set_scheme(Some(&if scheme == "https:" { types::Scheme::Https } else { types::Scheme::Http }))
+        .map_err(|_| "scheme")?;
+    req.set_authority(Some(authority)).map_err(|_| "authority")?;
+    req.set_path_with_query(Some(&path)).map_err(|_| "path")?;
+    let future = outgoing_handler::handle(req, None).map_err(|e| format!("{e:?}"))?;
+    future.subscribe().block();
+    let resp = future
+        .get()
+        .ok_or("no response")?
+        .map_err(|_| "taken twice")?
+        .map_err(|e| format!("{e:?}"))?;
+    let status = resp.status();
+    let body = resp.consume().map_err(|_| "body")?;
+    let stream = body.stream().map_err(|_| "stream")?;
+    let mut len = 0;
+    loop {
+        match stream.blocking_read(65_536) {
+            Ok(chunk) => len += chunk.len(),
+            Err(test_programs::wasi::io::streams::StreamError::Closed) => break,
+            Err(e) => return Err(format!("body: {e:?}")),
+        }
+    }
+    Ok((status, len))
+}
+
+fn main() {
+    let args = test_programs::args();
+    let (mode, urls) = args.split_first().expect("mode");
+    match mode.as_str() {
+        "fetch" => urls.iter().for_each(|u| show(u, net::fetch(u))),
+        "many" => match net::fetch_many(urls) {
+            Ok(results) => urls.iter().zip(results).for_each(|(u, r)| show(u, r)),
+            Err(e) => println!("many: error {e:?}"),
+        },
+        "auth" => {
+            let r = net::send(&net::Request {
+                method: "GET".into(),
+                url: urls[0].clone(),
+                headers: vec![("Authorization".into(), "Bearer s3cret".into()), ("X-Plain".into(), "kept".into())],
+                body: Vec::new(),
+            });
+            show(&urls[0], r);
+        }
+        "http" => urls.iter().for_each(|u| match wasi_http_get(u) {
+            Ok((status, len)) => println!("{u}: {status} {len} bytes"),
+            Err(e) => println!("{u}: error {e}"),
+        }),
+        other => panic!("unknown mode {other}"),
+    }
+}

@@ -1,0 +1,81 @@
+//! `wbx serve`: serve a component exporting wasi:http/incoming-handler.
+
+use crate::options::{engine, runtime};
+use crate::{exit, fail};
+use std::path::PathBuf;
+use workbooks::{Artifact, CapSet, ServeOptions};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Capability profile each request's instance runs under.
+    #[arg(long, default_value = "compute", value_name = "P")]
+    profile: String,
+    /// Narrow the profile to these caps (comma-separated).
+    #[arg(long, value_name = "CAPS")]
+    caps: Option<String>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    listen: String,
+    /// Principal (tenant) the handler runs as.
+    #[arg(long, default_value = "default")]
+    tenant: String,
+    /// Requests per minute one client address may make.
+    #[arg(long, default_value_t = 600, value_name = "N")]
+    per_client: u64,
+    /// Wall-clock budget of one request in milliseconds.
+    #[arg(long, value_name = "MS")]
+    timeout: Option<u64>,
+    /// The component.
+    file: PathBuf,
+}
+
+pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    let body = || -> Result<u8, u8> {
+        workbooks::Profile::parse(&args.profile).map_err(|e| fail("usage", e, exit::USAGE))?;
+        let caps = match &args.caps {
+            Some(w) => Some(CapSet::parse(w).map_err(|e| fail("usage", e, exit::USAGE))?),
+            None => None,
+        };
+        let artifact = Artifact::from_file(&args.file).map_err(|e| fail("load", e, exit::LOAD))?;
+        let engine = engine(home)?;
+        let opts = ServeOptions {
+            profile: args.profile.clone(),
+            caps,
+            tenant: args.tenant.clone(),
+            per_client_per_minute: args.per_client,
+            timeout: args.timeout.map(std::time::Duration::from_millis),
+        };
+        let server = engine.server(&artifact, opts).map_err(|e| {
+            let code = match &e {
+                workbooks::ServeError::Dock(d) => exit::for_dock_error(d),
+                workbooks::ServeError::NotAHandler => exit::LOAD,
+                workbooks::ServeError::Policy(_) => exit::REFUSED,
+            };
+            fail("refused", e, code)
+        })?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail("engine", e, exit::ENGINE))?;
+        let _ = runtime;
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind(&args.listen)
+                .await
+                .map_err(|e| fail("listen", format!("{}: {e}", args.listen), exit::ENGINE))?;
+            let addr = listener
+                .local_addr()
+                .map_err(|e| fail("listen", e, exit::ENGINE))?;
+            eprintln!(
+                "wbx: serving {} on http://{addr} (profile {})",
+                args.file.display(),
+                args.profile
+            );
+            server
+                .run(listener)
+                .await
+                .map_err(|e| fail("serve", e, exit::ENGINE))
+        })?;
+        Ok(0)
+    };
+    body().unwrap_or_else(|c| c)
+}

@@ -1,0 +1,282 @@
+//! Inbound HTTP: the host listens and each request is handled by a fresh
+//! instance of a component exporting `wasi:http/incoming-handler`.
+//!
+//! Threat: anyone who can reach the port drives guest code. So every
+//! request gets a fresh store under the serving grant (nothing survives
+//! between requests), per-client rate limiting keyed by the peer address,
+//! the principal's revocation checked before the guest starts and watched
+//! while it runs (a revocation stops requests already in flight), the
+//! guest's wall-clock budget, and a cap on the response body: a guest that
+//! produces more gets a 502, never an unbounded buffer in the host.
+
+use crate::artifact::Artifact;
+use crate::broker::{Denial, RateLimiter};
+use crate::dock::{DockError, Docked};
+use crate::engine::Engine;
+use crate::limits::{Deadline, SERVE_MAX_RESPONSE_BYTES};
+use crate::policy::{CapSet, Grant, PolicyError};
+use crate::state::{SessionOptions, StoreState};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+/// How long a revocation may take to stop a request in flight.
+const REVOCATION_POLL: Duration = Duration::from_millis(25);
+
+/// How to serve a component.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The profile each request's instance runs under.
+    pub profile: String,
+    /// Caps narrower than the profile's.
+    pub caps: Option<CapSet>,
+    /// The principal whose revocation, quotas and durable state apply.
+    pub tenant: String,
+    /// Requests one client address may make per minute.
+    pub per_client_per_minute: u64,
+    /// Wall-clock budget of one request (the profile's when `None`).
+    pub timeout: Option<Duration>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            profile: "compute".into(),
+            caps: None,
+            tenant: "default".into(),
+            per_client_per_minute: 600,
+            timeout: None,
+        }
+    }
+}
+
+/// Why serving could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The profile or caps were refused.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The component could not be docked.
+    #[error(transparent)]
+    Dock(#[from] DockError),
+    /// The component does not export `wasi:http/incoming-handler`.
+    #[error("not an HTTP handler: the component does not export wasi:http/incoming-handler")]
+    NotAHandler,
+}
+
+/// A component ready to handle requests.
+#[derive(Clone)]
+pub struct Server {
+    engine: Engine,
+    docked: Arc<Docked>,
+    proxy: ProxyPre<StoreState>,
+    opts: ServeOptions,
+    budget: Duration,
+    clients: Arc<RateLimiter>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("opts", &self.opts).finish()
+    }
+}
+
+fn plain(status: u16, text: &str) -> http::Response<Full<Bytes>> {
+    let mut r = http::Response::new(Full::new(Bytes::from(format!("{text}\n"))));
+    *r.status_mut() =
+        http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    r
+}
+
+impl Engine {
+    /// Docks `artifact` for serving under `opts`.
+    pub fn server(&self, artifact: &Artifact, opts: ServeOptions) -> Result<Server, ServeError> {
+        let grant = match opts.caps {
+            Some(caps) => Grant::narrowed(&opts.profile, caps)?,
+            None => Grant::profile(&opts.profile),
+        };
+        let docked = self.dock(artifact, &grant)?;
+        let proxy = ProxyPre::new(docked.pre.clone()).map_err(|_| ServeError::NotAHandler)?;
+        Ok(Server {
+            engine: self.clone(),
+            budget: opts
+                .timeout
+                .unwrap_or_else(|| grant.profile.effective.timeout()),
+            clients: Arc::new(RateLimiter::new(
+                opts.per_client_per_minute,
+                Duration::from_secs(60),
+            )),
+            docked,
+            proxy,
+            opts,
+        })
+    }
+}
+
+impl Server {
+    /// Serves connections from `listener` until it fails.
+    pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        loop {
+            let (stream, peer) = listener.accept().await?;
+            let server = self.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    let server = server.clone();
+                    async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
+                });
+                let io = wasmtime_wasi_http::io::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            });
+        }
+    }
+
+    fn revoked(&self) -> bool {
+        self.engine
+            .cadence()
+            .revocations()
+            .is_revoked(&self.opts.tenant)
+    }
+
+    /// Handles one request from `peer`.
+    pub async fn handle(
+        &self,
+        req: http::Request<hyper::body::Incoming>,
+        peer: SocketAddr,
+    ) -> http::Response<Full<Bytes>> {
+        let cadence = self.engine.cadence();
+        let client: IpAddr = peer.ip();
+        if !self.clients.admit(&client.to_string()) {
+            cadence.deny(
+                &self.opts.tenant,
+                "serve",
+                Denial::RateLimited,
+                &client.to_string(),
+            );
+            return plain(429, "rate limited");
+        }
+        if self.revoked() {
+            cadence.deny(
+                &self.opts.tenant,
+                "serve",
+                Denial::Revoked,
+                &client.to_string(),
+            );
+            return plain(403, "revoked");
+        }
+        match tokio::time::timeout(self.budget, self.respond(req)).await {
+            Err(_) => plain(504, "the handler ran out of time"),
+            Ok(Err(response)) => response,
+            Ok(Ok(response)) => response,
+        }
+    }
+
+    async fn respond(
+        &self,
+        req: http::Request<hyper::body::Incoming>,
+    ) -> Result<http::Response<Full<Bytes>>, http::Response<Full<Bytes>>> {
+        let internal = |e: wasmtime::Error| {
+            tracing::warn!(error = %format!("{e:#}"), "serve: handler failed");
+            plain(500, "the handler failed")
+        };
+        let mut session = SessionOptions::new("serve", self.opts.tenant.clone());
+        session.timeout = Some(self.budget);
+        let (mut store, _) = self
+            .engine
+            .new_store(self.docked.grant(), &session)
+            .map_err(|e| internal(wasmtime::Error::msg(e.to_string())))?;
+        store.data_mut().deadline = Deadline::after(self.budget);
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let incoming = store
+            .data_mut()
+            .http()
+            .new_incoming_request(
+                wasmtime_wasi_http::p2::bindings::http::types::Scheme::Http,
+                req,
+            )
+            .map_err(internal)?;
+        let outparam = store
+            .data_mut()
+            .http()
+            .new_response_outparam(sender)
+            .map_err(internal)?;
+        let proxy = self.proxy.clone();
+        let task = tokio::spawn(async move {
+            let proxy = proxy.instantiate_async(&mut store).await?;
+            proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, incoming, outparam)
+                .await
+        });
+        let guard = AbortOnDrop(task);
+        let mut receiver = receiver;
+        let response = loop {
+            tokio::select! {
+                r = &mut receiver => break r,
+                _ = tokio::time::sleep(REVOCATION_POLL) => {
+                    if self.revoked() {
+                        self.engine.cadence().deny(&self.opts.tenant, "serve", Denial::Revoked, "in flight");
+                        return Err(plain(403, "revoked"));
+                    }
+                    if guard.0.is_finished() {
+                        // The handler returned without setting a response.
+                        match (&mut receiver).await {
+                            Ok(r) => break Ok(r),
+                            Err(_) => return Err(plain(500, "the handler set no response")),
+                        }
+                    }
+                }
+            }
+        };
+        let response = match response {
+            Ok(Ok(r)) => r,
+            Ok(Err(code)) => return Err(plain(500, &format!("the handler failed: {code:?}"))),
+            Err(_) => return Err(plain(500, "the handler set no response")),
+        };
+        let (parts, mut body) = response.into_parts();
+        let mut collected = Vec::new();
+        loop {
+            let frame = tokio::select! {
+                f = body.frame() => f,
+                _ = tokio::time::sleep(REVOCATION_POLL) => {
+                    if self.revoked() {
+                        return Err(plain(403, "revoked"));
+                    }
+                    continue;
+                }
+            };
+            match frame {
+                None => break,
+                Some(Err(e)) => {
+                    return Err(plain(502, &format!("the handler's body failed: {e:?}")));
+                }
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        if collected.len() + data.len() > SERVE_MAX_RESPONSE_BYTES {
+                            return Err(plain(502, "response larger than the engine's cap"));
+                        }
+                        collected.extend_from_slice(&data);
+                    }
+                }
+            }
+        }
+        drop(guard);
+        Ok(http::Response::from_parts(
+            parts,
+            Full::new(Bytes::from(collected)),
+        ))
+    }
+}
+
+/// Aborts the guest's task when the request is answered or abandoned.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -1,0 +1,475 @@
+//! Network brokers: the SSRF floor on every path, resolve-then-pin,
+//! redirects, caps and deadlines, one-shot sockets, revocation and rate
+//! limits.
+
+use crate::servers;
+use guest_artifacts::*;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use workbooks::broker::{HttpError, HttpLimits, HttpRequest, NetDenial, Resolver};
+use workbooks::{Artifact, Cidr, Engine, EngineBuilder, Grant, SessionOptions};
+
+guest_artifacts::foreach_net!(assert_test_exists);
+
+fn builder(home: &tempfile::TempDir, loopback_allowed: bool) -> EngineBuilder {
+    let mut b = Engine::builder().home(home.path()).pooling(false);
+    if loopback_allowed {
+        b = b.net_allow(Cidr::parse_list("127.0.0.0/8").unwrap());
+    }
+    b
+}
+
+async fn run_on(e: &Engine, probe: &str, profile: &str, tenant: &str, args: &[&str]) -> String {
+    let docked = e
+        .dock(
+            &Artifact::from_file(probe).unwrap(),
+            &Grant::profile(profile),
+        )
+        .unwrap();
+    let mut opts = SessionOptions::new("net", tenant);
+    opts.args = args.iter().map(|a| a.to_string()).collect();
+    opts.timeout = Some(Duration::from_secs(60));
+    let out = e.run(&docked, opts).await.unwrap();
+    assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// URLs that must never reach anything internal, with whether the floor
+/// (rather than a failed lookup) must be what refuses them.
+pub const SSRF: &[(&str, bool)] = &[
+    ("http://127.0.0.1/", true),
+    ("http://127.1/", true),
+    ("http://127.0.1/", true),
+    ("http://2130706433/", true),
+    ("http://0x7f000001/", true),
+    ("http://0x7f.0x0.0x0.0x1/", true),
+    ("http://0177.0.0.1/", true),
+    ("http://0177.1/", true),
+    ("http://017700000001/", true),
+    ("http://0x7f.1/", true),
+    ("http://127.000.000.001/", true),
+    ("http://localhost/", true),
+    ("http://localhost./", true),
+    ("http://LOCALHOST:8080/", true),
+    ("http://[::1]/", true),
+    ("http://[0:0:0:0:0:0:0:1]/", true),
+    ("http://[0000::1]/", true),
+    ("http://[::ffff:127.0.0.1]/", true),
+    ("http://[::ffff:7f00:1]/", true),
+    ("http://[0000:0000:0000:0000:0000:ffff:7f00:0001]/", true),
+    ("http://[::127.0.0.1]/", true),
+    ("http://[::ffff:0:127.0.0.1]/", true),
+    ("http://[64:ff9b::7f00:1]/", true),
+    ("http://[2002:7f00:1::]/", true),
+    ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", true),
+    ("http://0.0.0.0/", true),
+    ("http://0/", true),
+    ("http://[::]/", true),
+    ("http://10.0.0.1/", true),
+    ("http://10.255.255.255/", true),
+    ("http://172.16.0.1/", true),
+    ("http://172.31.0.1/", true),
+    ("http://192.168.0.1/", true),
+    ("http://169.254.169.254/latest/meta-data/", true),
+    ("http://169.254.170.2/v2/credentials", true),
+    ("http://2852039166/", true),
+    ("http://0xa9fea9fe/", true),
+    ("http://0251.0376.0251.0376/", true),
+    ("http://[::ffff:169.254.169.254]/", true),
+    ("http://[::ffff:a9fe:a9fe]/", true),
+    ("http://[fd00::1]/", true),
+    ("http://[fc00::1]/", true),
+    ("http://[fe80::1]/", true),
+    ("http://[ff02::1]/", true),
+    ("http://100.64.0.1/", true),
+    ("http://192.0.0.1/", true),
+    ("http://198.18.0.1/", true),
+    ("http://224.0.0.1/", true),
+    ("http://255.255.255.255/", true),
+    ("http://240.0.0.1/", true),
+    ("http://user:pass@127.0.0.1/", true),
+    ("http://good.example@127.0.0.1/", true),
+    ("http://127.0.0.1#@good.example/", true),
+    ("http://%31%32%37.0.0.1/", true),
+    ("http://①②⑦.0.0.1/", true),
+    ("http://127。0。0。1/", true),
+    ("https://127.0.0.1/", true),
+    ("HTTP://127.0.0.1/", true),
+    ("http://127.0.0.1:22/", true),
+    ("ftp://127.0.0.1/", true),
+    ("file:///etc/passwd", true),
+    ("gopher://127.0.0.1:6379/_INFO", true),
+    ("dict://127.0.0.1:11211/", true),
+    ("ldap://127.0.0.1/", true),
+    ("javascript:alert(1)", true),
+    ("data:text/plain,hi", true),
+    ("http://", true),
+    ("http://[::1", true),
+    ("http://127.0.0.1:99999/", true),
+    ("not a url", true),
+    ("http://no-such-host.invalid/", false),
+    ("http://127.0.0.1.nip.io/", false),
+];
+
+#[test]
+fn at_least_sixty_ssrf_encodings_are_denied_by_wbx_net_check() {
+    assert!(SSRF.len() >= 60);
+    let home = tempfile::tempdir().unwrap();
+    for (url, _) in SSRF {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
+            .args(["net", "check", "--json", url])
+            .env("WB_HOME", home.path())
+            .env_remove("WB_NET_ALLOW")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{url} was allowed");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["allowed"], false, "{url}");
+    }
+}
+
+#[tokio::test]
+async fn net_fetch() {
+    // Every SSRF encoding, fetched by a real guest through the net
+    // interface: each one refused, IP forms by the floor itself.
+    let home = tempfile::tempdir().unwrap();
+    let e = builder(&home, false).build().unwrap();
+    let urls: Vec<&str> = SSRF.iter().map(|(u, _)| *u).collect();
+    let mut args = vec!["fetch"];
+    args.extend(&urls);
+    let out = run_on(&e, NET_FETCH, "network", "t", &args).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), SSRF.len(), "{out}");
+    for ((url, by_floor), line) in SSRF.iter().zip(&lines) {
+        assert!(
+            line.contains("error NetError::"),
+            "{url} got through: {line}"
+        );
+        if *by_floor {
+            assert!(
+                line.contains("NetError::Denied") || line.contains("NetError::InvalidDestination"),
+                "{url}: {line}"
+            );
+        }
+    }
+    let audit = e.cadence().audit().summary();
+    assert!(
+        audit.counts.get("blocked_address").copied().unwrap_or(0) >= 40,
+        "{audit:?}"
+    );
+
+    // The same guest reaches an allowed local service, with the caps.
+    let srv = servers::http().await;
+    let e = builder(&home, true).net_max_body(1000).build().unwrap();
+    let out = run_on(
+        &e,
+        NET_FETCH,
+        "network",
+        "t",
+        &["fetch", &srv.url("/bytes/10"), &srv.url("/bytes/1001")],
+    )
+    .await;
+    assert!(out.contains("/bytes/10: 200 10 bytes xxxxxxxxxx"), "{out}");
+    assert!(
+        out.contains("/bytes/1001: error NetError::TooLarge(1000)"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn every_redirect_hop_is_checked_and_credentials_stay_with_their_origin() {
+    let srv = servers::http().await;
+    let home = tempfile::tempdir().unwrap();
+    let e = builder(&home, true).build().unwrap();
+    let to_metadata = srv.url("/redirect?to=http://169.254.169.254/latest/meta-data/");
+    let to_loopback_other = srv.url("/redirect?to=http://127.0.0.2:1/");
+    let out = run_on(
+        &e,
+        NET_FETCH,
+        "network",
+        "t",
+        &["fetch", &to_metadata, &to_loopback_other],
+    )
+    .await;
+    assert!(
+        out.lines().next().unwrap().contains("cloud metadata"),
+        "{out}"
+    );
+    // Same origin: the credential follows the redirect.
+    let same = srv.url(&format!("/redirect?to={}", srv.url("/headers")));
+    let out = run_on(&e, NET_FETCH, "network", "t", &["auth", &same]).await;
+    assert!(out.contains("authorization: Bearer"), "{out}");
+    // Another origin (localhost instead of 127.0.0.1): it is dropped.
+    let cross = srv.url(&format!(
+        "/redirect?to=http://localhost:{}/headers",
+        srv.addr.port()
+    ));
+    let out = run_on(&e, NET_FETCH, "network", "t", &["auth", &cross]).await;
+    assert!(!out.contains("authorization"), "{out}");
+    assert!(out.contains("x-plain: kept"), "{out}");
+}
+
+#[tokio::test]
+async fn a_slow_body_is_cut_at_the_deadline_and_fetch_many_runs_sixteen_at_a_time() {
+    let srv = servers::http().await;
+    let home = tempfile::tempdir().unwrap();
+    let e = builder(&home, true)
+        .net_timeout(Duration::from_millis(800))
+        .build()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let out = run_on(&e, NET_FETCH, "network", "t", &["fetch", &srv.url("/slow")]).await;
+    assert!(out.contains("error NetError::Timeout(800)"), "{out}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+
+    let e = builder(&home, true).build().unwrap();
+    let url = srv.url("/concurrent");
+    let mut args = vec!["many"];
+    args.extend(std::iter::repeat_n(url.as_str(), 64));
+    let out = run_on(&e, NET_FETCH, "network", "t", &args).await;
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains(": 200 2 bytes ok"))
+            .count(),
+        64,
+        "{out}"
+    );
+    let peak = srv.max_in_flight.load(Ordering::SeqCst);
+    assert!(peak > 1 && peak <= 16, "peak concurrency {peak}");
+    args.push(url.as_str());
+    let out = run_on(&e, NET_FETCH, "network", "t", &args).await;
+    assert_eq!(out.trim(), "many: error NetError::TooMany(64)");
+}
+
+#[tokio::test]
+async fn wasi_http_requests_go_through_the_same_floor() {
+    let srv = servers::http().await;
+    let home = tempfile::tempdir().unwrap();
+    let denied = builder(&home, false).build().unwrap();
+    let out = run_on(
+        &denied,
+        NET_FETCH,
+        "network",
+        "t",
+        &["http", &srv.url("/bytes/5")],
+    )
+    .await;
+    assert!(out.contains("DestinationIpProhibited"), "{out}");
+    assert_eq!(
+        srv.hits.load(Ordering::SeqCst),
+        0,
+        "the request reached loopback"
+    );
+    let allowed = builder(&home, true).net_max_body(100).build().unwrap();
+    let out = run_on(
+        &allowed,
+        NET_FETCH,
+        "network",
+        "t",
+        &["http", &srv.url("/bytes/5"), &srv.url("/bytes/101")],
+    )
+    .await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with(": 200 5 bytes"), "{out}");
+    assert!(lines[1].contains("error"), "{out}");
+}
+
+/// Answers a public address first and loopback afterwards, counting calls.
+struct Rebinder(AtomicUsize);
+
+impl Resolver for Rebinder {
+    fn resolve<'a>(
+        &'a self,
+        _host: &'a str,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send + 'a>> {
+        let n = self.0.fetch_add(1, Ordering::SeqCst);
+        let ip: IpAddr = if n == 0 { "198.51.99.7" } else { "127.0.0.1" }
+            .parse()
+            .unwrap();
+        Box::pin(async move { Ok(vec![ip]) })
+    }
+}
+
+#[tokio::test]
+async fn dns_rebinding_never_yields_a_loopback_connection() {
+    let srv = servers::http().await;
+    let home = tempfile::tempdir().unwrap();
+    let resolver = Arc::new(Rebinder(AtomicUsize::new(0)));
+    let e = builder(&home, false)
+        .resolver(resolver.clone())
+        .build()
+        .unwrap();
+    let limits = HttpLimits {
+        max_body: 1000,
+        deadline: Duration::from_secs(1),
+        max_redirects: 3,
+    };
+    let url = format!("http://rebind.test:{}/bytes/3", srv.addr.port());
+    let result = e.http().fetch(HttpRequest::get(url), &limits).await;
+    assert!(
+        matches!(
+            result,
+            Err(HttpError::Timeout(_) | HttpError::Connect { .. })
+        ),
+        "{result:?}"
+    );
+    assert_eq!(
+        resolver.0.load(Ordering::SeqCst),
+        1,
+        "the name was resolved twice"
+    );
+    assert_eq!(
+        srv.hits.load(Ordering::SeqCst),
+        0,
+        "a connection reached loopback"
+    );
+    // The second answer (loopback) is what a rebinder would serve next.
+    let second = e
+        .http()
+        .guard()
+        .check_url("http://rebind.test/")
+        .await
+        .unwrap_err();
+    assert!(matches!(second, NetDenial::Blocked { .. }), "{second}");
+}
+
+#[tokio::test]
+async fn net_browse() {
+    let srv = servers::http().await;
+    let home = tempfile::tempdir().unwrap();
+    let e = builder(&home, true).build().unwrap();
+    let out = run_on(&e, NET_BROWSE, "network", "t", &[&srv.url("/html")]).await;
+    assert_eq!(
+        out,
+        "title: Test Page\nHello\nfrom the loopback server & friends\n"
+    );
+    let d = e
+        .dock(
+            &Artifact::from_file(NET_BROWSE).unwrap(),
+            &Grant::profile("network"),
+        )
+        .unwrap();
+    assert_eq!(
+        d.receipt().brokers[0].serves,
+        "workbooks:engine/browse@0.1.0"
+    );
+    let blocked = builder(&home, false).build().unwrap();
+    let out = run_on(&blocked, NET_BROWSE, "network", "t", &[&srv.url("/html")]).await;
+    assert!(out.contains("error NetError::Denied"), "{out}");
+    let err = e
+        .dock(
+            &Artifact::from_file(NET_BROWSE).unwrap(),
+            &Grant::profile("minimal"),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("capability not granted: browse"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn net_oneshot() {
+    let tcp = servers::tcp_echo().await;
+    let udp = servers::udp_echo().await;
+    let (tls, cert) = servers::tls_echo().await;
+    let home = tempfile::tempdir().unwrap();
+    let e = builder(&home, true).tls_roots(vec![cert]).build().unwrap();
+    let port = |a: std::net::SocketAddr| a.port().to_string();
+    let run = |args: Vec<String>| {
+        let e = e.clone();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_on(&e, NET_ONESHOT, "minimal", "t", &args).await
+        }
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        run(s(&["tcp", "127.0.0.1", &port(tcp), "ping"])).await,
+        "reply 9 bytes: echo:ping\n"
+    );
+    assert_eq!(
+        run(s(&["udp", "127.0.0.1", &port(udp), "ping"])).await,
+        "reply 9 bytes: echo:ping\n"
+    );
+    assert_eq!(
+        run(s(&["tls", "localhost", &port(tls), "ping"])).await,
+        "reply 13 bytes: tls-echo:ping\n"
+    );
+    // The certificate names localhost, not 127.0.0.1: the peer is refused.
+    assert!(
+        run(s(&["tls", "127.0.0.1", &port(tls), "ping"]))
+            .await
+            .contains("NetError::Tls")
+    );
+    assert!(
+        run(s(&["tcp", "127.0.0.1", &port(tcp), "big"]))
+            .await
+            .contains("TooLarge(1048576)")
+    );
+    let blocked = builder(&home, false).build().unwrap();
+    let docked = blocked
+        .dock(
+            &Artifact::from_file(NET_ONESHOT).unwrap(),
+            &Grant::profile("minimal"),
+        )
+        .unwrap();
+    let mut opts = SessionOptions::new("net", "t");
+    opts.args = s(&["tcp", "127.0.0.1", &port(tcp), "ping"]);
+    let out = blocked.run(&docked, opts).await.unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("NetError::Denied(\"127.0.0.1 is loopback")
+    );
+}
+
+#[tokio::test]
+async fn revocation_stops_a_principal_mid_session_and_rate_limits_cut_it_off() {
+    let srv = servers::http().await;
+    let home = tempfile::tempdir().unwrap();
+    let e = builder(&home, true)
+        .rate_limit(4, Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let url = srv.url("/bytes/1");
+    let out = run_on(&e, NET_FETCH, "network", "acme", &["fetch", &url, &url]).await;
+    assert_eq!(out.matches(": 200 1 bytes").count(), 2, "{out}");
+    let out = run_on(
+        &e,
+        NET_FETCH,
+        "network",
+        "acme",
+        &["fetch", &url, &url, &url],
+    )
+    .await;
+    assert_eq!(out.matches(": 200 1 bytes").count(), 2, "{out}");
+    assert!(out.contains("NetError::RateLimited"), "{out}");
+    // Another principal is not affected.
+    let out = run_on(&e, NET_FETCH, "network", "other", &["fetch", &url]).await;
+    assert!(out.contains(": 200"), "{out}");
+
+    // Revoked from another process's view of the home, while docked.
+    let e = builder(&home, true).build().unwrap();
+    let docked = e
+        .dock(
+            &Artifact::from_file(NET_FETCH).unwrap(),
+            &Grant::profile("network"),
+        )
+        .unwrap();
+    workbooks::broker::Revocations::new(Some(home.path().join("revoked.json")))
+        .revoke("acme")
+        .unwrap();
+    let mut opts = SessionOptions::new("net", "acme");
+    opts.args = vec!["fetch".into(), url.clone()];
+    let out = e.run(&docked, opts).await.unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("NetError::Revoked"));
+    assert!(
+        e.cadence()
+            .audit()
+            .summary()
+            .counts
+            .get("revoked")
+            .is_some()
+    );
+}
