@@ -23,9 +23,21 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let root = build_support::repo_root(&manifest);
     let dir = build_support::build_guests(&root, SHIPPED);
+    // Each component's sha256, computed here once instead of at every
+    // engine start: `embedded_sha256.rs` holds one constant per component.
+    let mut hashes = String::new();
     for pkg in SHIPPED {
         let file = format!("{}.wasm", pkg.replace('-', "_"));
-        std::fs::copy(dir.join(&file), out.join(&file))
-            .unwrap_or_else(|e| panic!("copying {file}: {e}"));
+        let bytes =
+            std::fs::read(dir.join(&file)).unwrap_or_else(|e| panic!("reading {file}: {e}"));
+        std::fs::write(out.join(&file), &bytes).unwrap_or_else(|e| panic!("writing {file}: {e}"));
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(&bytes);
+        hashes.push_str(&format!(
+            "pub(crate) const {}: [u8; 32] = {:?};\n",
+            pkg.replace('-', "_").to_uppercase(),
+            digest.as_slice()
+        ));
     }
+    std::fs::write(out.join("embedded_sha256.rs"), hashes).expect("writing embedded_sha256.rs");
 }

@@ -19,19 +19,23 @@ fn median(mut xs: Vec<Duration>) -> Duration {
     xs[xs.len() / 2]
 }
 
-fn time<F: FnMut()>(n: usize, mut f: F) -> Duration {
+/// Runs `a` and `b` alternately `n` times (after a warm-up) and returns
+/// their medians, so drift on a shared machine falls on both alike.
+fn interleave<A: FnMut(), B: FnMut()>(n: usize, mut a: A, mut b: B) -> (Duration, Duration) {
     for _ in 0..n.div_ceil(10) {
-        f();
+        a();
+        b();
     }
-    median(
-        (0..n)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed()
-            })
-            .collect(),
-    )
+    let (mut xs, mut ys) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let t = Instant::now();
+        a();
+        xs.push(t.elapsed());
+        let t = Instant::now();
+        b();
+        ys.push(t.elapsed());
+    }
+    (median(xs), median(ys))
 }
 
 fn sh(line: &str) -> Vec<u8> {
@@ -111,9 +115,14 @@ fn main() {
         std::env::set_var("RUST_LIB_BACKTRACE", "0");
     }
     let full = std::env::args().any(|a| a == "--bench");
-    let (n_fast, n_slow) = if full { (500, 50) } else { (5, 2) };
+    let n = if full { 100 } else { 2 };
     let home = tempfile::tempdir().expect("home");
-    let engine = Engine::builder().home(home.path()).build().expect("engine");
+    // Pooled like an embedding host; room for the 2 GiB jq needs below.
+    let engine = Engine::builder()
+        .home(home.path())
+        .max_memory(2 << 30)
+        .build()
+        .expect("engine");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -121,16 +130,18 @@ fn main() {
 
     // 1. In process vs sh -c.
     let expected = sh(PIPELINE);
-    let run = || {
-        let out = rt
-            .block_on(engine.run_line(PIPELINE, LineOptions::default()))
-            .expect("pipeline");
-        assert_eq!(&out.stdout[..], &expected[..]);
-    };
-    let ours = time(n_fast, run);
-    let native = time(n_slow * 2, || {
-        sh(PIPELINE);
-    });
+    let (ours, native) = interleave(
+        n * 2,
+        || {
+            let out = rt
+                .block_on(engine.run_line(PIPELINE, LineOptions::default()))
+                .expect("pipeline");
+            assert_eq!(&out.stdout[..], &expected[..]);
+        },
+        || {
+            sh(PIPELINE);
+        },
+    );
     report(
         &format!("4-stage pipeline `{PIPELINE}`, in process vs sh -c"),
         ours,
@@ -139,19 +150,21 @@ fn main() {
     );
 
     // 2. Whole process.
-    let wbx = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_wbx"))
-            .args(["run", PIPELINE])
-            .env("WB_HOME", home.path())
-            .stdin(Stdio::null())
-            .output()
-            .expect("wbx");
-        assert_eq!(out.stdout, expected);
-    };
-    let ours = time(n_slow, wbx);
-    let native = time(n_slow, || {
-        sh(PIPELINE);
-    });
+    let (ours, native) = interleave(
+        n,
+        || {
+            let out = Command::new(env!("CARGO_BIN_EXE_wbx"))
+                .args(["run", PIPELINE])
+                .env("WB_HOME", home.path())
+                .stdin(Stdio::null())
+                .output()
+                .expect("wbx");
+            assert_eq!(out.stdout, expected);
+        },
+        || {
+            sh(PIPELINE);
+        },
+    );
     report("whole process: `wbx run` vs `sh -c`", ours, native, "sh -c");
 
     // 3. jq on 50 MB.
@@ -178,24 +191,26 @@ fn main() {
         stage_memory: Some(2 << 30),
         ..LineOptions::default()
     };
-    let reps = if full { 5 } else { 1 };
-    let ours = time(reps, || {
-        let out = rt
-            .block_on(engine.run_command(
-                "jq",
-                vec!["-c".into(), filter.into(), "/data/big.json".into()],
-                opts(),
-            ))
-            .expect("sandboxed jq");
-        assert_eq!(out.stdout, native_out.stdout);
-    });
-    let theirs = time(reps, || {
-        Command::new(&jq)
-            .args(["-c", filter])
-            .arg(data.path().join("big.json"))
-            .output()
-            .expect("native jq");
-    });
+    let (ours, theirs) = interleave(
+        if full { 7 } else { 1 },
+        || {
+            let out = rt
+                .block_on(engine.run_command(
+                    "jq",
+                    vec!["-c".into(), filter.into(), "/data/big.json".into()],
+                    opts(),
+                ))
+                .expect("sandboxed jq");
+            assert_eq!(out.stdout, native_out.stdout);
+        },
+        || {
+            Command::new(&jq)
+                .args(["-c", filter])
+                .arg(data.path().join("big.json"))
+                .output()
+                .expect("native jq");
+        },
+    );
     report(
         &format!("jq `{filter}` on {} MB", size >> 20),
         ours,

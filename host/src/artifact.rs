@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use wasmtime::Module;
 use wasmtime::component::Component;
 
@@ -35,7 +35,7 @@ pub enum ArtifactKind {
 /// The bytes of a component or core module, named by their sha256.
 #[derive(Clone)]
 pub struct Artifact {
-    bytes: Arc<[u8]>,
+    bytes: bytes::Bytes,
     sha256: [u8; 32],
     kind: ArtifactKind,
 }
@@ -94,6 +94,16 @@ impl Artifact {
             bytes: bytes.into(),
             sha256,
             kind,
+        }
+    }
+
+    /// Wraps a component embedded in the engine binary, with the sha256 the
+    /// build computed: no copy, no hashing at run time.
+    pub(crate) fn embedded(bytes: &'static [u8], sha256: [u8; 32]) -> Artifact {
+        Artifact {
+            bytes: bytes::Bytes::from_static(bytes),
+            sha256,
+            kind: ArtifactKind::Component,
         }
     }
 

@@ -72,6 +72,7 @@ pub struct EngineBuilder {
     net_max_body: usize,
     net_timeout: Duration,
     secrets: HashMap<(String, String), Secret>,
+    max_memory: usize,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -100,6 +101,7 @@ impl Default for EngineBuilder {
             net_max_body: NET_MAX_BODY_BYTES,
             net_timeout: crate::limits::NET_FETCH_TIMEOUT,
             secrets: HashMap::new(),
+            max_memory: crate::policy::Profile::Posix.memory_bytes(),
         }
     }
 }
@@ -170,6 +172,15 @@ impl EngineBuilder {
         self
     }
 
+    /// The most memory any session may be given (default 256 MiB, the
+    /// largest profile's): the ceiling for operator overrides, and with
+    /// pooling the size each pool slot is prepared for (larger slots cost a
+    /// little on every instantiation). Clamped to 4 GiB.
+    pub fn max_memory(mut self, bytes: usize) -> Self {
+        self.max_memory = bytes.clamp(64 << 10, crate::limits::MAX_MEMORY_BYTES);
+        self
+    }
+
     /// The wall-clock budget of one fetch (default 15 s).
     pub fn net_timeout(mut self, timeout: Duration) -> Self {
         self.net_timeout = timeout;
@@ -198,7 +209,7 @@ impl EngineBuilder {
                 .total_memories(n * 2)
                 .total_tables(n * 8)
                 .total_stacks(n)
-                .max_memory_size(crate::limits::MAX_MEMORY_BYTES)
+                .max_memory_size(self.max_memory)
                 .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
                 .max_memories_per_component(MAX_MEMORIES_PER_STORE as u32)
                 .max_tables_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
@@ -245,6 +256,7 @@ impl EngineBuilder {
                 keyring,
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
+                max_memory: self.max_memory,
                 docker: Docker::new(&wasmtime, cache),
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
@@ -275,6 +287,7 @@ struct Inner {
     keyring: Arc<Keyring>,
     net_max_body: usize,
     net_timeout: Duration,
+    max_memory: usize,
     _ticker: EpochTicker,
 }
 
@@ -339,6 +352,11 @@ impl Engine {
             max_body: self.inner.net_max_body,
             timeout: self.inner.net_timeout,
         }
+    }
+
+    /// The most memory a session may be given.
+    pub fn max_memory(&self) -> usize {
+        self.inner.max_memory
     }
 
     pub(crate) fn command_slots(&self) -> &Arc<Slots> {

@@ -73,6 +73,8 @@ pub struct InstanceInfo {
     pub caps: CapSet,
     /// The imports the host linked.
     pub linked_imports: Vec<String>,
+    /// Granted caps that bind nothing for this instance, and why.
+    pub notes: Vec<String>,
     /// Calls made, faulted or not.
     pub calls: u64,
     /// Calls that faulted (and retired the store).
@@ -393,6 +395,7 @@ fn info(id: &str, inst: &Instance) -> InstanceInfo {
         }),
         caps: grant.caps,
         linked_imports: receipt.linked.clone(),
+        notes: crate::dock::unbound_notes(grant.caps),
         calls: inst.calls.load(Ordering::Relaxed),
         faults: inst.faults.load(Ordering::Relaxed),
         memory_used: inst

@@ -6,7 +6,7 @@
 //! the preopens, `commands` to run stages); every stage runs under the
 //! caller's grant, through the exec broker's deny ladder, one level deep.
 
-use crate::artifact::{Artifact, ArtifactKind};
+use crate::artifact::Artifact;
 use crate::bindings::exports::workbooks::engine::shell::{Error as ShellError, GuestIndices};
 use crate::commands::{CommandError, CommandPolicy};
 use crate::dock::DockError;
@@ -19,7 +19,7 @@ use crate::state::{Preopen, SessionError, SessionOptions};
 use bytes::Bytes;
 use serde::Serialize;
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Wall-clock budget of a whole line (each stage also has its own).
@@ -141,10 +141,7 @@ pub enum LineError {
 }
 
 fn shell_artifact() -> Artifact {
-    static SHELL: OnceLock<Artifact> = OnceLock::new();
-    SHELL
-        .get_or_init(|| Artifact::trusted(embedded::SHELL.bytes.to_vec(), ArtifactKind::Component))
-        .clone()
+    embedded::SHELL.artifact()
 }
 
 fn from_wit(e: crate::bindings::workbooks::engine::commands::Error) -> CommandError {

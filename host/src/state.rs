@@ -106,7 +106,7 @@ pub struct SessionOptions {
     /// Fuel per call; unmetered when `None`.
     pub fuel: Option<u64>,
     /// The cap on memories and tables, set by the operator in place of the
-    /// profile's (clamped to [`crate::limits::MAX_MEMORY_BYTES`]).
+    /// profile's (clamped to the engine's `max_memory`).
     pub memory: Option<usize>,
     /// How commands started from this session run (under the `commands`
     /// and `exec` caps).
@@ -396,7 +396,7 @@ pub(crate) fn new_store(
         limiter: MemoryLimiter::new(
             opts.memory
                 .unwrap_or_else(|| profile.memory_bytes())
-                .min(crate::limits::MAX_MEMORY_BYTES),
+                .min(host.max_memory()),
         ),
         deadline: Deadline::after(opts.timeout.unwrap_or(profile.timeout())),
         session: SessionCtx {

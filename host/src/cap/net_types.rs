@@ -3,7 +3,8 @@
 //! interface is shared: types only, no reach.
 
 use crate::bindings::workbooks::engine::net_types::NetError;
-use crate::broker::{BrokerFailure, Denial, HttpError, NetDenial};
+use crate::broker::oneshot::{self, Proto};
+use crate::broker::{BrokerFailure, Denial, HttpError, NetAccess, NetDenial};
 
 /// The guest-visible form of a broker failure.
 pub(crate) fn to_net_error(f: BrokerFailure) -> NetError {
@@ -30,4 +31,25 @@ pub(crate) fn to_net_error(f: BrokerFailure) -> NetError {
 /// that way; a host bug if seen).
 pub(crate) fn not_granted(cap: &str) -> NetError {
     NetError::Denied(format!("capability not granted: {cap}"))
+}
+
+/// A one-shot socket exchange for the `tcp`, `udp` and `tls` caps: the
+/// cadence, then the floor and the pinned exchange.
+pub(crate) async fn oneshot_request(
+    access: Option<&NetAccess>,
+    cap: &'static str,
+    proto: Proto,
+    host: &str,
+    port: u16,
+    data: &[u8],
+) -> Result<Vec<u8>, NetError> {
+    let access = access.ok_or_else(|| not_granted(cap))?;
+    access
+        .guarded(
+            cap,
+            host,
+            oneshot::request(&access.client, proto, host, port, data),
+        )
+        .await
+        .map_err(to_net_error)
 }

@@ -1,6 +1,6 @@
 //! `wbx command`: the command registry.
 
-use crate::options::{StageArgs, engine, read_stdin, runtime};
+use crate::options::{StageArgs, engine_with, read_stdin, runtime};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -64,7 +64,11 @@ fn registry_failure(e: RegistryError) -> u8 {
 
 pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
-        let engine = engine(home)?;
+        let memory = match &cmd {
+            Command::Run { stage, .. } => stage.memory.map(|m| m << 20),
+            _ => None,
+        };
+        let engine = engine_with(home, false, memory)?;
         let registry = engine.registry();
         match cmd {
             Command::Register {

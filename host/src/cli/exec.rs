@@ -72,7 +72,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             exit::LOAD,
         );
     }
-    let engine = match crate::options::engine(home) {
+    let engine = match crate::options::engine_with(home, false, args.memory.map(|m| m << 20)) {
         Ok(e) => e,
         Err(code) => return code,
     };

@@ -94,6 +94,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 format!("by {}", by.join(", "))
             }
         );
+        for note in dock::unbound_notes(profile.caps()) {
+            println!("note      {note}");
+        }
         match &docked {
             Ok(d) => {
                 println!("receipt under {profile}:");

@@ -82,18 +82,38 @@ pub(crate) fn read_stdin() -> Result<bytes::Bytes, u8> {
 }
 
 /// The engine for `home`, with the operator's `WB_NET_ALLOW` CIDRs, or the
-/// exit code of the failure.
+/// exit code of the failure. One-shot commands run a handful of instances,
+/// so they use the on-demand allocator (no pool to set up or tear down).
 pub(crate) fn engine(home: PathBuf) -> Result<workbooks::Engine, u8> {
+    engine_with(home, false, None)
+}
+
+/// An engine for `home`: pooled or not, with room for `memory` bytes.
+/// The engine lives until the process exits: tearing it down would only
+/// delay the exit.
+pub(crate) fn engine_with(
+    home: PathBuf,
+    pooling: bool,
+    memory: Option<usize>,
+) -> Result<workbooks::Engine, u8> {
+    static KEEP: std::sync::OnceLock<workbooks::Engine> = std::sync::OnceLock::new();
     let allow = match std::env::var("WB_NET_ALLOW") {
         Ok(list) => workbooks::Cidr::parse_list(&list)
             .map_err(|e| fail("usage", format!("WB_NET_ALLOW: {e}"), exit::USAGE))?,
         Err(_) => Vec::new(),
     };
-    workbooks::Engine::builder()
+    let mut builder = workbooks::Engine::builder()
         .home(home)
         .net_allow(allow)
+        .pooling(pooling);
+    if let Some(bytes) = memory {
+        builder = builder.max_memory(bytes.max(workbooks::Profile::Posix.memory_bytes()));
+    }
+    let engine = builder
         .build()
-        .map_err(|e| fail("engine", e, exit::ENGINE))
+        .map_err(|e| fail("engine", e, exit::ENGINE))?;
+    let _ = KEEP.set(engine.clone());
+    Ok(engine)
 }
 
 /// A current-thread runtime, or the exit code of the failure.

@@ -1,6 +1,6 @@
 //! `wbx serve`: serve a component exporting wasi:http/incoming-handler.
 
-use crate::options::{engine, runtime};
+use crate::options::engine_with;
 use crate::{exit, fail};
 use std::path::PathBuf;
 use workbooks::{Artifact, CapSet, ServeOptions};
@@ -37,7 +37,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             None => None,
         };
         let artifact = Artifact::from_file(&args.file).map_err(|e| fail("load", e, exit::LOAD))?;
-        let engine = engine(home)?;
+        let engine = engine_with(home, true, None)?;
         let opts = ServeOptions {
             profile: args.profile.clone(),
             caps,
@@ -57,7 +57,6 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             .enable_all()
             .build()
             .map_err(|e| fail("engine", e, exit::ENGINE))?;
-        let _ = runtime;
         rt.block_on(async {
             let listener = tokio::net::TcpListener::bind(&args.listen)
                 .await

@@ -2,9 +2,8 @@
 //! reserved: the registry refuses to bind them, so a hostile registration
 //! can never rebind `jq` (or `sort`) to other bytes.
 
-use crate::artifact::{Artifact, ArtifactKind};
-use crate::embedded::{self, Embedded};
-use std::sync::OnceLock;
+use crate::artifact::Artifact;
+use crate::embedded;
 
 /// The applets of `wbox`, each also callable by its bare name.
 pub const APPLETS: [&str; 16] = [
@@ -30,25 +29,16 @@ pub(crate) struct Resolved {
     pub(crate) prefix: Option<&'static str>,
 }
 
-fn artifact(e: &Embedded, cell: &'static OnceLock<Artifact>) -> Artifact {
-    cell.get_or_init(|| Artifact::trusted(e.bytes.to_vec(), ArtifactKind::Component))
-        .clone()
-}
-
 /// The built-in named `name`, if any.
 pub(crate) fn resolve(name: &str) -> Option<Resolved> {
-    static WBOX: OnceLock<Artifact> = OnceLock::new();
-    static JQ: OnceLock<Artifact> = OnceLock::new();
-    static GREP: OnceLock<Artifact> = OnceLock::new();
-    static UPPER: OnceLock<Artifact> = OnceLock::new();
     let (artifact, prefix) = match name {
-        "wbox" => (artifact(&embedded::WBOX, &WBOX), None),
-        "jq" => (artifact(&embedded::JQ, &JQ), None),
-        "grep" => (artifact(&embedded::GREP, &GREP), None),
-        "upper" => (artifact(&embedded::UPPER, &UPPER), None),
+        "wbox" => (embedded::WBOX.artifact(), None),
+        "jq" => (embedded::JQ.artifact(), None),
+        "grep" => (embedded::GREP.artifact(), None),
+        "upper" => (embedded::UPPER.artifact(), None),
         applet => {
             let applet = APPLETS.iter().find(|a| **a == applet)?;
-            (artifact(&embedded::WBOX, &WBOX), Some(*applet))
+            (embedded::WBOX.artifact(), Some(*applet))
         }
     };
     Some(Resolved { artifact, prefix })

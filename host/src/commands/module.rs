@@ -191,7 +191,7 @@ impl Engine {
             .policy
             .memory
             .unwrap_or_else(|| env.grant.profile.effective.memory_bytes())
-            .min(crate::limits::MAX_MEMORY_BYTES);
+            .min(self.max_memory());
         let mut store = Store::new(
             module.engine(),
             ModuleState {

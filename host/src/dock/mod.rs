@@ -147,6 +147,18 @@ pub struct Analysis {
     pub granted_by: Vec<Profile>,
 }
 
+/// Notes for granted caps that bind nothing in the component lane: `posix`
+/// by design, and caps whose interfaces this engine does not serve.
+pub fn unbound_notes(caps: CapSet) -> Vec<String> {
+    caps.iter()
+        .filter(|c| !linker::SERVED.contains(*c))
+        .map(|c| match c {
+            Cap::Posix => "posix: binds nothing in the component lane".to_string(),
+            other => format!("{other}: not served by this engine; importing it is refused"),
+        })
+        .collect()
+}
+
 /// Reads what a component asks for.
 pub fn analyse(artifact: &Artifact) -> Result<Analysis, DockError> {
     let surface = surface(artifact)?;
@@ -366,7 +378,7 @@ impl Docker {
                 .map(|(iface, b)| BrokerReceipt {
                     name: b.name.to_string(),
                     serves: iface.to_string(),
-                    sha256: hex::encode(Sha256::digest(b.bytes)),
+                    sha256: hex::encode(b.sha256),
                 })
                 .collect(),
             artifact_sha256: artifact.sha256_hex(),
@@ -402,7 +414,7 @@ impl Docker {
         let mut h = Sha256::new();
         h.update(guest.sha256());
         for (_, b) in brokers {
-            h.update(Sha256::digest(b.bytes));
+            h.update(b.sha256);
         }
         let key = hex::encode(h.finalize());
         let path = self

@@ -225,3 +225,60 @@ async fn calls_name_their_export() {
         .unwrap();
     assert_eq!(r.len(), 1);
 }
+
+#[tokio::test]
+async fn revoking_a_tenant_stops_a_live_instance_at_its_next_broker_call() {
+    let sup = Supervisor::new(engine().clone());
+    let opts = StartOptions {
+        tenant: "revoked-mid-session".into(),
+        ..opts("minimal")
+    };
+    sup.start("live", &artifact(INSTANCE_PLUGIN), opts)
+        .await
+        .unwrap();
+    assert_eq!(
+        sup.call_run("live", "kv-set:a=1").await.unwrap(),
+        Ok("ok".into())
+    );
+    let revocations = engine().cadence().revocations();
+    revocations.revoke("revoked-mid-session").unwrap();
+    assert_eq!(
+        sup.call_run("live", "kv-get:a").await.unwrap(),
+        Err("Error::Revoked".into())
+    );
+    // The instance itself is fine; only its broker calls are refused.
+    assert_eq!(
+        sup.call_run("live", "echo:still here").await.unwrap(),
+        Ok("still here".into())
+    );
+    revocations.unrevoke("revoked-mid-session").unwrap();
+    assert_eq!(
+        sup.call_run("live", "kv-get:a").await.unwrap(),
+        Ok("1".into())
+    );
+}
+
+#[tokio::test]
+async fn info_says_which_granted_caps_bind_nothing() {
+    let sup = Supervisor::new(engine().clone());
+    let info = sup
+        .start("posix-notes", &artifact(DOCK_SESSION), opts("posix"))
+        .await
+        .unwrap();
+    assert!(
+        info.notes
+            .contains(&"posix: binds nothing in the component lane".to_string()),
+        "{:?}",
+        info.notes
+    );
+    assert!(
+        info.notes.iter().any(|n| n.starts_with("llm: not served")),
+        "{:?}",
+        info.notes
+    );
+    let info = sup
+        .start("compute-notes", &artifact(DOCK_SESSION), opts("compute"))
+        .await
+        .unwrap();
+    assert!(info.notes.is_empty(), "{:?}", info.notes);
+}

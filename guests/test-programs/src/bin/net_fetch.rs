@@ -10,7 +10,12 @@ fn show(url: &str, r: Result<net::Response, net::NetError>) {
         Ok(resp) => {
             let body = String::from_utf8_lossy(&resp.body);
             let shown: String = body.chars().take(60).collect();
-            println!("{url}: {} {} bytes {}", resp.status, resp.body.len(), shown.trim_end());
+            println!(
+                "{url}: {} {} bytes {}",
+                resp.status,
+                resp.body.len(),
+                shown.trim_end()
+            );
         }
         Err(e) => println!("{url}: error {e:?}"),
     }
@@ -24,9 +29,14 @@ fn wasi_http_get(url: &str) -> Result<(u16, usize), String> {
         _ => return Err("bad url".into()),
     };
     let req = types::OutgoingRequest::new(types::Fields::new());
-    req.set_scheme(Some(&if scheme == "https:" { types::Scheme::Https } else { types::Scheme::Http }))
-        .map_err(|_| "scheme")?;
-    req.set_authority(Some(authority)).map_err(|_| "authority")?;
+    req.set_scheme(Some(&if scheme == "https:" {
+        types::Scheme::Https
+    } else {
+        types::Scheme::Http
+    }))
+    .map_err(|_| "scheme")?;
+    req.set_authority(Some(authority))
+        .map_err(|_| "authority")?;
     req.set_path_with_query(Some(&path)).map_err(|_| "path")?;
     let future = outgoing_handler::handle(req, None).map_err(|e| format!("{e:?}"))?;
     future.subscribe().block();
@@ -62,7 +72,10 @@ fn main() {
             let r = net::send(&net::Request {
                 method: "GET".into(),
                 url: urls[0].clone(),
-                headers: vec![("Authorization".into(), "Bearer s3cret".into()), ("X-Plain".into(), "kept".into())],
+                headers: vec![
+                    ("Authorization".into(), "Bearer s3cret".into()),
+                    ("X-Plain".into(), "kept".into()),
+                ],
                 body: Vec::new(),
             });
             show(&urls[0], r);

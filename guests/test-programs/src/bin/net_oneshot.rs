@@ -13,7 +13,11 @@ fn main() {
         other => panic!("unknown proto {other}"),
     };
     match reply {
-        Ok(bytes) => println!("reply {} bytes: {}", bytes.len(), String::from_utf8_lossy(&bytes[..bytes.len().min(60)])),
+        Ok(bytes) => println!(
+            "reply {} bytes: {}",
+            bytes.len(),
+            String::from_utf8_lossy(&bytes[..bytes.len().min(60)])
+        ),
         Err(e) => println!("error {e:?}"),
     }
 }

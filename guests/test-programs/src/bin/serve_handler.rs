@@ -11,14 +11,18 @@ wit_bindgen::generate!({
 });
 
 use exports::wasi::http::incoming_handler::Guest;
-use wasi::http::types::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
+use wasi::http::types::{
+    Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam,
+};
 
 static CALLS: AtomicU32 = AtomicU32::new(0);
 
 fn read_body(req: &IncomingRequest) -> Vec<u8> {
     let mut out = Vec::new();
     let Ok(body) = req.consume() else { return out };
-    let Ok(stream) = body.stream() else { return out };
+    let Ok(stream) = body.stream() else {
+        return out;
+    };
     while let Ok(chunk) = stream.blocking_read(65_536) {
         out.extend_from_slice(&chunk);
     }

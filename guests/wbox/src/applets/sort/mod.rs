@@ -185,13 +185,27 @@ fn is_plain_byte_order(settings: &Settings) -> bool {
         && settings.keys[0].flags == plain
 }
 
+/// The first eight bytes of a line as a big-endian number, zero-padded.
+/// Comparing prefixes orders lines exactly as comparing the bytes does
+/// whenever the prefixes differ, so most comparisons never touch the text.
+fn byte_prefix(line: &[u8]) -> u64 {
+    let mut prefix = [0u8; 8];
+    let n = line.len().min(8);
+    prefix[..n].copy_from_slice(&line[..n]);
+    u64::from_be_bytes(prefix)
+}
+
 fn sort_lines<'a>(mut lines: Vec<&'a [u8]>, settings: &Settings) -> Vec<&'a [u8]> {
     if is_plain_byte_order(settings) {
+        let mut keyed: Vec<(u64, &'a [u8])> = lines.iter().map(|l| (byte_prefix(l), *l)).collect();
+        let order = |a: &(u64, &[u8]), b: &(u64, &[u8])| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1));
         if settings.global.reverse {
-            lines.sort_unstable_by(|a, b| b.cmp(a));
+            keyed.sort_unstable_by(|a, b| order(b, a));
         } else {
-            lines.sort_unstable();
+            keyed.sort_unstable_by(order);
         }
+        lines.clear();
+        lines.extend(keyed.into_iter().map(|(_, line)| line));
         if settings.unique {
             lines.dedup();
         }
