@@ -299,28 +299,29 @@ impl HttpClient {
                 .get(http::header::LOCATION)
                 .and_then(|l| l.to_str().ok())
                 .map(str::to_string);
-            if status.is_redirection() && status != http::StatusCode::NOT_MODIFIED {
-                if let Some(location) = location {
-                    url = pinned
-                        .url
-                        .join(&location)
-                        .map_err(|e| HttpError::Protocol(format!("bad redirect: {e}")))?
-                        .to_string();
-                    let post_to_get = status == http::StatusCode::SEE_OTHER
-                        || (method == http::Method::POST && matches!(status.as_u16(), 301 | 302));
-                    if post_to_get {
-                        method = http::Method::GET;
-                        body = Bytes::new();
-                        headers.retain(|(k, _)| {
-                            !matches!(
-                                k.to_ascii_lowercase().as_str(),
-                                "content-type" | "content-length"
-                            )
-                        });
-                    }
-                    previous = Some(here);
-                    continue;
+            if status.is_redirection()
+                && status != http::StatusCode::NOT_MODIFIED
+                && let Some(location) = location
+            {
+                url = pinned
+                    .url
+                    .join(&location)
+                    .map_err(|e| HttpError::Protocol(format!("bad redirect: {e}")))?
+                    .to_string();
+                let post_to_get = status == http::StatusCode::SEE_OTHER
+                    || (method == http::Method::POST && matches!(status.as_u16(), 301 | 302));
+                if post_to_get {
+                    method = http::Method::GET;
+                    body = Bytes::new();
+                    headers.retain(|(k, _)| {
+                        !matches!(
+                            k.to_ascii_lowercase().as_str(),
+                            "content-type" | "content-length"
+                        )
+                    });
                 }
+                previous = Some(here);
+                continue;
             }
             let headers_out = resp
                 .headers()
