@@ -1,7 +1,7 @@
 //! Fetches URLs through the engine's net interface and through
 //! wasi:http/outgoing-handler, printing one line per URL:
-//! `fetch URL..`, `many URL..`, `auth URL` (sends a credential header),
-//! `http URL..` (wasi:http).
+//! `fetch URL..`, `len URL..` (status and length only), `many URL..`,
+//! `auth URL` (sends a credential header), `http URL..` (wasi:http).
 use test_programs::wasi::http::{outgoing_handler, types};
 use test_programs::workbooks::engine::net;
 
@@ -64,6 +64,10 @@ fn main() {
     let (mode, urls) = args.split_first().expect("mode");
     match mode.as_str() {
         "fetch" => urls.iter().for_each(|u| show(u, net::fetch(u))),
+        "len" => urls.iter().for_each(|u| match net::fetch(u) {
+            Ok(resp) => println!("{u}: {} {}", resp.status, resp.body.len()),
+            Err(e) => println!("{u}: error {e:?}"),
+        }),
         "many" => match net::fetch_many(urls) {
             Ok(results) => urls.iter().zip(results).for_each(|(u, r)| show(u, r)),
             Err(e) => println!("many: error {e:?}"),
