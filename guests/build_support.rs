@@ -84,6 +84,13 @@ pub fn build_guests(root: &Path, packages: &[&str]) -> PathBuf {
         "cargo:rerun-if-changed={}",
         root.join("guests").join("Cargo.lock").display()
     );
+    // The guests' shared parts: the exit helper and the build script.
+    for shared in ["wb-cmd", "initial_memory.rs"] {
+        println!(
+            "cargo:rerun-if-changed={}",
+            root.join("guests").join(shared).display()
+        );
+    }
     for p in packages {
         println!(
             "cargo:rerun-if-changed={}",

@@ -11,5 +11,5 @@ fn main() {
         &mut std::io::stdout().lock(),
         &mut std::io::stderr().lock(),
     );
-    wb_cmd::exit(code);
+    wb_cmd::finish(code);
 }

@@ -25,5 +25,5 @@ fn main() {
     }
     drop(stdout);
     drop(stderr);
-    wb_cmd::exit(code)
+    wb_cmd::finish(code)
 }
