@@ -2,6 +2,7 @@
 //! order, each audited), the per-invocation envelope, arg modes, tiers and
 //! the core-module lane.
 
+use crate::common::{own_builder, own_engine};
 use guest_artifacts::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -20,9 +21,7 @@ fn bytes(path: &str) -> Vec<u8> {
 /// A fresh engine with its own home (and the wbx binary for os_process).
 fn fresh() -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
-    let engine = Engine::builder()
-        .home(home.path())
-        .pooling(false)
+    let engine = own_builder(home.path())
         .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap();
@@ -122,9 +121,7 @@ async fn the_deny_ladder_refuses_in_order_and_audits_every_denial() {
 #[tokio::test]
 async fn the_rate_limit_cuts_a_principal_off() {
     let home = tempfile::tempdir().unwrap();
-    let e = Engine::builder()
-        .home(home.path())
-        .pooling(false)
+    let e = own_builder(home.path())
         .rate_limit(3, Duration::from_secs(3600))
         .build()
         .unwrap();
@@ -289,11 +286,7 @@ async fn names_hot_swap_and_survive_a_restart() {
         .unwrap();
     assert_eq!((out.exit_code, &out.stdout[..]), (4, &b"out\n"[..]));
     drop(e);
-    let again = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let again = own_engine(home.path());
     assert_eq!(
         again.registry().get("tool").unwrap().unwrap().sha256.len(),
         64
@@ -457,11 +450,7 @@ async fn os_process_commands_run_in_a_child_wbx() {
 
     let (_h, no_wbx) = {
         let home = tempfile::tempdir().unwrap();
-        let e = Engine::builder()
-            .home(home.path())
-            .pooling(false)
-            .build()
-            .unwrap();
+        let e = own_engine(home.path());
         (home, e)
     };
     no_wbx

@@ -1,9 +1,11 @@
 //! Shared fixtures: one engine per test binary, artifacts by probe path,
 //! and a one-call runner.
 
+use std::path::Path;
 use std::sync::OnceLock;
 use workbooks::{
-    Artifact, CapSet, DockError, Engine, Grant, Profile, RunError, RunOutput, SessionOptions,
+    Artifact, CapSet, DockError, Engine, EngineBuilder, Grant, Profile, RunError, RunOutput,
+    SessionOptions,
 };
 
 /// The engine shared by the tests of this binary, homed in a temp dir that
@@ -21,6 +23,18 @@ pub fn engine() -> &'static Engine {
             (home, engine)
         })
         .1
+}
+
+/// A builder for an engine a test owns, homed in `home`. On-demand
+/// allocation: many such engines live at once in this binary, and pools
+/// would reserve address space for each.
+pub fn own_builder(home: &Path) -> EngineBuilder {
+    Engine::builder().home(home).pooling(false)
+}
+
+/// An engine a test owns, on the defaults, homed in `home`.
+pub fn own_engine(home: &Path) -> Engine {
+    own_builder(home).build().expect("engine")
 }
 
 /// The artifact of a probe.

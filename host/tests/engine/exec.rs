@@ -1,6 +1,6 @@
 //! exec: spawn, wait, kill, and the live-process cap.
 
-use crate::common::engine;
+use crate::common::{engine, own_engine};
 use guest_artifacts::*;
 use workbooks::commands::{ArgMode, Tier};
 use workbooks::{Engine, LineOptions};
@@ -9,11 +9,7 @@ guest_artifacts::foreach_exec!(assert_test_exists);
 
 fn fresh() -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
-    let e = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let e = own_engine(home.path());
     for (name, path) in [
         ("kat", CLI_CAT),
         ("spin", LIMITS_RUNAWAY_LOOP),

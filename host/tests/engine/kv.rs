@@ -1,7 +1,7 @@
 //! kv: tenant isolation, limits, persistence across instances and engine
 //! restarts.
 
-use crate::common::{ok_stdout, run_with};
+use crate::common::{ok_stdout, own_engine, run_with};
 use guest_artifacts::*;
 use workbooks::{Engine, Grant, SessionOptions};
 
@@ -127,20 +127,12 @@ async fn keys_survive_an_engine_restart() {
             ok_stdout(Ok(engine.run(&docked, opts).await.unwrap()))
         }
     };
-    let first = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let first = own_engine(home.path());
     assert_eq!(
         run(first, &["set", "kept", "across-restart"]).await,
         "Ok(())\n"
     );
     // The first engine is gone (dropped above) and its database closed.
-    let second = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let second = own_engine(home.path());
     assert_eq!(run(second, &["get", "kept"]).await, "across-restart\n");
 }

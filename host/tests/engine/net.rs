@@ -2,6 +2,7 @@
 //! redirects, caps and deadlines, one-shot sockets, revocation and rate
 //! limits.
 
+use crate::common::own_builder;
 use crate::servers;
 use guest_artifacts::*;
 use std::net::IpAddr;
@@ -14,7 +15,7 @@ use workbooks::{Artifact, Cidr, Engine, EngineBuilder, Grant, SessionOptions};
 guest_artifacts::foreach_net!(assert_test_exists);
 
 fn builder(home: &tempfile::TempDir, loopback_allowed: bool) -> EngineBuilder {
-    let mut b = Engine::builder().home(home.path()).pooling(false);
+    let mut b = own_builder(home.path());
     if loopback_allowed {
         b = b.net_allow(Cidr::parse_list("127.0.0.0/8").unwrap());
     }

@@ -1,5 +1,6 @@
 //! queue: FIFO order, limits, waiting pops, tenant isolation, durability.
 
+use crate::common::own_engine;
 use guest_artifacts::*;
 use std::time::{Duration, Instant};
 use workbooks::{Artifact, Engine, Grant, SessionOptions};
@@ -21,11 +22,7 @@ async fn q(e: &Engine, tenant: &str, args: &[&str]) -> String {
 }
 
 fn engine(home: &tempfile::TempDir) -> Engine {
-    Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap()
+    own_engine(home.path())
 }
 
 #[tokio::test]

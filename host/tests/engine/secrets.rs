@@ -1,5 +1,6 @@
 //! secrets: sign with held keys; no way to read them; tenant isolation.
 
+use crate::common::{own_builder, own_engine};
 use guest_artifacts::*;
 use workbooks::{Artifact, Engine, Grant, Secret, SecretKind, SessionOptions};
 
@@ -9,9 +10,7 @@ const HMAC_KEY: &[u8] = b"never-leaves-the-host";
 const SEED: [u8; 32] = [7; 32];
 
 fn engine(home: &tempfile::TempDir) -> Engine {
-    Engine::builder()
-        .home(home.path())
-        .pooling(false)
+    own_builder(home.path())
         .secret(
             "acme",
             "mac",
@@ -119,11 +118,7 @@ fn wbx_secret_set_keeps_a_key_the_engine_can_sign_with_but_never_shows() {
         .enable_all()
         .build()
         .unwrap();
-    let e = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let e = own_engine(home.path());
     let out = rt.block_on(s(&e, "acme", &["hmac", "cli-mac", "m"]));
     let expected = Secret::new(SecretKind::Hmac, b"cli-key-bytes".to_vec())
         .unwrap()

@@ -1,17 +1,14 @@
 //! The pipe shell: the subset exactly, byte-exact pipes, redirections in the
 //! sandbox, and no argument ever read as shell text.
 
+use crate::common::own_engine;
 use std::time::Duration;
 use workbooks::commands::{ArgMode, Tier};
 use workbooks::{CommandError, Engine, LineError, LineOptions, LineOutcome, Preopen};
 
 fn fresh() -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
-    let e = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let e = own_engine(home.path());
     for (name, path) in [
         ("kat", guest_artifacts::CLI_CAT),
         ("code", guest_artifacts::CLI_EXIT_CODE),
