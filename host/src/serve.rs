@@ -10,14 +10,15 @@
 //! produces more gets a 502, never an unbounded buffer in the host.
 
 use crate::artifact::Artifact;
+use crate::broker::capped_http::{HttpError, read_capped};
 use crate::broker::{Denial, RateLimiter};
 use crate::dock::{DockError, Docked};
 use crate::engine::Engine;
-use crate::limits::{Deadline, SERVE_MAX_RESPONSE_BYTES};
+use crate::limits::SERVE_MAX_RESPONSE_BYTES;
 use crate::policy::{CapSet, Grant, PolicyError};
 use crate::state::{SessionOptions, StoreState};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -189,7 +190,6 @@ impl Server {
             .engine
             .new_store(self.docked.grant(), &session)
             .map_err(|e| internal(wasmtime::Error::msg(e.to_string())))?;
-        store.data_mut().deadline = Deadline::after(self.budget);
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let incoming = store
             .data_mut()
@@ -205,78 +205,54 @@ impl Server {
             .new_response_outparam(sender)
             .map_err(internal)?;
         let proxy = self.proxy.clone();
-        let task = tokio::spawn(async move {
+        // Aborted when the request is answered or abandoned.
+        let _task = wasmtime_wasi::runtime::spawn(async move {
             let proxy = proxy.instantiate_async(&mut store).await?;
             proxy
                 .wasi_http_incoming_handler()
                 .call_handle(&mut store, incoming, outparam)
                 .await
         });
-        let guard = AbortOnDrop(task);
-        let mut receiver = receiver;
-        let response = loop {
-            tokio::select! {
-                r = &mut receiver => break r,
-                _ = tokio::time::sleep(REVOCATION_POLL) => {
-                    if self.revoked() {
-                        self.engine.cadence().deny(&self.opts.tenant, "serve", Denial::Revoked, "in flight");
-                        return Err(plain(403, "revoked"));
-                    }
-                    if guard.0.is_finished() {
-                        // The handler returned without setting a response.
-                        match (&mut receiver).await {
-                            Ok(r) => break Ok(r),
-                            Err(_) => return Err(plain(500, "the handler set no response")),
-                        }
-                    }
-                }
-            }
+        // The task owns the store: when it ends without setting a response,
+        // the sender goes with it and the receiver fails at once.
+        let response = tokio::select! {
+            r = receiver => r,
+            () = self.until_revoked() => return Err(self.revoked_in_flight()),
         };
         let response = match response {
             Ok(Ok(r)) => r,
             Ok(Err(code)) => return Err(plain(500, &format!("the handler failed: {code:?}"))),
             Err(_) => return Err(plain(500, "the handler set no response")),
         };
-        let (parts, mut body) = response.into_parts();
-        let mut collected = Vec::new();
+        let (parts, body) = response.into_parts();
+        let body = tokio::select! {
+            b = read_capped(body, SERVE_MAX_RESPONSE_BYTES) => b.map_err(|e| match e {
+                HttpError::TooLarge(_) => plain(502, "response larger than the engine's cap"),
+                e => plain(502, &format!("the handler's body failed: {e}")),
+            })?,
+            () = self.until_revoked() => return Err(self.revoked_in_flight()),
+        };
+        Ok(http::Response::from_parts(parts, Full::new(body)))
+    }
+
+    /// Resolves once the tenant is revoked, checking every
+    /// [`REVOCATION_POLL`] however busy the request is.
+    async fn until_revoked(&self) {
+        let mut tick = tokio::time::interval(REVOCATION_POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
-            let frame = tokio::select! {
-                f = body.frame() => f,
-                _ = tokio::time::sleep(REVOCATION_POLL) => {
-                    if self.revoked() {
-                        return Err(plain(403, "revoked"));
-                    }
-                    continue;
-                }
-            };
-            match frame {
-                None => break,
-                Some(Err(e)) => {
-                    return Err(plain(502, &format!("the handler's body failed: {e:?}")));
-                }
-                Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        if collected.len() + data.len() > SERVE_MAX_RESPONSE_BYTES {
-                            return Err(plain(502, "response larger than the engine's cap"));
-                        }
-                        collected.extend_from_slice(&data);
-                    }
-                }
+            tick.tick().await;
+            if self.revoked() {
+                return;
             }
         }
-        drop(guard);
-        Ok(http::Response::from_parts(
-            parts,
-            Full::new(Bytes::from(collected)),
-        ))
     }
-}
 
-/// Aborts the guest's task when the request is answered or abandoned.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
+    /// The answer to a request whose tenant was revoked while it ran.
+    fn revoked_in_flight(&self) -> http::Response<Full<Bytes>> {
+        self.engine
+            .cadence()
+            .deny(&self.opts.tenant, "serve", Denial::Revoked, "in flight");
+        plain(403, "revoked")
     }
 }

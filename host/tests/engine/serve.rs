@@ -1,6 +1,7 @@
 //! `wbx serve` and `Engine::server`: a fresh instance per request, capped
 //! responses, per-client rate limits, revocation in flight.
 
+use crate::common::own_engine;
 use guest_artifacts::*;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -40,11 +41,7 @@ async fn start(e: &Engine, opts: ServeOptions) -> std::net::SocketAddr {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_handler() {
     let home = tempfile::tempdir().unwrap();
-    let e = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let e = own_engine(home.path());
     let addr = start(&e, ServeOptions::default()).await;
     assert_eq!(get(addr, "/hello").await, (200, "hello from wasm\n".into()));
     // Each request meets a fresh instance.
@@ -62,11 +59,7 @@ async fn serve_handler() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_are_rate_limited_and_slow_handlers_time_out() {
     let home = tempfile::tempdir().unwrap();
-    let e = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let e = own_engine(home.path());
     let opts = ServeOptions {
         per_client_per_minute: 3,
         timeout: Some(Duration::from_millis(500)),
@@ -86,11 +79,7 @@ async fn clients_are_rate_limited_and_slow_handlers_time_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revocation_stops_requests_in_flight() {
     let home = tempfile::tempdir().unwrap();
-    let e = Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let e = own_engine(home.path());
     let opts = ServeOptions {
         tenant: "acme".into(),
         timeout: Some(Duration::from_secs(30)),
@@ -110,6 +99,28 @@ async fn a_revocation_stops_requests_in_flight() {
     assert_eq!(get(addr, "/hello").await.0, 403);
     e.cadence().revocations().unrevoke("acme").unwrap();
     assert_eq!(get(addr, "/hello").await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revocation_cuts_a_body_that_never_pauses() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let opts = ServeOptions {
+        tenant: "drip-co".into(),
+        timeout: Some(Duration::from_secs(30)),
+        ..ServeOptions::default()
+    };
+    let addr = start(&e, opts).await;
+    // A byte every 5 ms: the revocation check must not wait for a lull.
+    let dripping = tokio::spawn(async move { get(addr, "/drip/5000").await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let revoked_at = Instant::now();
+    e.cadence().revocations().revoke("drip-co").unwrap();
+    assert_eq!(dripping.await.unwrap().0, 403);
+    assert!(
+        revoked_at.elapsed() < Duration::from_secs(3),
+        "the body streamed on"
+    );
 }
 
 #[test]

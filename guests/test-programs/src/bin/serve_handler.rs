@@ -1,5 +1,6 @@
 //! An HTTP handler for `wbx serve`: `/hello`, `/echo` (request body back),
 //! `/big/BYTES` (a body of that size), `/slow/MS` (waits, then answers),
+//! `/drip/MS` (answers at once, then streams a byte every 5 ms for MS),
 //! `/count` (calls seen by this instance: always 1, a fresh instance per
 //! request).
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -44,6 +45,24 @@ fn respond(out: ResponseOutparam, status: u16, body: &[u8]) {
     let _ = OutgoingBody::finish(outgoing, None);
 }
 
+/// Answers at once, then writes a byte every few milliseconds for `ms`.
+fn drip(out: ResponseOutparam, ms: u64) {
+    let resp = OutgoingResponse::new(Fields::new());
+    let _ = resp.set_status_code(200);
+    let outgoing = resp.body().expect("body");
+    ResponseOutparam::set(out, Ok(resp));
+    let stream = outgoing.write().expect("stream");
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_millis(ms) {
+        if stream.blocking_write_and_flush(b".").is_err() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    drop(stream);
+    let _ = OutgoingBody::finish(outgoing, None);
+}
+
 struct Handler;
 
 impl Guest for Handler {
@@ -62,6 +81,7 @@ impl Guest for Handler {
                 std::thread::sleep(std::time::Duration::from_millis(ms.parse().unwrap_or(0)));
                 respond(out, 200, b"slow done\n");
             }
+            ["drip", ms] => drip(out, ms.parse().unwrap_or(0)),
             ["count"] => respond(out, 200, format!("{calls}\n").as_bytes()),
             _ => respond(out, 404, b"not found\n"),
         }
