@@ -359,6 +359,14 @@ impl Engine {
         self.inner.max_memory
     }
 
+    /// The memory cap of a session under `profile`: the `requested`
+    /// override, else the profile's, never past the engine's ceiling.
+    pub fn memory_cap(&self, requested: Option<usize>, profile: crate::policy::Profile) -> usize {
+        requested
+            .unwrap_or_else(|| profile.memory_bytes())
+            .min(self.max_memory())
+    }
+
     pub(crate) fn command_slots(&self) -> &Arc<Slots> {
         &self.inner.command_slots
     }

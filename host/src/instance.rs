@@ -222,7 +222,7 @@ impl Supervisor {
             return Err(InstanceError::AlreadyRunning(id.to_string()));
         }
         all.insert(id.to_string(), instance.clone());
-        Ok(info(id, &instance))
+        Ok(info(&self.engine, id, &instance))
     }
 
     async fn instantiate(&self, inst: &Instance) -> Result<Live, InstanceError> {
@@ -316,12 +316,16 @@ impl Supervisor {
     /// What instance `id` is and has done.
     pub fn info(&self, id: &str) -> Result<InstanceInfo, InstanceError> {
         let inst = self.get(id)?;
-        Ok(info(id, &inst))
+        Ok(info(&self.engine, id, &inst))
     }
 
     /// Every running instance, by id.
     pub fn list(&self) -> Vec<InstanceInfo> {
-        let mut all: Vec<InstanceInfo> = self.lock().iter().map(|(id, i)| info(id, i)).collect();
+        let mut all: Vec<InstanceInfo> = self
+            .lock()
+            .iter()
+            .map(|(id, i)| info(&self.engine, id, i))
+            .collect();
         all.sort_by(|a, b| a.id.cmp(&b.id));
         all
     }
@@ -355,7 +359,7 @@ impl Supervisor {
             .lock()
             .remove(id)
             .ok_or_else(|| InstanceError::NotFound(id.to_string()))?;
-        Ok(info(id, &inst))
+        Ok(info(&self.engine, id, &inst))
     }
 }
 
@@ -380,7 +384,7 @@ fn find_export(live: &mut Live, export: &str) -> Result<Func, InstanceError> {
         .ok_or_else(missing)
 }
 
-fn info(id: &str, inst: &Instance) -> InstanceInfo {
+fn info(engine: &Engine, id: &str, inst: &Instance) -> InstanceInfo {
     let grant = inst.docked.grant();
     let receipt = inst.docked.receipt();
     InstanceInfo {
@@ -403,10 +407,7 @@ fn info(id: &str, inst: &Instance) -> InstanceInfo {
             .try_lock()
             .ok()
             .and_then(|live| live.as_ref().map(|l| l.store.data().limiter.used())),
-        memory_limit: inst
-            .session
-            .memory
-            .unwrap_or_else(|| grant.profile.effective.memory_bytes()),
+        memory_limit: engine.memory_cap(inst.session.memory, grant.profile.effective),
         artifact_sha256: receipt.artifact_sha256.clone(),
     }
 }

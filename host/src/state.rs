@@ -393,11 +393,7 @@ pub(crate) fn new_store(
     let state = StoreState {
         wasi: wasi.build(),
         table: ResourceTable::new(),
-        limiter: MemoryLimiter::new(
-            opts.memory
-                .unwrap_or_else(|| profile.memory_bytes())
-                .min(host.max_memory()),
-        ),
+        limiter: MemoryLimiter::new(host.memory_cap(opts.memory, profile)),
         deadline: Deadline::after(opts.timeout.unwrap_or(profile.timeout())),
         session: SessionCtx {
             id: opts.id.clone(),

@@ -187,11 +187,7 @@ impl Engine {
         let mut child = env.clone();
         child.caller_caps = env.grant.caps;
         child.policy.depth += 1;
-        let limit = env
-            .policy
-            .memory
-            .unwrap_or_else(|| env.grant.profile.effective.memory_bytes())
-            .min(self.max_memory());
+        let limit = self.memory_cap(env.policy.memory, env.grant.profile.effective);
         let mut store = Store::new(
             module.engine(),
             ModuleState {

@@ -57,6 +57,9 @@ impl Engine {
             .arg(fuel.to_string())
             .arg("--expect-sha256")
             .arg(resolved.artifact.sha256_hex());
+        if let Some(bytes) = env.policy.memory {
+            cmd.arg("--memory").arg((bytes >> 20).max(1).to_string());
+        }
         for dir in &env.dirs {
             let ro = if dir.read_only { "::ro" } else { "" };
             cmd.arg("--dir")
@@ -92,7 +95,9 @@ impl Engine {
         if let (Some(line), 120..=126) = (&verdict, code) {
             return Err(match code {
                 124 => CommandError::Timeout(timeout),
-                122 => CommandError::Memory(env.grant.profile.effective.memory_bytes() as u64),
+                122 => CommandError::Memory(
+                    self.memory_cap(env.policy.memory, env.grant.profile.effective) as u64,
+                ),
                 123 => CommandError::Fuel,
                 121 => CommandError::Trap(line.clone()),
                 _ if line.contains("artifact_integrity") => CommandError::Integrity(line.clone()),
