@@ -126,6 +126,31 @@ pub struct NetAccess {
 }
 
 impl NetAccess {
+    /// The engine's limits for one fetch: its body cap and time budget.
+    pub fn limits(&self) -> HttpLimits {
+        HttpLimits {
+            max_body: self.max_body,
+            deadline: self.timeout,
+            max_redirects: crate::limits::NET_MAX_REDIRECTS,
+        }
+    }
+
+    /// Fetches `req` for `broker` under the cadence and `limits`; a floor
+    /// denial is audited with the URL's host.
+    pub async fn fetch(
+        &self,
+        broker: &'static str,
+        req: HttpRequest,
+        limits: &HttpLimits,
+    ) -> Result<HttpResponse, BrokerFailure> {
+        let host = url::Url::parse(&req.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        self.guarded(broker, &host, self.client.fetch(req, limits))
+            .await
+    }
+
     /// Runs `op` for `broker` under the cadence: revocation and rate limit
     /// first, then the operation, whose floor denials are audited with
     /// `detail` (a host, never a payload).

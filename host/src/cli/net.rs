@@ -5,8 +5,7 @@ use crate::options::{engine, runtime};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;
-use workbooks::broker::{BrokerFailure, HttpLimits, HttpRequest};
-use workbooks::limits::NET_MAX_REDIRECTS;
+use workbooks::broker::{BrokerFailure, HttpRequest};
 use workbooks::{Cap, Grant, Profile};
 
 #[derive(Debug, clap::Subcommand)]
@@ -81,24 +80,11 @@ pub(crate) fn fetch(args: FetchArgs, home: PathBuf) -> u8 {
         }
         let engine = engine(home)?;
         let access = engine.net_access(&args.tenant);
-        let limits = HttpLimits {
-            max_body: access.max_body,
-            deadline: access.timeout,
-            max_redirects: NET_MAX_REDIRECTS,
-        };
-        let host = url::Url::parse(&args.url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
-        let result = runtime()?.block_on(
-            access.guarded(
-                "net",
-                &host,
-                access
-                    .client
-                    .fetch(HttpRequest::get(args.url.clone()), &limits),
-            ),
-        );
+        let result = runtime()?.block_on(access.fetch(
+            "net",
+            HttpRequest::get(args.url.clone()),
+            &access.limits(),
+        ));
         match result {
             Ok(r) => {
                 let mut out = std::io::stdout().lock();

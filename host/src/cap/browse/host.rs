@@ -18,16 +18,8 @@ impl Host for BrowseCtx {
             deadline: Duration::from_millis(u64::from(timeout_ms)).min(BROWSE_TIMEOUT),
             max_redirects: NET_MAX_REDIRECTS,
         };
-        let host = url::Url::parse(&url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
         let r = access
-            .guarded(
-                "browse",
-                &host,
-                access.client.fetch(HttpRequest::get(url), &limits),
-            )
+            .fetch("browse", HttpRequest::get(url), &limits)
             .await
             .map_err(to_net_error)?;
         let content_type = r

@@ -1,8 +1,8 @@
 use super::NetCtx;
 use crate::bindings::workbooks::engine::net::{Host, NetError, Request, Response};
-use crate::broker::{HttpLimits, HttpRequest, HttpResponse};
+use crate::broker::{HttpRequest, HttpResponse};
 use crate::cap::net_types::{not_granted, to_net_error};
-use crate::limits::{NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX, NET_MAX_REDIRECTS};
+use crate::limits::{NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX};
 use futures::StreamExt;
 
 fn response(r: HttpResponse) -> Response {
@@ -17,17 +17,8 @@ fn response(r: HttpResponse) -> Response {
 impl NetCtx {
     async fn send_one(&self, req: HttpRequest) -> Result<Response, NetError> {
         let access = self.access.as_ref().ok_or_else(|| not_granted("net"))?;
-        let limits = HttpLimits {
-            max_body: access.max_body,
-            deadline: access.timeout,
-            max_redirects: NET_MAX_REDIRECTS,
-        };
-        let host = url::Url::parse(&req.url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
         access
-            .guarded("net", &host, access.client.fetch(req, &limits))
+            .fetch("net", req, &access.limits())
             .await
             .map(response)
             .map_err(to_net_error)
