@@ -208,27 +208,32 @@ impl StorageSlot {
 /// `A-Z a-z 0-9 _ . -`, not `.` or `..`. These names become tree and path
 /// components, so nothing else is allowed.
 pub fn validate_name(kind: &'static str, name: &str) -> Result<(), StorageError> {
-    let refuse = |why| StorageError::InvalidName {
-        kind,
-        name: name.chars().take(64).collect(),
-        why,
-    };
+    let fault = name_fault(name).or((name == "." || name == "..").then_some("reserved"));
+    match fault {
+        None => Ok(()),
+        Some(why) => Err(StorageError::InvalidName {
+            kind,
+            name: name.chars().take(64).collect(),
+            why,
+        }),
+    }
+}
+
+/// What is wrong with a stored name, if anything: it must be 1 to
+/// [`MAX_NAME_BYTES`] of `A-Z a-z 0-9 _ . -`.
+pub(crate) fn name_fault(name: &str) -> Option<&'static str> {
     if name.is_empty() {
-        return Err(refuse("empty"));
-    }
-    if name.len() > MAX_NAME_BYTES {
-        return Err(refuse("longer than 128 bytes"));
-    }
-    if name == "." || name == ".." {
-        return Err(refuse("reserved"));
-    }
-    if !name
+        Some("empty")
+    } else if name.len() > MAX_NAME_BYTES {
+        Some("longer than 128 bytes")
+    } else if !name
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
     {
-        return Err(refuse("only A-Z a-z 0-9 _ . - are allowed"));
+        Some("only A-Z a-z 0-9 _ . - are allowed")
+    } else {
+        None
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -55,21 +55,7 @@ pub struct TenantQueues {
 }
 
 fn check_name(name: &str) -> Result<(), QueueError> {
-    if name.is_empty() {
-        return Err(QueueError::InvalidName("empty"));
-    }
-    if name.len() > 128 {
-        return Err(QueueError::InvalidName("longer than 128 bytes"));
-    }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-    {
-        return Err(QueueError::InvalidName(
-            "only A-Z a-z 0-9 _ . - are allowed",
-        ));
-    }
-    Ok(())
+    super::name_fault(name).map_or(Ok(()), |why| Err(QueueError::InvalidName(why)))
 }
 
 fn key(tag: u8, name: &str, seq: Option<u64>) -> Vec<u8> {
@@ -109,14 +95,19 @@ impl TenantQueues {
         v
     }
 
-    fn notify(&self, name: &str) -> Arc<Notify> {
+    fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Arc<Notify>>> {
         self.storage
             .queue_waiters()
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .entry((self.tenant.clone(), name.to_string()))
-            .or_default()
-            .clone()
+    }
+
+    /// Wakes the pops waiting on `name`, if any wait.
+    fn wake(&self, name: &str) {
+        let key = (self.tenant.clone(), name.to_string());
+        if let Some(n) = self.waiters().get(&key) {
+            n.notify_waiters();
+        }
     }
 
     /// Appends a message; returns the new length. Durable when it returns.
@@ -141,7 +132,7 @@ impl TenantQueues {
             (tail + 1 - head) as u32
         };
         self.storage.flush()?;
-        self.notify(name).notify_waiters();
+        self.wake(name);
         Ok(len)
     }
 
@@ -176,16 +167,24 @@ impl TenantQueues {
         timeout: Duration,
     ) -> Result<Option<Vec<u8>>, QueueError> {
         let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let notify = self.notify(name);
+        let key = (self.tenant.clone(), name.to_string());
+        let notify = self.waiters().entry(key.clone()).or_default().clone();
+        let popped = loop {
             let arrived = notify.notified();
-            if let Some(m) = self.pop(name)? {
-                return Ok(Some(m));
+            match self.pop(name) {
+                Ok(None) => {}
+                done => break done,
             }
             if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                return self.pop(name);
+                break self.pop(name);
             }
+        };
+        // The last waiter takes the entry with it.
+        let mut waiters = self.waiters();
+        if Arc::strong_count(&notify) == 2 {
+            waiters.remove(&key);
         }
+        popped
     }
 
     /// The number of messages waiting.
