@@ -8,7 +8,10 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 /// What a secret signs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -130,17 +133,31 @@ impl Secret {
     }
 }
 
+/// A tenant's secrets file as last read, with the (mtime, length, inode)
+/// it had; `wbx secret set` replaces the file, so all three move.
+type FileSecrets = (
+    Option<(SystemTime, u64, u64)>,
+    Arc<BTreeMap<String, Secret>>,
+);
+
 /// The host's secrets, by tenant and name.
 #[derive(Debug, Default)]
 pub struct Keyring {
     dir: Option<PathBuf>,
     configured: HashMap<(String, String), Secret>,
+    /// Parsed files, reread only when `wbx secret set` (any process) has
+    /// changed them: a signature costs a stat, not a parse.
+    files: Mutex<HashMap<String, FileSecrets>>,
 }
 
 impl Keyring {
     /// A keyring reading `<dir>/<tenant>.json`, plus `configured` keys.
     pub fn new(dir: Option<PathBuf>, configured: HashMap<(String, String), Secret>) -> Self {
-        Self { dir, configured }
+        Self {
+            dir,
+            configured,
+            files: Mutex::default(),
+        }
     }
 
     fn file(&self, tenant: &str) -> Option<PathBuf> {
@@ -148,11 +165,27 @@ impl Keyring {
         Some(self.dir.as_ref()?.join(format!("{tenant}.json")))
     }
 
-    fn read(&self, tenant: &str) -> BTreeMap<String, Secret> {
-        self.file(tenant)
-            .and_then(|f| std::fs::read(f).ok())
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+    fn read(&self, tenant: &str) -> Arc<BTreeMap<String, Secret>> {
+        let Some(file) = self.file(tenant) else {
+            return Arc::default();
+        };
+        let stamp = std::fs::metadata(&file)
+            .ok()
+            .and_then(|m| Some((m.modified().ok()?, m.len(), m.ino())));
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((seen, secrets)) = files.get(tenant)
+            && *seen == stamp
+        {
+            return secrets.clone();
+        }
+        let secrets: Arc<BTreeMap<String, Secret>> = Arc::new(
+            std::fs::read(&file)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default(),
+        );
+        files.insert(tenant.to_string(), (stamp, secrets.clone()));
+        secrets
     }
 
     /// The secret `name` of `tenant`.
@@ -160,15 +193,15 @@ impl Keyring {
         if let Some(s) = self.configured.get(&(tenant.to_string(), name.to_string())) {
             return Some(s.clone());
         }
-        self.read(tenant).remove(name)
+        self.read(tenant).get(name).cloned()
     }
 
     /// The names and kinds of `tenant`'s secrets (never their bytes).
     pub fn names(&self, tenant: &str) -> Vec<(String, SecretKind)> {
         let mut names: Vec<(String, SecretKind)> = self
             .read(tenant)
-            .into_iter()
-            .map(|(n, s)| (n, s.kind))
+            .iter()
+            .map(|(n, s)| (n.clone(), s.kind))
             .chain(
                 self.configured
                     .iter()
@@ -189,7 +222,7 @@ impl Keyring {
         if name.is_empty() || name.len() > 128 {
             return Err(std::io::Error::other("a secret name is 1 to 128 bytes"));
         }
-        let mut all = self.read(tenant);
+        let mut all = BTreeMap::clone(&self.read(tenant));
         all.insert(name.to_string(), secret);
         let bytes = serde_json::to_vec_pretty(&all).map_err(std::io::Error::other)?;
         if let Some(dir) = file.parent() {
@@ -208,7 +241,12 @@ impl Keyring {
             f.write_all(&bytes)?;
             f.sync_all()?;
         }
-        std::fs::rename(tmp, file)
+        std::fs::rename(tmp, file)?;
+        self.files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(tenant);
+        Ok(())
     }
 }
 
@@ -252,6 +290,20 @@ mod tests {
                 .ed25519_sign(b"x")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_key_replaced_by_another_keyring_is_the_one_signed_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Keyring::new(Some(dir.path().into()), HashMap::new());
+        let reader = Keyring::new(Some(dir.path().into()), HashMap::new());
+        let sign = |k: &Keyring| k.get("acme", "mac").unwrap().hmac_sha256(b"x").unwrap();
+        for key in [&b"first key"[..], b"second", b"third!"] {
+            let secret = Secret::new(SecretKind::Hmac, key.to_vec()).unwrap();
+            let expected = secret.hmac_sha256(b"x").unwrap();
+            writer.set("acme", "mac", secret).unwrap();
+            assert_eq!(sign(&reader), expected, "stale key after a set");
+        }
     }
 
     #[test]
