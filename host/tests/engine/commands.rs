@@ -139,6 +139,59 @@ async fn the_rate_limit_cuts_a_principal_off() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principal_runs_at_most_sixty_four_commands_at_once() {
+    let (_home, e) = fresh();
+    e.registry()
+        .register(
+            "nap",
+            bytes(LIMITS_BLOCKING_SLEEP),
+            ArgMode::Argv,
+            Tier::Instance,
+        )
+        .unwrap();
+    let busy = LineOptions {
+        tenant: "busy".into(),
+        stage_timeout: Some(Duration::from_secs(5)),
+        ..opts("compute")
+    };
+    // Compiled and docked once up front, so the naps start together.
+    let warm = LineOptions {
+        stage_timeout: Some(Duration::from_millis(100)),
+        ..busy.clone()
+    };
+    let _ = e.run_command("nap", vec![], warm).await;
+    // 65 naps that outlast their admission: exactly one finds no slot.
+    let naps: Vec<_> = (0..65)
+        .map(|_| {
+            let (e, o) = (e.clone(), busy.clone());
+            tokio::spawn(async move { e.run_command("nap", vec![], o).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Another principal is not held up by this one's load.
+    let calm = LineOptions {
+        tenant: "calm".into(),
+        ..opts("compute")
+    };
+    let out = e.run_command("true", vec![], calm).await.unwrap();
+    assert_eq!(out.exit_code, 0);
+    let (mut refused, mut timed_out) = (0, 0);
+    for nap in naps {
+        match command_error(nap.await.unwrap()) {
+            CommandError::TooManyRunning(64) => refused += 1,
+            CommandError::Timeout(_) => timed_out += 1,
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!((refused, timed_out), (1, 64));
+    let audit = e.cadence().audit().summary();
+    assert_eq!(audit.counts.get("too_many_running"), Some(&1));
+    // The slots come back when the commands end.
+    let out = e.run_command("true", vec![], busy).await.unwrap();
+    assert_eq!(out.exit_code, 0);
+}
+
 #[tokio::test]
 async fn commands_nest() {
     let (_home, e) = fresh();

@@ -185,19 +185,20 @@ async fn every_redirect_hop_is_checked_and_credentials_stay_with_their_origin() 
     let home = tempfile::tempdir().unwrap();
     let e = builder(&home, true).build().unwrap();
     let to_metadata = srv.url("/redirect?to=http://169.254.169.254/latest/meta-data/");
-    let to_loopback_other = srv.url("/redirect?to=http://127.0.0.2:1/");
+    // The allow-list opens loopback only: a hop to a private address
+    // is judged afresh and refused.
+    let to_private = srv.url("/redirect?to=http://10.1.2.3:8080/");
     let out = run_on(
         &e,
         NET_FETCH,
         "network",
         "t",
-        &["fetch", &to_metadata, &to_loopback_other],
+        &["fetch", &to_metadata, &to_private],
     )
     .await;
-    assert!(
-        out.lines().next().unwrap().contains("cloud metadata"),
-        "{out}"
-    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains("cloud metadata"), "{out}");
+    assert!(lines[1].contains("private (10.0.0.0/8)"), "{out}");
     // Same origin: the credential follows the redirect.
     let same = srv.url(&format!("/redirect?to={}", srv.url("/headers")));
     let out = run_on(&e, NET_FETCH, "network", "t", &["auth", &same]).await;
