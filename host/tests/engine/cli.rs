@@ -1,28 +1,9 @@
 //! The `wbx` binary: exit codes, stdio pass-through, refusals as one line.
 
+use crate::common::{text, wbx};
 use guest_artifacts::*;
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
 
 guest_artifacts::foreach_cli!(assert_test_exists);
-
-fn wbx(home: &std::path::Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wbx"))
-        .args(args)
-        .env("WB_HOME", home)
-        .env_remove("WB_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn wbx");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn cli_exit_code() {

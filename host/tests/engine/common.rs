@@ -114,3 +114,32 @@ pub fn ok_stdout(result: Result<RunOutput, Failure>) -> String {
         Err(Failure::Run(e)) => panic!("run failed: {e}"),
     }
 }
+
+/// Runs the `wbx` binary homed in `home` with `args`, feeding it `stdin`;
+/// no log or network allow-list leaks in from the test's environment.
+pub fn wbx(home: &Path, args: &[&str], stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+        .args(args)
+        .env("WB_HOME", home)
+        .env_remove("WB_LOG")
+        .env_remove("WB_NET_ALLOW")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn wbx");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("wbx output")
+}
+
+/// Bytes as text, lossily.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

@@ -2,7 +2,7 @@
 //! redirects, caps and deadlines, one-shot sockets, revocation and rate
 //! limits.
 
-use crate::common::own_builder;
+use crate::common::{own_builder, wbx};
 use crate::servers;
 use guest_artifacts::*;
 use std::net::IpAddr;
@@ -119,12 +119,7 @@ fn at_least_sixty_ssrf_encodings_are_denied_by_wbx_net_check() {
     assert!(SSRF.len() >= 60);
     let home = tempfile::tempdir().unwrap();
     for (url, _) in SSRF {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
-            .args(["net", "check", "--json", url])
-            .env("WB_HOME", home.path())
-            .env_remove("WB_NET_ALLOW")
-            .output()
-            .unwrap();
+        let out = wbx(home.path(), &["net", "check", "--json", url], b"");
         assert_eq!(out.status.code(), Some(1), "{url} was allowed");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["allowed"], false, "{url}");

@@ -1,6 +1,6 @@
 //! secrets: sign with held keys; no way to read them; tenant isolation.
 
-use crate::common::{own_builder, own_engine};
+use crate::common::{own_builder, own_engine, text, wbx};
 use guest_artifacts::*;
 use workbooks::{Artifact, Engine, Grant, Secret, SecretKind, SessionOptions};
 
@@ -91,29 +91,15 @@ async fn another_tenant_cannot_use_a_secret_and_errors_name_only_the_secret() {
 #[test]
 fn wbx_secret_set_keeps_a_key_the_engine_can_sign_with_but_never_shows() {
     let home = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
-        .args(["secret", "set", "acme", "cli-mac", "--kind", "hmac"])
-        .env("WB_HOME", home.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"cli-key-bytes")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = wbx(
+        home.path(),
+        &["secret", "set", "acme", "cli-mac", "--kind", "hmac"],
+        b"cli-key-bytes",
+    );
     assert!(out.status.success());
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("cli-key-bytes"));
-    let list = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
-        .args(["secret", "list", "acme"])
-        .env("WB_HOME", home.path())
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&list.stdout), "cli-mac\tHmac\n");
+    assert!(!text(&out.stdout).contains("cli-key-bytes"));
+    let list = wbx(home.path(), &["secret", "list", "acme"], b"");
+    assert_eq!(text(&list.stdout), "cli-mac\tHmac\n");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
