@@ -236,7 +236,10 @@ impl EngineBuilder {
         let tls =
             crate::broker::capped_http::tls_config(&self.tls_roots).map_err(EngineError::Config)?;
         let http = Arc::new(HttpClient::new(guard, tls));
-        let keyring = Arc::new(Keyring::new(Some(home.join("secrets")), self.secrets));
+        let keyring = Arc::new(Keyring::new(
+            Some(home.join(crate::cap::secrets::keyring::SECRETS_DIR)),
+            self.secrets,
+        ));
         let wbx = self.wbx.or_else(|| {
             std::env::current_exe()
                 .ok()

@@ -41,7 +41,7 @@ pub struct ReadmeDoctests;
 
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
 pub use broker::{Cidr, NetGuard};
-pub use cap::secrets::keyring::{Keyring, Secret, SecretKind};
+pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use dock::{DockError, Docked, Receipt};
 pub use engine::{Engine, EngineBuilder, EngineError, default_home};

@@ -54,6 +54,12 @@ impl Denial {
     }
 }
 
+/// The revocation list's file in an engine home (read by every process
+/// sharing the home, so `wbx revoke` reaches running engines).
+pub const REVOCATIONS_FILE: &str = "revoked.json";
+/// The audit log's file in an engine home.
+pub const AUDIT_FILE: &str = "audit.jsonl";
+
 /// The shared state of the cadence for one engine.
 #[derive(Debug)]
 pub struct Cadence {
@@ -67,9 +73,9 @@ impl Cadence {
     /// (nothing persisted when `None`).
     pub fn new(home: Option<&Path>, rate: RateLimiter) -> Arc<Self> {
         Arc::new(Self {
-            revocations: Revocations::new(home.map(|h| h.join("revoked.json"))),
+            revocations: Revocations::new(home.map(|h| h.join(REVOCATIONS_FILE))),
             rate,
-            audit: Audit::new(home.map(|h| h.join("audit.jsonl"))),
+            audit: Audit::new(home.map(|h| h.join(AUDIT_FILE))),
         })
     }
 

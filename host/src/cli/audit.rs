@@ -19,11 +19,11 @@ pub(crate) struct PrincipalArgs {
 }
 
 pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
-    let summary = match Audit::read_file(&home.join("audit.jsonl")) {
+    let summary = match Audit::read_file(&home.join(workbooks::broker::AUDIT_FILE)) {
         Ok(s) => s,
         Err(e) => return fail("audit", e, exit::ENGINE),
     };
-    let revoked = Revocations::new(Some(home.join("revoked.json"))).list();
+    let revoked = Revocations::new(Some(home.join(workbooks::broker::REVOCATIONS_FILE))).list();
     if args.json {
         let out = serde_json::json!({ "counts": summary.counts, "recent": summary.recent, "revoked": revoked });
         println!("{out}");
@@ -57,7 +57,7 @@ pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
 }
 
 pub(crate) fn revoke(args: PrincipalArgs, home: PathBuf, revoke: bool) -> u8 {
-    let list = Revocations::new(Some(home.join("revoked.json")));
+    let list = Revocations::new(Some(home.join(workbooks::broker::REVOCATIONS_FILE)));
     let changed = if revoke {
         list.revoke(&args.principal)
     } else {

@@ -31,7 +31,7 @@ pub(crate) enum SecretCommand {
 }
 
 pub(crate) fn run(cmd: SecretCommand, home: PathBuf) -> u8 {
-    let keyring = Keyring::new(Some(home.join("secrets")), Default::default());
+    let keyring = Keyring::new(Some(home.join(workbooks::SECRETS_DIR)), Default::default());
     match cmd {
         SecretCommand::List { tenant } => {
             for (name, kind) in keyring.names(&tenant) {

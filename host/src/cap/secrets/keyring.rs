@@ -13,6 +13,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+/// The folder of an engine home that holds `wbx secret set` keys.
+pub const SECRETS_DIR: &str = "secrets";
+
 /// What a secret signs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
