@@ -1,15 +1,5 @@
 //! Entry point of the `grep` command: wires the standard streams to [`grep::run`].
 
 fn main() {
-    let args: Vec<String> = std::env::args_os()
-        .skip(1)
-        .map(|arg| arg.to_string_lossy().into_owned())
-        .collect();
-    let code = grep::run(
-        &args,
-        &mut std::io::stdin().lock(),
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
-    );
-    wb_cmd::finish(code);
+    wb_cmd::main(grep::run);
 }

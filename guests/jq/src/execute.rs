@@ -129,7 +129,7 @@ fn input_items<'a>(
         (values.into_iter().collect(), errors)
     };
     let errors = errors.into_iter().map(|error| Err(error.to_string()));
-    Box::new(errors.chain([Ok(slurped)]).collect::<Vec<_>>().into_iter())
+    Box::new(errors.chain([Ok(slurped)]))
 }
 
 /// Runs the filter on one input value, printing outputs and reporting the
