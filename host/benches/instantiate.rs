@@ -4,14 +4,12 @@
 //!
 //! `cargo bench -p workbooks --bench instantiate`
 
+mod support;
+use support::median;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use workbooks::{Artifact, Engine, Grant, SessionOptions};
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
 
 fn in_process(engine: &Engine, iterations: usize) -> Duration {
     let artifact = Artifact::from_file(guest_artifacts::CLI_HELLO).expect("probe");
@@ -66,16 +64,8 @@ fn process(home: &std::path::Path, iterations: usize) -> Duration {
 }
 
 fn main() {
-    // Wasmtime errors capture a backtrace when RUST_BACKTRACE is set, and
-    // dropping a store creates one; library backtraces are noise here.
-    // SAFETY: nothing else runs yet; the variable is read once, later.
-    #[expect(unsafe_code, reason = "setting an env var before any thread starts")]
-    unsafe {
-        std::env::set_var("RUST_LIB_BACKTRACE", "0");
-    }
-    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
-    // and gets a quick smoke run.
-    let full = std::env::args().any(|a| a == "--bench");
+    // `cargo test --benches` gets a quick smoke run.
+    let full = support::start();
     let (n_inproc, n_proc) = if full { (5_000, 50) } else { (50, 3) };
     let home = tempfile::tempdir().expect("home");
 

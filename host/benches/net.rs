@@ -6,6 +6,9 @@
 //!
 //! `cargo bench -p workbooks --bench net`
 
+mod support;
+use support::median;
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use std::time::{Duration, Instant};
@@ -14,11 +17,6 @@ use workbooks::broker::{HttpLimits, HttpRequest};
 use workbooks::{Artifact, Cidr, Engine, Grant, SessionOptions};
 
 const BODY: usize = 1 << 20;
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
 
 async fn server() -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -71,16 +69,7 @@ async fn direct(addr: std::net::SocketAddr) -> usize {
 }
 
 fn main() {
-    // SAFETY: nothing else runs yet; see benches/instantiate.rs.
-    #[expect(unsafe_code, reason = "setting an env var before any thread starts")]
-    unsafe {
-        std::env::set_var("RUST_LIB_BACKTRACE", "0");
-    }
-    let n = if std::env::args().any(|a| a == "--bench") {
-        300
-    } else {
-        3
-    };
+    let n = if support::start() { 300 } else { 3 };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

@@ -7,6 +7,9 @@
 //!
 //! `cargo bench -p workbooks --bench pipeline`
 
+mod support;
+use support::median;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,11 +19,6 @@ use workbooks::{Engine, LineOptions, Preopen};
 const BLOCK: usize = 10;
 
 const PIPELINE: &str = "seq 1 2000 | sort -r | head -n 5 | wc -l";
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
 
 /// Runs `a` and `b` in alternating blocks of [`BLOCK`] (after a warm-up)
 /// `n` times each and returns their medians, so drift on a shared machine
@@ -121,12 +119,7 @@ fn big_json(path: &Path, bytes: usize) {
 }
 
 fn main() {
-    // SAFETY: nothing else runs yet; see benches/instantiate.rs.
-    #[expect(unsafe_code, reason = "setting an env var before any thread starts")]
-    unsafe {
-        std::env::set_var("RUST_LIB_BACKTRACE", "0");
-    }
-    let full = std::env::args().any(|a| a == "--bench");
+    let full = support::start();
     let n = if full { 100 } else { 2 };
     let home = tempfile::tempdir().expect("home");
     // Pooled like an embedding host, on the defaults.
