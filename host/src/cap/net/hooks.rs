@@ -1,7 +1,7 @@
 //! The wasi:http send hook: every request a guest sends through
 //! `wasi:http/outgoing-handler` passes the cadence and the floor, and goes
 //! over a connection to the pinned address; the response body is capped as
-//! it streams.
+//! it streams, and the whole exchange (head and body) shares one deadline.
 
 use crate::broker::{BrokerFailure, Denial, HttpError, NetAccess, NetDenial};
 use bytes::Bytes;
@@ -25,11 +25,13 @@ impl GuardedHooks {
     }
 }
 
-/// A response body that fails once more than `left` bytes have passed.
+/// A response body that fails once more than `left` bytes have passed or
+/// its `deadline` has.
 struct Capped {
     inner: hyper::body::Incoming,
     left: usize,
     limit: usize,
+    deadline: Pin<Box<tokio::time::Sleep>>,
 }
 
 impl Body for Capped {
@@ -40,6 +42,9 @@ impl Body for Capped {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        if self.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(Error::ConnectionReadTimeout)));
+        }
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
@@ -106,10 +111,11 @@ impl WasiHttpHooks for GuardedHooks {
             let client = access.client.clone();
             let limit = access.max_body;
             let timeout = access.timeout;
+            let deadline = tokio::time::Instant::now() + timeout;
             let response = access
                 .guarded("net", &host, async {
                     let pinned = client.guard().check_url(&url).await?;
-                    tokio::time::timeout(timeout, client.send(&pinned, request))
+                    tokio::time::timeout_at(deadline, client.send(&pinned, request))
                         .await
                         .map_err(|_| HttpError::Timeout(timeout))?
                 })
@@ -120,6 +126,7 @@ impl WasiHttpHooks for GuardedHooks {
                     inner,
                     left: limit,
                     limit,
+                    deadline: Box::pin(tokio::time::sleep_until(deadline)),
                 }
                 .boxed_unsync()
             });
