@@ -88,6 +88,7 @@ fn main() {
         max_body: 8 << 20,
         deadline: Duration::from_secs(15),
         max_redirects: 3,
+        shared: None,
     };
     let docked = engine
         .dock(

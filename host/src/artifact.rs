@@ -5,10 +5,13 @@
 //! it is paid once per content hash: compiled code is kept in memory and
 //! serialized to `<home>/cache/compiled/<sha256>-<engine>.cwasm`, where
 //! `<engine>` hashes wasmtime's compatibility key (version and settings).
-//! Deserializing runs native code from that file, so the cache is only ever
-//! read from the engine's own home, which only the engine writes; a file
-//! that fails to load is discarded and the component recompiled.
+//! Deserializing runs native code from that file, so every entry is sealed
+//! with the home's key over its name and bytes (`seal.rs`) and loaded
+//! only if the seal checks out (mapped through the very descriptor that was
+//! checked, or from the bytes that were hashed); a file that fails is
+//! discarded with its seal and the artifact recompiled.
 
+use crate::seal::{Opened, Seal};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -162,21 +165,29 @@ enum Compiled {
 /// Compiled components and modules by content hash, in memory and on disk.
 pub(crate) struct CompileCache {
     dir: Option<PathBuf>,
+    seal: Seal,
     engine_key: String,
     memory: Mutex<HashMap<[u8; 32], Compiled>>,
 }
 
 impl CompileCache {
-    /// A cache for `engine`, persisted in `dir` when given.
-    pub(crate) fn new(engine: &wasmtime::Engine, dir: Option<PathBuf>) -> Self {
+    /// A cache for `engine`, persisted in `dir` when given, its entries
+    /// sealed with `seal`.
+    pub(crate) fn new(engine: &wasmtime::Engine, dir: Option<PathBuf>, seal: Seal) -> Self {
         let mut h = ShaHasher(Sha256::new());
         engine.precompile_compatibility_hash().hash(&mut h);
         let engine_key = hex::encode(&h.0.finalize()[..8]);
         Self {
             dir,
+            seal,
             engine_key,
             memory: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// What a compiled entry claims to be: the artifact and the engine.
+    fn context(&self, sha: &[u8; 32], kind: ArtifactKind) -> Vec<u8> {
+        format!("compiled:{kind:?}:{}:{}", hex::encode(sha), self.engine_key).into_bytes()
     }
 
     fn path(&self, sha: &[u8; 32]) -> Option<PathBuf> {
@@ -218,11 +229,11 @@ impl CompileCache {
             return Ok(c.clone());
         }
         let compiled = match self.path(&sha).filter(|p| p.is_file()) {
-            Some(path) => match Self::load(engine, &path, artifact.kind()) {
+            Some(path) => match self.load(engine, &path, &sha, artifact.kind()) {
                 Ok(c) => c,
                 Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "discarding unloadable compile cache entry");
-                    let _ = std::fs::remove_file(&path);
+                    tracing::warn!(path = %path.display(), error = %e, "discarding compile cache entry");
+                    Seal::discard(&path);
                     self.compile(engine, artifact)?
                 }
             },
@@ -238,22 +249,36 @@ impl CompileCache {
 
     #[expect(
         unsafe_code,
-        reason = "deserializing native code; only files this engine wrote into its own home are read"
+        reason = "deserializing native code; only entries sealed by this home's key are read"
     )]
     fn load(
+        &self,
         engine: &wasmtime::Engine,
         path: &Path,
+        sha: &[u8; 32],
         kind: ArtifactKind,
     ) -> wasmtime::Result<Compiled> {
-        // SAFETY: the file was produced by `serialize` of an engine with the
-        // same compatibility key (it is in the file name) and lives in the
-        // engine's home, which only the engine writes.
+        let opened = self.seal.open_entry(path, &self.context(sha, kind))?;
+        // SAFETY: the engine seals only what its own `serialize` produced,
+        // under this home's private key, over this artifact's hash and this
+        // engine's compatibility key. `Unchanged` is mapped through the
+        // descriptor whose file still has the identity that was sealed (not
+        // the path again, which could since name another file); `Checked`
+        // bytes were verified in memory.
         unsafe {
-            Ok(match kind {
-                ArtifactKind::Component => {
-                    Compiled::Component(Component::deserialize_file(engine, path)?)
+            Ok(match (opened, kind) {
+                (Opened::Unchanged(_file, by_descriptor), ArtifactKind::Component) => {
+                    Compiled::Component(Component::deserialize_file(engine, &by_descriptor)?)
                 }
-                ArtifactKind::Module => Compiled::Module(Module::deserialize_file(engine, path)?),
+                (Opened::Unchanged(_file, by_descriptor), ArtifactKind::Module) => {
+                    Compiled::Module(Module::deserialize_file(engine, &by_descriptor)?)
+                }
+                (Opened::Checked(bytes), ArtifactKind::Component) => {
+                    Compiled::Component(Component::deserialize(engine, bytes)?)
+                }
+                (Opened::Checked(bytes), ArtifactKind::Module) => {
+                    Compiled::Module(Module::deserialize(engine, bytes)?)
+                }
             })
         }
     }
@@ -275,8 +300,11 @@ impl CompileCache {
                 (Compiled::Module(m), bytes)
             }
         };
-        if let Some(path) = self.path(&artifact.sha256())
-            && let Err(e) = write_atomic(&path, &bytes)
+        let sha = artifact.sha256();
+        if let Some(path) = self.path(&sha)
+            && let Err(e) =
+                self.seal
+                    .write_entry(&path, &self.context(&sha, artifact.kind()), &bytes)
         {
             tracing::warn!(path = %path.display(), error = %e, "could not write compile cache entry");
         }
@@ -284,17 +312,52 @@ impl CompileCache {
     }
 }
 
+/// Creates a new file in `dir` named `.<stem>.<pid>.<random>.tmp`
+/// exclusively (`O_EXCL`: never an existing file, never through a symlink
+/// someone planted) with mode 0600 from the start, writes `bytes`, syncs it
+/// and returns its path, for the caller to rename or link into place.
+pub(crate) fn write_private_temp(dir: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| std::io::Error::other(e.to_string()))?;
+    let tmp = dir.join(format!(
+        ".{stem}.{}.{}.tmp",
+        std::process::id(),
+        hex::encode(nonce)
+    ));
+    let written = std::fs::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        });
+    match written {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
 /// Writes `bytes` to `path` through a temporary file and a rename, so a
-/// reader never sees a partial file.
+/// reader never sees a partial file. The file is private (0600) and the
+/// temporary one is created exclusively, never through a planted symlink.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".tmp-{}-{n}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    let stem = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = write_private_temp(dir, &stem, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 #[cfg(test)]

@@ -33,6 +33,9 @@ const POOL_MEMORY_KEEP_RESIDENT: usize = 2 << 20;
 /// Bytes of each table reset in place on reuse.
 const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
 
+/// The file in a home holding the key that seals its caches.
+pub const CACHE_KEY_FILE: &str = "cache.key";
+
 /// Broker calls per principal per window, by default.
 const RATE_LIMIT_CALLS: u64 = 120_000;
 /// The rate limiter's window.
@@ -229,6 +232,11 @@ impl EngineBuilder {
             wasmtime::Engine::new(&cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let ticker = EpochTicker::start(wasmtime.clone()).map_err(EngineError::Ticker)?;
         let cache = self.disk_cache.then(|| home.join("cache"));
+        let seal = crate::seal::Seal::open(
+            self.disk_cache
+                .then(|| home.join(CACHE_KEY_FILE))
+                .as_deref(),
+        );
         let guard = NetGuard::new(
             self.net_allow,
             self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
@@ -260,7 +268,7 @@ impl EngineBuilder {
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
                 max_memory: self.max_memory,
-                docker: Docker::new(&wasmtime, cache),
+                docker: Docker::new(&wasmtime, cache, seal),
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
@@ -380,6 +388,19 @@ impl Engine {
 
     pub(crate) fn wbx_binary(&self) -> Option<&Path> {
         self.inner.wbx.as_deref()
+    }
+
+    /// Docks a compiled core module under `grant` (the core-module lane).
+    pub(crate) fn dock_module(
+        &self,
+        artifact: &Artifact,
+        module: &wasmtime::Module,
+        grant: &Grant,
+    ) -> Result<Arc<crate::dock::module::DockedModule>, DockError> {
+        self.inner
+            .docker
+            .modules()
+            .dock(&self.inner.wasmtime, artifact, module, grant)
     }
 
     pub(crate) fn compile_module(&self, artifact: &Artifact) -> wasmtime::Result<wasmtime::Module> {

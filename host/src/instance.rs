@@ -1,5 +1,11 @@
 //! Persistent instances, kept by id in a [`Supervisor`].
 //!
+//! A supervisor belongs to one tenant, chosen when it is made: every
+//! instance it starts runs as that tenant, and an instance id names
+//! something only within it. Another tenant's supervisor may start an
+//! instance with the same id; it reaches other volumes, other kv keys,
+//! other queues.
+//!
 //! An instance is a docked component with a live store that survives
 //! between calls, so guest state (globals, heap) carries over. Each call is
 //! bounded by the instance's timeout and by the memory cap on the store. A
@@ -32,8 +38,6 @@ pub struct StartOptions {
     pub profile: String,
     /// Caps narrower than the profile's; `None` for all of them.
     pub caps: Option<CapSet>,
-    /// The tenant whose durable state the instance reaches.
-    pub tenant: String,
     /// Per-call budget; the profile's when `None`.
     pub timeout: Option<Duration>,
     /// Host directories preopened for `wasi:filesystem` (vfs cap only).
@@ -49,7 +53,6 @@ impl Default for StartOptions {
         Self {
             profile: Profile::Compute.name().to_string(),
             caps: None,
-            tenant: "default".to_string(),
             timeout: None,
             dirs: Vec::new(),
             fuel: None,
@@ -63,6 +66,8 @@ impl Default for StartOptions {
 pub struct InstanceInfo {
     /// The id.
     pub id: String,
+    /// The tenant it runs as.
+    pub tenant: String,
     /// The profile name asked for.
     pub profile_requested: String,
     /// The profile in effect.
@@ -145,27 +150,45 @@ struct Instance {
     faults: AtomicU64,
 }
 
-/// Keeps instances by id.
+/// Keeps one tenant's instances by id.
 pub struct Supervisor {
     engine: Engine,
+    tenant: String,
     instances: Mutex<HashMap<String, Arc<Instance>>>,
 }
 
 impl std::fmt::Debug for Supervisor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Supervisor")
+            .field("tenant", &self.tenant)
             .field("instances", &self.lock().keys().collect::<Vec<_>>())
             .finish()
     }
 }
 
 impl Supervisor {
-    /// A supervisor running instances on `engine`.
+    /// A supervisor running instances on `engine` as the tenant `default`.
     pub fn new(engine: Engine) -> Self {
         Self {
             engine,
+            tenant: "default".to_string(),
             instances: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// A supervisor running instances on `engine` as `tenant`.
+    pub fn for_tenant(engine: Engine, tenant: &str) -> Result<Self, InstanceError> {
+        validate_name("tenant", tenant).map_err(InstanceError::InvalidId)?;
+        Ok(Self {
+            engine,
+            tenant: tenant.to_string(),
+            instances: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The tenant every instance of this supervisor runs as.
+    pub fn tenant(&self) -> &str {
+        &self.tenant
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Instance>>> {
@@ -196,9 +219,12 @@ impl Supervisor {
         };
         let docked = self.engine.dock(artifact, &grant)?;
         if grant.caps.contains(crate::policy::Cap::Vfs) {
-            self.engine.storage()?.volumes(id)?.clear(Volume::Tmp)?;
+            self.engine
+                .storage()?
+                .volumes(&self.tenant, id)?
+                .clear(Volume::Tmp)?;
         }
-        let mut session = SessionOptions::new(id, opts.tenant);
+        let mut session = SessionOptions::new(id, self.tenant.clone());
         session.dirs = opts.dirs;
         session.timeout = opts.timeout;
         session.fuel = opts.fuel;
@@ -267,6 +293,7 @@ impl Supervisor {
         let mut results = vec![Val::Bool(false); func.ty(&live.store).results().len()];
         inst.calls.fetch_add(1, Ordering::Relaxed);
         live.store.data_mut().deadline = Deadline::after(inst.budget);
+        live.store.data_mut().limiter.arm();
         if let Some(fuel) = inst.session.fuel {
             live.store
                 .set_fuel(fuel)
@@ -342,14 +369,18 @@ impl Supervisor {
         Ok(self
             .engine
             .storage()?
-            .volumes(id)?
+            .volumes(&self.tenant, id)?
             .write(volume, path, data)?)
     }
 
     /// Reads a file from a volume of instance `id`.
     pub fn vfs_get(&self, id: &str, volume: Volume, path: &str) -> Result<Vec<u8>, InstanceError> {
         self.get(id)?;
-        Ok(self.engine.storage()?.volumes(id)?.read(volume, path)?)
+        Ok(self
+            .engine
+            .storage()?
+            .volumes(&self.tenant, id)?
+            .read(volume, path)?)
     }
 
     /// Stops instance `id`. A call in flight finishes first; its volumes
@@ -389,6 +420,7 @@ fn info(engine: &Engine, id: &str, inst: &Instance) -> InstanceInfo {
     let receipt = inst.docked.receipt();
     InstanceInfo {
         id: id.to_string(),
+        tenant: inst.session.tenant.clone(),
         profile_requested: grant.profile.requested.clone(),
         profile_effective: grant.profile.effective,
         warning: grant.profile.fell_back().then(|| {

@@ -99,6 +99,13 @@ pub(crate) fn classify(err: wasmtime::Error, state: &StoreState, fuel: Option<u6
 
 /// Names what stopped a call, from the error, the store's memory limiter
 /// and its deadline.
+///
+/// The budgets speak first (time, fuel, stack): their traps are exact. A
+/// growth the limiter refused during this call explains only the traps a
+/// refused allocation ends in (a Rust guest's allocator aborts with
+/// `unreachable`) or a failure outside wasm code; any other trap is
+/// reported as itself, refusal or not, so a guest that once handled a
+/// refused growth is not blamed on memory for an unrelated fault.
 pub(crate) fn classify_with(
     err: wasmtime::Error,
     limiter: &MemoryLimiter,
@@ -108,20 +115,30 @@ pub(crate) fn classify_with(
     if let Some(d) = err.downcast_ref::<DeadlineExceeded>() {
         return RunError::Timeout { budget: d.budget };
     }
-    if let Some(requested) = limiter.refused() {
+    let trap = err.downcast_ref::<Trap>().copied();
+    match trap {
+        Some(Trap::OutOfFuel) => {
+            return RunError::Fuel {
+                budget: fuel.unwrap_or(u64::MAX),
+            };
+        }
+        Some(Trap::StackOverflow) => return RunError::StackOverflow,
+        Some(Trap::Interrupt) => {
+            return RunError::Timeout {
+                budget: deadline.budget(),
+            };
+        }
+        _ => {}
+    }
+    if let Some(requested) = limiter.refused()
+        && matches!(trap, None | Some(Trap::UnreachableCodeReached))
+    {
         return RunError::Memory {
             limit: limiter.limit(),
             requested,
         };
     }
-    match err.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => RunError::Fuel {
-            budget: fuel.unwrap_or(u64::MAX),
-        },
-        Some(Trap::StackOverflow) => RunError::StackOverflow,
-        Some(Trap::Interrupt) => RunError::Timeout {
-            budget: deadline.budget(),
-        },
+    match trap {
         Some(trap) => RunError::Trap(trap.to_string()),
         None => RunError::Trap(format!("{:#}", err.root_cause())),
     }

@@ -25,6 +25,11 @@ use std::time::{Duration, Instant};
 /// Wall-clock budget of a whole line (each stage also has its own).
 pub const LINE_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Fuel of the shell component for one line, by default: far more than
+/// parsing and wiring any line takes, and a bound on a line built to keep
+/// the shell itself busy.
+pub const SHELL_FUEL: u64 = crate::limits::COMMAND_FUEL;
+
 /// How to run a command line.
 #[derive(Debug, Clone)]
 pub struct LineOptions {
@@ -48,6 +53,9 @@ pub struct LineOptions {
     pub stage_memory: Option<usize>,
     /// Only these command names may run; any when `None`.
     pub allowlist: Option<BTreeSet<String>>,
+    /// Fuel of the shell itself for the whole line ([`SHELL_FUEL`] when
+    /// `None`); each stage has its own.
+    pub shell_fuel: Option<u64>,
 }
 
 impl Default for LineOptions {
@@ -63,6 +71,7 @@ impl Default for LineOptions {
             stage_fuel: None,
             stage_memory: None,
             allowlist: None,
+            shell_fuel: None,
         }
     }
 }
@@ -183,7 +192,9 @@ impl Engine {
             caps: CapSet::of(&[Cap::Vfs, Cap::Commands]),
         };
         let docked = self.dock(&shell_artifact(), &shell_grant)?;
+        let shell_fuel = opts.shell_fuel.unwrap_or(SHELL_FUEL);
         let mut session = SessionOptions::new(opts.session_id, opts.tenant);
+        session.fuel = Some(shell_fuel);
         session.dirs = opts.dirs;
         session.commands = CommandPolicy {
             stage_grant: Some(stage_grant),
@@ -211,7 +222,7 @@ impl Engine {
                 }
                 .into());
             }
-            Ok(Err(e)) => return Err(classify(e, store.data(), None).into()),
+            Ok(Err(e)) => return Err(classify(e, store.data(), Some(shell_fuel)).into()),
             Ok(Ok(r)) => r,
         };
         let out = result.map_err(|e| match e {

@@ -6,6 +6,7 @@
 //! memory cap always set. Each cap's context starts deny-all and is filled
 //! only when that cap is granted.
 
+use crate::cap::net::sockets::{GuardedLookup, SocketGate};
 use crate::cap::{
     browse::BrowseCtx, commands::CommandsCtx, exec::ExecCtx, kv::KvCtx, net::NetCtx,
     queue::QueueCtx, secrets::SecretsCtx, session_info::SessionCtx, tcp::TcpCtx, tls::TlsCtx,
@@ -18,14 +19,16 @@ use crate::limits::{
     MemoryLimiter,
 };
 use crate::policy::{Cap, Grant};
+pub use crate::preopen::Preopen;
+use crate::preopen::check_preopens;
 use crate::store::{StorageSlot, validate_name};
 use bytes::Bytes;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
 /// Where a session's stdin comes from.
@@ -50,44 +53,11 @@ pub enum Output {
     Inherit,
 }
 
-/// A host directory made visible to the guest through `wasi:filesystem`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Preopen {
-    /// The directory on the host.
-    pub host: PathBuf,
-    /// The name the guest sees it under.
-    pub guest: String,
-    /// Whether the guest may only read.
-    pub read_only: bool,
-}
-
-impl Preopen {
-    /// Parses `HOST::GUEST` (read-write) or `HOST::GUEST::ro`.
-    pub fn parse(spec: &str) -> Result<Preopen, String> {
-        let mut parts = spec.split("::");
-        let (Some(host), Some(guest)) = (parts.next(), parts.next()) else {
-            return Err(format!("`{spec}`: expected HOST::GUEST"));
-        };
-        let read_only = match parts.next() {
-            None => false,
-            Some("ro") => true,
-            Some(other) => return Err(format!("`{spec}`: unknown mode `{other}` (only `ro`)")),
-        };
-        if host.is_empty() || guest.is_empty() {
-            return Err(format!("`{spec}`: expected HOST::GUEST"));
-        }
-        Ok(Preopen {
-            host: PathBuf::from(host),
-            guest: guest.to_string(),
-            read_only,
-        })
-    }
-}
-
 /// How one session (a command run or an instance) is set up.
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
-    /// The id `session-info` reports; for instances, also whose volumes.
+    /// The id `session-info` reports; with the tenant, it names the vfs
+    /// volumes the session reaches.
     pub id: String,
     /// The tenant whose durable state the session reaches.
     pub tenant: String,
@@ -145,6 +115,18 @@ pub enum SessionError {
     /// Preopens were asked for without the vfs cap.
     #[error("capability not granted: vfs (needed to preopen {0})")]
     PreopenWithoutVfs(String),
+    /// A preopen would show the guest the engine's own home (its database,
+    /// caches and keys).
+    #[error(
+        "refused: preopening {host} would show the guest the engine home {home}; \
+         preopen a directory outside it, or move the home (--home / WB_HOME)"
+    )]
+    PreopenReachesHome {
+        /// The host directory.
+        host: String,
+        /// The engine home.
+        home: String,
+    },
     /// A preopen could not be opened.
     #[error("cannot preopen {host}: {message}")]
     Preopen {
@@ -182,6 +164,18 @@ pub(crate) struct StoreState {
 }
 
 impl StoreState {
+    /// The `wasi:sockets/ip-name-lookup` view: wasmtime-wasi's resolver
+    /// behind the store's socket gate.
+    pub(crate) fn lookup(&mut self) -> GuardedLookup<'_> {
+        GuardedLookup {
+            sockets: WasiSocketsCtxView {
+                ctx: self.wasi.sockets(),
+                table: &mut self.table,
+            },
+            gate: self.net.gate.as_deref(),
+        }
+    }
+
     /// The wasi:http view: the net cap's context with its guarded hooks.
     pub(crate) fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
         wasmtime_wasi_http::WasiHttpCtxView {
@@ -212,31 +206,6 @@ impl HasDeadline for StoreState {
 pub(crate) struct Captured {
     pub(crate) stdout: Option<MemoryOutputPipe>,
     pub(crate) stderr: Option<MemoryOutputPipe>,
-}
-
-/// Judges one wasi:sockets use. Connections and datagrams go (and come)
-/// only where the floor allows; binds only to a wildcard address with an
-/// ephemeral port; a guest never listens or accepts (inbound traffic is
-/// `wbx serve`'s job).
-fn sockets_verdict(
-    guard: &crate::broker::NetGuard,
-    addr: std::net::SocketAddr,
-    usage: wasmtime_wasi::sockets::SocketAddrUse,
-) -> Result<(), &'static str> {
-    use wasmtime_wasi::sockets::SocketAddrUse as U;
-    match usage {
-        U::TcpBind | U::UdpBind => {
-            if addr.ip().is_unspecified() && addr.port() == 0 {
-                Ok(())
-            } else {
-                Err("socket_bind")
-            }
-        }
-        U::TcpListen | U::TcpAccept => Err("socket_listen"),
-        U::TcpConnect | U::UdpSend | U::UdpReceive => {
-            guard.check_ip(addr.ip()).map_err(|d| d.reason())
-        }
-    }
 }
 
 /// Builds a store for `opts` under `grant`. Storage is opened only when a
@@ -288,11 +257,7 @@ pub(crate) fn new_store(
             wasi.stderr(std::io::stderr());
         }
     }
-    if !opts.dirs.is_empty() && !grant.caps.contains(Cap::Vfs) {
-        return Err(SessionError::PreopenWithoutVfs(
-            opts.dirs[0].host.display().to_string(),
-        ));
-    }
+    check_preopens(host.home(), grant, &opts.dirs)?;
     for dir in &opts.dirs {
         let perms = if dir.read_only {
             FsPerms::ReadOnly
@@ -306,14 +271,14 @@ pub(crate) fn new_store(
             })?;
     }
 
-    let mut vfs = VfsCtx::default();
-    if grant.caps.contains(Cap::Vfs) {
-        validate_name("instance", &opts.id)?;
-        vfs = VfsCtx::new(storage.clone(), opts.id.clone());
-    }
     let has = |c: Cap| grant.caps.contains(c);
-    if has(Cap::Kv) || has(Cap::Queue) || has(Cap::Secrets) {
+    if has(Cap::Vfs) || has(Cap::Kv) || has(Cap::Queue) || has(Cap::Secrets) {
         validate_name("tenant", &opts.tenant)?;
+    }
+    let mut vfs = VfsCtx::default();
+    if has(Cap::Vfs) {
+        validate_name("instance", &opts.id)?;
+        vfs = VfsCtx::new(storage.clone(), opts.tenant.clone(), opts.id.clone());
     }
     let cadence = host.cadence();
     let mut kv = KvCtx::default();
@@ -332,22 +297,17 @@ pub(crate) fn new_store(
     let mut net = NetCtx::default();
     if has(Cap::Net) {
         net = NetCtx::new(access.clone());
-        let guard = access.client.guard().clone();
-        let (cadence, principal) = (cadence.clone(), opts.tenant.clone());
+        let gate = Arc::new(SocketGate::new(
+            access.client.guard().clone(),
+            cadence.clone(),
+            opts.tenant.clone(),
+        ));
+        net.gate = Some(gate.clone());
         wasi.allow_tcp(true)
             .allow_udp(true)
             .allow_ip_name_lookup(true)
             .socket_addr_check(move |addr, usage| {
-                let verdict = sockets_verdict(&guard, addr, usage);
-                if let Err(why) = &verdict {
-                    cadence.deny(
-                        &principal,
-                        "net",
-                        crate::broker::Denial::Guard(why),
-                        &addr.to_string(),
-                    );
-                }
-                Box::pin(std::future::ready(verdict.is_ok()))
+                Box::pin(std::future::ready(gate.check(addr, usage)))
             });
     }
     let reach = |c: Cap| has(c).then(|| access.clone());

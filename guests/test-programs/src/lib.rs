@@ -14,6 +14,9 @@ wit_bindgen::generate!({
             import wasi:sockets/tcp-create-socket@0.2.12;
             import wasi:sockets/tcp@0.2.12;
             import wasi:sockets/ip-name-lookup@0.2.12;
+            import wasi:sockets/udp-create-socket@0.2.12;
+            import wasi:sockets/udp@0.2.12;
+            import wasi:filesystem/preopens@0.2.12;
             import wasi:http/outgoing-handler@0.2.12;
         }
     "#,

@@ -17,6 +17,7 @@ use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use wasmtime_wasi_http::io::TokioIo;
@@ -26,7 +27,7 @@ pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Io for T {}
 
 /// Limits of one fetch.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct HttpLimits {
     /// The largest body accepted.
     pub max_body: usize,
@@ -34,6 +35,42 @@ pub struct HttpLimits {
     pub deadline: Duration,
     /// Redirects followed at most.
     pub max_redirects: u8,
+    /// Bytes shared with other fetches of one call (`fetch-many`): every
+    /// body byte read is taken from it, and a fetch that finds it empty
+    /// fails as too large.
+    pub shared: Option<Arc<ByteBudget>>,
+}
+
+/// Bytes that several fetches draw from together, so what they hold at once
+/// is bounded however many run.
+#[derive(Debug)]
+pub struct ByteBudget {
+    total: usize,
+    left: AtomicUsize,
+}
+
+impl ByteBudget {
+    /// A budget of `total` bytes.
+    pub fn new(total: usize) -> Self {
+        Self {
+            total,
+            left: AtomicUsize::new(total),
+        }
+    }
+
+    /// Takes `n` bytes; false (taking nothing) when fewer are left.
+    pub fn take(&self, n: usize) -> bool {
+        self.left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+                left.checked_sub(n)
+            })
+            .is_ok()
+    }
+
+    /// The budget's size.
+    pub fn total(&self) -> usize {
+        self.total
+    }
 }
 
 /// A request.
@@ -333,7 +370,9 @@ impl HttpClient {
                     )
                 })
                 .collect();
-            let body = read_capped(resp.into_body(), limits.max_body).await?;
+            let body =
+                read_capped_shared(resp.into_body(), limits.max_body, limits.shared.as_deref())
+                    .await?;
             return Ok(HttpResponse {
                 status: status.as_u16(),
                 headers: headers_out,
@@ -348,7 +387,20 @@ impl HttpClient {
 
 /// Reads a body up to `max` bytes; past that the body (and its connection)
 /// is dropped and the read fails.
-pub async fn read_capped<B>(mut body: B, max: usize) -> Result<Bytes, HttpError>
+pub async fn read_capped<B>(body: B, max: usize) -> Result<Bytes, HttpError>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    read_capped_shared(body, max, None).await
+}
+
+/// [`read_capped`], also taking every byte from `shared` when given.
+async fn read_capped_shared<B>(
+    mut body: B,
+    max: usize,
+    shared: Option<&ByteBudget>,
+) -> Result<Bytes, HttpError>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
@@ -362,6 +414,11 @@ where
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > max {
                 return Err(HttpError::TooLarge(max as u64));
+            }
+            if let Some(budget) = shared
+                && !budget.take(data.len())
+            {
+                return Err(HttpError::TooLarge(budget.total() as u64));
             }
             buf.extend_from_slice(&data);
         }

@@ -7,9 +7,11 @@
 //! Revocation is read on every call, so revoking a principal stops calls of
 //! instances that were docked before the revocation. Denials are counted by
 //! reason and the most recent are kept, in memory and in
-//! `<home>/audit.jsonl`; an audit entry names the principal, the broker,
-//! the reason and a short detail (a command name, a host), never a payload
-//! or a secret.
+//! `<home>/audit.jsonl` (repeats coalesced, the file rotated, see
+//! [`Audit`]); an audit entry names the principal, the broker, the reason
+//! and a short detail (a command name, a host), never a payload or a
+//! secret. Neither the audit log nor the rate limiter's buckets grow with
+//! the number of refusals or of distinct callers ([`RateLimiter`]).
 
 mod audit;
 pub mod capped_http;
@@ -19,7 +21,7 @@ mod rate;
 mod revocation;
 
 pub use audit::{Audit, AuditEntry, AuditSummary};
-pub use capped_http::{HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
+pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
 pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};
 pub use rate::RateLimiter;
 pub use revocation::Revocations;
@@ -138,6 +140,7 @@ impl NetAccess {
             max_body: self.max_body,
             deadline: self.timeout,
             max_redirects: crate::limits::NET_MAX_REDIRECTS,
+            shared: None,
         }
     }
 

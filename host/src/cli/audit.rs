@@ -1,5 +1,11 @@
 //! `wbx audit`, `wbx revoke`, `wbx unrevoke`: the broker cadence from the
 //! operator's side.
+//!
+//! Audit entries carry text a guest or a client chose (a command name, a
+//! host, a principal read back from a file), so the human-readable output
+//! escapes every control character and every bidirectional override: the
+//! log can never drive the operator's terminal. `--json` is escaped by JSON
+//! itself.
 
 use crate::{exit, fail};
 use std::path::PathBuf;
@@ -34,7 +40,7 @@ pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
         if revoked.is_empty() {
             "none".into()
         } else {
-            revoked.join(", ")
+            escape(&revoked.join(", "))
         }
     );
     println!("denials by reason:");
@@ -42,18 +48,51 @@ pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
         println!("  none");
     }
     for (reason, n) in &summary.counts {
-        println!("  {reason:<24} {n}");
+        println!("  {:<24} {n}", escape(reason));
     }
     if !summary.recent.is_empty() {
         println!("most recent:");
         for e in summary.recent.iter().rev().take(20) {
+            let repeats = if e.count > 1 {
+                format!(" (×{})", e.count)
+            } else {
+                String::new()
+            };
             println!(
-                "  {}  {:<8} {:<20} {} {}",
-                e.at_ms, e.broker, e.reason, e.principal, e.detail
+                "  {}  {:<8} {:<20} {} {}{repeats}",
+                e.at_ms,
+                escape(&e.broker),
+                escape(&e.reason),
+                escape(&e.principal),
+                escape(&e.detail)
             );
         }
     }
     0
+}
+
+/// `text` with control characters, bidirectional marks and overrides,
+/// zero-width characters, line and paragraph separators and `\` written as
+/// escapes, safe to print on a terminal.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}' => {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 pub(crate) fn revoke(args: PrincipalArgs, home: PathBuf, revoke: bool) -> u8 {
@@ -71,4 +110,20 @@ pub(crate) fn revoke(args: PrincipalArgs, home: PathBuf, revoke: bool) -> u8 {
         Err(e) => return fail("revoke", e, exit::ENGINE),
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn terminal_escapes_and_overrides_are_written_out_not_sent() {
+        let shown = escape("\u{1b}]0;pwned\u{7}\u{9b}31m\u{202e}txt.exe\\n");
+        assert!(
+            !shown.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{shown}"
+        );
+        assert_eq!(shown, "\\x1b]0;pwned\\x07\\x9b31m\\u{202e}txt.exe\\\\n");
+        assert_eq!(escape("api.example.com"), "api.example.com");
+    }
 }

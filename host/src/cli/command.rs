@@ -56,7 +56,7 @@ fn registry_failure(e: RegistryError) -> u8 {
         RegistryError::Reserved(_) | RegistryError::Full => exit::REFUSED,
         RegistryError::NotWasm(_) | RegistryError::Integrity { .. } => exit::LOAD,
         RegistryError::NotFound(_) => exit::NOT_FOUND,
-        RegistryError::Io(_) => exit::ENGINE,
+        RegistryError::Io(_) | RegistryError::Corrupt { .. } => exit::ENGINE,
     };
     eprintln!("wbx: {e}");
     code
@@ -110,7 +110,7 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                         println!(
                             "{:<10} sha256:{}  {:?} {:?}  {} bytes",
                             e.name,
-                            &e.sha256[..16],
+                            e.sha256.get(..16).unwrap_or(&e.sha256),
                             e.arg_mode,
                             e.tier,
                             e.size

@@ -1,9 +1,17 @@
 //! `wbx exec`: run a command component once, with our stdin, stdout and
 //! stderr passed through and its exit code propagated.
+//!
+//! With `--framed` (how the `os_process` tier starts its children) the
+//! guest's output is captured instead and written back as frames, followed
+//! by the verdict, so the parent never has to read the engine's word out of
+//! text the guest could have written.
 
 use crate::{exit, fail};
 use std::path::PathBuf;
-use workbooks::{Artifact, CapSet, Grant, Output, Preopen, Profile, SessionOptions, Stdin};
+use workbooks::commands::frames::{self, Verdict};
+use workbooks::{
+    Artifact, CapSet, Grant, Output, Preopen, Profile, RunError, SessionOptions, Stdin,
+};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -28,9 +36,17 @@ pub(crate) struct Args {
     /// Refuse to run unless the file's sha256 is this (artifact_integrity).
     #[arg(long, value_name = "HEX")]
     expect_sha256: Option<String>,
-    /// Tenant whose durable state (kv) the command reaches.
+    /// Tenant whose durable state (vfs volumes, kv, queues) the command
+    /// reaches.
     #[arg(long, default_value = "default")]
     tenant: String,
+    /// Instance id the command runs as (names its vfs volumes within the
+    /// tenant; default: the file's stem).
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
+    /// Capture the guest's output and answer in frames (os_process tier).
+    #[arg(long, hide = true)]
+    framed: bool,
     /// The command component.
     file: PathBuf,
     /// Arguments passed to the command.
@@ -38,52 +54,27 @@ pub(crate) struct Args {
     args: Vec<String>,
 }
 
-pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
-    let profile = match Profile::parse(&args.profile) {
-        Ok(p) => p,
-        Err(e) => return fail("usage", e, exit::USAGE),
-    };
-    let grant = match &args.caps {
-        None => Grant::profile(profile.name()),
-        Some(words) => {
-            match CapSet::parse(words).and_then(|c| Grant::narrowed(profile.name(), c)) {
-                Ok(g) => g,
-                Err(e) => return fail("refused", e, exit::REFUSED),
-            }
-        }
-    };
-    let mut dirs = Vec::new();
-    for spec in &args.dirs {
-        match Preopen::parse(spec) {
-            Ok(d) => dirs.push(d),
-            Err(e) => return fail("usage", e, exit::USAGE),
+/// A failure before or instead of an exit code: its snake_case kind, the
+/// message, and the exit code the CLI reports it with.
+struct Refusal {
+    kind: &'static str,
+    message: String,
+    code: u8,
+}
+
+impl Refusal {
+    fn new(kind: &'static str, message: impl std::fmt::Display, code: u8) -> Self {
+        Self {
+            kind,
+            message: message.to_string(),
+            code,
         }
     }
-    let artifact = match Artifact::from_file(&args.file) {
-        Ok(a) => a,
-        Err(e) => return fail("load", e, exit::LOAD),
-    };
-    if let Some(expected) = &args.expect_sha256
-        && artifact.sha256_hex() != expected.to_ascii_lowercase()
-    {
-        return fail(
-            "artifact_integrity",
-            format!("{} does not match sha256 {expected}", args.file.display()),
-            exit::LOAD,
-        );
-    }
-    let engine = match crate::options::engine_with(home, false, args.memory.map(|m| m << 20)) {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
-    let docked = match engine.dock(&artifact, &grant) {
-        Ok(d) => d,
-        Err(e) => return fail("refused", &e, exit::for_dock_error(&e)),
-    };
-    // The session id names the command's vfs volumes: the file stem, made
-    // a valid name.
-    let id: String = args
-        .file
+}
+
+/// The session id for `file`: its stem, made a valid name.
+fn stem_id(file: &std::path::Path) -> String {
+    let id: String = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
@@ -97,33 +88,121 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         })
         .take(workbooks::limits::MAX_NAME_BYTES)
         .collect();
-    let id = if id.is_empty() || id == "." || id == ".." {
+    if id.is_empty() || id == "." || id == ".." {
         "command".to_string()
     } else {
         id
+    }
+}
+
+/// The snake_case kind of a run failure, as the command broker names it.
+fn run_kind(e: &RunError) -> &'static str {
+    match e {
+        RunError::Timeout { .. } => "timeout",
+        RunError::Memory { .. } => "memory_limit",
+        RunError::Fuel { .. } => "fuel_exhausted",
+        RunError::StackOverflow | RunError::Trap(_) => "trap",
+        RunError::OutputLimit { .. } => "output_too_large",
+        RunError::Session(workbooks::SessionError::ArgvTooLarge(_)) => "argv_too_large",
+        RunError::Session(workbooks::SessionError::StdinTooLarge(_)) => "stdin_too_large",
+        RunError::NotACommand | RunError::Session(_) => "refused",
+    }
+}
+
+pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    let framed = args.framed;
+    match execute(args, home) {
+        Ok(out) if framed => answer(&out.stdout, &out.stderr, &Verdict::Exit(out.exit_code), 0),
+        Ok(out) => u8::try_from(out.exit_code).unwrap_or(1),
+        Err(r) if framed => {
+            let message = if r.message.is_empty() {
+                format!("{}: the engine could not start", r.kind)
+            } else {
+                r.message
+            };
+            let verdict = Verdict::Failed {
+                kind: r.kind.to_string(),
+                message,
+            };
+            answer(b"", b"", &verdict, r.code)
+        }
+        // Already reported where it happened.
+        Err(r) if r.message.is_empty() => r.code,
+        Err(r) if r.kind == "run" => {
+            // Run errors already start with their kind ("timeout: ...").
+            eprintln!("wbx: {}", r.message);
+            r.code
+        }
+        Err(r) => fail(r.kind, r.message, r.code),
+    }
+}
+
+/// Writes the frames of a framed run on stdout.
+fn answer(stdout: &[u8], stderr: &[u8], verdict: &Verdict, code: u8) -> u8 {
+    let mut out = std::io::stdout().lock();
+    match frames::write_all(&mut out, stdout, stderr, verdict) {
+        Ok(()) => code,
+        Err(_) => exit::ENGINE,
+    }
+}
+
+fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Refusal> {
+    let profile =
+        Profile::parse(&args.profile).map_err(|e| Refusal::new("usage", e, exit::USAGE))?;
+    let grant = match &args.caps {
+        None => Grant::profile(profile.name()),
+        Some(words) => CapSet::parse(words)
+            .and_then(|c| Grant::narrowed(profile.name(), c))
+            .map_err(|e| Refusal::new("refused", e, exit::REFUSED))?,
     };
+    let dirs = args
+        .dirs
+        .iter()
+        .map(|spec| Preopen::parse(spec))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Refusal::new("usage", e, exit::USAGE))?;
+    let artifact =
+        Artifact::from_file(&args.file).map_err(|e| Refusal::new("load", e, exit::LOAD))?;
+    if let Some(expected) = &args.expect_sha256
+        && artifact.sha256_hex() != expected.to_ascii_lowercase()
+    {
+        return Err(Refusal::new(
+            "artifact_integrity",
+            format!("{} does not match sha256 {expected}", args.file.display()),
+            exit::LOAD,
+        ));
+    }
+    let engine = crate::options::engine_with(home, false, args.memory.map(|m| m << 20))
+        .map_err(|code| Refusal::new("engine", "", code))?;
+    let docked = engine
+        .dock(&artifact, &grant)
+        .map_err(|e| Refusal::new("refused", &e, exit::for_dock_error(&e)))?;
+    let id = args.id.clone().unwrap_or_else(|| stem_id(&args.file));
     let mut opts = SessionOptions::new(id, args.tenant);
     opts.args = args.args;
     opts.stdin = Stdin::Inherit;
-    opts.stdout = Output::Inherit;
-    opts.stderr = Output::Inherit;
+    let passed = if args.framed {
+        Output::Capture
+    } else {
+        Output::Inherit
+    };
+    opts.stdout = passed;
+    opts.stderr = passed;
     opts.dirs = dirs;
     opts.timeout = args.timeout.map(std::time::Duration::from_millis);
     opts.fuel = Some(args.fuel);
     opts.memory = args.memory.map(|m| m << 20);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => return fail("engine", e, exit::ENGINE),
-    };
-    match runtime.block_on(engine.run(&docked, opts)) {
-        Ok(out) => u8::try_from(out.exit_code).unwrap_or(1),
-        Err(e) => {
-            // Run errors already start with their kind ("timeout: ...").
-            eprintln!("wbx: {e}");
-            exit::for_run_error(&e)
+        .map_err(|e| Refusal::new("engine", e, exit::ENGINE))?;
+    runtime.block_on(engine.run(&docked, opts)).map_err(|e| {
+        let code = exit::for_run_error(&e);
+        let kind = run_kind(&e);
+        Refusal {
+            kind: if args.framed { kind } else { "run" },
+            message: e.to_string(),
+            code,
         }
-    }
+    })
 }

@@ -26,6 +26,15 @@ pub(crate) const ENGINE: u8 = 125;
 /// component).
 pub(crate) const LOAD: u8 = 126;
 
+/// Whether a session was refused for a preopen it may not have.
+fn refused_preopen(e: &workbooks::SessionError) -> bool {
+    matches!(
+        e,
+        workbooks::SessionError::PreopenWithoutVfs(_)
+            | workbooks::SessionError::PreopenReachesHome { .. }
+    )
+}
+
 /// The exit code for a run failure.
 pub(crate) fn for_run_error(e: &workbooks::RunError) -> u8 {
     use workbooks::RunError as E;
@@ -35,7 +44,7 @@ pub(crate) fn for_run_error(e: &workbooks::RunError) -> u8 {
         E::Fuel { .. } => FUEL,
         E::StackOverflow | E::Trap(_) => TRAP,
         E::NotACommand => LOAD,
-        E::Session(workbooks::SessionError::PreopenWithoutVfs(_)) => REFUSED,
+        E::Session(s) if refused_preopen(s) => REFUSED,
         E::Session(_) | E::OutputLimit { .. } => ENGINE,
     }
 }
@@ -60,6 +69,7 @@ pub(crate) fn for_line_error(e: &workbooks::LineError) -> u8 {
     match e {
         E::Policy(_) | E::OutsideSandbox(_) => REFUSED,
         E::Dock(d) => for_dock_error(d),
+        E::Session(s) if refused_preopen(s) => REFUSED,
         E::Session(_) => ENGINE,
         E::Run(r) => for_run_error(r),
         E::Syntax(_) | E::Unsupported(_) => SYNTAX,

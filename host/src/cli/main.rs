@@ -16,6 +16,7 @@ mod profiles;
 mod run;
 mod secret;
 mod serve;
+mod vfs;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -65,6 +66,9 @@ enum Command {
     Secret(secret::SecretCommand),
     /// Serve a component exporting wasi:http/incoming-handler.
     Serve(serve::Args),
+    /// Settle vfs volumes written before volumes were scoped by tenant.
+    #[command(subcommand)]
+    Vfs(vfs::VfsCommand),
 }
 
 fn main() -> ExitCode {
@@ -109,7 +113,10 @@ fn main() -> ExitCode {
         Command::Fetch(args) => net::fetch(args, home),
         Command::Secret(cmd) => secret::run(cmd, home),
         Command::Serve(args) => serve::run(args, home),
+        Command::Vfs(cmd) => vfs::run(cmd, home),
     };
+    // Denials coalesced in memory reach the audit file before the exit.
+    options::flush_audit();
     ExitCode::from(code)
 }
 

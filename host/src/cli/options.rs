@@ -88,15 +88,23 @@ pub(crate) fn engine(home: PathBuf) -> Result<workbooks::Engine, u8> {
     engine_with(home, false, None)
 }
 
+/// The engine of this process, kept until it exits: tearing it down would
+/// only delay the exit.
+static KEEP: std::sync::OnceLock<workbooks::Engine> = std::sync::OnceLock::new();
+
+/// Writes out the audit denials the engine is still coalescing.
+pub(crate) fn flush_audit() {
+    if let Some(engine) = KEEP.get() {
+        engine.cadence().audit().flush();
+    }
+}
+
 /// An engine for `home`: pooled or not, with room for `memory` bytes.
-/// The engine lives until the process exits: tearing it down would only
-/// delay the exit.
 pub(crate) fn engine_with(
     home: PathBuf,
     pooling: bool,
     memory: Option<usize>,
 ) -> Result<workbooks::Engine, u8> {
-    static KEEP: std::sync::OnceLock<workbooks::Engine> = std::sync::OnceLock::new();
     let allow = match std::env::var("WB_NET_ALLOW") {
         Ok(list) => workbooks::Cidr::parse_list(&list)
             .map_err(|e| fail("usage", format!("WB_NET_ALLOW: {e}"), exit::USAGE))?,

@@ -25,6 +25,20 @@ pub(crate) struct Args {
     /// Wall-clock budget of one request in milliseconds.
     #[arg(long, value_name = "MS")]
     timeout: Option<u64>,
+    /// Fuel of one request (default 5e9).
+    #[arg(long, value_name = "N")]
+    fuel: Option<u64>,
+    /// Connections open at once, from all clients.
+    #[arg(long, default_value_t = workbooks::limits::SERVE_MAX_CONNECTIONS, value_name = "N")]
+    max_connections: usize,
+    /// Connections open at once from one client (an IPv4 address or an
+    /// IPv6 /64).
+    #[arg(long, default_value_t = workbooks::limits::SERVE_MAX_CONNECTIONS_PER_CLIENT, value_name = "N")]
+    max_connections_per_client: usize,
+    /// Milliseconds a client has to send a request's headers; also how long
+    /// an idle keep-alive connection stays open.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    header_timeout: u64,
     /// The component.
     file: PathBuf,
 }
@@ -44,6 +58,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             tenant: args.tenant.clone(),
             per_client_per_minute: args.per_client,
             timeout: args.timeout.map(std::time::Duration::from_millis),
+            fuel: args.fuel,
+            max_connections: args.max_connections,
+            max_connections_per_client: args.max_connections_per_client,
+            header_timeout: std::time::Duration::from_millis(args.header_timeout),
         };
         let server = engine.server(&artifact, opts).map_err(|e| {
             let code = match &e {
@@ -69,11 +87,20 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 args.file.display(),
                 args.profile
             );
-            server
-                .run(listener)
-                .await
-                .map_err(|e| fail("serve", e, exit::ENGINE))
+            // Stop on SIGINT or SIGTERM; main then writes out the audit
+            // denials still being coalesced.
+            let mut terminate =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .map_err(|e| fail("serve", e, exit::ENGINE))?;
+            tokio::select! {
+                served = server.run(listener) => {
+                    served.map_err(|e| fail("serve", e, exit::ENGINE))
+                }
+                _ = tokio::signal::ctrl_c() => Ok(()),
+                _ = terminate.recv() => Ok(()),
+            }
         })?;
+        eprintln!("wbx: serve: stopped");
         Ok(0)
     };
     body().unwrap_or_else(|c| c)

@@ -1,7 +1,7 @@
 //! The exec broker: the deny ladder in front of every command run, and the
 //! per-principal concurrency slots.
 
-use super::registry::{ArgMode, Tier};
+use super::registry::{ArgMode, RegistryError, Tier};
 use super::{
     CommandEnv, CommandError, CommandOutput, MAX_CONCURRENT_PER_PRINCIPAL, MAX_DEPTH, builtin,
 };
@@ -132,9 +132,10 @@ impl Engine {
             }));
         }
         let registry = self.registry();
-        let Some(entry) = registry
-            .get(name)
-            .map_err(|e| CommandError::Refused(e.to_string()))?
+        let Some(entry) = registry.get(name).map_err(|e| match e {
+            RegistryError::Corrupt { .. } => CommandError::Integrity(e.to_string()),
+            e => CommandError::Refused(e.to_string()),
+        })?
         else {
             return Ok(None);
         };

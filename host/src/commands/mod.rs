@@ -16,7 +16,8 @@
 
 pub(crate) mod broker;
 pub mod builtin;
-mod module;
+pub mod frames;
+pub(crate) mod module;
 mod os_process;
 pub mod registry;
 mod runner;

@@ -2,14 +2,15 @@
 //! `_start`), for existing wasip1 tools.
 //!
 //! Same envelope as components: fuel, wall clock, memory cap on the total,
-//! in-memory stdio, only the caller's preopens. Imports are checked before
-//! instantiation like the component lane: `wasi_snapshot_preview1` is base;
-//! `workbooks.exec` and `workbooks.exec_read` are linked only under the
-//! `exec` or `commands` cap; anything else is refused by name.
+//! in-memory stdio, only the caller's preopens and only under `vfs`. The
+//! module is docked like a component ([`crate::dock::module`]): its imports
+//! are checked call by call against the grant before anything runs, and the
+//! linker comes from the dock, the one place linking happens.
 //!
 //! `workbooks.exec(req_ptr, req_len) -> i64` takes a request in the wire
 //! format ([`super::wire`]), runs it through the same broker and deny
-//! ladder, stashes the result (`[exit i32][len u32][stdout][len u32][stderr]`)
+//! ladder (under `exec` when the grant holds it, else under `commands`),
+//! stashes the result (`[exit i32][len u32][stdout][len u32][stderr]`)
 //! and returns its length; `workbooks.exec_read(out_ptr, out_len) -> i64`
 //! copies the stash out and returns the bytes copied. Negative returns:
 //! -1 malformed request or bad pointer, -2 revoked, -3 rate_limited,
@@ -24,17 +25,18 @@ use crate::limits::{
     Deadline, HasDeadline, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter, install_deadline,
 };
 use crate::policy::Cap;
+use crate::preopen::check_preopens;
 use crate::run::classify_with;
 use bytes::Bytes;
 use std::time::Duration;
-use wasmtime::{Caller, Linker, Store};
-use wasmtime_wasi::p1::{self, WasiP1Ctx};
+use wasmtime::{Caller, Store};
+use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtx};
 
 /// The data of a core-module store.
 pub(crate) struct ModuleState {
-    wasi: WasiP1Ctx,
+    pub(crate) wasi: WasiP1Ctx,
     limiter: MemoryLimiter,
     deadline: Deadline,
     exec: Option<(Engine, CommandEnv)>,
@@ -45,32 +47,6 @@ impl HasDeadline for ModuleState {
     fn deadline(&self) -> Deadline {
         self.deadline
     }
-}
-
-fn exec_granted(env: &CommandEnv) -> bool {
-    env.grant.caps.contains(Cap::Exec) || env.grant.caps.contains(Cap::Commands)
-}
-
-/// Refuses imports the lane does not serve, naming them and the cap.
-fn check_imports(module: &wasmtime::Module, env: &CommandEnv) -> Result<(), CommandError> {
-    for import in module.imports() {
-        match (import.module(), import.name()) {
-            ("wasi_snapshot_preview1", _) => {}
-            ("workbooks", "exec" | "exec_read") if exec_granted(env) => {}
-            ("workbooks", name @ ("exec" | "exec_read")) => {
-                return Err(CommandError::Refused(format!(
-                    "capability not granted: exec (import workbooks.{name}) under profile {}",
-                    env.grant.profile.effective
-                )));
-            }
-            (m, n) => {
-                return Err(CommandError::Refused(format!(
-                    "unknown import refused: {m}.{n}"
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn error_code(e: &CommandError) -> i64 {
@@ -94,58 +70,55 @@ fn read_guest(caller: &mut Caller<'_, ModuleState>, ptr: u32, len: u32) -> Optio
         .map(<[u8]>::to_vec)
 }
 
-fn link(linker: &mut Linker<ModuleState>, with_exec: bool) -> wasmtime::Result<()> {
-    p1::add_to_linker_async(linker, |s: &mut ModuleState| &mut s.wasi)?;
-    if !with_exec {
-        return Ok(());
+/// `workbooks.exec`: runs the wire request at `ptr..ptr+len` through the
+/// broker and stashes the result for `exec_read`.
+pub(crate) async fn exec(
+    mut caller: Caller<'_, ModuleState>,
+    ptr: u32,
+    len: u32,
+) -> wasmtime::Result<i64> {
+    let Some(request) = read_guest(&mut caller, ptr, len) else {
+        return Ok(-1);
+    };
+    let Ok(req) = wire::parse(&request) else {
+        return Ok(-1);
+    };
+    let Some((engine, env)) = caller.data().exec.clone() else {
+        return Ok(-4);
+    };
+    // Linked under either cap: ask the broker through the one held.
+    let cap = if env.caller_caps.contains(Cap::Exec) {
+        Cap::Exec
+    } else {
+        Cap::Commands
+    };
+    let result = engine
+        .run_command_as(&env, cap, &req.name, req.argv, Bytes::from(req.stdin))
+        .await;
+    Ok(match result {
+        Ok(out) => {
+            let encoded = wire::encode_output(out.exit_code, &out.stdout, &out.stderr);
+            let n = encoded.len() as i64;
+            caller.data_mut().stash = Some(encoded);
+            n
+        }
+        Err(e) => error_code(&e),
+    })
+}
+
+/// `workbooks.exec_read`: copies the stash to `ptr..ptr+len`.
+pub(crate) fn exec_read(mut caller: Caller<'_, ModuleState>, ptr: u32, len: u32) -> i64 {
+    let Some(stash) = caller.data_mut().stash.take() else {
+        return -10;
+    };
+    let Some(memory) = caller.get_export("memory").and_then(|e| e.into_memory()) else {
+        return -1;
+    };
+    let n = stash.len().min(len as usize);
+    match memory.write(&mut caller, ptr as usize, &stash[..n]) {
+        Ok(()) => n as i64,
+        Err(_) => -1,
     }
-    linker.func_wrap_async(
-        "workbooks",
-        "exec",
-        |mut caller: Caller<'_, ModuleState>, (ptr, len): (u32, u32)| {
-            Box::new(async move {
-                let Some(request) = read_guest(&mut caller, ptr, len) else {
-                    return Ok(-1i64);
-                };
-                let Ok(req) = wire::parse(&request) else {
-                    return Ok(-1);
-                };
-                let Some((engine, env)) = caller.data().exec.clone() else {
-                    return Ok(-4);
-                };
-                let result = engine
-                    .run_command_as(&env, Cap::Exec, &req.name, req.argv, Bytes::from(req.stdin))
-                    .await;
-                Ok(match result {
-                    Ok(out) => {
-                        let encoded = wire::encode_output(out.exit_code, &out.stdout, &out.stderr);
-                        let n = encoded.len() as i64;
-                        caller.data_mut().stash = Some(encoded);
-                        n
-                    }
-                    Err(e) => error_code(&e),
-                })
-            })
-        },
-    )?;
-    linker.func_wrap(
-        "workbooks",
-        "exec_read",
-        |mut caller: Caller<'_, ModuleState>, ptr: u32, len: u32| -> i64 {
-            let Some(stash) = caller.data_mut().stash.take() else {
-                return -10;
-            };
-            let Some(memory) = caller.get_export("memory").and_then(|e| e.into_memory()) else {
-                return -1;
-            };
-            let n = stash.len().min(len as usize);
-            match memory.write(&mut caller, ptr as usize, &stash[..n]) {
-                Ok(()) => n as i64,
-                Err(_) => -1,
-            }
-        },
-    )?;
-    Ok(())
 }
 
 impl Engine {
@@ -161,9 +134,11 @@ impl Engine {
     ) -> Result<CommandOutput, CommandError> {
         let refused = |e: wasmtime::Error| CommandError::Refused(format!("{e:#}"));
         let module = self.compile_module(&resolved.artifact).map_err(refused)?;
-        check_imports(&module, env)?;
-        let mut linker = Linker::new(module.engine());
-        link(&mut linker, exec_granted(env)).map_err(refused)?;
+        let docked = self
+            .dock_module(&resolved.artifact, &module, &env.grant)
+            .map_err(|e| CommandError::Refused(e.to_string()))?;
+        check_preopens(self.home(), &env.grant, &env.dirs)
+            .map_err(|e| CommandError::Refused(e.to_string()))?;
 
         let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
         let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
@@ -202,7 +177,7 @@ impl Engine {
         install_deadline(&mut store);
         store.set_fuel(fuel).map_err(refused)?;
         let outcome = tokio::time::timeout(timeout, async {
-            let instance = linker.instantiate_async(&mut store, &module).await?;
+            let instance = docked.pre.instantiate_async(&mut store).await?;
             let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
             start.call_async(&mut store, ()).await
         })

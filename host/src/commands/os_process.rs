@@ -1,25 +1,33 @@
 //! The os_process tier: each call runs in a child `wbx` process, for
 //! commands whose trust calls for an OS boundary as well as the sandbox.
 //!
-//! The child gets the store file, the grant (profile and caps), the
-//! budgets, the preopens and the expected sha256, which it verifies again
-//! itself before running, so a file swapped between the parent's check and
-//! the child's read is refused. The parent bounds the child's wall time as
-//! well and kills it past the budget. The child's engine verdicts (exit
-//! codes 120 to 126 with a `wbx:` line on stderr) come back as the same
-//! errors an in-process run reports.
+//! The child gets the store file, the grant (profile and caps), the tenant
+//! and session id (so it reaches the same tenant-scoped volumes an
+//! in-process run would), the budgets, the preopens and the expected
+//! sha256, which it verifies again itself before running, so a file swapped
+//! between the parent's check and the child's read is refused. The child
+//! answers in frames ([`super::frames`]): the guest's stdout and stderr,
+//! then the engine's verdict, on a channel the guest cannot write. The
+//! parent reads the frames as they come with the in-process caps, stops
+//! (and kills) the child at the first byte past a cap, and bounds the
+//! child's wall time as well.
 
 use super::broker::Resolved;
+use super::frames::{self, FrameError, Verdict};
 use super::{CommandEnv, CommandError, CommandOutput};
 use crate::engine::Engine;
+use crate::limits::{MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES};
 use bytes::Bytes;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Extra wall time the child gets over the command's budget, for process
 /// start-up and engine set-up.
 const CHILD_GRACE: Duration = Duration::from_secs(5);
+
+/// Bytes of the child's own diagnostics kept for an error message.
+const CHILD_DIAGNOSTIC_BYTES: u64 = 4 << 10;
 
 impl Engine {
     /// Runs a command in a child `wbx` process.
@@ -45,12 +53,13 @@ impl Engine {
         cmd.arg("--home")
             .arg(self.home())
             .arg("exec")
+            .arg("--framed")
+            .arg(format!("--id={}", env.session_id))
             .arg("--profile")
             .arg(env.grant.profile.effective.name())
             .arg("--caps")
             .arg(env.grant.caps.words().join(","))
-            .arg("--tenant")
-            .arg(&env.principal)
+            .arg(format!("--tenant={}", env.principal))
             .arg("--timeout")
             .arg(timeout.as_millis().to_string())
             .arg("--fuel")
@@ -61,9 +70,20 @@ impl Engine {
             cmd.arg("--memory").arg((bytes >> 20).max(1).to_string());
         }
         for dir in &env.dirs {
+            // The spec is parsed again in the child: a host path it cannot
+            // carry exactly is refused rather than reinterpreted.
+            let host = dir
+                .host
+                .to_str()
+                .filter(|h| !h.contains("::"))
+                .ok_or_else(|| {
+                    CommandError::Refused(format!(
+                        "tier os_process cannot pass the preopen {} (not UTF-8, or contains `::`)",
+                        dir.host.display()
+                    ))
+                })?;
             let ro = if dir.read_only { "::ro" } else { "" };
-            cmd.arg("--dir")
-                .arg(format!("{}::{}{ro}", dir.host.display(), dir.guest));
+            cmd.arg(format!("--dir={host}::{}{ro}", dir.guest));
         }
         cmd.arg(path)
             .arg("--")
@@ -81,34 +101,75 @@ impl Engine {
                 let _ = pipe.write_all(&stdin).await;
             });
         }
-        let out = tokio::time::timeout(timeout + CHILD_GRACE, child.wait_with_output())
+        // The child's own stderr carries only its diagnostics: kept short,
+        // and drained so the child never blocks on it.
+        let diagnostics = child.stderr.take().map(|pipe| {
+            tokio::spawn(async move {
+                let mut text = Vec::new();
+                let _ = pipe
+                    .take(CHILD_DIAGNOSTIC_BYTES)
+                    .read_to_end(&mut text)
+                    .await;
+                String::from_utf8_lossy(&text).trim().to_string()
+            })
+        });
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| CommandError::Refused("child wbx has no stdout".into()))?;
+        let exchange = async {
+            let received = frames::read(stdout).await;
+            if received.is_err() {
+                let _ = child.start_kill();
+            }
+            let status = child.wait().await;
+            (received, status)
+        };
+        let (received, status) = tokio::time::timeout(timeout + CHILD_GRACE, exchange)
             .await
-            .map_err(|_| CommandError::Timeout(timeout))?
-            .map_err(|e| CommandError::Refused(format!("child wbx failed: {e}")))?;
-        let code = out.status.code().unwrap_or(-1);
-        let stderr_text = String::from_utf8_lossy(&out.stderr);
-        let verdict = stderr_text
-            .lines()
-            .rev()
-            .find_map(|l| l.strip_prefix("wbx: "))
-            .map(str::to_string);
-        if let (Some(line), 120..=126) = (&verdict, code) {
-            return Err(match code {
-                124 => CommandError::Timeout(timeout),
-                122 => CommandError::Memory(
+            .map_err(|_| CommandError::Timeout(timeout))?;
+        let received = received.map_err(|e| match e {
+            FrameError::TooLarge { limit, .. } => CommandError::OutputTooLarge(limit as u64),
+            FrameError::Malformed(why) => CommandError::Refused(format!("child wbx: {why}")),
+        })?;
+        let verdict = match received.verdict {
+            Some(v) => v,
+            None => {
+                let said = match diagnostics {
+                    Some(task) => task.await.unwrap_or_default(),
+                    None => String::new(),
+                };
+                let status = status
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|e| e.to_string());
+                return Err(CommandError::Refused(format!(
+                    "child wbx ended without a verdict ({status}){}{said}",
+                    if said.is_empty() { "" } else { ": " }
+                )));
+            }
+        };
+        match verdict {
+            Verdict::Exit(exit_code) => Ok(CommandOutput {
+                stdout: received.stdout,
+                stderr: received.stderr,
+                exit_code,
+                elapsed: Duration::ZERO,
+            }),
+            Verdict::Failed { kind, message } => Err(match kind.as_str() {
+                "timeout" => CommandError::Timeout(timeout),
+                "memory_limit" => CommandError::Memory(
                     self.memory_cap(env.policy.memory, env.grant.profile.effective) as u64,
                 ),
-                123 => CommandError::Fuel,
-                121 => CommandError::Trap(line.clone()),
-                _ if line.contains("artifact_integrity") => CommandError::Integrity(line.clone()),
-                _ => CommandError::Refused(line.clone()),
-            });
+                "fuel_exhausted" => CommandError::Fuel,
+                "trap" => CommandError::Trap(message),
+                "output_too_large" => {
+                    CommandError::OutputTooLarge(MAX_CAPTURED_OUTPUT_BYTES as u64)
+                }
+                "artifact_integrity" => CommandError::Integrity(message),
+                "argv_too_large" => CommandError::ArgvTooLarge(MAX_ARGV_BYTES as u64),
+                "stdin_too_large" => CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64),
+                _ => CommandError::Refused(message),
+            }),
         }
-        Ok(CommandOutput {
-            stdout: Bytes::from(out.stdout),
-            stderr: Bytes::from(out.stderr),
-            exit_code: code,
-            elapsed: Duration::ZERO,
-        })
     }
 }

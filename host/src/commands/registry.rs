@@ -116,6 +116,18 @@ pub enum RegistryError {
         /// The hash it was registered under.
         sha256: String,
     },
+    /// `registry.json` holds an entry the registry would never write: it
+    /// was edited by hand or damaged. Nothing is read from or written to
+    /// the registry until it is fixed, so nothing is lost either.
+    #[error(
+        "{path} is damaged: {why}; fix or remove that entry (the registry is read-only until then)"
+    )]
+    Corrupt {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong, naming the entry.
+        why: String,
+    },
     /// Reading or writing the store or manifest failed.
     #[error("registry storage failed: {0}")]
     Io(#[from] std::io::Error),
@@ -172,6 +184,12 @@ pub fn validate_name(name: &str) -> Result<(), RegistryError> {
     }
 }
 
+/// Whether `s` is a sha256 as the registry writes it: 64 lowercase hex
+/// digits (and so a safe file name in the store).
+fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -198,15 +216,36 @@ impl Registry {
     }
 
     fn read_manifest(&self) -> Result<BTreeMap<String, Entry>, RegistryError> {
-        match std::fs::read(&self.manifest_path) {
+        let corrupt = |why: String| RegistryError::Corrupt {
+            path: self.manifest_path.clone(),
+            why,
+        };
+        let entries = match std::fs::read(&self.manifest_path) {
             Ok(bytes) => serde_json::from_slice::<Vec<Entry>>(&bytes)
-                .map(|v| v.into_iter().map(|e| (e.name.clone(), e)).collect())
-                .map_err(|e| {
-                    RegistryError::Io(std::io::Error::other(format!("registry.json: {e}")))
-                }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-            Err(e) => Err(e.into()),
+                .map_err(|e| corrupt(format!("not a list of entries ({e})")))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let mut map = BTreeMap::new();
+        for entry in entries {
+            if validate_name(&entry.name).is_err() {
+                return Err(corrupt(format!(
+                    "entry name `{}` is not a command name",
+                    entry.name.escape_debug()
+                )));
+            }
+            if !is_sha256_hex(&entry.sha256) {
+                return Err(corrupt(format!(
+                    "entry `{}`: sha256 `{}` is not 64 lowercase hex digits",
+                    entry.name,
+                    entry.sha256.escape_debug()
+                )));
+            }
+            if map.insert(entry.name.clone(), entry).is_some() {
+                return Err(corrupt("a name appears twice".to_string()));
+            }
         }
+        Ok(map)
     }
 
     fn refresh(&self) -> Result<(), RegistryError> {
@@ -336,6 +375,12 @@ impl Registry {
 
     /// Loads an entry's bytes, verified against its sha256.
     pub fn load(&self, entry: &Entry) -> Result<Artifact, RegistryError> {
+        if !is_sha256_hex(&entry.sha256) {
+            return Err(RegistryError::Integrity {
+                path: self.store.clone(),
+                sha256: entry.sha256.escape_debug().to_string(),
+            });
+        }
         let path = self.store_path(&entry.sha256);
         let stamp = Stamp::of(&std::fs::metadata(&path)?);
         if let Some((seen, artifact)) = self

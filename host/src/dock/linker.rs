@@ -1,5 +1,6 @@
-//! The only place imports are linked. One line per cap word: a cap is
-//! linked if and only if it is granted.
+//! The only place component imports are linked (core modules are linked in
+//! [`super::module`]). One line per cap word: a cap is linked if and only
+//! if it is granted.
 //!
 //! Base WASI is curated rather than wholesale: io, clocks, random and cli
 //! (including `exit-with-code`), with stdio wired by the store builder to
@@ -59,7 +60,9 @@ pub(crate) fn link(
             Cap::Tcp => cap::tcp::add_to_linker(l, |s| &mut s.tcp)?,
             Cap::Udp => cap::udp::add_to_linker(l, |s| &mut s.udp)?,
             Cap::Tls => cap::tls::add_to_linker(l, |s| &mut s.tls)?,
-            Cap::Net => cap::net::add_to_linker(l, |s| &mut s.net, StoreState::http)?,
+            Cap::Net => {
+                cap::net::add_to_linker(l, |s| &mut s.net, StoreState::http, StoreState::lookup)?
+            }
             Cap::Browse => cap::browse::add_to_linker(l, |s| &mut s.browse)?,
             // No component-lane binding: llm and parallel are not served by
             // this engine (docking refuses their imports by name); posix

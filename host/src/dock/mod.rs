@@ -7,14 +7,16 @@
 //! any import whose cap is not granted (naming the cap word, the interface
 //! and the profile); compose the guest with the broker components serving
 //! its granted engine imports; link exactly the granted caps
-//! ([`linker::link`], the only place that links); pre-instantiate. Compiled
-//! and composed artifacts are cached by content hash, and docked results by
-//! (artifact, grant), so each combination pays composition and compilation
-//! once.
+//! (`linker.rs` for components and `module.rs` for preview 1 core
+//! modules, the only places that link); pre-instantiate. Compiled and
+//! composed artifacts are cached by content hash, sealed with the home's
+//! key (`seal.rs`), and docked results by (artifact, grant), so each
+//! combination pays composition and compilation once.
 
 mod compose;
 pub mod imports;
 mod linker;
+pub(crate) mod module;
 mod receipt;
 
 pub use imports::{Need, Surface};
@@ -23,6 +25,7 @@ pub use receipt::{BrokerReceipt, ImportReceipt, Receipt};
 use crate::artifact::{Artifact, ArtifactKind, CompileCache};
 use crate::embedded::{self, Embedded};
 use crate::policy::{Cap, CapSet, Grant, Profile};
+use crate::seal::Seal;
 use crate::state::StoreState;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -305,24 +308,53 @@ fn same_interface(a: &str, b: &str) -> bool {
 /// Docks artifacts, caching every expensive step.
 pub(crate) struct Docker {
     compiled: CompileCache,
+    seal: Seal,
     composed_dir: Option<PathBuf>,
     linkers: Mutex<HashMap<CapSet, Linker<StoreState>>>,
     docked: Mutex<DockedCache>,
+    modules: module::ModuleDocks,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The value cached in `map` under `key`, made by `make` on a miss. Two
+/// callers may both make it; either result is the same.
+fn cached<K: Eq + std::hash::Hash, V: Clone, E>(
+    map: &Mutex<HashMap<K, V>>,
+    key: K,
+    make: impl FnOnce() -> Result<V, E>,
+) -> Result<V, E> {
+    if let Some(v) = lock(map).get(&key) {
+        return Ok(v.clone());
+    }
+    let v = make()?;
+    lock(map).insert(key, v.clone());
+    Ok(v)
+}
+
 impl Docker {
-    /// A docker whose caches live under `cache_dir` when given.
-    pub(crate) fn new(engine: &wasmtime::Engine, cache_dir: Option<PathBuf>) -> Self {
+    /// A docker whose caches live under `cache_dir` when given, their
+    /// entries sealed with `seal`.
+    pub(crate) fn new(engine: &wasmtime::Engine, cache_dir: Option<PathBuf>, seal: Seal) -> Self {
         Self {
-            compiled: CompileCache::new(engine, cache_dir.as_ref().map(|d| d.join("compiled"))),
+            compiled: CompileCache::new(
+                engine,
+                cache_dir.as_ref().map(|d| d.join("compiled")),
+                seal.clone(),
+            ),
+            seal,
             composed_dir: cache_dir.map(|d| d.join("composed")),
             linkers: Mutex::new(HashMap::new()),
             docked: Mutex::new(HashMap::new()),
+            modules: module::ModuleDocks::default(),
         }
+    }
+
+    /// The core-module docks.
+    pub(crate) fn modules(&self) -> &module::ModuleDocks {
+        &self.modules
     }
 
     /// The compile cache.
@@ -401,12 +433,9 @@ impl Docker {
         engine: &wasmtime::Engine,
         caps: CapSet,
     ) -> Result<Linker<StoreState>, DockError> {
-        if let Some(l) = lock(&self.linkers).get(&caps) {
-            return Ok(l.clone());
-        }
-        let l = linker::link(engine, caps).map_err(|e| DockError::Link(format!("{e:#}")))?;
-        lock(&self.linkers).insert(caps, l.clone());
-        Ok(l)
+        cached(&self.linkers, caps, || {
+            linker::link(engine, caps).map_err(|e| DockError::Link(format!("{e:#}")))
+        })
     }
 
     /// The guest composed with `brokers`, from the on-disk cache when there.
@@ -417,12 +446,18 @@ impl Docker {
             h.update(b.sha256);
         }
         let key = hex::encode(h.finalize());
+        let context = format!("composed:{key}").into_bytes();
         let path = self
             .composed_dir
             .as_ref()
             .map(|d| d.join(format!("{key}.wasm")));
-        if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
-            return Ok(Artifact::trusted(bytes, ArtifactKind::Component));
+        if let Some(sealed) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+            match self.seal.unseal(&context, &sealed) {
+                Some(bytes) => {
+                    return Ok(Artifact::trusted(bytes.to_vec(), ArtifactKind::Component));
+                }
+                None => tracing::warn!(key, "discarding a composition whose seal does not match"),
+            }
         }
         let plugs: Vec<compose::Plug<'_>> = brokers
             .iter()
@@ -433,7 +468,8 @@ impl Docker {
             .collect();
         let bytes = compose::plug(guest.bytes(), &plugs).map_err(DockError::Compose)?;
         if let Some(path) = &path
-            && let Err(e) = crate::artifact::write_atomic(path, &bytes)
+            && let Some(sealed) = self.seal.seal(&context, &bytes)
+            && let Err(e) = crate::artifact::write_atomic(path, &sealed)
         {
             tracing::warn!(path = %path.display(), error = %e, "could not cache composition");
         }

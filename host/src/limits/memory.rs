@@ -40,9 +40,16 @@ impl MemoryLimiter {
         self.used
     }
 
-    /// The total a refused growth asked for, if any growth was refused.
+    /// The total a refused growth asked for, if any growth was refused
+    /// since the last [`MemoryLimiter::arm`].
     pub(crate) fn refused(&self) -> Option<usize> {
         self.refused
+    }
+
+    /// Starts a new call: a refusal recorded during an earlier call (which
+    /// the guest may have handled) says nothing about this one.
+    pub(crate) fn arm(&mut self) {
+        self.refused = None;
     }
 
     fn grow(&mut self, current: usize, desired: usize) -> bool {
@@ -112,6 +119,9 @@ mod tests {
         assert!(!l.memory_growing(0, 1, None).unwrap());
         assert_eq!(l.refused(), Some(101));
         assert_eq!(l.used(), 100);
+        l.arm();
+        assert_eq!(l.refused(), None, "a new call starts with no refusal");
+        assert_eq!(l.used(), 100, "arming does not forget what is held");
     }
 
     #[test]

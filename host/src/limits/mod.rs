@@ -59,6 +59,22 @@ pub const MAX_STDIN_BYTES: usize = 64 << 20;
 /// argument lists that would blow a host's ARG_MAX or memory silently.
 pub const MAX_ARGV_BYTES: usize = 256 << 10;
 
+// ---- the broker cadence -----------------------------------------------------
+
+/// Principals the rate limiter tracks at once; past it, principals not yet
+/// tracked share one overflow bucket. Bounds the memory a flood of new
+/// names (a server's clients) can take.
+pub const RATE_MAX_PRINCIPALS: usize = 65_536;
+
+/// Repeats of one (principal, broker, reason) denial within this window
+/// share one line of the audit file, so denials an untrusted party causes
+/// do not grow the log one line each.
+pub const AUDIT_COALESCE_WINDOW: Duration = Duration::from_secs(10);
+
+/// Size past which the audit file is rotated (one older generation is
+/// kept), so the log on disk stays under twice this.
+pub const AUDIT_MAX_FILE_BYTES: u64 = 8 << 20;
+
 // ---- identifiers -----------------------------------------------------------
 
 /// Longest instance id or tenant name. Both become storage tree names.
@@ -104,6 +120,13 @@ pub const QUEUE_MAX_MESSAGE_BYTES: usize = 256 << 10;
 /// Messages one queue may hold; a producer without a consumer stops here.
 pub const QUEUE_MAX_DEPTH: u32 = 1000;
 
+/// Non-empty queues one tenant may hold. Queue names are the guest's to
+/// choose; this stops a tenant from making them without end.
+pub const QUEUE_MAX_PER_TENANT: u32 = 100;
+
+/// Message bytes one tenant's queues may hold in all.
+pub const QUEUE_MAX_TENANT_BYTES: u64 = 64 << 20;
+
 /// Longest a `pop-wait` may wait.
 pub const QUEUE_MAX_WAIT: Duration = Duration::from_secs(30);
 
@@ -130,6 +153,10 @@ pub const NET_FETCH_MANY_MAX: usize = 64;
 /// Fetches of one `fetch-many` call in flight at once.
 pub const NET_FETCH_MANY_CONCURRENCY: usize = 16;
 
+/// Body bytes one `fetch-many` call may hold in all, in flight and done:
+/// without it, 64 URLs of 8 MiB each would park 512 MiB in the host.
+pub const NET_FETCH_MANY_MAX_BYTES: usize = 32 << 20;
+
 /// Wall-clock budget of one `browse` fetch.
 pub const BROWSE_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -142,6 +169,24 @@ pub const SOCKET_MAX_REPLY_BYTES: usize = 1 << 20;
 /// Wall-clock budget of a tcp, udp or tls one-shot.
 pub const SOCKET_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Distinct addresses one store may send `wasi:sockets` datagrams to. Only
+/// those may send datagrams back, so the set is kept; this bounds it.
+pub const SOCKET_MAX_UDP_PEERS: usize = 1024;
+
 /// Largest response body `wbx serve` sends; a guest producing more gets a
 /// 502 instead.
 pub const SERVE_MAX_RESPONSE_BYTES: usize = 8 << 20;
+
+/// Connections `wbx serve` keeps open at once, by default; past it new
+/// connections are closed as they are accepted, so idle clients cannot use
+/// up the process's file descriptors.
+pub const SERVE_MAX_CONNECTIONS: usize = 1024;
+
+/// Connections one client (an IPv4 address or an IPv6 /64) may keep open
+/// at once, by default.
+pub const SERVE_MAX_CONNECTIONS_PER_CLIENT: usize = 32;
+
+/// How long a client has to send a request's headers, and how long an idle
+/// keep-alive connection is kept, by default: a client trickling header
+/// lines is cut off here.
+pub const SERVE_HEADER_TIMEOUT: Duration = Duration::from_secs(10);

@@ -1,8 +1,13 @@
 //! Durable state: one sled database under `<home>/db`.
 //!
 //! Trees: `kv/<tenant>` (a tenant's keys), `queue/<tenant>` (a tenant's
-//! queues), `vfs/<instance>` (an instance's volumes). Tree names come only from validated tenant and instance names,
-//! which the host chooses; a guest never supplies one. Every acknowledged
+//! queues), `vfs/<tenant>/<instance>` (an instance's volumes, scoped by the
+//! tenant that runs it). Tree names come only from validated tenant and
+//! instance names, which the host chooses; a guest never supplies one, and
+//! no tree is ever keyed by an instance id alone: two tenants that pick the
+//! same id reach different volumes. Volumes written before that scoping
+//! (`vfs/<instance>`) are refused by id until the operator gives them to a
+//! tenant or drops them ([`legacy`]). Every acknowledged
 //! write is flushed to disk before it is acknowledged. Writes that must keep
 //! a count consistent (kv key count, vfs volume usage) update data and count
 //! in one atomic batch, serialised per kind.
@@ -11,6 +16,7 @@
 //! a home at a time; a second gets [`StorageError::Locked`].
 
 mod kv;
+pub mod legacy;
 mod queue;
 mod vfs;
 mod vfs_path;
@@ -23,6 +29,7 @@ pub use vfs_path::normalize as normalize_vfs_path;
 use crate::limits::MAX_NAME_BYTES;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// The engine's sled database.
 #[derive(Clone)]
@@ -37,6 +44,8 @@ struct Inner {
     vfs_writes: Mutex<()>,
     queue_writes: Mutex<()>,
     queue_waiters: queue::Waiters,
+    /// Instance ids that still have unscoped `vfs/<id>` trees.
+    legacy_volumes: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Storage {
@@ -74,6 +83,28 @@ pub enum StorageError {
         /// Why it was refused.
         why: &'static str,
     },
+    /// The instance id still has volumes from before they were scoped by
+    /// tenant; nobody may use the id until the operator settles them.
+    #[error(
+        "instance `{id}` has volumes from before volumes were scoped by tenant (tree vfs/{id}); \
+         give them to their tenant with `wbx vfs adopt {id} --tenant TENANT`, \
+         or delete them with `wbx vfs drop-legacy {id}`"
+    )]
+    LegacyVolumes {
+        /// The instance id.
+        id: String,
+    },
+    /// `adopt` would overwrite volumes the tenant already has.
+    #[error(
+        "tenant `{tenant}` already has volumes for instance `{id}`; adopting would overwrite them \
+         (if an earlier adopt was cut short, they are already there: `wbx vfs drop-legacy {id}`)"
+    )]
+    AdoptConflict {
+        /// The tenant.
+        tenant: String,
+        /// The instance id.
+        id: String,
+    },
     /// The backend failed.
     #[error("storage backend failed: {0}")]
     Backend(String),
@@ -105,6 +136,7 @@ impl Storage {
                 }
             }
         })?;
+        let legacy_volumes = Mutex::new(legacy::scan(&db));
         Ok(Storage {
             inner: Arc::new(Inner {
                 db,
@@ -113,6 +145,7 @@ impl Storage {
                 vfs_writes: Mutex::new(()),
                 queue_writes: Mutex::new(()),
                 queue_waiters: Default::default(),
+                legacy_volumes,
             }),
         })
     }
@@ -129,11 +162,22 @@ impl Storage {
         Ok(TenantKv::new(self.clone(), tree))
     }
 
-    /// The volumes of instance `id`.
-    pub fn volumes(&self, id: &str) -> Result<Volumes, StorageError> {
+    /// The volumes of instance `id` of `tenant`.
+    pub fn volumes(&self, tenant: &str, id: &str) -> Result<Volumes, StorageError> {
+        validate_name("tenant", tenant)?;
         validate_name("instance", id)?;
-        let tree = self.inner.db.open_tree(format!("vfs/{id}"))?;
+        if self.legacy().contains(id) {
+            return Err(StorageError::LegacyVolumes { id: id.to_string() });
+        }
+        let tree = self.inner.db.open_tree(volume_tree(tenant, id))?;
         Ok(Volumes::new(self.clone(), tree))
+    }
+
+    fn legacy(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
+        self.inner
+            .legacy_volumes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The queues of `tenant`.
@@ -198,10 +242,33 @@ impl StorageSlot {
         if let Some(s) = slot.as_ref() {
             return Ok(s.clone());
         }
-        let s = Storage::open(&self.dir)?;
+        // The database's lock outlives a closed handle by a moment (sled
+        // finishes background writes first), so an engine reopening a home
+        // in the same process waits that moment out; a home another
+        // process holds is still reported as locked.
+        let mut waited = Duration::ZERO;
+        let s = loop {
+            match Storage::open(&self.dir) {
+                Err(StorageError::Locked { .. }) if waited < LOCK_RELEASE_WAIT => {
+                    std::thread::sleep(LOCK_RETRY);
+                    waited += LOCK_RETRY;
+                }
+                other => break other?,
+            }
+        };
         *slot = Some(s.clone());
         Ok(s)
     }
+}
+
+/// How long opening waits for a just-closed database's lock to go.
+const LOCK_RELEASE_WAIT: Duration = Duration::from_secs(1);
+/// The pause between attempts.
+const LOCK_RETRY: Duration = Duration::from_millis(25);
+
+/// The tree holding the volumes of instance `id` of `tenant`.
+fn volume_tree(tenant: &str, id: &str) -> String {
+    format!("vfs/{tenant}/{id}")
 }
 
 /// Checks a tenant or instance name: 1 to [`MAX_NAME_BYTES`] of

@@ -2,13 +2,22 @@
 //!
 //! Layout in the tenant's tree: a message is `m [name len u8] name [seq u64
 //! BE]`, a queue's bounds are `h [name len u8] name` → `[head u64][tail
-//! u64]`. Push and pop change message and bounds in one atomic batch under
-//! the queue write lock, so the depth cap cannot be raced and a crash
+//! u64]`, and the tenant's usage is `t` → `[queues u32][bytes u64]`. A
+//! queue exists while it holds messages: the pop that empties it removes
+//! its bounds. Push and pop change message, bounds and usage in one atomic
+//! batch under the queue write lock, so no cap can be raced and a crash
 //! cannot lose or duplicate a message. Waiters in this process are woken
 //! when a message arrives.
+//!
+//! Threat: queue names are the guest's to choose, so without a tenant-wide
+//! cap one tenant could hold any number of queues of 1000 × 256 KiB each.
+//! A tenant holds at most [`QUEUE_MAX_PER_TENANT`] non-empty queues and
+//! [`QUEUE_MAX_TENANT_BYTES`] of messages in all.
 
 use super::{Storage, StorageError};
-use crate::limits::{QUEUE_MAX_DEPTH, QUEUE_MAX_MESSAGE_BYTES};
+use crate::limits::{
+    QUEUE_MAX_DEPTH, QUEUE_MAX_MESSAGE_BYTES, QUEUE_MAX_PER_TENANT, QUEUE_MAX_TENANT_BYTES,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,6 +35,12 @@ pub enum QueueError {
     /// The queue holds [`QUEUE_MAX_DEPTH`] messages.
     #[error("queue already holds {0} messages")]
     Full(u32),
+    /// The tenant holds [`QUEUE_MAX_PER_TENANT`] non-empty queues.
+    #[error("the tenant already holds {0} queues")]
+    TooManyQueues(u32),
+    /// The tenant's queues hold [`QUEUE_MAX_TENANT_BYTES`] in all.
+    #[error("the tenant's queues would hold more than {0} bytes")]
+    TenantFull(u64),
     /// The backend failed.
     #[error("storage unavailable: {0}")]
     Unavailable(String),
@@ -52,6 +67,16 @@ pub struct TenantQueues {
     storage: Storage,
     tenant: String,
     tree: sled::Tree,
+}
+
+/// The key of the tenant's usage record.
+const USAGE: &[u8] = b"t";
+
+fn usage_value(queues: u32, bytes: u64) -> [u8; 12] {
+    let mut v = [0u8; 12];
+    v[..4].copy_from_slice(&queues.to_be_bytes());
+    v[4..].copy_from_slice(&bytes.to_be_bytes());
+    v
 }
 
 fn check_name(name: &str) -> Result<(), QueueError> {
@@ -95,6 +120,30 @@ impl TenantQueues {
         v
     }
 
+    /// Non-empty queues and message bytes of the tenant. Trees written
+    /// before usage was recorded are counted once, by a scan.
+    fn usage(&self) -> Result<(u32, u64), QueueError> {
+        if let Some(v) = self.tree.get(USAGE)?
+            && v.len() == 12
+        {
+            let queues = u32::from_be_bytes(v[..4].try_into().unwrap_or_default());
+            let bytes = u64::from_be_bytes(v[4..].try_into().unwrap_or_default());
+            return Ok((queues, bytes));
+        }
+        let mut queues = 0u32;
+        for item in self.tree.scan_prefix([b'h']) {
+            let (_, v) = item?;
+            if v.len() == 16 && v[..8] != v[8..] {
+                queues += 1;
+            }
+        }
+        let mut bytes = 0u64;
+        for item in self.tree.scan_prefix([b'm']) {
+            bytes += item?.1.len() as u64;
+        }
+        Ok((queues, bytes))
+    }
+
     fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Arc<Notify>>> {
         self.storage
             .queue_waiters()
@@ -122,11 +171,24 @@ impl TenantQueues {
             if tail - head >= u64::from(QUEUE_MAX_DEPTH) {
                 return Err(QueueError::Full(QUEUE_MAX_DEPTH));
             }
+            let (queues, bytes) = self.usage()?;
+            let new_queue = head == tail;
+            if new_queue && queues >= QUEUE_MAX_PER_TENANT {
+                return Err(QueueError::TooManyQueues(QUEUE_MAX_PER_TENANT));
+            }
+            let bytes = bytes + message.len() as u64;
+            if bytes > QUEUE_MAX_TENANT_BYTES {
+                return Err(QueueError::TenantFull(QUEUE_MAX_TENANT_BYTES));
+            }
             let mut batch = sled::Batch::default();
             batch.insert(key(b'm', name, Some(tail)), message);
             batch.insert(
                 key(b'h', name, None),
                 &Self::bounds_value(head, tail + 1)[..],
+            );
+            batch.insert(
+                USAGE,
+                &usage_value(queues + u32::from(new_queue), bytes)[..],
             );
             self.tree.apply_batch(batch)?;
             (tail + 1 - head) as u32
@@ -147,11 +209,25 @@ impl TenantQueues {
             }
             let k = key(b'm', name, Some(head));
             let message = self.tree.get(&k)?.map(|v| v.to_vec());
+            let (queues, bytes) = self.usage()?;
+            let emptied = head + 1 == tail;
+            let size = message.as_ref().map_or(0, |m| m.len() as u64);
             let mut batch = sled::Batch::default();
             batch.remove(k);
+            if emptied {
+                batch.remove(key(b'h', name, None));
+            } else {
+                batch.insert(
+                    key(b'h', name, None),
+                    &Self::bounds_value(head + 1, tail)[..],
+                );
+            }
             batch.insert(
-                key(b'h', name, None),
-                &Self::bounds_value(head + 1, tail)[..],
+                USAGE,
+                &usage_value(
+                    queues.saturating_sub(u32::from(emptied)),
+                    bytes.saturating_sub(size),
+                )[..],
             );
             self.tree.apply_batch(batch)?;
             message

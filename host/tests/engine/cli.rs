@@ -294,3 +294,56 @@ fn commands_register_list_run_and_remove() {
     let out = wbx(home.path(), &["command", "run", "code"], b"");
     assert_eq!(out.status.code(), Some(127));
 }
+
+#[test]
+fn a_one_colon_read_only_mode_is_a_usage_error_not_a_writable_preopen() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    for spec in [
+        format!("{}::/ro:ro", data.path().display()),
+        format!("{}::/d::ro::more", data.path().display()),
+        format!("{}::/d::readonly", data.path().display()),
+    ] {
+        let out = wbx(
+            home.path(),
+            &["exec", "--dir", &spec, SANDBOX_FILES, "--", "/d"],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(64), "{spec}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).starts_with("wbx: usage: "), "{spec}");
+        let out = wbx(home.path(), &["run", "--dir", &spec, "true"], b"");
+        assert_eq!(out.status.code(), Some(64), "{spec}");
+    }
+    // A well-formed preopen that would show the guest the home is refused.
+    let spec = format!("{}::/h::ro", home.path().display());
+    let out = wbx(home.path(), &["run", "--dir", &spec, "true"], b"");
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("engine home"));
+}
+
+#[test]
+fn wbx_audit_shows_guest_chosen_text_without_its_terminal_escapes() {
+    let home = tempfile::tempdir().unwrap();
+    // A command name a guest (or a user pasting a line) chose: it is
+    // refused, and the refusal is audited with the name as its detail.
+    let hostile = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{9b}31mred";
+    let out = wbx(home.path(), &["run", &format!("'{hostile}'")], b"");
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
+    let out = wbx(home.path(), &["audit"], b"");
+    assert!(out.status.success());
+    let shown = text(&out.stdout);
+    assert!(shown.contains("unknown_command"), "{shown}");
+    assert!(shown.contains("\\x1b]0;owned\\x07"), "{shown}");
+    assert!(
+        !out.stdout.iter().any(|b| *b == 0x1b || *b == 0x07),
+        "raw control bytes reached the terminal"
+    );
+    assert!(
+        !shown.contains('\u{9b}'),
+        "a C1 control reached the terminal"
+    );
+    // JSON carries the exact text, escaped by JSON.
+    let out = wbx(home.path(), &["audit", "--json"], b"");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["recent"][0]["detail"], hostile);
+}

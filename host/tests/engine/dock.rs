@@ -7,22 +7,32 @@ use workbooks::{Cap, DockError, Grant, Profile};
 
 guest_artifacts::foreach_dock!(assert_test_exists);
 
-/// (probe, the cap its engine import needs, what it prints when it runs)
-const INTERFACE_PROBES: &[(&str, Cap, &str)] = &[
-    (DOCK_VFS, Cap::Vfs, "vfs works"),
-    (DOCK_KV, Cap::Kv, "kv works"),
-    (DOCK_FS, Cap::Vfs, ""),
+/// (probe, the cap its engine import needs, its arguments, exactly what it
+/// prints when it runs)
+const INTERFACE_PROBES: &[(&str, Cap, &[&str], &str)] = &[
+    (DOCK_VFS, Cap::Vfs, &[], "vfs works\n"),
+    (DOCK_KV, Cap::Kv, &[], "kv works\n"),
+    (
+        DOCK_FS,
+        Cap::Vfs,
+        &["/"],
+        "/: error: No such file or directory (os error 44)\n",
+    ),
 ];
 
 #[tokio::test]
 async fn every_profile_and_interface_instantiates_iff_granted() {
-    for &(probe, cap, prints) in INTERFACE_PROBES {
+    for &(probe, cap, args, prints) in INTERFACE_PROBES {
         for profile in Profile::ALL {
             let granted = profile.caps().contains(cap);
-            match run(probe, profile, &[]).await {
+            match run(probe, profile, args).await {
                 Ok(out) => {
                     assert!(granted, "{probe} ran under {profile} without {cap}");
-                    assert!(crate::common::stdout(&out).contains(prints));
+                    assert_eq!(
+                        crate::common::stdout(&out),
+                        prints,
+                        "{probe} under {profile}"
+                    );
                 }
                 Err(f) => {
                     assert!(!granted, "{probe} refused under {profile}: {:?}", f);
@@ -145,9 +155,13 @@ async fn dock_kv() {
 
 #[tokio::test]
 async fn dock_fs() {
-    // wasi:filesystem is linked under vfs but sees no directory by default.
+    // wasi:filesystem is linked under vfs but sees no directory by default:
+    // both listings fail, and they are the only lines.
     let out = ok_stdout(run(DOCK_FS, Profile::Posix, &["/", "."]).await);
-    assert!(out.lines().all(|l| l.contains("error")), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("/: error: "), "{out}");
+    assert!(lines[1].starts_with(".: error: "), "{out}");
 }
 
 #[tokio::test]

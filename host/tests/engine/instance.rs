@@ -159,6 +159,32 @@ async fn memory_is_capped_across_calls_and_a_memory_fault_is_survived() {
 }
 
 #[tokio::test]
+async fn a_refusal_the_guest_handled_is_not_blamed_for_a_later_fault() {
+    let sup = Supervisor::new(engine().clone());
+    sup.start("careful", &artifact(INSTANCE_PLUGIN), opts("minimal"))
+        .await
+        .unwrap();
+    // The growth is refused and the guest copes with it.
+    assert_eq!(
+        sup.call_run("careful", "try-hold:512").await.unwrap(),
+        Ok("refused".into())
+    );
+    // A later, unrelated fault is reported as itself.
+    let e = sup.call_run("careful", "panic").await.unwrap_err();
+    assert!(matches!(e, InstanceError::Run(RunError::Trap(_))), "{e}");
+    // Within one call, the budgets speak before a refusal does.
+    assert_eq!(
+        sup.call_run("careful", "try-hold:512").await.unwrap(),
+        Ok("refused".into())
+    );
+    let e = sup.call_run("careful", "recurse").await.unwrap_err();
+    assert!(
+        matches!(e, InstanceError::Run(RunError::StackOverflow)),
+        "{e}"
+    );
+}
+
+#[tokio::test]
 async fn unknown_profiles_fail_closed_and_info_says_so() {
     let sup = Supervisor::new(engine().clone());
     let info = sup
@@ -228,12 +254,8 @@ async fn calls_name_their_export() {
 
 #[tokio::test]
 async fn revoking_a_tenant_stops_a_live_instance_at_its_next_broker_call() {
-    let sup = Supervisor::new(engine().clone());
-    let opts = StartOptions {
-        tenant: "revoked-mid-session".into(),
-        ..opts("minimal")
-    };
-    sup.start("live", &artifact(INSTANCE_PLUGIN), opts)
+    let sup = Supervisor::for_tenant(engine().clone(), "revoked-mid-session").unwrap();
+    sup.start("live", &artifact(INSTANCE_PLUGIN), opts("minimal"))
         .await
         .unwrap();
     assert_eq!(

@@ -247,6 +247,29 @@ async fn a_slow_body_is_cut_at_the_deadline_and_fetch_many_runs_sixteen_at_a_tim
 }
 
 #[tokio::test]
+async fn fetch_many_holds_at_most_thirty_two_mebibytes_in_all() {
+    let srv = servers::http().await;
+    let home = tempfile::tempdir().unwrap();
+    let e = builder(&home, true).build().unwrap();
+    // 64 bodies of 4 MiB: 256 MiB asked for, each one under the 8 MiB cap.
+    let url = srv.url("/bytes/4194304");
+    let mut args = vec!["many"];
+    args.extend(std::iter::repeat_n(url.as_str(), 64));
+    let out = run_on(&e, NET_FETCH, "network", "t", &args).await;
+    let whole = out
+        .lines()
+        .filter(|l| l.contains(": 200 4194304 bytes"))
+        .count();
+    let cut = out
+        .lines()
+        .filter(|l| l.ends_with("error NetError::TooLarge(33554432)"))
+        .count();
+    assert!(whole * 4 <= 32, "{whole} whole bodies passed the budget");
+    assert!(cut >= 64 - 8, "{out}");
+    assert_eq!(whole + cut, 64, "{out}");
+}
+
+#[tokio::test]
 async fn wasi_http_requests_go_through_the_same_floor() {
     let srv = servers::http().await;
     let home = tempfile::tempdir().unwrap();
@@ -308,6 +331,7 @@ async fn dns_rebinding_never_yields_a_loopback_connection() {
         max_body: 1000,
         deadline: Duration::from_secs(1),
         max_redirects: 3,
+        shared: None,
     };
     let url = format!("http://rebind.test:{}/bytes/3", srv.addr.port());
     let result = e.http().fetch(HttpRequest::get(url), &limits).await;

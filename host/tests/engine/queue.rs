@@ -111,3 +111,53 @@ async fn a_revoked_tenant_cannot_use_its_queues() {
         "Err(Error::Revoked)\n"
     );
 }
+
+#[tokio::test]
+async fn a_tenant_cannot_make_queues_without_end() {
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&home);
+    let names: Vec<String> = (0..=100).map(|i| format!("q{i}")).collect();
+    let mut args: Vec<&str> = Vec::new();
+    for name in &names {
+        args.extend(["push", name.as_str(), "x"]);
+    }
+    let out = q(&e, "many", &args).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[..100].iter().all(|l| *l == "Ok(1)"), "{out}");
+    assert_eq!(lines[100], "Err(Error::TooManyQueues(100))");
+    // An existing queue still takes messages; emptying one frees its slot.
+    let out = q(
+        &e,
+        "many",
+        &[
+            "push", "q1", "y", "pop", "q0", "push", "q100", "x", "push", "q101", "x",
+        ],
+    )
+    .await;
+    assert_eq!(out, "Ok(2)\nx\nOk(1)\nErr(Error::TooManyQueues(100))\n");
+    // The cap is the tenant's own.
+    assert_eq!(q(&e, "other", &["push", "q0", "x"]).await, "Ok(1)\n");
+}
+
+#[tokio::test]
+async fn a_tenants_queues_hold_at_most_sixty_four_mebibytes_in_all() {
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&home);
+    // 256 messages of 256 KiB, spread over two queues, fill the tenant.
+    let mut args: Vec<&str> = Vec::new();
+    for i in 0..257 {
+        args.extend(["pushn", if i % 2 == 0 { "even" } else { "odd" }, "262144"]);
+    }
+    let out = q(&e, "bulk", &args).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[..256].iter().all(|l| l.starts_with("Ok(")), "{out}");
+    assert_eq!(lines[256], "Err(Error::TenantFull(67108864))");
+    assert_eq!(
+        q(&e, "bulk", &["pop", "even", "pushn", "odd", "262144"])
+            .await
+            .lines()
+            .nth(1),
+        Some("Ok(129)")
+    );
+    assert_eq!(q(&e, "calm", &["pushn", "q", "262144"]).await, "Ok(1)\n");
+}

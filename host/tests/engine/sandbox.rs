@@ -104,3 +104,198 @@ async fn sandbox_network() {
         assert!(listener.accept().is_err(), "a connection reached loopback");
     }
 }
+
+/// An engine of its own that lets guests reach loopback (the operator's
+/// allow-list), so the cadence, not the floor, is what a test meets.
+fn loopback_engine(home: &tempfile::TempDir, calls: u64) -> workbooks::Engine {
+    crate::common::own_builder(home.path())
+        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
+        .rate_limit(calls, std::time::Duration::from_secs(3600))
+        .build()
+        .unwrap()
+}
+
+/// Whether the probe's lookup came back with at least one address.
+fn resolved_some(out: &str) -> bool {
+    out.lines()
+        .next()
+        .and_then(|l| l.strip_prefix("lookup: "))
+        .and_then(|l| l.strip_suffix(" addresses"))
+        .and_then(|n| n.parse::<u32>().ok())
+        .is_some_and(|n| n > 0)
+}
+
+#[tokio::test]
+async fn a_lookup_never_tells_a_guest_an_address_the_floor_refuses() {
+    let home = tempfile::tempdir().unwrap();
+    // No allow-list: loopback is internal, so `localhost` resolves to
+    // nothing the guest is told about.
+    let e = crate::common::own_engine(home.path());
+    let out = sockets_probe(&e, SANDBOX_NETWORK, "sock-map", &["9"]).await;
+    assert_eq!(out.lines().next(), Some("lookup: 0 addresses"), "{out}");
+    // With the operator's allow-list, the same lookup answers.
+    let open_home = tempfile::tempdir().unwrap();
+    let e = loopback_engine(&open_home, 1_000);
+    let out = sockets_probe(&e, SANDBOX_NETWORK, "sock-map", &["9"]).await;
+    assert!(resolved_some(&out), "{out}");
+}
+
+async fn sockets_probe(e: &workbooks::Engine, probe: &str, tenant: &str, args: &[&str]) -> String {
+    let docked = e
+        .dock(&crate::common::artifact(probe), &Grant::profile("network"))
+        .unwrap();
+    let mut opts = SessionOptions::new("sockets", tenant);
+    opts.args = args.iter().map(|a| a.to_string()).collect();
+    let out = e.run(&docked, opts).await.unwrap();
+    crate::common::stdout(&out)
+}
+
+#[tokio::test]
+async fn a_revoked_tenant_can_neither_connect_nor_look_a_name_up() {
+    let home = tempfile::tempdir().unwrap();
+    let e = loopback_engine(&home, 1_000);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let out = sockets_probe(&e, SANDBOX_NETWORK, "sock-tenant", &[&port]).await;
+    assert!(
+        resolved_some(&out) && out.ends_with("connect: connected\n"),
+        "{out}"
+    );
+    e.cadence().revocations().revoke("sock-tenant").unwrap();
+    let out = sockets_probe(&e, SANDBOX_NETWORK, "sock-tenant", &[&port]).await;
+    assert!(out.contains("lookup: denied"), "{out}");
+    assert!(out.contains("connect: denied"), "{out}");
+    // Another tenant is untouched.
+    let out = sockets_probe(&e, SANDBOX_NETWORK, "sock-other", &[&port]).await;
+    assert!(
+        resolved_some(&out) && out.ends_with("connect: connected\n"),
+        "{out}"
+    );
+    assert!(e.cadence().audit().summary().counts["revoked"] >= 2);
+}
+
+#[tokio::test]
+async fn socket_connects_and_lookups_count_against_the_rate_limit() {
+    let home = tempfile::tempdir().unwrap();
+    // Three calls: one run's lookup and connect, then the next run's lookup.
+    let e = loopback_engine(&home, 3);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let first = sockets_probe(&e, SANDBOX_NETWORK, "sock-busy", &[&port]).await;
+    assert!(
+        resolved_some(&first) && first.ends_with("connect: connected\n"),
+        "{first}"
+    );
+    let second = sockets_probe(&e, SANDBOX_NETWORK, "sock-busy", &[&port]).await;
+    assert!(resolved_some(&second), "{second}");
+    assert!(second.contains("connect: denied"), "{second}");
+    let third = sockets_probe(&e, SANDBOX_NETWORK, "sock-busy", &[&port]).await;
+    assert!(
+        third.contains("lookup: denied") && third.contains("connect: denied"),
+        "{third}"
+    );
+    assert!(e.cadence().audit().summary().counts["rate_limited"] >= 3);
+}
+
+#[tokio::test]
+async fn sandbox_udp_peer() {
+    let home = tempfile::tempdir().unwrap();
+    let e = loopback_engine(&home, 1_000);
+    let server = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let stranger = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let port = server.local_addr().unwrap().port().to_string();
+    let exchange = tokio::spawn(async move {
+        let mut buf = [0u8; 64];
+        let (n, guest) = server.recv_from(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"hello");
+        // A host the guest never wrote to aims at its port first.
+        stranger.send_to(b"intruder", guest).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        server.send_to(b"reply", guest).await.unwrap();
+        server.send_to(b"done", guest).await.unwrap();
+    });
+    let out = sockets_probe(&e, SANDBOX_UDP_PEER, "udp-tenant", &[&port]).await;
+    exchange.await.unwrap();
+    assert!(
+        out.contains(&format!("from 127.0.0.1:{port}: reply")),
+        "{out}"
+    );
+    assert!(
+        !out.contains("intruder"),
+        "an unsolicited datagram got in: {out}"
+    );
+    assert!(e.cadence().audit().summary().counts["udp_unsolicited"] >= 1);
+}
+
+#[tokio::test]
+async fn sandbox_symlink() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "inside").unwrap();
+    let mut opts = SessionOptions::new("probe", "default");
+    opts.dirs = vec![Preopen {
+        host: dir.clone(),
+        guest: "/w".into(),
+        read_only: false,
+    }];
+    opts.args = [
+        "up",
+        "..",
+        "out",
+        "../../etc/passwd",
+        "sneaky",
+        "sub/../../x",
+        "abs",
+        "/etc/passwd",
+        "fine",
+        "notes.txt",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = ok_stdout(run_with(SANDBOX_SYMLINK, &Grant::profile("compute"), opts).await);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    for line in &lines[..4] {
+        assert!(line.contains("error"), "an escaping link was made: {out}");
+    }
+    assert_eq!(lines[4], "fine: ok");
+    for link in ["up", "out", "sneaky", "abs"] {
+        assert!(
+            std::fs::symlink_metadata(dir.join(link)).is_err(),
+            "{link} exists"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("fine")).unwrap(), "inside");
+}
+
+#[tokio::test]
+async fn a_preopen_that_holds_the_engine_home_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join(".workbooks");
+    let e = crate::common::own_engine(&home);
+    let docked = e
+        .dock(
+            &crate::common::artifact(SANDBOX_FILES),
+            &Grant::profile("compute"),
+        )
+        .unwrap();
+    // The home is where a default `wbx` keeps it: inside the directory a
+    // user is likely to preopen.
+    for host in [root.path().to_path_buf(), home.clone(), home.join("db")] {
+        std::fs::create_dir_all(&host).unwrap();
+        let mut opts = SessionOptions::new("probe", "default");
+        opts.dirs = vec![Preopen {
+            host: host.clone(),
+            guest: "/w".into(),
+            read_only: true,
+        }];
+        let err = e.run(&docked, opts).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("would show the guest the engine home"),
+            "{}: {err}",
+            host.display()
+        );
+    }
+}

@@ -10,11 +10,16 @@ use workbooks::{Artifact, Engine, ServeOptions};
 guest_artifacts::foreach_serve!(assert_test_exists);
 
 async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    try_get(addr, path).await.unwrap()
+}
+
+/// A `GET` whose connection may be refused or reset (status 0 then).
+async fn try_get(addr: std::net::SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+    let mut s = tokio::net::TcpStream::connect(addr).await?;
     let req = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.unwrap();
+    s.write_all(req.as_bytes()).await?;
     let mut buf = Vec::new();
-    s.read_to_end(&mut buf).await.unwrap();
+    s.read_to_end(&mut buf).await?;
     let text = String::from_utf8_lossy(&buf).into_owned();
     let status = text
         .split(' ')
@@ -25,7 +30,7 @@ async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
         .split_once("\r\n\r\n")
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
-    (status, body)
+    Ok((status, body))
 }
 
 async fn start(e: &Engine, opts: ServeOptions) -> std::net::SocketAddr {
@@ -123,39 +128,312 @@ async fn a_revocation_cuts_a_body_that_never_pauses() {
     );
 }
 
-#[test]
-fn wbx_serve_answers_on_its_port() {
-    let home = tempfile::tempdir().unwrap();
+/// A `wbx serve` child, killed when dropped (a failing test leaves none
+/// behind).
+struct ServeChild(std::process::Child);
+
+impl Drop for ServeChild {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `wbx serve` of the handler on a free loopback port with `extra`
+/// flags, under a file-descriptor limit when given.
+fn spawn_wbx_serve(
+    home: &std::path::Path,
+    extra: &[&str],
+    fd_limit: Option<u32>,
+) -> (ServeChild, std::net::SocketAddr) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            SERVE_HANDLER,
-        ])
-        .env("WB_HOME", home.path())
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let limit = fd_limit.map_or(String::new(), |n| format!("ulimit -n {n} && "));
+    let child = std::process::Command::new("sh")
+        .args(["-c", &format!("{limit}exec \"$@\""), "sh"])
+        .arg(env!("CARGO_BIN_EXE_wbx"))
+        .args(["serve", "--listen", &addr.to_string()])
+        .args(extra)
+        .arg(SERVE_HANDLER)
+        .env("WB_HOME", home)
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    (ServeChild(child), addr)
+}
+
+/// `GET /hello` on `addr`, tried up to `tries` times 100 ms apart: the
+/// first answer, if any.
+fn hello_within(addr: std::net::SocketAddr, tries: u32) -> Option<(u16, String)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let mut answer = None;
-    for _ in 0..100 {
+    for _ in 0..tries {
         if std::net::TcpStream::connect(addr).is_ok() {
-            answer = Some(rt.block_on(get(addr, "/hello")));
-            break;
+            let got = rt.block_on(async {
+                tokio::time::timeout(Duration::from_secs(2), get(addr, "/hello")).await
+            });
+            if let Ok(answer) = got {
+                return Some(answer);
+            }
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    child.kill().unwrap();
-    let _ = child.wait();
-    assert_eq!(answer, Some((200, "hello from wasm\n".to_string())));
+    None
+}
+
+#[test]
+fn wbx_serve_answers_on_its_port() {
+    let home = tempfile::tempdir().unwrap();
+    let (_child, addr) = spawn_wbx_serve(home.path(), &[], None);
+    assert_eq!(
+        hello_within(addr, 100),
+        Some((200, "hello from wasm\n".to_string()))
+    );
+}
+
+/// Reads until the server closes the connection; `None` if it is still
+/// open after `bound` (a bound so a broken server fails the test instead
+/// of hanging it, not a measure of speed).
+async fn closed_within(s: &mut tokio::net::TcpStream, bound: Duration) -> Option<Vec<u8>> {
+    let mut seen = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(bound, read).await.ok()?;
+    Some(seen)
+}
+
+fn short_headers() -> ServeOptions {
+    ServeOptions {
+        header_timeout: Duration::from_millis(300),
+        ..ServeOptions::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_trickling_header_lines_is_cut_off() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let addr = start(&e, short_headers()).await;
+    let s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut reader, mut writer) = s.into_split();
+    let trickle = tokio::spawn(async move {
+        let _ = writer.write_all(b"GET /hello HTTP/1.1\r\n").await;
+        // A header line every 100 ms, for a minute, and never the end.
+        for _ in 0..600 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if writer.write_all(b"X-Slow: 1\r\n").await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    trickle.abort();
+    assert!(closed.is_ok(), "the trickling client was never cut off");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_keep_alive_connection_is_closed() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let addr = start(&e, short_headers()).await;
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let seen = closed_within(&mut s, Duration::from_secs(10))
+        .await
+        .expect("the idle connection stayed open");
+    assert!(
+        String::from_utf8_lossy(&seen).ends_with("hello from wasm\n"),
+        "the request was served before the close"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_capped_per_client_and_in_total() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let opts = ServeOptions {
+        max_connections_per_client: 3,
+        ..ServeOptions::default()
+    };
+    let addr = start(&e, opts).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    // Let the server take the three before the fourth arrives.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut fourth = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let _ = fourth
+        .write_all(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await;
+    let answer = closed_within(&mut fourth, Duration::from_secs(10))
+        .await
+        .expect("the connection over the cap stayed open");
+    assert!(answer.is_empty(), "a fourth connection was served");
+    assert!(e.cadence().audit().summary().counts["too_many_connections"] >= 1);
+    // A held connection still works, and a slot given back is taken again.
+    held[0]
+        .write_all(b"GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let seen = closed_within(&mut held[0], Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&seen).contains("200 OK"));
+    let mut served = false;
+    for _ in 0..50 {
+        if try_get(addr, "/hello")
+            .await
+            .is_ok_and(|(status, _)| status == 200)
+        {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(served, "the freed slot was never given back");
+
+    // The total cap holds across clients too.
+    let opts = ServeOptions {
+        max_connections: 2,
+        ..ServeOptions::default()
+    };
+    let addr = start(&e, opts).await;
+    let _a = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let _b = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut third = tokio::net::TcpStream::connect(addr).await.unwrap();
+    assert_eq!(
+        closed_within(&mut third, Duration::from_secs(10)).await,
+        Some(Vec::new())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_runs_on_a_fuel_budget() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let opts = ServeOptions {
+        fuel: Some(5_000_000),
+        timeout: Some(Duration::from_secs(30)),
+        ..ServeOptions::default()
+    };
+    let addr = start(&e, opts).await;
+    assert_eq!(
+        get(addr, "/spin").await,
+        (500, "the handler ran out of fuel\n".to_string())
+    );
+    assert_eq!(get(addr, "/hello").await.0, 200);
+}
+
+#[test]
+fn wbx_serve_keeps_serving_after_running_out_of_file_descriptors() {
+    let home = tempfile::tempdir().unwrap();
+    // A small descriptor limit, and connection caps far above it, so the
+    // accepts themselves fail.
+    let caps = [
+        "--max-connections",
+        "5000",
+        "--max-connections-per-client",
+        "5000",
+    ];
+    let (mut child, addr) = spawn_wbx_serve(home.path(), &caps, Some(64));
+    assert_eq!(hello_within(addr, 100).map(|a| a.0), Some(200));
+    let idle: Vec<std::net::TcpStream> = (0..200)
+        .filter_map(|_| std::net::TcpStream::connect(addr).ok())
+        .collect();
+    assert!(idle.len() > 64, "could not open enough connections");
+    std::thread::sleep(Duration::from_millis(500));
+    drop(idle);
+    let after = hello_within(addr, 100);
+    assert_eq!(
+        child.0.try_wait().unwrap(),
+        None,
+        "wbx serve exited when accepting failed"
+    );
+    assert_eq!(after.map(|a| a.0), Some(200), "wbx serve stopped answering");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_gives_its_connection_back() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let opts = ServeOptions {
+        max_connections_per_client: 1,
+        ..short_headers()
+    };
+    let addr = start(&e, opts).await;
+    // A small receive window, a large response, and no reads: the
+    // server's writes stall once the buffers are full.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(addr).await.unwrap();
+    stalled
+        .write_all(format!("GET /big/{} HTTP/1.1\r\nHost: t\r\n\r\n", 8 << 20).as_bytes())
+        .await
+        .unwrap();
+    // The only slot this client has comes back once the stalled write is
+    // given up on.
+    let mut served = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if try_get(addr, "/hello")
+            .await
+            .is_ok_and(|(status, _)| status == 200)
+        {
+            served = true;
+            break;
+        }
+    }
+    drop(stalled);
+    assert!(served, "a client that never reads kept its slot");
+}
+
+#[test]
+fn wbx_serve_writes_out_coalesced_denials_when_stopped() {
+    let home = tempfile::tempdir().unwrap();
+    let (child, addr) = spawn_wbx_serve(home.path(), &["--per-client", "1"], None);
+    assert_eq!(hello_within(addr, 100).map(|a| a.0), Some(200));
+    // Four more requests over the limit: one audit line at once, three
+    // repeats held for the coalescing window.
+    for _ in 0..4 {
+        assert_eq!(hello_within(addr, 1).map(|a| a.0), Some(429));
+    }
+    let pid = child.0.id().to_string();
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let mut child = child;
+    let status = child.0.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let out = crate::common::wbx(home.path(), &["audit", "--json"], b"");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["counts"]["rate_limited"], 4, "{v}");
 }

@@ -263,3 +263,28 @@ async fn built_ins_cannot_be_shadowed_by_registration() {
     let o = line(&e, "sort", "b\na\n").await.unwrap();
     assert_eq!(&o.stdout[..], b"a\nb\n");
 }
+
+#[tokio::test]
+async fn the_shell_itself_runs_on_a_fuel_budget() {
+    let (_home, e) = fresh();
+    // A line long enough to keep a parser busy, with almost no fuel.
+    let text = vec!["kat"; 2_000].join(" | ");
+    let opts = LineOptions {
+        shell_fuel: Some(100_000),
+        ..LineOptions::default()
+    };
+    let err = e.run_line(&text, opts).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LineError::Run(workbooks::RunError::Fuel { budget: 100_000 })
+        ),
+        "{err}"
+    );
+    // The default budget is finite and ample for ordinary lines.
+    assert_eq!(
+        workbooks::shell::SHELL_FUEL,
+        workbooks::limits::COMMAND_FUEL
+    );
+    assert_eq!(line(&e, "kat | kat", "ok\n").await.unwrap().exit, 0);
+}

@@ -175,3 +175,188 @@ async fn tmp_is_cleared_on_resume_and_the_rest_persists() {
         b"kept"
     );
 }
+
+/// One vfs operation through the probe, run directly as `tenant` with the
+/// session id every `wbx run` stage has.
+async fn vfs_as(tenant: &str, args: &[&str]) -> String {
+    let mut opts = SessionOptions::new("run", tenant);
+    opts.args = args.iter().map(|a| a.to_string()).collect();
+    ok_stdout(run_with(VFS_OPS, &Grant::profile("compute"), opts).await)
+}
+
+#[tokio::test]
+async fn two_tenants_with_the_same_instance_id_never_share_a_volume() {
+    let read = ["read", "workspace", "secret.txt"];
+    assert_eq!(
+        vfs_as("iso-alice", &["write", "workspace", "secret.txt", "alice"]).await,
+        "Ok(())\n"
+    );
+    // Bob, as the same id, neither reads nor overwrites Alice's file.
+    assert_eq!(vfs_as("iso-bob", &read).await, "Error::NotFound\n");
+    assert_eq!(
+        vfs_as("iso-bob", &["write", "workspace", "secret.txt", "bob"]).await,
+        "Ok(())\n"
+    );
+    assert_eq!(vfs_as("iso-alice", &read).await, "alice\n");
+    assert_eq!(vfs_as("iso-bob", &read).await, "bob\n");
+}
+
+/// Runs the registered vfs probe `name` as `tenant` with `args` on `e`.
+async fn command_as(e: &workbooks::Engine, name: &str, tenant: &str, args: &[&str]) -> String {
+    let opts = workbooks::LineOptions {
+        tenant: tenant.into(),
+        ..workbooks::LineOptions::default()
+    };
+    let argv = args.iter().map(|a| a.to_string()).collect();
+    let out = e.run_command(name, argv, opts).await.unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn commands_in_process_and_in_a_child_reach_only_their_tenants_volumes() {
+    use workbooks::commands::{ArgMode, Tier};
+    let home = tempfile::tempdir().unwrap();
+    let read = &["read", "workspace", "f.txt"];
+    {
+        // Children only: the parent never opens the database they use.
+        let e = crate::common::own_builder(home.path())
+            .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+            .build()
+            .unwrap();
+        let bytes = std::fs::read(VFS_OPS).unwrap();
+        e.registry()
+            .register("vfsop", bytes.clone(), ArgMode::Argv, Tier::Instance)
+            .unwrap();
+        e.registry()
+            .register("vfsop-proc", bytes, ArgMode::Argv, Tier::OsProcess)
+            .unwrap();
+        let write = |who| ["write", "workspace", "f.txt", who];
+        assert_eq!(
+            command_as(&e, "vfsop-proc", "alice", &write("alice")).await,
+            "Ok(())\n"
+        );
+        assert_eq!(
+            command_as(&e, "vfsop-proc", "bob", read).await,
+            "Error::NotFound\n"
+        );
+        assert_eq!(
+            command_as(&e, "vfsop-proc", "bob", &write("bob")).await,
+            "Ok(())\n"
+        );
+        assert_eq!(command_as(&e, "vfsop-proc", "alice", read).await, "alice\n");
+    }
+    // In process, the same tenant and session id name the same volume the
+    // children wrote, and only that one.
+    let e = crate::common::own_engine(home.path());
+    assert_eq!(command_as(&e, "vfsop", "alice", read).await, "alice\n");
+    assert_eq!(command_as(&e, "vfsop", "bob", read).await, "bob\n");
+    assert_eq!(
+        command_as(&e, "vfsop", "carol", read).await,
+        "Error::NotFound\n"
+    );
+}
+
+#[tokio::test]
+async fn supervisors_of_two_tenants_keep_same_named_instances_apart() {
+    use workbooks::InstanceError;
+    let plugin = artifact(INSTANCE_PLUGIN);
+    let opts = || StartOptions {
+        profile: "minimal".into(),
+        ..StartOptions::default()
+    };
+    let alice = Supervisor::for_tenant(engine().clone(), "sup-alice").unwrap();
+    let bob = Supervisor::for_tenant(engine().clone(), "sup-bob").unwrap();
+    alice.start("main", &plugin, opts()).await.unwrap();
+    bob.start("main", &plugin, opts()).await.unwrap();
+    alice
+        .vfs_put("main", Volume::Workspace, "plan.txt", b"alice's plan")
+        .unwrap();
+    assert!(matches!(
+        bob.vfs_get("main", Volume::Workspace, "plan.txt"),
+        Err(InstanceError::Vfs(workbooks::store::VfsError::NotFound))
+    ));
+    assert_eq!(
+        bob.call_run("main", "vfs-read:plan.txt").await.unwrap(),
+        Err("Error::NotFound".into())
+    );
+    assert_eq!(
+        bob.call_run("main", "session").await.unwrap(),
+        Ok("main sup-bob minimal".into())
+    );
+    assert_eq!(
+        alice.call_run("main", "vfs-read:plan.txt").await.unwrap(),
+        Ok("alice's plan".into())
+    );
+    assert!(Supervisor::for_tenant(engine().clone(), "../bob").is_err());
+}
+
+#[test]
+fn wbx_exec_keeps_tenants_apart_under_the_same_file() {
+    let home = tempfile::tempdir().unwrap();
+    let exec = |tenant: &str, args: &[&str]| {
+        let mut argv = vec!["exec", "--tenant", tenant, VFS_OPS, "--"];
+        argv.extend_from_slice(args);
+        let out = crate::common::wbx(home.path(), &argv, b"");
+        assert!(out.status.success(), "{}", crate::common::text(&out.stderr));
+        crate::common::text(&out.stdout)
+    };
+    assert_eq!(
+        exec("alice", &["write", "workspace", "k", "alice"]),
+        "Ok(())\n"
+    );
+    assert_eq!(
+        exec("bob", &["read", "workspace", "k"]),
+        "Error::NotFound\n"
+    );
+    assert_eq!(exec("alice", &["read", "workspace", "k"]), "alice\n");
+}
+
+/// `notes.txt` of the `run` instance's workspace, read as `tenant`.
+async fn read_notes(e: &workbooks::Engine, tenant: &str) -> String {
+    let docked = e
+        .dock(&artifact(VFS_OPS), &Grant::profile("compute"))
+        .unwrap();
+    let mut opts = SessionOptions::new("run", tenant);
+    opts.args = ["read", "workspace", "notes.txt"]
+        .map(String::from)
+        .to_vec();
+    crate::common::stdout(&e.run(&docked, opts).await.unwrap())
+}
+
+#[tokio::test]
+async fn unscoped_volumes_are_refused_until_given_to_their_tenant() {
+    let home = tempfile::tempdir().unwrap();
+    {
+        // A database written before volumes were scoped by tenant.
+        let db = sled::open(home.path().join("db")).unwrap();
+        let tree = db.open_tree("vfs/run").unwrap();
+        let mut value = 0u64.to_le_bytes().to_vec();
+        value.extend_from_slice(b"old notes");
+        tree.insert(b"\x01notes.txt", value).unwrap();
+        db.flush().unwrap();
+    }
+    let e = crate::common::own_engine(home.path());
+    // Nobody gets the id, not even by guessing the owner.
+    for tenant in ["alice", "bob"] {
+        let out = read_notes(&e, tenant).await;
+        assert!(
+            out.contains("Unavailable") && out.contains("wbx vfs adopt run --tenant"),
+            "{out}"
+        );
+    }
+    assert_eq!(
+        e.storage().unwrap().legacy_volumes(),
+        vec!["run".to_string()]
+    );
+    drop(e);
+    let out = crate::common::wbx(
+        home.path(),
+        &["vfs", "adopt", "run", "--tenant", "alice"],
+        b"",
+    );
+    assert!(out.status.success(), "{}", crate::common::text(&out.stderr));
+    let e = crate::common::own_engine(home.path());
+    assert_eq!(read_notes(&e, "alice").await, "old notes\n");
+    assert_eq!(read_notes(&e, "bob").await, "Error::NotFound\n");
+    assert!(e.storage().unwrap().legacy_volumes().is_empty());
+}

@@ -1,7 +1,8 @@
 //! A plugin for the Instance API: `run(input)` dispatches on a verb.
 //! `echo:TEXT`, `count` (calls so far in this instance), `spin`,
 //! `hold:MIB` (allocates and keeps MIB more), `recurse`, `sleep:MS`,
-//! `session`, `kv-set:K=V`, `kv-get:K`, `vfs-read:PATH`, `vfs-write:PATH=DATA`.
+//! `session`, `kv-set:K=V`, `kv-get:K`, `vfs-read:PATH`, `vfs-write:PATH=DATA`,
+//! `try-hold:MIB` (asks for MIB more and handles a refusal), `panic`.
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -55,6 +56,15 @@ impl Guest for Plugin {
                 }
                 Ok(format!("holding {} MiB", hoard.len()))
             }
+            "try-hold" => {
+                let mib: usize = arg.parse().map_err(|_| "bad size".to_string())?;
+                let mut v: Vec<u8> = Vec::new();
+                match v.try_reserve_exact(mib << 20) {
+                    Ok(()) => Ok(format!("got {mib} MiB")),
+                    Err(_) => Ok("refused".into()),
+                }
+            }
+            "panic" => panic!("a fault that has nothing to do with memory"),
             "recurse" => Ok(dive([1; 4]).to_string()),
             "sleep" => {
                 let ms: u64 = arg.parse().map_err(|_| "bad ms".to_string())?;

@@ -1,8 +1,9 @@
-//! Tries to open a TCP connection to the address in argv[1] and to resolve
-//! a name, through wasi:sockets.
+//! Tries to resolve `localhost` (printing how many addresses the host gave
+//! back) and to open a TCP connection to 127.0.0.1:argv[1], through
+//! wasi:sockets.
 use test_programs::wasi::sockets::{
     instance_network, ip_name_lookup,
-    network::{IpAddressFamily, IpSocketAddress, Ipv4SocketAddress},
+    network::{self, IpAddressFamily, IpSocketAddress, Ipv4SocketAddress},
     tcp_create_socket,
 };
 
@@ -13,7 +14,21 @@ fn main() {
         .unwrap_or(80);
     let net = instance_network::instance_network();
     match ip_name_lookup::resolve_addresses(&net, "localhost") {
-        Ok(_) => println!("lookup: started"),
+        Ok(stream) => {
+            let mut found = 0;
+            loop {
+                match stream.resolve_next_address() {
+                    Ok(Some(_)) => found += 1,
+                    Ok(None) => break,
+                    Err(network::ErrorCode::WouldBlock) => stream.subscribe().block(),
+                    Err(e) => {
+                        println!("lookup: failed: {e:?}");
+                        break;
+                    }
+                }
+            }
+            println!("lookup: {found} addresses");
+        }
         Err(e) => println!("lookup: denied: {e:?}"),
     }
     let sock = tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4).expect("socket");

@@ -2,7 +2,7 @@
 //! `/big/BYTES` (a body of that size), `/slow/MS` (waits, then answers),
 //! `/drip/MS` (answers at once, then streams a byte every 5 ms for MS),
 //! `/count` (calls seen by this instance: always 1, a fresh instance per
-//! request).
+//! request), `/spin` (computes forever without answering).
 use std::sync::atomic::{AtomicU32, Ordering};
 
 wit_bindgen::generate!({
@@ -83,6 +83,12 @@ impl Guest for Handler {
             }
             ["drip", ms] => drip(out, ms.parse().unwrap_or(0)),
             ["count"] => respond(out, 200, format!("{calls}\n").as_bytes()),
+            ["spin"] => {
+                let mut x = 0u64;
+                loop {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
+            }
             _ => respond(out, 404, b"not found\n"),
         }
     }

@@ -17,6 +17,7 @@ impl Host for BrowseCtx {
             max_body: (max_bytes.min(access.max_body as u64)) as usize,
             deadline: Duration::from_millis(u64::from(timeout_ms)).min(BROWSE_TIMEOUT),
             max_redirects: NET_MAX_REDIRECTS,
+            shared: None,
         };
         let r = access
             .fetch("browse", HttpRequest::get(url), &limits)

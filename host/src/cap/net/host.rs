@@ -1,9 +1,10 @@
 use super::NetCtx;
 use crate::bindings::workbooks::engine::net::{Host, NetError, Request, Response};
-use crate::broker::{HttpRequest, HttpResponse};
+use crate::broker::{ByteBudget, HttpLimits, HttpRequest, HttpResponse};
 use crate::cap::net_types::{not_granted, to_net_error};
-use crate::limits::{NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX};
+use crate::limits::{NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX, NET_FETCH_MANY_MAX_BYTES};
 use futures::StreamExt;
+use std::sync::Arc;
 
 fn response(r: HttpResponse) -> Response {
     Response {
@@ -15,10 +16,18 @@ fn response(r: HttpResponse) -> Response {
 }
 
 impl NetCtx {
-    async fn send_one(&self, req: HttpRequest) -> Result<Response, NetError> {
+    async fn send_one(
+        &self,
+        req: HttpRequest,
+        shared: Option<Arc<ByteBudget>>,
+    ) -> Result<Response, NetError> {
         let access = self.access.as_ref().ok_or_else(|| not_granted("net"))?;
+        let limits = HttpLimits {
+            shared,
+            ..access.limits()
+        };
         access
-            .fetch("net", req, &access.limits())
+            .fetch("net", req, &limits)
             .await
             .map(response)
             .map_err(to_net_error)
@@ -29,17 +38,20 @@ impl Host for NetCtx {
     async fn send(&mut self, request: Request) -> Result<Response, NetError> {
         let method = http::Method::from_bytes(request.method.as_bytes())
             .map_err(|_| NetError::InvalidDestination(format!("bad method {}", request.method)))?;
-        self.send_one(HttpRequest {
-            method,
-            url: request.url,
-            headers: request.headers,
-            body: request.body.into(),
-        })
+        self.send_one(
+            HttpRequest {
+                method,
+                url: request.url,
+                headers: request.headers,
+                body: request.body.into(),
+            },
+            None,
+        )
         .await
     }
 
     async fn fetch(&mut self, url: String) -> Result<Response, NetError> {
-        self.send_one(HttpRequest::get(url)).await
+        self.send_one(HttpRequest::get(url), None).await
     }
 
     async fn fetch_many(
@@ -50,8 +62,10 @@ impl Host for NetCtx {
             return Err(NetError::TooMany(NET_FETCH_MANY_MAX as u32));
         }
         let this = &*self;
+        // What the whole call may hold, in flight and done.
+        let shared = Arc::new(ByteBudget::new(NET_FETCH_MANY_MAX_BYTES));
         Ok(futures::stream::iter(urls)
-            .map(|url| this.send_one(HttpRequest::get(url)))
+            .map(|url| this.send_one(HttpRequest::get(url), Some(shared.clone())))
             .buffered(NET_FETCH_MANY_CONCURRENCY)
             .collect()
             .await)

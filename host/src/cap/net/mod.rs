@@ -7,16 +7,20 @@
 //! as the send hook, so every request the guest builds goes through the
 //! floor and to the pinned address; the guest follows redirects itself,
 //! so each hop is a new, re-checked request), and `wasi:sockets` (every
-//! address a socket binds, connects or sends to is judged by the same floor
-//! in the `socket_addr_check` the store is built with). Invariant: none of
-//! these is linked without the `net` cap, and with it no byte leaves the
-//! host for an address the floor or the operator's allow-list refuses.
+//! address a socket binds, connects, sends to or receives from is judged by
+//! [`sockets::SocketGate`], the store's `socket_addr_check`, and every name
+//! lookup passes the same gate). Invariant: none of these is linked without
+//! the `net` cap, and with it no byte leaves the host for an address the
+//! floor or the operator's allow-list refuses, and no connect, datagram or
+//! lookup escapes revocation or the rate limit.
 
 pub(crate) mod hooks;
 mod host;
+pub(crate) mod sockets;
 
 use crate::bindings::workbooks::engine::net;
 use crate::broker::NetAccess;
+use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
@@ -28,6 +32,7 @@ pub(crate) struct NetCtx {
     pub(crate) access: Option<NetAccess>,
     pub(crate) http: WasiHttpCtx,
     pub(crate) hooks: hooks::GuardedHooks,
+    pub(crate) gate: Option<Arc<sockets::SocketGate>>,
 }
 
 impl std::fmt::Debug for NetCtx {
@@ -45,6 +50,7 @@ impl NetCtx {
             hooks: hooks::GuardedHooks::new(access.clone()),
             access: Some(access),
             http: WasiHttpCtx::new(),
+            gate: None,
         }
     }
 }
@@ -54,19 +60,20 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut NetCtx,
     http: fn(&mut T) -> WasiHttpCtxView<'_>,
+    lookup: fn(&mut T) -> sockets::GuardedLookup<'_>,
 ) -> wasmtime::Result<()> {
-    use wasmtime_wasi::p2::bindings::sockets;
     use wasmtime_wasi_http::p2::bindings::http as wasi_http;
     net::add_to_linker::<T, HasSelf<NetCtx>>(linker, get)?;
     // wasi:http/types is in the base (see dock::linker); the reach is here.
     wasi_http::outgoing_handler::add_to_linker::<T, WasiHttp>(linker, http)?;
     let options = wasmtime_wasi::p2::bindings::LinkOptions::default();
-    sockets::tcp_create_socket::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
-    sockets::tcp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
-    sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
-    sockets::udp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
-    sockets::instance_network::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
-    sockets::network::add_to_linker::<T, WasiSockets>(linker, &(&options).into(), T::sockets)?;
-    sockets::ip_name_lookup::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    use wasmtime_wasi::p2::bindings::sockets as wasi_sockets;
+    wasi_sockets::tcp_create_socket::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    wasi_sockets::tcp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    wasi_sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    wasi_sockets::udp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    wasi_sockets::instance_network::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    wasi_sockets::network::add_to_linker::<T, WasiSockets>(linker, &(&options).into(), T::sockets)?;
+    wasi_sockets::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(linker, lookup)?;
     Ok(())
 }

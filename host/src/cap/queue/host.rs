@@ -10,6 +10,8 @@ fn error(e: QueueError) -> Error {
         QueueError::InvalidName(why) => Error::InvalidName(why.to_string()),
         QueueError::MessageTooLarge(n) => Error::MessageTooLarge(n),
         QueueError::Full(n) => Error::QueueFull(n),
+        QueueError::TooManyQueues(n) => Error::TooManyQueues(n),
+        QueueError::TenantFull(n) => Error::TenantFull(n),
         QueueError::Unavailable(why) => Error::Unavailable(why),
     }
 }

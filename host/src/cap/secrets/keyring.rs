@@ -1,8 +1,16 @@
 //! Where the host keeps signing secrets: keys given in engine configuration
 //! (memory only) and keys set with `wbx secret set` (in
-//! `<home>/secrets/<tenant>.json`, file mode 0600). Keys never leave this
-//! module except into a signing function; [`Secret`]'s `Debug` is redacted
-//! so a key cannot reach a log line by accident.
+//! `<home>/secrets/<tenant>.json`, file mode 0600, in a directory kept at
+//! 0700). Keys never leave this module except into a signing function;
+//! [`Secret`]'s `Debug` is redacted so a key cannot reach a log line by
+//! accident.
+//!
+//! Writing a tenant's file: under an exclusive lock on
+//! `<tenant>.lock` (so two `secret set` calls, in any processes, cannot
+//! lose each other's update), the current file is read, the new content is
+//! written to a temporary file created exclusively (`O_EXCL`: never an
+//! existing file, never through a symlink someone planted) with mode 0600
+//! from the start, synced, and renamed over the old one.
 
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
@@ -219,32 +227,44 @@ impl Keyring {
 
     /// Stores `secret` as `name` for `tenant` in the home.
     pub fn set(&self, tenant: &str, name: &str, secret: Secret) -> std::io::Result<()> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let file = self
             .file(tenant)
             .ok_or_else(|| std::io::Error::other("invalid tenant or no home for secrets"))?;
         if name.is_empty() || name.len() > 128 {
             return Err(std::io::Error::other("a secret name is 1 to 128 bytes"));
         }
-        let mut all = BTreeMap::clone(&self.read(tenant));
+        let dir = file
+            .parent()
+            .ok_or_else(|| std::io::Error::other("no directory for secrets"))?;
+        std::fs::create_dir_all(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(dir.join(format!("{tenant}.lock")))?;
+        lock.lock()?;
+        let mut all: BTreeMap<String, Secret> = match std::fs::read(&file) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                std::io::Error::other(format!(
+                    "{} is not a secrets file ({e}); not overwriting it",
+                    file.display()
+                ))
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(e),
+        };
         all.insert(name.to_string(), secret);
         let bytes = serde_json::to_vec_pretty(&all).map_err(std::io::Error::other)?;
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)?;
+        let tmp = crate::artifact::write_private_temp(dir, tenant, &bytes)?;
+        let written = std::fs::rename(&tmp, &file);
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
-        let tmp = file.with_extension("tmp");
-        {
-            use std::io::Write;
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-        }
-        std::fs::rename(tmp, file)?;
+        written?;
+        drop(lock);
         self.files
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -307,6 +327,70 @@ mod tests {
             writer.set("acme", "mac", secret).unwrap();
             assert_eq!(sign(&reader), expected, "stale key after a set");
         }
+    }
+
+    #[test]
+    fn a_planted_temp_symlink_and_a_loose_mode_change_nothing_outside() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("secrets");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // The names the old writer used, prepared by an attacker.
+        let outside = root.path().join("outside.txt");
+        std::fs::write(&outside, "untouched").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("acme.tmp")).unwrap();
+        std::fs::write(dir.join("acme.json"), "{}").unwrap();
+        std::fs::set_permissions(
+            dir.join("acme.json"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let k = Keyring::new(Some(dir.clone()), HashMap::new());
+        k.set("acme", "mac", Secret::generate(SecretKind::Hmac).unwrap())
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "untouched");
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.join("acme.json")), 0o600);
+        assert_eq!(mode(&dir), 0o700);
+        assert!(k.get("acme", "mac").is_some());
+    }
+
+    #[test]
+    fn concurrent_sets_from_separate_keyrings_lose_no_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let dir = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    let k = Keyring::new(Some(dir), HashMap::new());
+                    for i in 0..10 {
+                        let s = Secret::new(SecretKind::Hmac, vec![t as u8 + 1; 8]).unwrap();
+                        k.set("acme", &format!("key-{t}-{i}"), s).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let k = Keyring::new(Some(dir.path().into()), HashMap::new());
+        assert_eq!(k.names("acme").len(), 80);
+    }
+
+    #[test]
+    fn a_corrupt_secrets_file_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("acme.json"), "not json").unwrap();
+        let k = Keyring::new(Some(dir.path().into()), HashMap::new());
+        let e = k
+            .set("acme", "mac", Secret::generate(SecretKind::Hmac).unwrap())
+            .unwrap_err();
+        assert!(e.to_string().contains("not a secrets file"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("acme.json")).unwrap(),
+            "not json"
+        );
     }
 
     #[test]

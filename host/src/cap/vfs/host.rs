@@ -33,13 +33,13 @@ fn error(e: VfsError) -> Error {
 impl VfsCtx {
     fn volumes(&mut self) -> Result<&Volumes, Error> {
         if self.volumes.is_none() {
-            let (storage, id) = self
+            let (storage, tenant, id) = self
                 .source
                 .as_ref()
                 .ok_or_else(|| Error::Unavailable("no volumes for this store".into()))?;
             let volumes = storage
                 .get()
-                .and_then(|s| s.volumes(id))
+                .and_then(|s| s.volumes(tenant, id))
                 .map_err(|e| Error::Unavailable(e.to_string()))?;
             self.volumes = Some(volumes);
         }

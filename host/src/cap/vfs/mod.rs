@@ -5,11 +5,15 @@
 //! file traffic would pay a component hop per call through a broker for no
 //! gain in isolation) and `wasi:filesystem/{types,preopens}` (wasmtime-wasi,
 //! which sees only the preopens the caller listed; none by default).
-//! Invariant: a store reaches only the volumes of the instance id the host
-//! docked it with, and every path is normalised and refused if it could
-//! escape ([`crate::store::normalize_vfs_path`]).
+//! Invariant: a store reaches only the volumes of the (tenant, instance id)
+//! the host docked it with, never those of another tenant that picked the
+//! same id; every path is normalised and refused if it could escape
+//! ([`crate::store::normalize_vfs_path`]). A guest cannot plant a symlink in
+//! a preopened directory that points out of it ([`symlink`]): the host's own
+//! tools, which do follow links, would otherwise be led outside later.
 
 mod host;
+mod symlink;
 
 use crate::bindings::workbooks::engine::vfs;
 use crate::store::{StorageSlot, Volumes};
@@ -22,15 +26,15 @@ use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
 /// reaches nothing.
 #[derive(Debug, Default)]
 pub(crate) struct VfsCtx {
-    source: Option<(Arc<StorageSlot>, String)>,
+    source: Option<(Arc<StorageSlot>, String, String)>,
     volumes: Option<Volumes>,
 }
 
 impl VfsCtx {
-    /// Reaches the volumes of instance `id` (a validated name).
-    pub(crate) fn new(storage: Arc<StorageSlot>, id: String) -> Self {
+    /// Reaches the volumes of instance `id` of `tenant` (validated names).
+    pub(crate) fn new(storage: Arc<StorageSlot>, tenant: String, id: String) -> Self {
         Self {
-            source: Some((storage, id)),
+            source: Some((storage, tenant, id)),
             volumes: None,
         }
     }
@@ -45,5 +49,5 @@ pub(crate) fn add_to_linker<T: WasiView + 'static>(
     vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, get)?;
     filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
     filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
-    Ok(())
+    symlink::guard(linker)
 }

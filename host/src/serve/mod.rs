@@ -1,28 +1,40 @@
 //! Inbound HTTP: the host listens and each request is handled by a fresh
 //! instance of a component exporting `wasi:http/incoming-handler`.
 //!
-//! Threat: anyone who can reach the port drives guest code. So every
-//! request gets a fresh store under the serving grant (nothing survives
-//! between requests), per-client rate limiting keyed by the peer address,
-//! the principal's revocation checked before the guest starts and watched
-//! while it runs (a revocation stops requests already in flight), the
-//! guest's wall-clock budget, and a cap on the response body: a guest that
-//! produces more gets a 502, never an unbounded buffer in the host.
+//! Threat: anyone who can reach the port drives guest code and holds host
+//! resources. So every request gets a fresh store under the serving grant
+//! (nothing survives between requests) with its own wall-clock budget and
+//! fuel; requests are rate limited per client (an IPv4 address, or an IPv6
+//! /64, since one host owns a whole /64); the principal's revocation is
+//! checked before the guest starts and watched while it runs (a revocation
+//! stops requests already in flight); the response body is capped (a guest
+//! that produces more gets a 502, never an unbounded buffer in the host).
+//! Connections are bounded too (`accept.rs`): a cap in total and per client,
+//! a deadline for a request's headers and for an idle keep-alive, and an
+//! accept loop that backs off and keeps serving when accepting fails (out
+//! of file descriptors, for one).
+
+mod accept;
 
 use crate::artifact::Artifact;
 use crate::broker::capped_http::{HttpError, read_capped};
 use crate::broker::{Denial, RateLimiter};
 use crate::dock::{DockError, Docked};
 use crate::engine::Engine;
-use crate::limits::SERVE_MAX_RESPONSE_BYTES;
+use crate::limits::{
+    COMMAND_FUEL, SERVE_HEADER_TIMEOUT, SERVE_MAX_CONNECTIONS, SERVE_MAX_CONNECTIONS_PER_CLIENT,
+    SERVE_MAX_RESPONSE_BYTES,
+};
 use crate::policy::{CapSet, Grant, PolicyError};
 use crate::state::{SessionOptions, StoreState};
 use bytes::Bytes;
 use http_body_util::Full;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+pub use accept::client_key;
 
 /// How long a revocation may take to stop a request in flight.
 const REVOCATION_POLL: Duration = Duration::from_millis(25);
@@ -36,10 +48,19 @@ pub struct ServeOptions {
     pub caps: Option<CapSet>,
     /// The principal whose revocation, quotas and durable state apply.
     pub tenant: String,
-    /// Requests one client address may make per minute.
+    /// Requests one client may make per minute.
     pub per_client_per_minute: u64,
     /// Wall-clock budget of one request (the profile's when `None`).
     pub timeout: Option<Duration>,
+    /// Fuel of one request ([`COMMAND_FUEL`] when `None`).
+    pub fuel: Option<u64>,
+    /// Connections open at once, from all clients.
+    pub max_connections: usize,
+    /// Connections open at once from one client.
+    pub max_connections_per_client: usize,
+    /// How long a client may take to send a request's headers, and how
+    /// long an idle keep-alive connection stays open.
+    pub header_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -50,6 +71,10 @@ impl Default for ServeOptions {
             tenant: "default".into(),
             per_client_per_minute: 600,
             timeout: None,
+            fuel: None,
+            max_connections: SERVE_MAX_CONNECTIONS,
+            max_connections_per_client: SERVE_MAX_CONNECTIONS_PER_CLIENT,
+            header_timeout: SERVE_HEADER_TIMEOUT,
         }
     }
 }
@@ -77,6 +102,7 @@ pub struct Server {
     opts: ServeOptions,
     budget: Duration,
     clients: Arc<RateLimiter>,
+    connections: Arc<accept::Connections>,
 }
 
 impl std::fmt::Debug for Server {
@@ -90,6 +116,21 @@ fn plain(status: u16, text: &str) -> http::Response<Full<Bytes>> {
     *r.status_mut() =
         http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
     r
+}
+
+/// What stopped a handler that set no response, in a few words.
+fn failure(e: &wasmtime::Error) -> &'static str {
+    if e.downcast_ref::<crate::limits::DeadlineExceeded>()
+        .is_some()
+    {
+        return "ran out of time";
+    }
+    match e.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::OutOfFuel) => "ran out of fuel",
+        Some(wasmtime::Trap::Interrupt) => "ran out of time",
+        Some(_) => "trapped",
+        None => "failed",
+    }
 }
 
 impl Engine {
@@ -110,6 +151,10 @@ impl Engine {
                 opts.per_client_per_minute,
                 Duration::from_secs(60),
             )),
+            connections: Arc::new(accept::Connections::new(
+                opts.max_connections,
+                opts.max_connections_per_client,
+            )),
             docked,
             proxy,
             opts,
@@ -118,24 +163,6 @@ impl Engine {
 }
 
 impl Server {
-    /// Serves connections from `listener` until it fails.
-    pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        loop {
-            let (stream, peer) = listener.accept().await?;
-            let server = self.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req| {
-                    let server = server.clone();
-                    async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
-                });
-                let io = wasmtime_wasi_http::io::TokioIo::new(stream);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, service)
-                    .await;
-            });
-        }
-    }
-
     fn revoked(&self) -> bool {
         self.engine
             .cadence()
@@ -150,23 +177,13 @@ impl Server {
         peer: SocketAddr,
     ) -> http::Response<Full<Bytes>> {
         let cadence = self.engine.cadence();
-        let client: IpAddr = peer.ip();
-        if !self.clients.admit(&client.to_string()) {
-            cadence.deny(
-                &self.opts.tenant,
-                "serve",
-                Denial::RateLimited,
-                &client.to_string(),
-            );
+        let client = client_key(peer.ip());
+        if !self.clients.admit(&client) {
+            cadence.deny(&self.opts.tenant, "serve", Denial::RateLimited, &client);
             return plain(429, "rate limited");
         }
         if self.revoked() {
-            cadence.deny(
-                &self.opts.tenant,
-                "serve",
-                Denial::Revoked,
-                &client.to_string(),
-            );
+            cadence.deny(&self.opts.tenant, "serve", Denial::Revoked, &client);
             return plain(403, "revoked");
         }
         match tokio::time::timeout(self.budget, self.respond(req)).await {
@@ -186,6 +203,7 @@ impl Server {
         };
         let mut session = SessionOptions::new("serve", self.opts.tenant.clone());
         session.timeout = Some(self.budget);
+        session.fuel = Some(self.opts.fuel.unwrap_or(COMMAND_FUEL));
         let (mut store, _) = self
             .engine
             .new_store(self.docked.grant(), &session)
@@ -206,7 +224,7 @@ impl Server {
             .map_err(internal)?;
         let proxy = self.proxy.clone();
         // Aborted when the request is answered or abandoned.
-        let _task = wasmtime_wasi::runtime::spawn(async move {
+        let task = wasmtime_wasi::runtime::spawn(async move {
             let proxy = proxy.instantiate_async(&mut store).await?;
             proxy
                 .wasi_http_incoming_handler()
@@ -222,7 +240,13 @@ impl Server {
         let response = match response {
             Ok(Ok(r)) => r,
             Ok(Err(code)) => return Err(plain(500, &format!("the handler failed: {code:?}"))),
-            Err(_) => return Err(plain(500, "the handler set no response")),
+            Err(_) => {
+                let why = match task.await {
+                    Err(e) => failure(&e),
+                    Ok(()) => "set no response",
+                };
+                return Err(plain(500, &format!("the handler {why}")));
+            }
         };
         let (parts, body) = response.into_parts();
         let body = tokio::select! {

@@ -1,0 +1,209 @@
+//! `wasi:sockets` behind the whole cadence: every connect, datagram and
+//! name lookup of a guest is a broker call.
+//!
+//! Threat: the raw socket interfaces are a path out of the sandbox beside
+//! the engine's own `net` interface, so they get the same treatment: a
+//! revoked principal cannot connect, send a datagram or look a name up, and
+//! stops receiving datagrams; every connect, datagram sent and lookup counts
+//! against the rate limit; every address is judged by the SSRF floor,
+//! including the addresses a lookup returns (an internal address is left
+//! out of the answer, so a guest cannot map the internal network by name).
+//! A guest never listens or accepts (inbound traffic is `wbx serve`'s job),
+//! binds only to a wildcard address with an ephemeral port, and receives
+//! datagrams only from addresses this store sent to: after binding
+//! `0.0.0.0:0` a socket would otherwise take datagrams from any public host
+//! that guessed the port. Not covered: a TCP stream connected before a
+//! revocation runs on until the guest closes it or its call ends.
+
+use crate::broker::{Cadence, Denial, NetGuard};
+use crate::limits::SOCKET_MAX_UDP_PEERS;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use wasmtime::component::Resource;
+use wasmtime_wasi::p2::SocketError;
+use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
+    Host as LookupHost, HostResolveAddressStream, ResolveAddressStream,
+};
+use wasmtime_wasi::p2::bindings::sockets::network::{
+    ErrorCode, Host as NetworkHost, HostNetwork, IpAddress, Network,
+};
+use wasmtime_wasi::sockets::{SocketAddrUse, WasiSocketsCtxView};
+
+/// The broker name socket use is admitted and audited under.
+const BROKER: &str = "net";
+
+/// Judges every socket use of one store.
+#[derive(Debug)]
+pub(crate) struct SocketGate {
+    guard: NetGuard,
+    cadence: Arc<Cadence>,
+    principal: String,
+    /// Where this store's guest has sent datagrams: the only sources it
+    /// may receive from.
+    udp_peers: Mutex<HashSet<SocketAddr>>,
+}
+
+impl SocketGate {
+    /// A gate for `principal` judging addresses with `guard`.
+    pub(crate) fn new(guard: NetGuard, cadence: Arc<Cadence>, principal: String) -> Self {
+        Self {
+            guard,
+            cadence,
+            principal,
+            udp_peers: Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn deny(&self, why: &'static str, addr: SocketAddr) -> bool {
+        self.cadence.deny(
+            &self.principal,
+            BROKER,
+            Denial::Guard(why),
+            &addr.to_string(),
+        );
+        false
+    }
+
+    /// Whether the guest may use `addr` for `usage`; every refusal is
+    /// audited.
+    pub(crate) fn check(&self, addr: SocketAddr, usage: SocketAddrUse) -> bool {
+        use SocketAddrUse as U;
+        match usage {
+            U::TcpBind | U::UdpBind => {
+                addr.ip().is_unspecified() && addr.port() == 0 || self.deny("socket_bind", addr)
+            }
+            U::TcpListen | U::TcpAccept => self.deny("socket_listen", addr),
+            U::TcpConnect | U::UdpSend => {
+                if self.cadence.admit(&self.principal, BROKER).is_err() {
+                    return false;
+                }
+                if let Err(d) = self.guard.check_ip(addr.ip()) {
+                    return self.deny(d.reason(), addr);
+                }
+                if matches!(usage, U::UdpSend) {
+                    let mut peers = self.udp_peers.lock().unwrap_or_else(|p| p.into_inner());
+                    if !peers.contains(&addr) {
+                        if peers.len() >= SOCKET_MAX_UDP_PEERS {
+                            drop(peers);
+                            return self.deny("udp_too_many_peers", addr);
+                        }
+                        peers.insert(addr);
+                    }
+                }
+                true
+            }
+            U::UdpReceive => {
+                if self.cadence.revocations().is_revoked(&self.principal) {
+                    self.cadence
+                        .deny(&self.principal, BROKER, Denial::Revoked, &addr.to_string());
+                    return false;
+                }
+                let sent_to = self
+                    .udp_peers
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .contains(&addr);
+                sent_to || self.deny("udp_unsolicited", addr)
+            }
+        }
+    }
+
+    /// Whether a lookup may tell the guest about `address`: only if the
+    /// floor would let it connect there.
+    fn may_know(&self, address: &IpAddress) -> bool {
+        let ip: std::net::IpAddr = match *address {
+            IpAddress::Ipv4((a, b, c, d)) => std::net::Ipv4Addr::new(a, b, c, d).into(),
+            IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => {
+                std::net::Ipv6Addr::new(a, b, c, d, e, f, g, h).into()
+            }
+        };
+        self.guard.check_ip(ip).is_ok()
+    }
+
+    /// Revocation and the rate limit for one name lookup.
+    fn admit_lookup(&self, name: &str) -> bool {
+        let admitted = self.cadence.admit(&self.principal, BROKER).is_ok();
+        if !admitted {
+            tracing::info!(name, "refused a name lookup");
+        }
+        admitted
+    }
+}
+
+/// `wasi:sockets/ip-name-lookup` with the cadence in front of
+/// wasmtime-wasi's resolver.
+pub(crate) struct GuardedLookup<'a> {
+    /// wasmtime-wasi's sockets view.
+    pub(crate) sockets: WasiSocketsCtxView<'a>,
+    /// The store's gate; `None` (never linked that way) refuses every lookup.
+    pub(crate) gate: Option<&'a SocketGate>,
+}
+
+/// [`wasmtime::component::HasData`] for [`GuardedLookup`].
+pub(crate) struct GuardedLookupData;
+
+impl wasmtime::component::HasData for GuardedLookupData {
+    type Data<'a> = GuardedLookup<'a>;
+}
+
+impl NetworkHost for GuardedLookup<'_> {
+    fn convert_error_code(&mut self, error: SocketError) -> wasmtime::Result<ErrorCode> {
+        NetworkHost::convert_error_code(&mut self.sockets, error)
+    }
+
+    fn network_error_code(
+        &mut self,
+        err: Resource<wasmtime::Error>,
+    ) -> wasmtime::Result<Option<ErrorCode>> {
+        NetworkHost::network_error_code(&mut self.sockets, err)
+    }
+}
+
+impl HostNetwork for GuardedLookup<'_> {
+    fn drop(&mut self, network: Resource<Network>) -> wasmtime::Result<()> {
+        HostNetwork::drop(&mut self.sockets, network)
+    }
+}
+
+impl LookupHost for GuardedLookup<'_> {
+    fn resolve_addresses(
+        &mut self,
+        network: Resource<Network>,
+        name: String,
+    ) -> Result<Resource<ResolveAddressStream>, SocketError> {
+        if !self.gate.is_some_and(|g| g.admit_lookup(&name)) {
+            return Err(ErrorCode::AccessDenied.into());
+        }
+        LookupHost::resolve_addresses(&mut self.sockets, network, name)
+    }
+}
+
+impl HostResolveAddressStream for GuardedLookup<'_> {
+    fn resolve_next_address(
+        &mut self,
+        stream: Resource<ResolveAddressStream>,
+    ) -> Result<Option<IpAddress>, SocketError> {
+        loop {
+            let next = HostResolveAddressStream::resolve_next_address(
+                &mut self.sockets,
+                Resource::new_borrow(stream.rep()),
+            )?;
+            match next {
+                Some(address) if self.gate.is_some_and(|g| !g.may_know(&address)) => continue,
+                other => return Ok(other),
+            }
+        }
+    }
+
+    fn subscribe(
+        &mut self,
+        stream: Resource<ResolveAddressStream>,
+    ) -> wasmtime::Result<Resource<wasmtime_wasi::p2::DynPollable>> {
+        HostResolveAddressStream::subscribe(&mut self.sockets, stream)
+    }
+
+    fn drop(&mut self, stream: Resource<ResolveAddressStream>) -> wasmtime::Result<()> {
+        HostResolveAddressStream::drop(&mut self.sockets, stream)
+    }
+}

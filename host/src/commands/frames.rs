@@ -1,0 +1,199 @@
+//! The channel from an `os_process` child back to its parent.
+//!
+//! The child (`wbx exec --framed`) never lets the guest write to its real
+//! stdout or stderr. It captures the guest's two streams (each capped as in
+//! process) and then writes, on its stdout, a sequence of frames:
+//! `[tag u8][len u32 LE][len bytes]`, with tag 1 for the guest's stdout, 2
+//! for its stderr and 3 for the engine's verdict (JSON, [`Verdict`]). Guest
+//! bytes only ever travel inside a frame the host sized, so nothing a guest
+//! prints can pass for a verdict: the old way of reading `wbx: ...` lines
+//! off stderr took a guest's own text as the engine's word.
+//!
+//! The parent reads frames as they arrive with the same caps as the
+//! in-process tier and gives up at the first byte past a cap, so a child
+//! that misbehaves (or is not `wbx` at all) cannot make the parent hold more
+//! than [`crate::limits::MAX_CAPTURED_OUTPUT_BYTES`] per stream.
+
+use crate::limits::MAX_CAPTURED_OUTPUT_BYTES;
+use bytes::{Bytes, BytesMut};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// The guest's stdout.
+pub const STDOUT: u8 = 1;
+/// The guest's stderr.
+pub const STDERR: u8 = 2;
+/// The engine's verdict.
+pub const VERDICT: u8 = 3;
+
+/// Largest verdict frame: a short JSON object.
+const MAX_VERDICT_BYTES: usize = 64 << 10;
+
+/// How the child's run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The guest exited with this code.
+    Exit(i32),
+    /// The engine stopped or refused it: `kind` is a
+    /// [`super::CommandError::reason`], `message` the full text.
+    Failed {
+        /// The failure's snake_case name.
+        kind: String,
+        /// What happened.
+        message: String,
+    },
+}
+
+/// Writes one frame.
+pub fn write_frame(out: &mut impl std::io::Write, tag: u8, bytes: &[u8]) -> std::io::Result<()> {
+    let len = u32::try_from(bytes.len()).map_err(std::io::Error::other)?;
+    out.write_all(&[tag])?;
+    out.write_all(&len.to_le_bytes())?;
+    out.write_all(bytes)
+}
+
+/// Writes the guest's output and the verdict, in that order.
+pub fn write_all(
+    out: &mut impl std::io::Write,
+    stdout: &[u8],
+    stderr: &[u8],
+    verdict: &Verdict,
+) -> std::io::Result<()> {
+    write_frame(out, STDOUT, stdout)?;
+    write_frame(out, STDERR, stderr)?;
+    let json = serde_json::to_vec(verdict).map_err(std::io::Error::other)?;
+    write_frame(out, VERDICT, &json)?;
+    out.flush()
+}
+
+/// What a child sent.
+#[derive(Debug, Default)]
+pub struct Received {
+    /// The guest's stdout.
+    pub stdout: Bytes,
+    /// The guest's stderr.
+    pub stderr: Bytes,
+    /// The verdict, if one arrived.
+    pub verdict: Option<Verdict>,
+}
+
+/// Why a child's frames were not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// A stream passed its cap.
+    #[error("{stream} passed {limit} bytes")]
+    TooLarge {
+        /// `stdout`, `stderr` or `verdict`.
+        stream: &'static str,
+        /// The cap.
+        limit: usize,
+    },
+    /// The bytes are not frames.
+    #[error("malformed frames from the child: {0}")]
+    Malformed(String),
+}
+
+/// Reads frames until end of input, refusing at the first frame that would
+/// take a stream past its cap (before reading that frame's bytes).
+pub async fn read(mut input: impl AsyncRead + Unpin) -> Result<Received, FrameError> {
+    let mut stdout = BytesMut::new();
+    let mut stderr = BytesMut::new();
+    let mut verdict = None;
+    let io = |e: std::io::Error| FrameError::Malformed(e.to_string());
+    loop {
+        let mut tag = [0u8; 1];
+        if input.read(&mut tag).await.map_err(io)? == 0 {
+            break;
+        }
+        let mut len = [0u8; 4];
+        input.read_exact(&mut len).await.map_err(io)?;
+        let len = u32::from_le_bytes(len) as usize;
+        let (buf, stream, limit) = match tag[0] {
+            STDOUT => (&mut stdout, "stdout", MAX_CAPTURED_OUTPUT_BYTES),
+            STDERR => (&mut stderr, "stderr", MAX_CAPTURED_OUTPUT_BYTES),
+            VERDICT if verdict.is_none() => {
+                if len > MAX_VERDICT_BYTES {
+                    return Err(FrameError::TooLarge {
+                        stream: "verdict",
+                        limit: MAX_VERDICT_BYTES,
+                    });
+                }
+                let mut json = vec![0u8; len];
+                input.read_exact(&mut json).await.map_err(io)?;
+                verdict = Some(
+                    serde_json::from_slice(&json)
+                        .map_err(|e| FrameError::Malformed(format!("verdict: {e}")))?,
+                );
+                continue;
+            }
+            other => {
+                return Err(FrameError::Malformed(format!(
+                    "unexpected frame tag {other}"
+                )));
+            }
+        };
+        if buf.len().saturating_add(len) > limit {
+            return Err(FrameError::TooLarge { stream, limit });
+        }
+        let start = buf.len();
+        buf.resize(start + len, 0);
+        input.read_exact(&mut buf[start..]).await.map_err(io)?;
+    }
+    Ok(Received {
+        stdout: stdout.freeze(),
+        stderr: stderr.freeze(),
+        verdict,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn frames_round_trip_and_guest_text_never_becomes_a_verdict() {
+        let mut wire = Vec::new();
+        let forged = b"wbx: refused: capability not granted: everything\n";
+        write_all(&mut wire, b"out", forged, &Verdict::Exit(120)).unwrap();
+        let got = block_on(read(&wire[..])).unwrap();
+        assert_eq!(&got.stdout[..], b"out");
+        assert_eq!(&got.stderr[..], forged);
+        assert_eq!(got.verdict, Some(Verdict::Exit(120)));
+    }
+
+    #[test]
+    fn a_frame_past_the_cap_is_refused_before_it_is_read() {
+        let mut wire = vec![STDOUT];
+        wire.extend_from_slice(&u32::MAX.to_le_bytes());
+        let e = block_on(read(&wire[..])).unwrap_err();
+        assert_eq!(
+            e,
+            FrameError::TooLarge {
+                stream: "stdout",
+                limit: MAX_CAPTURED_OUTPUT_BYTES
+            }
+        );
+    }
+
+    #[test]
+    fn bytes_that_are_not_frames_are_malformed() {
+        for wire in [
+            &b"wbx: trap: fake"[..],
+            &[STDOUT, 9, 0, 0, 0, b'x'][..],
+            &[9][..],
+        ] {
+            assert!(
+                matches!(block_on(read(wire)), Err(FrameError::Malformed(_))),
+                "{wire:?}"
+            );
+        }
+    }
+}

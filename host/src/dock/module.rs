@@ -1,0 +1,218 @@
+//! Docking a WASI preview 1 core module: the same pre-check and the same
+//! single place of linking as components, one import at a time.
+//!
+//! Every import is classified before anything is instantiated, like a
+//! component's: the `wasi_snapshot_preview1` calls that only reach stdio,
+//! clocks, randomness, args and the environment are the base; the file
+//! system calls (`path_*`, the preopen queries, `fd_readdir`, the
+//! `fd_filestat_*` family, ...) need `vfs`, as `wasi:filesystem` does;
+//! `sock_*` need `net`, as `wasi:sockets` does; `workbooks.exec` and
+//! `workbooks.exec_read` need `commands` or `exec`; anything else is refused
+//! by name. A module that imports a call its grant does not cover is
+//! refused with [`DockError::NotGranted`], naming the cap and the call. On
+//! top, `path_symlink` is replaced by a refusal (`perm`): the lane cannot
+//! check a link's target the way the component lane does
+//! ([`crate::cap::vfs`]), so it makes no links at all.
+
+use super::{DockError, cached};
+use crate::artifact::Artifact;
+use crate::commands::module::{self, ModuleState};
+use crate::policy::{Cap, CapSet, Grant};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use wasmtime::{InstancePre, Linker, Module};
+
+/// The preview 1 module name.
+const WASI_P1: &str = "wasi_snapshot_preview1";
+
+/// `errno::perm`: the answer to `path_symlink` in this lane.
+const ERRNO_PERM: i32 = 63;
+
+/// Preview 1 calls that reach only what every guest has (stdio, clocks,
+/// randomness, its args and environment, its own exit).
+const BASE_CALLS: &[&str] = &[
+    "args_get",
+    "args_sizes_get",
+    "environ_get",
+    "environ_sizes_get",
+    "clock_res_get",
+    "clock_time_get",
+    "fd_close",
+    "fd_fdstat_get",
+    "fd_fdstat_set_flags",
+    "fd_read",
+    "fd_write",
+    "fd_seek",
+    "fd_tell",
+    "poll_oneoff",
+    "proc_exit",
+    "proc_raise",
+    "sched_yield",
+    "random_get",
+];
+
+/// Preview 1 calls that reach the file system (and so the preopens).
+const VFS_CALLS: &[&str] = &[
+    "fd_advise",
+    "fd_allocate",
+    "fd_datasync",
+    "fd_fdstat_set_rights",
+    "fd_filestat_get",
+    "fd_filestat_set_size",
+    "fd_filestat_set_times",
+    "fd_pread",
+    "fd_prestat_get",
+    "fd_prestat_dir_name",
+    "fd_pwrite",
+    "fd_readdir",
+    "fd_renumber",
+    "fd_sync",
+    "path_create_directory",
+    "path_filestat_get",
+    "path_filestat_set_times",
+    "path_link",
+    "path_open",
+    "path_readlink",
+    "path_remove_directory",
+    "path_rename",
+    "path_symlink",
+    "path_unlink_file",
+];
+
+/// Preview 1 socket calls.
+const NET_CALLS: &[&str] = &["sock_accept", "sock_recv", "sock_send", "sock_shutdown"];
+
+/// What one core-module import needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    Base,
+    Cap(Cap),
+    /// Either of `commands` or `exec`.
+    Exec,
+    Unknown,
+}
+
+fn classify(module: &str, name: &str) -> Need {
+    match module {
+        WASI_P1 if BASE_CALLS.contains(&name) => Need::Base,
+        WASI_P1 if VFS_CALLS.contains(&name) => Need::Cap(Cap::Vfs),
+        WASI_P1 if NET_CALLS.contains(&name) => Need::Cap(Cap::Net),
+        "workbooks" if matches!(name, "exec" | "exec_read") => Need::Exec,
+        _ => Need::Unknown,
+    }
+}
+
+/// Refuses any import the grant does not cover, naming it.
+fn check(module: &Module, grant: &Grant) -> Result<(), DockError> {
+    let mut unknown = Vec::new();
+    for import in module.imports() {
+        let interface = format!("{}.{}", import.module(), import.name());
+        let missing = match classify(import.module(), import.name()) {
+            Need::Base => None,
+            Need::Cap(cap) => (!grant.caps.contains(cap)).then_some(cap),
+            Need::Exec => (!grant.caps.contains(Cap::Commands) && !grant.caps.contains(Cap::Exec))
+                .then_some(Cap::Exec),
+            Need::Unknown => {
+                unknown.push(interface);
+                continue;
+            }
+        };
+        if let Some(cap) = missing {
+            return Err(DockError::NotGranted {
+                cap,
+                interface,
+                profile: grant.profile.effective,
+            });
+        }
+    }
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(DockError::UnknownImports { names: unknown })
+    }
+}
+
+/// Builds the core-module linker for a cap set: preview 1, with
+/// `path_symlink` refused, and the exec calls under `commands` or `exec`.
+fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<ModuleState>> {
+    let mut linker: Linker<ModuleState> = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut ModuleState| &mut s.wasi)?;
+    linker.allow_shadowing(true);
+    linker.func_wrap(
+        WASI_P1,
+        "path_symlink",
+        |_: wasmtime::Caller<'_, ModuleState>, _: i32, _: i32, _: i32, _: i32, _: i32| ERRNO_PERM,
+    )?;
+    linker.allow_shadowing(false);
+    if caps.contains(Cap::Commands) || caps.contains(Cap::Exec) {
+        linker.func_wrap_async("workbooks", "exec", |caller, (ptr, len): (u32, u32)| {
+            Box::new(module::exec(caller, ptr, len))
+        })?;
+        linker.func_wrap("workbooks", "exec_read", module::exec_read)?;
+    }
+    Ok(linker)
+}
+
+/// A core module docked under a grant, ready to instantiate.
+pub(crate) struct DockedModule {
+    pub(crate) pre: InstancePre<ModuleState>,
+}
+
+/// Docked modules by (artifact sha256, grant).
+type DockedModules = HashMap<([u8; 32], Grant), Arc<DockedModule>>;
+
+/// Docked modules, and linkers by cap set.
+#[derive(Default)]
+pub(crate) struct ModuleDocks {
+    linkers: Mutex<HashMap<CapSet, Linker<ModuleState>>>,
+    docked: Mutex<DockedModules>,
+}
+
+impl ModuleDocks {
+    /// Docks the compiled `module` of `artifact` under `grant`.
+    pub(crate) fn dock(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+        module: &Module,
+        grant: &Grant,
+    ) -> Result<Arc<DockedModule>, DockError> {
+        cached(&self.docked, (artifact.sha256(), grant.clone()), || {
+            check(module, grant)?;
+            let linker = cached(&self.linkers, grant.caps, || {
+                link(engine, grant.caps).map_err(|e| DockError::Link(format!("{e:#}")))
+            })?;
+            let pre = linker
+                .instantiate_pre(module)
+                .map_err(|e| DockError::Link(format!("{e:#}")))?;
+            Ok(Arc::new(DockedModule { pre }))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preview1_call_has_exactly_one_class() {
+        let all: Vec<&str> = [BASE_CALLS, VFS_CALLS, NET_CALLS].concat();
+        let mut unique = all.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), all.len(), "a call is in two classes");
+        // The 46 functions of wasi_snapshot_preview1.
+        assert_eq!(all.len(), 46);
+    }
+
+    #[test]
+    fn imports_map_to_the_cap_of_their_preview2_counterpart() {
+        assert_eq!(classify(WASI_P1, "fd_write"), Need::Base);
+        assert_eq!(classify(WASI_P1, "path_open"), Need::Cap(Cap::Vfs));
+        assert_eq!(classify(WASI_P1, "fd_prestat_get"), Need::Cap(Cap::Vfs));
+        assert_eq!(classify(WASI_P1, "sock_send"), Need::Cap(Cap::Net));
+        assert_eq!(classify("workbooks", "exec"), Need::Exec);
+        assert_eq!(classify(WASI_P1, "path_open_evil"), Need::Unknown);
+        assert_eq!(classify("env", "system"), Need::Unknown);
+    }
+}

@@ -1,0 +1,170 @@
+//! Host directories a guest sees through `wasi:filesystem` (or its preview 1
+//! calls), and the rules every lane applies before opening one.
+//!
+//! Threats: a spec typo that silently widens access (`--dir H::/g:ro` would
+//! otherwise be a read-write preopen of a guest path `/g:ro`); a preopen
+//! without the `vfs` cap; and a preopen that contains the engine's home (or
+//! sits inside it), which would hand the guest the sled database of every
+//! tenant, the compile cache the engine loads as native code, and the
+//! signing keys. Each is refused with an error that says what to do.
+
+use crate::policy::{Cap, Grant};
+use crate::state::SessionError;
+use std::path::{Path, PathBuf};
+
+/// A host directory made visible to the guest through `wasi:filesystem`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preopen {
+    /// The directory on the host.
+    pub host: PathBuf,
+    /// The name the guest sees it under.
+    pub guest: String,
+    /// Whether the guest may only read.
+    pub read_only: bool,
+}
+
+impl Preopen {
+    /// Parses `HOST::GUEST` (read-write), `HOST::GUEST::ro` or
+    /// `HOST::GUEST::rw`. Anything else is refused: an unknown mode, a part
+    /// past the mode, and a `:` in the guest path (the mark of `:ro` typed
+    /// with one colon).
+    pub fn parse(spec: &str) -> Result<Preopen, String> {
+        let parts: Vec<&str> = spec.split("::").collect();
+        let (host, guest, mode) = match parts[..] {
+            [host, guest] => (host, guest, None),
+            [host, guest, mode] => (host, guest, Some(mode)),
+            [_, _, _, ..] => {
+                return Err(format!(
+                    "`{spec}`: expected HOST::GUEST[::ro], found {} parts",
+                    parts.len()
+                ));
+            }
+            _ => return Err(format!("`{spec}`: expected HOST::GUEST[::ro]")),
+        };
+        if host.is_empty() || guest.is_empty() {
+            return Err(format!("`{spec}`: expected HOST::GUEST[::ro]"));
+        }
+        let read_only = match mode {
+            None | Some("rw") => false,
+            Some("ro") => true,
+            Some(other) => {
+                return Err(format!(
+                    "`{spec}`: unknown mode `{other}` (use `ro` or `rw`)"
+                ));
+            }
+        };
+        if guest.contains(':') {
+            return Err(format!(
+                "`{spec}`: the guest path `{guest}` contains `:`; \
+                 a read-only preopen is written HOST::GUEST::ro"
+            ));
+        }
+        Ok(Preopen {
+            host: PathBuf::from(host),
+            guest: guest.to_string(),
+            read_only,
+        })
+    }
+}
+
+/// `path` made absolute with every link resolved, as far as it exists: the
+/// part that does not exist yet is appended as written.
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+/// Checks the preopens of a session under `grant` for an engine homed at
+/// `home`: none at all without `vfs`, and none that contains the home or
+/// lies inside it.
+pub(crate) fn check_preopens(
+    home: &Path,
+    grant: &Grant,
+    dirs: &[Preopen],
+) -> Result<(), SessionError> {
+    let Some(first) = dirs.first() else {
+        return Ok(());
+    };
+    if !grant.caps.contains(Cap::Vfs) {
+        return Err(SessionError::PreopenWithoutVfs(
+            first.host.display().to_string(),
+        ));
+    }
+    let home = resolved(home);
+    for dir in dirs {
+        let host = resolved(&dir.host);
+        if home.starts_with(&host) || host.starts_with(&home) {
+            return Err(SessionError::PreopenReachesHome {
+                host: dir.host.display().to_string(),
+                home: home.display().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_with_their_modes() {
+        let p = Preopen::parse("/data::/d::ro").unwrap();
+        assert_eq!(
+            (p.host, p.guest.as_str(), p.read_only),
+            ("/data".into(), "/d", true)
+        );
+        assert!(!Preopen::parse("/data::/d").unwrap().read_only);
+        assert!(!Preopen::parse("/data::/d::rw").unwrap().read_only);
+    }
+
+    #[test]
+    fn a_one_colon_mode_and_trailing_parts_are_refused() {
+        let e = Preopen::parse("H::/ro:ro").unwrap_err();
+        assert!(
+            e.contains("contains `:`") && e.contains("HOST::GUEST::ro"),
+            "{e}"
+        );
+        let e = Preopen::parse("H::/g::ro::extra").unwrap_err();
+        assert!(e.contains("4 parts"), "{e}");
+        assert!(Preopen::parse("H::/g::readonly").is_err());
+        assert!(Preopen::parse("H").is_err());
+        assert!(Preopen::parse("::/g").is_err());
+    }
+
+    #[test]
+    fn a_preopen_around_or_inside_the_home_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        std::fs::create_dir_all(home.join("db")).unwrap();
+        let grant = Grant::profile("compute");
+        let dir = |p: &Path| Preopen {
+            host: p.to_path_buf(),
+            guest: "/w".into(),
+            read_only: true,
+        };
+        for bad in [root.path().to_path_buf(), home.clone(), home.join("db")] {
+            let e = check_preopens(&home, &grant, &[dir(&bad)]).unwrap_err();
+            assert!(matches!(e, SessionError::PreopenReachesHome { .. }), "{e}");
+        }
+        let sibling = root.path().join("work");
+        std::fs::create_dir_all(&sibling).unwrap();
+        check_preopens(&home, &grant, &[dir(&sibling)]).unwrap();
+        // A home that does not exist yet is judged by where it would be.
+        let later = sibling.join(".workbooks");
+        assert!(check_preopens(&later, &grant, &[dir(&sibling)]).is_err());
+    }
+}

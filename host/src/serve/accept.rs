@@ -1,0 +1,292 @@
+//! The accept loop of [`Server`]: how many connections, from whom, for how
+//! long.
+//!
+//! Threat: a client that opens connections and never finishes a request
+//! (slowloris), or keeps idle keep-alives open, or stops reading its
+//! response (holding the response buffered for it), or opens so many that
+//! the process runs out of file descriptors. So: connections over the
+//! total cap or over the client's cap are closed as soon as they are
+//! accepted (counted, audited as `too_many_connections`); a connection must
+//! deliver each request's headers, and an idle keep-alive its next request,
+//! within the header timeout, and a write to it may wait no longer than
+//! that for the client to read ([`WriteDeadline`]); and a failed accept
+//! (EMFILE, ENFILE, a connection reset before it was taken) is logged and
+//! retried after a back-off that grows to [`ACCEPT_BACKOFF_MAX`], never the
+//! end of the server. Denials coalesced in the audit log are written out
+//! every coalescing window while the server runs.
+
+use super::Server;
+use crate::broker::Denial;
+use crate::limits::AUDIT_COALESCE_WINDOW;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// The first wait after a failed accept.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
+/// The longest wait after failed accepts in a row.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// The key a client is counted under: its IPv4 address, or the /64 of its
+/// IPv6 address (one host usually owns a whole /64, so counting single
+/// addresses would let it multiply its share).
+pub fn client_key(ip: IpAddr) -> String {
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+    }
+}
+
+/// Open connections, in total and per client.
+#[derive(Debug)]
+pub(super) struct Connections {
+    max_total: usize,
+    max_per_client: usize,
+    open: Mutex<(usize, HashMap<String, usize>)>,
+}
+
+/// One admitted connection; its slot is given back when dropped.
+pub(super) struct Admitted {
+    connections: Arc<Connections>,
+    client: String,
+}
+
+impl Connections {
+    pub(super) fn new(max_total: usize, max_per_client: usize) -> Self {
+        Self {
+            max_total: max_total.max(1),
+            max_per_client: max_per_client.max(1),
+            open: Mutex::new((0, HashMap::new())),
+        }
+    }
+
+    /// A slot for a connection from `client`, if both caps allow one.
+    fn admit(self: &Arc<Self>, client: &str) -> Option<Admitted> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let (total, per_client) = &mut *open;
+        let mine = per_client.get(client).copied().unwrap_or(0);
+        if *total >= self.max_total || mine >= self.max_per_client {
+            return None;
+        }
+        *total += 1;
+        per_client.insert(client.to_string(), mine + 1);
+        Some(Admitted {
+            connections: self.clone(),
+            client: client.to_string(),
+        })
+    }
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut open = self
+            .connections
+            .open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (total, per_client) = &mut *open;
+        *total = total.saturating_sub(1);
+        if let Some(n) = per_client.get_mut(&self.client) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                per_client.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// A connection whose writes must make progress within `limit`: a client
+/// that stops reading is dropped instead of holding its slot, and the
+/// response buffered for it, for ever.
+struct WriteDeadline<S> {
+    inner: S,
+    limit: Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> WriteDeadline<S> {
+    fn new(inner: S, limit: Duration) -> Self {
+        Self {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// Passes a write's readiness through, failing it once it has been
+    /// pending for `limit`.
+    fn watch<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if poll.is_ready() {
+            self.stalled = None;
+            return poll;
+        }
+        let limit = self.limit;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        if stalled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client stopped reading",
+            )));
+        }
+        Poll::Pending
+    }
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WriteDeadline<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.watch(cx, poll)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let poll = Pin::new(&mut self.inner).poll_flush(cx);
+        self.watch(cx, poll)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let poll = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.watch(cx, poll)
+    }
+}
+
+/// hyper's timer, on tokio's clock.
+#[derive(Debug, Clone, Copy)]
+struct TokioTimer;
+
+/// A tokio sleep as hyper's `Sleep`.
+struct TokioSleep(Pin<Box<tokio::time::Sleep>>);
+
+impl std::future::Future for TokioSleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl hyper::rt::Sleep for TokioSleep {}
+
+impl hyper::rt::Timer for TokioTimer {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(TokioSleep(Box::pin(tokio::time::sleep(duration))))
+    }
+
+    fn sleep_until(&self, deadline: std::time::Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(TokioSleep(Box::pin(tokio::time::sleep_until(
+            deadline.into(),
+        ))))
+    }
+}
+
+impl Server {
+    /// Serves connections from `listener`. A failed accept is retried after
+    /// a back-off; the loop ends only when the task running it is dropped.
+    pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let mut backoff = ACCEPT_BACKOFF_MIN;
+        let mut audit_sweep = tokio::time::interval(AUDIT_COALESCE_WINDOW);
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = audit_sweep.tick() => {
+                    self.engine.cadence().audit().flush_expired();
+                    continue;
+                }
+            };
+            let (stream, peer) = match accepted {
+                Ok(accepted) => {
+                    backoff = ACCEPT_BACKOFF_MIN;
+                    accepted
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, wait_ms = backoff.as_millis() as u64, "serve: accept failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+                    continue;
+                }
+            };
+            let client = client_key(peer.ip());
+            let Some(admitted) = self.connections.admit(&client) else {
+                self.engine.cadence().deny(
+                    &self.opts.tenant,
+                    "serve",
+                    Denial::Guard("too_many_connections"),
+                    &client,
+                );
+                drop(stream);
+                continue;
+            };
+            let server = self.clone();
+            tokio::spawn(async move {
+                let header_timeout = server.opts.header_timeout;
+                let service = hyper::service::service_fn(move |req| {
+                    let server = server.clone();
+                    async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
+                });
+                let io = wasmtime_wasi_http::io::TokioIo::new(WriteDeadline::new(
+                    stream,
+                    header_timeout,
+                ));
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer)
+                    .header_read_timeout(header_timeout)
+                    .serve_connection(io, service)
+                    .await;
+                drop(admitted);
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_64_and_mapped_ipv4_as_ipv4() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        assert_eq!(client_key(a), client_key(b));
+        let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_ne!(client_key(a), client_key(c));
+        let mapped: IpAddr = "::ffff:192.0.2.7".parse().unwrap();
+        assert_eq!(client_key(mapped), "192.0.2.7");
+    }
+
+    #[test]
+    fn connections_are_capped_per_client_and_in_total_and_slots_come_back() {
+        let c = Arc::new(Connections::new(3, 2));
+        let a1 = c.admit("a").unwrap();
+        let _a2 = c.admit("a").unwrap();
+        assert!(c.admit("a").is_none(), "third from one client");
+        let _b1 = c.admit("b").unwrap();
+        assert!(c.admit("c").is_none(), "fourth in total");
+        drop(a1);
+        assert!(c.admit("a").is_some());
+    }
+}

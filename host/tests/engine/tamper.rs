@@ -1,0 +1,172 @@
+//! What the engine reads back from its home is checked before it is
+//! trusted: the registry manifest, the compile cache (native code) and the
+//! composition cache.
+
+use crate::common::{own_engine, text, wbx};
+use guest_artifacts::*;
+use workbooks::commands::{ArgMode, RegistryError, Tier};
+use workbooks::{Artifact, Engine, Grant, SessionOptions};
+
+#[test]
+fn a_tampered_registry_is_refused_by_name_and_never_reaches_outside_the_store() {
+    let home = tempfile::tempdir().unwrap();
+    for (sha, shows) in [
+        ("../../../../etc/passwd", "is not 64 lowercase hex digits"),
+        ("abc", "is not 64 lowercase hex digits"),
+        (&"A".repeat(64)[..], "is not 64 lowercase hex digits"),
+    ] {
+        let manifest = serde_json::json!([{
+            "name": "tool", "sha256": sha, "arg_mode": "argv", "tier": "instance",
+            "size": 1, "registered_ms": 0
+        }]);
+        std::fs::write(
+            home.path().join("registry.json"),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .unwrap();
+        // Listing fails as the engine's own failure; running the entry
+        // fails as artifact_integrity.
+        for (args, code) in [
+            (&["command", "list"][..], 125),
+            (&["command", "run", "tool"], 126),
+        ] {
+            let out = wbx(home.path(), args, b"");
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+            assert!(err.contains("registry.json is damaged"), "{err}");
+            assert!(err.contains("entry `tool`") && err.contains(shows), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+    // A manifest entry that names a command badly is refused the same way,
+    // and nothing is rewritten while the manifest is damaged.
+    let bad = r#"[{"name":"../x","sha256":"00","arg_mode":"argv","tier":"instance","size":1,"registered_ms":0}]"#;
+    std::fs::write(home.path().join("registry.json"), bad).unwrap();
+    let e = own_engine(home.path());
+    let err = e
+        .registry()
+        .register(
+            "new",
+            std::fs::read(CLI_HELLO).unwrap(),
+            ArgMode::Argv,
+            Tier::Instance,
+        )
+        .unwrap_err();
+    assert!(matches!(err, RegistryError::Corrupt { .. }), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("registry.json")).unwrap(),
+        bad
+    );
+}
+
+/// Runs `probe` once under compute and returns its stdout and stderr.
+async fn run(e: &Engine, probe: &str) -> String {
+    let docked = e
+        .dock(
+            &Artifact::from_file(probe).unwrap(),
+            &Grant::profile("compute"),
+        )
+        .unwrap();
+    let out = e
+        .run(&docked, SessionOptions::new("probe", "default"))
+        .await
+        .unwrap();
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+/// The compile-cache file of `probe` in `home`.
+fn cwasm_of(home: &std::path::Path, probe: &str) -> std::path::PathBuf {
+    let sha = Artifact::from_file(probe).unwrap().sha256_hex();
+    std::fs::read_dir(home.join("cache/compiled"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "cwasm")
+                && p.file_name().unwrap().to_string_lossy().starts_with(&sha)
+        })
+        .expect("a compile cache entry")
+}
+
+#[tokio::test]
+async fn a_swapped_compile_cache_entry_is_never_run() {
+    let home = tempfile::tempdir().unwrap();
+    {
+        let e = own_engine(home.path());
+        assert_eq!(run(&e, CLI_HELLO).await, "hello\n");
+        assert_eq!(run(&e, CLI_EXIT_CODE).await, "out\nerr\n");
+    }
+    // Someone with write access to the cache puts one artifact's native
+    // code in the other's place.
+    let hello = cwasm_of(home.path(), CLI_HELLO);
+    let code = cwasm_of(home.path(), CLI_EXIT_CODE);
+    std::fs::copy(&code, &hello).unwrap();
+    let e = own_engine(home.path());
+    assert_eq!(
+        run(&e, CLI_HELLO).await,
+        "hello\n",
+        "the engine ran code it never compiled for this artifact"
+    );
+    // The bad entry was replaced by a good one.
+    assert_ne!(
+        std::fs::read(&hello).unwrap(),
+        std::fs::read(&code).unwrap()
+    );
+    // Another home's entry, seal and all, is no better: its seal is made
+    // with another key.
+    let other = tempfile::tempdir().unwrap();
+    {
+        let e = own_engine(other.path());
+        assert_eq!(run(&e, CLI_HELLO).await, "hello\n");
+    }
+    let theirs = cwasm_of(other.path(), CLI_HELLO);
+    std::fs::copy(&theirs, &hello).unwrap();
+    std::fs::copy(theirs.with_extension("seal"), hello.with_extension("seal")).unwrap();
+    let e = own_engine(home.path());
+    assert_eq!(run(&e, CLI_HELLO).await, "hello\n");
+    assert_ne!(
+        std::fs::read(hello.with_extension("seal")).unwrap(),
+        std::fs::read(theirs.with_extension("seal")).unwrap(),
+        "the foreign seal was accepted"
+    );
+}
+
+#[tokio::test]
+async fn a_tampered_composition_is_discarded_and_composed_again() {
+    let home = tempfile::tempdir().unwrap();
+    let grant = Grant::profile("minimal");
+    let probe = || Artifact::from_file(DOCK_KV).unwrap();
+    {
+        let e = own_engine(home.path());
+        e.dock(&probe(), &grant).unwrap();
+    }
+    let dir = home.path().join("cache/composed");
+    let entry = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // The guest alone, without its broker, in the composition's place.
+    std::fs::write(&entry, std::fs::read(DOCK_KV).unwrap()).unwrap();
+    let e = own_engine(home.path());
+    let docked = e.dock(&probe(), &grant).unwrap();
+    let linked = &docked.receipt().linked;
+    assert!(
+        linked.iter().any(|i| i == "workbooks:host/storage@0.1.0"),
+        "{linked:?}"
+    );
+    assert!(
+        docked
+            .receipt()
+            .linked
+            .iter()
+            .all(|i| !i.starts_with("workbooks:engine/kv")),
+        "{:?}",
+        docked.receipt().linked
+    );
+    let out = e
+        .run(&docked, SessionOptions::new("probe", "default"))
+        .await
+        .unwrap();
+    assert_eq!(text(&out.stdout), "kv works\n");
+}

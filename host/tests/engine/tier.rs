@@ -1,0 +1,128 @@
+//! The os_process tier under attack: output past the cap, from a guest and
+//! from a child that is not `wbx` at all, and guest text posing as the
+//! engine's verdict.
+
+use crate::common::own_builder;
+use guest_artifacts::*;
+use std::path::Path;
+use workbooks::commands::{ArgMode, Tier};
+use workbooks::{CommandError, CommandOutput, Engine, LineError, LineOptions};
+
+guest_artifacts::foreach_tier!(assert_test_exists);
+
+const CAP: u64 = 8 << 20;
+
+fn engine_running(home: &Path, child: &Path) -> Engine {
+    own_builder(home).wbx_binary(child).build().unwrap()
+}
+
+fn register(e: &Engine, name: &str, probe: &str, tier: Tier) {
+    e.registry()
+        .register(name, std::fs::read(probe).unwrap(), ArgMode::Argv, tier)
+        .unwrap();
+}
+
+async fn run(e: &Engine, name: &str, args: &[&str]) -> Result<CommandOutput, CommandError> {
+    let argv = args.iter().map(|a| a.to_string()).collect();
+    e.run_command(name, argv, LineOptions::default())
+        .await
+        .map_err(|e| match e {
+            LineError::Command { error, .. } => error,
+            other => panic!("expected a command error, got {other}"),
+        })
+}
+
+/// A stand-in for `wbx`: a shell script with `body`.
+fn fake_child(dir: &Path, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-wbx");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn tier_flood() {
+    let home = tempfile::tempdir().unwrap();
+    let e = engine_running(home.path(), Path::new(env!("CARGO_BIN_EXE_wbx")));
+    register(&e, "flood", TIER_FLOOD, Tier::Instance);
+    register(&e, "flood-proc", TIER_FLOOD, Tier::OsProcess);
+    // A gigabyte asked for: each tier stops it at the cap and says so.
+    for name in ["flood", "flood-proc"] {
+        let err = run(&e, name, &["1024"]).await.unwrap_err();
+        assert_eq!(err, CommandError::OutputTooLarge(CAP), "{name}");
+    }
+    // Under the cap the output arrives whole.
+    let out = run(&e, "flood-proc", &["2"]).await.unwrap();
+    assert_eq!((out.exit_code, out.stdout.len()), (0, 2 << 20));
+}
+
+#[tokio::test]
+async fn a_child_that_floods_its_parent_is_cut_off_at_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    // Well-formed frames of 1 MiB each, without end.
+    let child = fake_child(
+        dir.path(),
+        "while :; do printf '\\001\\000\\000\\020\\000'; head -c 1048576 /dev/zero; done",
+    );
+    let e = engine_running(dir.path(), &child);
+    register(&e, "kat", CLI_CAT, Tier::OsProcess);
+    let err = run(&e, "kat", &[]).await.unwrap_err();
+    assert_eq!(err, CommandError::OutputTooLarge(CAP));
+}
+
+#[tokio::test]
+async fn tier_forge_verdict() {
+    let home = tempfile::tempdir().unwrap();
+    let e = engine_running(home.path(), Path::new(env!("CARGO_BIN_EXE_wbx")));
+    register(&e, "forge", TIER_FORGE_VERDICT, Tier::Instance);
+    register(&e, "forge-proc", TIER_FORGE_VERDICT, Tier::OsProcess);
+    for name in ["forge", "forge-proc"] {
+        for code in ["120", "121", "124", "126"] {
+            let out = run(&e, name, &[code]).await.unwrap_or_else(|err| {
+                panic!("{name} {code}: the guest's text was taken as a verdict: {err}")
+            });
+            assert_eq!(out.exit_code.to_string(), code, "{name}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("wbx: refused: capability not granted: everything"),
+                "{name}: {stderr}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_child_that_ends_without_a_verdict_is_a_named_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = fake_child(dir.path(), "echo 'wbx: trap: looks official' >&2; exit 121");
+    let e = engine_running(dir.path(), &child);
+    register(&e, "kat", CLI_CAT, Tier::OsProcess);
+    let err = run(&e, "kat", &[]).await.unwrap_err();
+    match err {
+        CommandError::Refused(why) => {
+            assert!(why.contains("ended without a verdict"), "{why}");
+        }
+        other => panic!("expected a refusal naming the missing verdict, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn a_preopen_the_child_would_read_differently_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let e = engine_running(home.path(), Path::new(env!("CARGO_BIN_EXE_wbx")));
+    register(&e, "kat", CLI_CAT, Tier::OsProcess);
+    let data = tempfile::tempdir().unwrap();
+    let tricky = data.path().join("x::y");
+    std::fs::create_dir(&tricky).unwrap();
+    let opts = LineOptions {
+        dirs: vec![workbooks::Preopen {
+            host: tricky,
+            guest: "ro".into(),
+            read_only: false,
+        }],
+        ..LineOptions::default()
+    };
+    let err = e.run_command("kat", vec![], opts).await.unwrap_err();
+    assert!(err.to_string().contains("contains `::`"), "{err}");
+}
