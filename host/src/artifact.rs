@@ -312,54 +312,6 @@ impl CompileCache {
     }
 }
 
-/// Creates a new file in `dir` named `.<stem>.<pid>.<random>.tmp`
-/// exclusively (`O_EXCL`: never an existing file, never through a symlink
-/// someone planted) with mode 0600 from the start, writes `bytes`, syncs it
-/// and returns its path, for the caller to rename or link into place.
-pub(crate) fn write_private_temp(dir: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).map_err(|e| std::io::Error::other(e.to_string()))?;
-    let tmp = dir.join(format!(
-        ".{stem}.{}.{}.tmp",
-        std::process::id(),
-        hex::encode(nonce)
-    ));
-    let written = std::fs::OpenOptions::new()
-        .create_new(true)
-        .write(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| {
-            f.write_all(bytes)?;
-            f.sync_all()
-        });
-    match written {
-        Ok(()) => Ok(tmp),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename, so a
-/// reader never sees a partial file. The file is private (0600) and the
-/// temporary one is created exclusively, never through a planted symlink.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let stem = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = write_private_temp(dir, &stem, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

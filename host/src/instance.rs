@@ -180,9 +180,8 @@ impl Supervisor {
     pub fn for_tenant(engine: Engine, tenant: &str) -> Result<Self, InstanceError> {
         validate_name("tenant", tenant).map_err(InstanceError::InvalidId)?;
         Ok(Self {
-            engine,
             tenant: tenant.to_string(),
-            instances: Mutex::new(HashMap::new()),
+            ..Self::new(engine)
         })
     }
 

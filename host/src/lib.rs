@@ -25,6 +25,7 @@ pub mod commands;
 pub mod dock;
 mod embedded;
 pub mod engine;
+mod files;
 pub mod instance;
 pub mod limits;
 pub mod policy;

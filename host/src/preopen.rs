@@ -11,6 +11,7 @@
 use crate::policy::{Cap, Grant};
 use crate::state::SessionError;
 use std::path::{Path, PathBuf};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 /// A host directory made visible to the guest through `wasi:filesystem`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,14 +88,34 @@ fn resolved(path: &Path) -> PathBuf {
     }
 }
 
-/// Checks the preopens of a session under `grant` for an engine homed at
-/// `home`: none at all without `vfs`, and none that contains the home or
-/// lies inside it.
-pub(crate) fn check_preopens(
+/// Checks `dirs` with [`check_preopens`] and preopens them in `wasi`: the
+/// one way either lane gives a guest host directories.
+pub(crate) fn preopen_all(
+    wasi: &mut WasiCtxBuilder,
     home: &Path,
     grant: &Grant,
     dirs: &[Preopen],
 ) -> Result<(), SessionError> {
+    check_preopens(home, grant, dirs)?;
+    for dir in dirs {
+        let perms = if dir.read_only {
+            FsPerms::ReadOnly
+        } else {
+            FsPerms::ReadWrite
+        };
+        wasi.preopened_dir(&dir.host, &dir.guest, perms)
+            .map_err(|e| SessionError::Preopen {
+                host: dir.host.display().to_string(),
+                message: format!("{e:#}"),
+            })?;
+    }
+    Ok(())
+}
+
+/// Checks the preopens of a session under `grant` for an engine homed at
+/// `home`: none at all without `vfs`, and none that contains the home or
+/// lies inside it.
+fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), SessionError> {
     let Some(first) = dirs.first() else {
         return Ok(());
     };

@@ -28,6 +28,7 @@
 //! is sealed only once the file's ctime is [`SETTLE`] old: a write after
 //! that moment lands on a later tick and shows.
 
+use crate::files::FileIdentity;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::io::Read;
@@ -83,7 +84,7 @@ fn load_or_create(path: &Path) -> std::io::Result<([u8; 32], u32)> {
     std::fs::create_dir_all(dir)?;
     let mut key = [0u8; 32];
     getrandom::fill(&mut key).map_err(|e| std::io::Error::other(e.to_string()))?;
-    let tmp = crate::artifact::write_private_temp(dir, "cache.key", &key)?;
+    let tmp = crate::files::write_private_temp(dir, "cache.key", &key)?;
     // Publish only a complete key; if another process got there first,
     // use theirs.
     let linked = std::fs::hard_link(&tmp, path);
@@ -143,22 +144,6 @@ impl Seal {
     }
 }
 
-/// Device, inode, size, mtime and ctime of a file, as bytes.
-fn identity(meta: &std::fs::Metadata) -> [u8; 40] {
-    let mut out = [0u8; 40];
-    let fields = [
-        meta.dev(),
-        meta.ino(),
-        meta.size(),
-        (meta.mtime() as u64).wrapping_mul(1_000_000_000) ^ meta.mtime_nsec() as u64,
-        (meta.ctime() as u64).wrapping_mul(1_000_000_000) ^ meta.ctime_nsec() as u64,
-    ];
-    for (slot, field) in out.chunks_exact_mut(8).zip(fields) {
-        slot.copy_from_slice(&field.to_le_bytes());
-    }
-    out
-}
-
 /// How old a file's ctime must be before its identity is sealed: longer
 /// than the tick of the clock file times are taken from.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
@@ -203,7 +188,7 @@ fn read_checked(
 }
 
 /// Bytes of a sidecar: identity, content tag, sidecar tag.
-const SIDECAR_BYTES: usize = 40 + MAC_BYTES + MAC_BYTES;
+const SIDECAR_BYTES: usize = FileIdentity::BYTES + MAC_BYTES + MAC_BYTES;
 
 /// A sealed entry, opened and checked.
 pub(crate) enum Opened {
@@ -220,12 +205,18 @@ fn sidecar(path: &Path) -> PathBuf {
 }
 
 impl Seal {
-    fn sidecar_tag(key: &[u8; 32], context: &[u8], identity: &[u8], content: &[u8]) -> Vec<u8> {
+    /// The MAC binding a sidecar's identity and content tag to `context`.
+    fn sidecar_mac(
+        key: &[u8; 32],
+        context: &[u8],
+        identity: &[u8],
+        content: &[u8],
+    ) -> Hmac<Sha256> {
         let mut both = identity.to_vec();
         both.extend_from_slice(content);
         let mut ctx = b"sidecar:".to_vec();
         ctx.extend_from_slice(context);
-        Self::mac(key, &ctx, &both).finalize().into_bytes().to_vec()
+        Self::mac(key, &ctx, &both)
     }
 
     fn write_sidecar(
@@ -236,11 +227,15 @@ impl Seal {
         meta: &std::fs::Metadata,
         content: &[u8],
     ) -> std::io::Result<()> {
-        let identity = identity(meta);
+        let identity = FileIdentity::of(meta).to_bytes();
         let mut bytes = identity.to_vec();
         bytes.extend_from_slice(content);
-        bytes.extend_from_slice(&Self::sidecar_tag(key, context, &identity, content));
-        crate::artifact::write_atomic(&sidecar(path), &bytes)
+        bytes.extend_from_slice(
+            &Self::sidecar_mac(key, context, &identity, content)
+                .finalize()
+                .into_bytes(),
+        );
+        crate::files::write_atomic(&sidecar(path), &bytes)
     }
 
     /// Writes a mapped entry: the bytes to `path`, the seal beside it.
@@ -256,7 +251,7 @@ impl Seal {
         let Some(key) = &self.key else {
             return Ok(());
         };
-        crate::artifact::write_atomic(path, bytes)?;
+        crate::files::write_atomic(path, bytes)?;
         let content = Self::mac(key, context, bytes).finalize().into_bytes();
         for _ in 0..SETTLE_TRIES {
             let file = std::fs::File::open(path)?;
@@ -284,14 +279,11 @@ impl Seal {
         if seal.len() != SIDECAR_BYTES {
             return Err(refuse("malformed seal"));
         }
-        let (identity_then, rest) = seal.split_at(40);
+        let (identity_then, rest) = seal.split_at(FileIdentity::BYTES);
         let (content, tag) = rest.split_at(MAC_BYTES);
-        let expected = Self::sidecar_tag(key, context, identity_then, content);
-        if !subtle_eq(&expected, tag) {
-            return Err(refuse(
-                "the seal does not match (edited, renamed or foreign)",
-            ));
-        }
+        Self::sidecar_mac(key, context, identity_then, content)
+            .verify_slice(tag)
+            .map_err(|_| refuse("the seal does not match (edited, renamed or foreign)"))?;
         let file = std::fs::File::open(path)?;
         let meta = file.metadata()?;
         let by_descriptor = PathBuf::from(format!(
@@ -303,7 +295,10 @@ impl Seal {
         // a write by the owner could land after this check, but the owner
         // can read the key anyway).
         let private = Some(meta.uid()) == self.owner && meta.mode() & 0o022 == 0;
-        if private && identity(&meta)[..] == *identity_then && by_descriptor.exists() {
+        if private
+            && FileIdentity::of(&meta).to_bytes()[..] == *identity_then
+            && by_descriptor.exists()
+        {
             return Ok(Opened::Unchanged(file, by_descriptor));
         }
         let bytes = read_checked(file, &meta, key, context, content)
@@ -323,14 +318,18 @@ impl Seal {
     }
 }
 
-/// Equality of two tags in time that does not depend on where they differ.
-fn subtle_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What opening the entry at `path` as `context` came to.
+    fn outcome(seal: &Seal, path: &Path, context: &[u8]) -> &'static str {
+        match seal.open_entry(path, context) {
+            Ok(Opened::Unchanged(..)) => "unchanged",
+            Ok(Opened::Checked(_)) => "checked",
+            Err(_) => "refused",
+        }
+    }
 
     #[test]
     fn a_sealed_entry_opens_only_for_its_own_context_and_bytes() {
@@ -371,10 +370,7 @@ mod tests {
         let seal = Seal::open(Some(&dir.path().join("cache.key")));
         let path = dir.path().join("a.cwasm");
         seal.write_entry(&path, b"a", b"native code").unwrap();
-        assert!(matches!(
-            seal.open_entry(&path, b"a"),
-            Ok(Opened::Unchanged(..))
-        ));
+        assert_eq!(outcome(&seal, &path, b"a"), "unchanged");
         assert!(
             seal.open_entry(&path, b"b").is_err(),
             "another entry's name"
@@ -386,14 +382,8 @@ mod tests {
             matches!(seal.open_entry(&path, b"a"), Ok(Opened::Checked(b)) if b == b"native code")
         );
         std::thread::sleep(SETTLE);
-        assert!(matches!(
-            seal.open_entry(&path, b"a"),
-            Ok(Opened::Checked(_))
-        ));
-        assert!(matches!(
-            seal.open_entry(&path, b"a"),
-            Ok(Opened::Unchanged(..))
-        ));
+        assert_eq!(outcome(&seal, &path, b"a"), "checked");
+        assert_eq!(outcome(&seal, &path, b"a"), "unchanged");
         // Rewritten with other bytes: refused.
         std::fs::write(&path, b"other code!").unwrap();
         assert!(seal.open_entry(&path, b"a").is_err());
@@ -401,6 +391,49 @@ mod tests {
         let other = dir.path().join("b.cwasm");
         seal.write_entry(&other, b"b", b"more code").unwrap();
         std::fs::copy(&other, &path).unwrap();
+        assert!(seal.open_entry(&path, b"a").is_err());
+    }
+
+    #[test]
+    fn a_key_that_is_a_symlink_or_readable_by_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.key");
+        std::fs::write(&real, [7u8; 32]).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("cache.key");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(
+            Seal::open(Some(&link)).seal(b"x", b"y").is_none(),
+            "symlink"
+        );
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(
+            Seal::open(Some(&real)).seal(b"x", b"y").is_none(),
+            "readable by others"
+        );
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(Seal::open(Some(&real)).seal(b"x", b"y").is_some());
+    }
+
+    #[test]
+    fn an_entry_others_may_write_is_always_hashed_and_an_oversized_one_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let seal = Seal::open(Some(&dir.path().join("cache.key")));
+        let path = dir.path().join("a.cwasm");
+        seal.write_entry(&path, b"a", b"native code").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        std::thread::sleep(SETTLE);
+        assert_eq!(outcome(&seal, &path, b"a"), "checked");
+        assert_eq!(outcome(&seal, &path, b"a"), "checked");
+        // A sparse file past the bound is refused without being read.
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(MAX_ENTRY_BYTES + 1)
+            .unwrap();
         assert!(seal.open_entry(&path, b"a").is_err());
     }
 }

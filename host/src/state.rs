@@ -20,7 +20,7 @@ use crate::limits::{
 };
 use crate::policy::{Cap, Grant};
 pub use crate::preopen::Preopen;
-use crate::preopen::check_preopens;
+use crate::preopen::preopen_all;
 use crate::store::{StorageSlot, validate_name};
 use bytes::Bytes;
 use std::sync::Arc;
@@ -29,7 +29,7 @@ use wasmtime::Store;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// Where a session's stdin comes from.
 #[derive(Debug, Clone, Default)]
@@ -257,19 +257,7 @@ pub(crate) fn new_store(
             wasi.stderr(std::io::stderr());
         }
     }
-    check_preopens(host.home(), grant, &opts.dirs)?;
-    for dir in &opts.dirs {
-        let perms = if dir.read_only {
-            FsPerms::ReadOnly
-        } else {
-            FsPerms::ReadWrite
-        };
-        wasi.preopened_dir(&dir.host, &dir.guest, perms)
-            .map_err(|e| SessionError::Preopen {
-                host: dir.host.display().to_string(),
-                message: format!("{e:#}"),
-            })?;
-    }
+    preopen_all(&mut wasi, host.home(), grant, &opts.dirs)?;
 
     let has = |c: Cap| grant.caps.contains(c);
     if has(Cap::Vfs) || has(Cap::Kv) || has(Cap::Queue) || has(Cap::Secrets) {

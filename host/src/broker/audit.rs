@@ -379,6 +379,25 @@ mod tests {
     }
 
     #[test]
+    fn too_many_open_windows_are_written_out_and_no_count_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("audit.jsonl");
+        let audit = Audit::new(Some(file.clone()));
+        // Twice as many principals as windows may be open, three denials
+        // each: the windows are closed as they overflow.
+        let principals = 2 * AUDIT_MAX_WINDOWS;
+        for round in 0..3 {
+            for p in 0..principals {
+                audit.record(&format!("p{p}"), "net", "denied", &format!("r{round}"));
+            }
+        }
+        assert!(audit.sink.lock().unwrap().windows.len() <= AUDIT_MAX_WINDOWS);
+        audit.flush();
+        let counts = Audit::read_file(&file).unwrap().counts;
+        assert_eq!(counts["denied"], 3 * principals as u64);
+    }
+
+    #[test]
     fn the_file_rotates_past_its_cap_and_both_generations_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("audit.jsonl");

@@ -89,7 +89,7 @@ impl Revocations {
         let changed = change(&mut state.set);
         if let Some(file) = &self.file {
             let bytes = serde_json::to_vec_pretty(&state.set).map_err(std::io::Error::other)?;
-            crate::artifact::write_atomic(file, &bytes)?;
+            crate::files::write_atomic(file, &bytes)?;
             state.stamp = std::fs::metadata(file).and_then(|m| m.modified()).ok();
         }
         Ok(changed)

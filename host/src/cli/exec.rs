@@ -10,7 +10,8 @@ use crate::{exit, fail};
 use std::path::PathBuf;
 use workbooks::commands::frames::{self, Verdict};
 use workbooks::{
-    Artifact, CapSet, Grant, Output, Preopen, Profile, RunError, SessionOptions, Stdin,
+    Artifact, CapSet, CommandError, Grant, Output, Preopen, Profile, RunError, SessionOptions,
+    Stdin,
 };
 
 #[derive(Debug, clap::Args)]
@@ -54,21 +55,50 @@ pub(crate) struct Args {
     args: Vec<String>,
 }
 
-/// A failure before or instead of an exit code: its snake_case kind, the
-/// message, and the exit code the CLI reports it with.
-struct Refusal {
-    kind: &'static str,
-    message: String,
-    code: u8,
+/// Why no exit code came back.
+enum Failure {
+    /// Refused before the guest ran: the kind and message printed, the
+    /// exit code. An empty message was already printed where it happened.
+    Before {
+        kind: &'static str,
+        message: String,
+        code: u8,
+    },
+    /// The run itself failed.
+    Run(RunError),
 }
 
-impl Refusal {
-    fn new(kind: &'static str, message: impl std::fmt::Display, code: u8) -> Self {
-        Self {
+impl Failure {
+    fn before(kind: &'static str, message: impl std::fmt::Display, code: u8) -> Self {
+        Failure::Before {
             kind,
             message: message.to_string(),
             code,
         }
+    }
+
+    fn code(&self) -> u8 {
+        match self {
+            Failure::Before { code, .. } => *code,
+            Failure::Run(e) => exit::for_run_error(e),
+        }
+    }
+
+    /// The verdict a framed child gives its parent.
+    fn verdict(self) -> Verdict {
+        Verdict::Failed(match self {
+            Failure::Run(e) => CommandError::from(e),
+            Failure::Before {
+                kind: "artifact_integrity",
+                message,
+                ..
+            } => CommandError::Integrity(message),
+            Failure::Before { kind, message, .. } => CommandError::Refused(if message.is_empty() {
+                format!("{kind}: the engine could not start")
+            } else {
+                message
+            }),
+        })
     }
 }
 
@@ -95,45 +125,27 @@ fn stem_id(file: &std::path::Path) -> String {
     }
 }
 
-/// The snake_case kind of a run failure, as the command broker names it.
-fn run_kind(e: &RunError) -> &'static str {
-    match e {
-        RunError::Timeout { .. } => "timeout",
-        RunError::Memory { .. } => "memory_limit",
-        RunError::Fuel { .. } => "fuel_exhausted",
-        RunError::StackOverflow | RunError::Trap(_) => "trap",
-        RunError::OutputLimit { .. } => "output_too_large",
-        RunError::Session(workbooks::SessionError::ArgvTooLarge(_)) => "argv_too_large",
-        RunError::Session(workbooks::SessionError::StdinTooLarge(_)) => "stdin_too_large",
-        RunError::NotACommand | RunError::Session(_) => "refused",
-    }
-}
-
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     let framed = args.framed;
     match execute(args, home) {
         Ok(out) if framed => answer(&out.stdout, &out.stderr, &Verdict::Exit(out.exit_code), 0),
         Ok(out) => u8::try_from(out.exit_code).unwrap_or(1),
-        Err(r) if framed => {
-            let message = if r.message.is_empty() {
-                format!("{}: the engine could not start", r.kind)
-            } else {
-                r.message
-            };
-            let verdict = Verdict::Failed {
-                kind: r.kind.to_string(),
-                message,
-            };
-            answer(b"", b"", &verdict, r.code)
+        Err(f) if framed => {
+            let code = f.code();
+            answer(b"", b"", &f.verdict(), code)
+        }
+        Err(Failure::Run(e)) => {
+            // Run errors already start with their kind ("timeout: ...").
+            eprintln!("wbx: {e}");
+            exit::for_run_error(&e)
         }
         // Already reported where it happened.
-        Err(r) if r.message.is_empty() => r.code,
-        Err(r) if r.kind == "run" => {
-            // Run errors already start with their kind ("timeout: ...").
-            eprintln!("wbx: {}", r.message);
-            r.code
-        }
-        Err(r) => fail(r.kind, r.message, r.code),
+        Err(Failure::Before { message, code, .. }) if message.is_empty() => code,
+        Err(Failure::Before {
+            kind,
+            message,
+            code,
+        }) => fail(kind, message, code),
     }
 }
 
@@ -146,37 +158,37 @@ fn answer(stdout: &[u8], stderr: &[u8], verdict: &Verdict, code: u8) -> u8 {
     }
 }
 
-fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Refusal> {
+fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     let profile =
-        Profile::parse(&args.profile).map_err(|e| Refusal::new("usage", e, exit::USAGE))?;
+        Profile::parse(&args.profile).map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let grant = match &args.caps {
         None => Grant::profile(profile.name()),
         Some(words) => CapSet::parse(words)
             .and_then(|c| Grant::narrowed(profile.name(), c))
-            .map_err(|e| Refusal::new("refused", e, exit::REFUSED))?,
+            .map_err(|e| Failure::before("refused", e, exit::REFUSED))?,
     };
     let dirs = args
         .dirs
         .iter()
         .map(|spec| Preopen::parse(spec))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Refusal::new("usage", e, exit::USAGE))?;
+        .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let artifact =
-        Artifact::from_file(&args.file).map_err(|e| Refusal::new("load", e, exit::LOAD))?;
+        Artifact::from_file(&args.file).map_err(|e| Failure::before("load", e, exit::LOAD))?;
     if let Some(expected) = &args.expect_sha256
         && artifact.sha256_hex() != expected.to_ascii_lowercase()
     {
-        return Err(Refusal::new(
+        return Err(Failure::before(
             "artifact_integrity",
             format!("{} does not match sha256 {expected}", args.file.display()),
             exit::LOAD,
         ));
     }
     let engine = crate::options::engine_with(home, false, args.memory.map(|m| m << 20))
-        .map_err(|code| Refusal::new("engine", "", code))?;
+        .map_err(|code| Failure::before("engine", "", code))?;
     let docked = engine
         .dock(&artifact, &grant)
-        .map_err(|e| Refusal::new("refused", &e, exit::for_dock_error(&e)))?;
+        .map_err(|e| Failure::before("refused", &e, exit::for_dock_error(&e)))?;
     let id = args.id.clone().unwrap_or_else(|| stem_id(&args.file));
     let mut opts = SessionOptions::new(id, args.tenant);
     opts.args = args.args;
@@ -195,14 +207,8 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Refusal> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Refusal::new("engine", e, exit::ENGINE))?;
-    runtime.block_on(engine.run(&docked, opts)).map_err(|e| {
-        let code = exit::for_run_error(&e);
-        let kind = run_kind(&e);
-        Refusal {
-            kind: if args.framed { kind } else { "run" },
-            message: e.to_string(),
-            code,
-        }
-    })
+        .map_err(|e| Failure::before("engine", e, exit::ENGINE))?;
+    runtime
+        .block_on(engine.run(&docked, opts))
+        .map_err(Failure::Run)
 }

@@ -35,14 +35,8 @@ const MAX_VERDICT_BYTES: usize = 64 << 10;
 pub enum Verdict {
     /// The guest exited with this code.
     Exit(i32),
-    /// The engine stopped or refused it: `kind` is a
-    /// [`super::CommandError::reason`], `message` the full text.
-    Failed {
-        /// The failure's snake_case name.
-        kind: String,
-        /// What happened.
-        message: String,
-    },
+    /// The engine stopped or refused it, as an in-process run would say.
+    Failed(super::CommandError),
 }
 
 /// Writes one frame.
@@ -181,6 +175,19 @@ mod tests {
                 limit: MAX_CAPTURED_OUTPUT_BYTES
             }
         );
+    }
+
+    #[test]
+    fn a_verdict_past_its_cap_is_refused() {
+        let mut wire = vec![VERDICT];
+        wire.extend_from_slice(&(MAX_VERDICT_BYTES as u32 + 1).to_le_bytes());
+        assert!(matches!(
+            block_on(read(&wire[..])),
+            Err(FrameError::TooLarge {
+                stream: "verdict",
+                ..
+            })
+        ));
     }
 
     #[test]

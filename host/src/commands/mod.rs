@@ -90,7 +90,8 @@ pub struct CommandOutput {
 }
 
 /// Why a command did not run to an exit code.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CommandError {
     /// The principal is revoked.
     #[error("revoked: the principal is revoked")]

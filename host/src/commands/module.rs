@@ -25,14 +25,14 @@ use crate::limits::{
     Deadline, HasDeadline, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter, install_deadline,
 };
 use crate::policy::Cap;
-use crate::preopen::check_preopens;
+use crate::preopen::preopen_all;
 use crate::run::classify_with;
 use bytes::Bytes;
 use std::time::Duration;
 use wasmtime::{Caller, Store};
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
-use wasmtime_wasi::{FsPerms, I32Exit, WasiCtx};
+use wasmtime_wasi::{I32Exit, WasiCtx};
 
 /// The data of a core-module store.
 pub(crate) struct ModuleState {
@@ -137,9 +137,6 @@ impl Engine {
         let docked = self
             .dock_module(&resolved.artifact, &module, &env.grant)
             .map_err(|e| CommandError::Refused(e.to_string()))?;
-        check_preopens(self.home(), &env.grant, &env.dirs)
-            .map_err(|e| CommandError::Refused(e.to_string()))?;
-
         let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
         let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
         let mut wasi = WasiCtx::builder();
@@ -148,17 +145,8 @@ impl Engine {
             .stdin(MemoryInputPipe::new(stdin))
             .stdout(stdout.clone())
             .stderr(stderr.clone());
-        for dir in &env.dirs {
-            let perms = if dir.read_only {
-                FsPerms::ReadOnly
-            } else {
-                FsPerms::ReadWrite
-            };
-            wasi.preopened_dir(&dir.host, &dir.guest, perms)
-                .map_err(|e| {
-                    CommandError::Refused(format!("cannot preopen {}: {e:#}", dir.host.display()))
-                })?;
-        }
+        preopen_all(&mut wasi, self.home(), &env.grant, &env.dirs)
+            .map_err(|e| CommandError::Refused(e.to_string()))?;
         let mut child = env.clone();
         child.caller_caps = env.grant.caps;
         child.policy.depth += 1;
@@ -189,7 +177,7 @@ impl Engine {
                 Some(I32Exit(code)) => *code,
                 None => {
                     let s = store.data();
-                    return Err(super::runner::from_run_error(classify_with(
+                    return Err(CommandError::from(classify_with(
                         e,
                         &s.limiter,
                         s.deadline,

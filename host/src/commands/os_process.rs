@@ -16,7 +16,6 @@ use super::broker::Resolved;
 use super::frames::{self, FrameError, Verdict};
 use super::{CommandEnv, CommandError, CommandOutput};
 use crate::engine::Engine;
-use crate::limits::{MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES};
 use bytes::Bytes;
 use std::process::Stdio;
 use std::time::Duration;
@@ -155,21 +154,7 @@ impl Engine {
                 exit_code,
                 elapsed: Duration::ZERO,
             }),
-            Verdict::Failed { kind, message } => Err(match kind.as_str() {
-                "timeout" => CommandError::Timeout(timeout),
-                "memory_limit" => CommandError::Memory(
-                    self.memory_cap(env.policy.memory, env.grant.profile.effective) as u64,
-                ),
-                "fuel_exhausted" => CommandError::Fuel,
-                "trap" => CommandError::Trap(message),
-                "output_too_large" => {
-                    CommandError::OutputTooLarge(MAX_CAPTURED_OUTPUT_BYTES as u64)
-                }
-                "artifact_integrity" => CommandError::Integrity(message),
-                "argv_too_large" => CommandError::ArgvTooLarge(MAX_ARGV_BYTES as u64),
-                "stdin_too_large" => CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64),
-                _ => CommandError::Refused(message),
-            }),
+            Verdict::Failed(error) => Err(error),
         }
     }
 }

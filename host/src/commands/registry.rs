@@ -18,10 +18,10 @@
 //! cannot set back.
 
 use super::builtin;
-use crate::artifact::{Artifact, ArtifactError, write_atomic};
+use crate::artifact::{Artifact, ArtifactError};
+use crate::files::{FileIdentity, lock_exclusive, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 use std::time::SystemTime;
@@ -133,25 +133,6 @@ pub enum RegistryError {
     Io(#[from] std::io::Error),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Self {
-        Stamp {
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-        }
-    }
-}
-
 #[derive(Debug, Default)]
 struct Manifest {
     entries: BTreeMap<String, Entry>,
@@ -165,7 +146,7 @@ pub struct Registry {
     manifest_path: PathBuf,
     lock_path: PathBuf,
     manifest: RwLock<Manifest>,
-    verified: Mutex<HashMap<String, (Stamp, Artifact)>>,
+    verified: Mutex<HashMap<String, (FileIdentity, Artifact)>>,
 }
 
 /// Checks a command name.
@@ -274,12 +255,7 @@ impl Registry {
         if let Some(dir) = self.lock_path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&self.lock_path)?;
-        lock.lock()?;
+        let lock = lock_exclusive(&self.lock_path)?;
         let mut entries = self.read_manifest()?;
         let out = change(&mut entries)?;
         let list: Vec<&Entry> = entries.values().collect();
@@ -382,7 +358,7 @@ impl Registry {
             });
         }
         let path = self.store_path(&entry.sha256);
-        let stamp = Stamp::of(&std::fs::metadata(&path)?);
+        let stamp = FileIdentity::of(&std::fs::metadata(&path)?);
         if let Some((seen, artifact)) = self
             .verified
             .lock()

@@ -41,23 +41,25 @@ pub(crate) fn shape(
     Ok((args, stdin))
 }
 
-/// Maps a run failure to the command error the broker reports.
-pub(crate) fn from_run_error(e: RunError) -> CommandError {
-    match e {
-        RunError::Timeout { budget } => CommandError::Timeout(budget),
-        RunError::Memory { limit, .. } => CommandError::Memory(limit as u64),
-        RunError::Fuel { .. } => CommandError::Fuel,
-        RunError::OutputLimit { limit, .. } => CommandError::OutputTooLarge(limit as u64),
-        RunError::StackOverflow => CommandError::Trap("stack overflow".into()),
-        RunError::Trap(t) => CommandError::Trap(t),
-        RunError::Session(SessionError::ArgvTooLarge(_)) => {
-            CommandError::ArgvTooLarge(MAX_ARGV_BYTES as u64)
-        }
-        RunError::Session(SessionError::StdinTooLarge(_)) => {
-            CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64)
-        }
-        other @ (RunError::NotACommand | RunError::Session(_)) => {
-            CommandError::Refused(other.to_string())
+/// A run failure as the command broker reports it.
+impl From<RunError> for CommandError {
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::Timeout { budget } => CommandError::Timeout(budget),
+            RunError::Memory { limit, .. } => CommandError::Memory(limit as u64),
+            RunError::Fuel { .. } => CommandError::Fuel,
+            RunError::OutputLimit { limit, .. } => CommandError::OutputTooLarge(limit as u64),
+            RunError::StackOverflow => CommandError::Trap("stack overflow".into()),
+            RunError::Trap(t) => CommandError::Trap(t),
+            RunError::Session(SessionError::ArgvTooLarge(_)) => {
+                CommandError::ArgvTooLarge(MAX_ARGV_BYTES as u64)
+            }
+            RunError::Session(SessionError::StdinTooLarge(_)) => {
+                CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64)
+            }
+            other @ (RunError::NotACommand | RunError::Session(_)) => {
+                CommandError::Refused(other.to_string())
+            }
         }
     }
 }
@@ -114,7 +116,7 @@ impl Engine {
         opts.fuel = Some(fuel);
         opts.memory = env.policy.memory;
         opts.commands = child_policy(env);
-        let out = self.run(&docked, opts).await.map_err(from_run_error)?;
+        let out = self.run(&docked, opts).await.map_err(CommandError::from)?;
         for stream in [&out.stdout, &out.stderr] {
             if stream.len() > MAX_CAPTURED_OUTPUT_BYTES {
                 return Err(CommandError::OutputTooLarge(

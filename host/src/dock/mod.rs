@@ -369,10 +369,18 @@ impl Docker {
         artifact: &Artifact,
         grant: &Grant,
     ) -> Result<Arc<Docked>, DockError> {
-        let key = (artifact.sha256(), grant.clone());
-        if let Some(d) = lock(&self.docked).get(&key) {
-            return Ok(d.clone());
-        }
+        cached(&self.docked, (artifact.sha256(), grant.clone()), || {
+            self.dock_uncached(engine, artifact, grant)
+        })
+    }
+
+    /// Docks `artifact` under `grant`, every step but the last cache.
+    fn dock_uncached(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+        grant: &Grant,
+    ) -> Result<Arc<Docked>, DockError> {
         let surface = surface(artifact)?;
         let (brokers, imports) = check(&surface, grant)?;
         let composed = if brokers.is_empty() {
@@ -417,15 +425,13 @@ impl Docker {
             composed_sha256: composed.as_ref().map(Artifact::sha256_hex),
             signer: None,
         };
-        let docked = Arc::new(Docked {
+        Ok(Arc::new(Docked {
             pre,
             command,
             grant: grant.clone(),
             receipt,
             exports: surface.exports,
-        });
-        lock(&self.docked).insert(key, docked.clone());
-        Ok(docked)
+        }))
     }
 
     fn linker(
@@ -469,7 +475,7 @@ impl Docker {
         let bytes = compose::plug(guest.bytes(), &plugs).map_err(DockError::Compose)?;
         if let Some(path) = &path
             && let Some(sealed) = self.seal.seal(&context, &bytes)
-            && let Err(e) = crate::artifact::write_atomic(path, &sealed)
+            && let Err(e) = crate::files::write_atomic(path, &sealed)
         {
             tracing::warn!(path = %path.display(), error = %e, "could not cache composition");
         }

@@ -318,6 +318,14 @@ mod tests {
     }
 
     #[test]
+    fn a_home_another_holder_keeps_is_still_reported_as_locked_after_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let _holder = Storage::open(dir.path()).unwrap();
+        let slot = StorageSlot::new(dir.path().to_path_buf());
+        assert!(matches!(slot.get(), Err(StorageError::Locked { .. })));
+    }
+
+    #[test]
     fn a_second_open_of_the_same_home_is_reported_as_locked() {
         let dir = tempfile::tempdir().unwrap();
         let _first = Storage::open(dir.path()).unwrap();

@@ -275,3 +275,23 @@ impl TenantQueues {
         Ok(self.len(name)? == 0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::store::Storage;
+
+    #[test]
+    fn a_tree_without_a_usage_record_is_counted_by_a_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::open(dir.path()).unwrap();
+        let q = storage.queues("old").unwrap();
+        q.push("a", b"12345").unwrap();
+        q.push("a", b"678").unwrap();
+        q.push("b", b"9").unwrap();
+        // As a tree written before usage was recorded would be.
+        q.tree.remove(super::USAGE).unwrap();
+        assert_eq!(q.usage().unwrap(), (2, 9));
+        assert_eq!(q.pop("b").unwrap().unwrap(), b"9");
+        assert_eq!(q.usage().unwrap(), (1, 8));
+    }
+}

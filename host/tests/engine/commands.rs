@@ -115,7 +115,8 @@ async fn the_deny_ladder_refuses_in_order_and_audits_every_denial() {
     ] {
         assert_eq!(audit.counts.get(reason), Some(&1), "{reason}: {audit:?}");
     }
-    assert!(audit.recent.iter().all(|a| a.broker == "exec"));
+    let brokers: Vec<&str> = audit.recent.iter().map(|a| a.broker.as_str()).collect();
+    assert_eq!(brokers, ["exec"; 5], "{audit:?}");
 }
 
 #[tokio::test]

@@ -59,6 +59,30 @@ fn a_tampered_registry_is_refused_by_name_and_never_reaches_outside_the_store() 
     );
 }
 
+#[test]
+fn an_entry_naming_a_path_outside_the_store_is_never_loaded() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let entry = e
+        .registry()
+        .register(
+            "tool",
+            std::fs::read(CLI_HELLO).unwrap(),
+            ArgMode::Argv,
+            Tier::Instance,
+        )
+        .unwrap();
+    // An embedder building an entry by hand gets the same check.
+    let forged = workbooks::commands::Entry {
+        sha256: "../../../../etc/passwd".into(),
+        ..entry
+    };
+    assert!(matches!(
+        e.registry().load(&forged),
+        Err(RegistryError::Integrity { .. })
+    ));
+}
+
 /// Runs `probe` once under compute and returns its stdout and stderr.
 async fn run(e: &Engine, probe: &str) -> String {
     let docked = e

@@ -323,18 +323,23 @@ async fn read_notes(e: &workbooks::Engine, tenant: &str) -> String {
     crate::common::stdout(&e.run(&docked, opts).await.unwrap())
 }
 
+/// The database of `home` as an engine from before volumes were scoped by
+/// tenant left it: instance `run` with `notes.txt` in its workspace.
+fn legacy_db(home: &std::path::Path) -> sled::Db {
+    let db = sled::open(home.join("db")).unwrap();
+    let mut value = 0u64.to_le_bytes().to_vec();
+    value.extend_from_slice(b"old notes");
+    db.open_tree("vfs/run")
+        .unwrap()
+        .insert(b"\x01notes.txt", value)
+        .unwrap();
+    db
+}
+
 #[tokio::test]
 async fn unscoped_volumes_are_refused_until_given_to_their_tenant() {
     let home = tempfile::tempdir().unwrap();
-    {
-        // A database written before volumes were scoped by tenant.
-        let db = sled::open(home.path().join("db")).unwrap();
-        let tree = db.open_tree("vfs/run").unwrap();
-        let mut value = 0u64.to_le_bytes().to_vec();
-        value.extend_from_slice(b"old notes");
-        tree.insert(b"\x01notes.txt", value).unwrap();
-        db.flush().unwrap();
-    }
+    legacy_db(home.path()).flush().unwrap();
     let e = crate::common::own_engine(home.path());
     // Nobody gets the id, not even by guessing the owner.
     for tenant in ["alice", "bob"] {
@@ -359,4 +364,39 @@ async fn unscoped_volumes_are_refused_until_given_to_their_tenant() {
     assert_eq!(read_notes(&e, "alice").await, "old notes\n");
     assert_eq!(read_notes(&e, "bob").await, "Error::NotFound\n");
     assert!(e.storage().unwrap().legacy_volumes().is_empty());
+}
+
+#[tokio::test]
+async fn adopting_never_overwrites_a_tenants_volumes_and_dropping_deletes_the_old_ones() {
+    let home = tempfile::tempdir().unwrap();
+    {
+        let db = legacy_db(home.path());
+        // Alice already has volumes of her own under that id.
+        db.open_tree("vfs/alice/run")
+            .unwrap()
+            .insert(b"\x01mine.txt", 0u64.to_le_bytes().to_vec())
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let out = crate::common::wbx(
+        home.path(),
+        &["vfs", "adopt", "run", "--tenant", "alice"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        crate::common::text(&out.stderr).contains("adopting would overwrite them"),
+        "{}",
+        crate::common::text(&out.stderr)
+    );
+    let out = crate::common::wbx(home.path(), &["vfs", "legacy", "--json"], b"");
+    assert_eq!(
+        crate::common::text(&out.stdout).trim(),
+        r#"{"legacy":["run"]}"#
+    );
+    let out = crate::common::wbx(home.path(), &["vfs", "drop-legacy", "run"], b"");
+    assert!(out.status.success());
+    let e = crate::common::own_engine(home.path());
+    assert!(e.storage().unwrap().legacy_volumes().is_empty());
+    assert_eq!(read_notes(&e, "alice").await, "Error::NotFound\n");
 }

@@ -207,3 +207,61 @@ impl HostResolveAddressStream for GuardedLookup<'_> {
         HostResolveAddressStream::drop(&mut self.sockets, stream)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broker::{RateLimiter, SystemResolver};
+    use wasmtime_wasi::sockets::SocketAddrUse as U;
+
+    fn gate(calls: u64) -> (Arc<Cadence>, SocketGate) {
+        let cadence = Cadence::new(
+            None,
+            RateLimiter::new(calls, std::time::Duration::from_secs(3600)),
+        );
+        let guard = NetGuard::new(Vec::new(), Arc::new(SystemResolver));
+        (cadence.clone(), SocketGate::new(guard, cadence, "t".into()))
+    }
+
+    fn at(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn binds_are_wildcard_and_ephemeral_and_nobody_listens() {
+        let (_, g) = gate(100);
+        assert!(g.check(at("0.0.0.0:0"), U::UdpBind));
+        assert!(g.check(at("[::]:0"), U::TcpBind));
+        assert!(!g.check(at("0.0.0.0:53"), U::UdpBind));
+        assert!(!g.check(at("127.0.0.1:0"), U::TcpBind));
+        assert!(!g.check(at("0.0.0.0:0"), U::TcpListen));
+        assert!(!g.check(at("8.8.8.8:80"), U::TcpAccept));
+    }
+
+    #[test]
+    fn the_floor_judges_every_destination() {
+        let (_, g) = gate(100);
+        assert!(g.check(at("8.8.8.8:53"), U::UdpSend));
+        assert!(!g.check(at("127.0.0.1:53"), U::UdpSend));
+        assert!(!g.check(at("169.254.169.254:80"), U::TcpConnect));
+    }
+
+    #[test]
+    fn datagrams_come_only_from_peers_and_peers_are_bounded() {
+        let (cadence, g) = gate(10_000);
+        assert!(!g.check(at("8.8.4.4:53"), U::UdpReceive), "unsolicited");
+        assert!(g.check(at("8.8.4.4:53"), U::UdpSend));
+        assert!(g.check(at("8.8.4.4:53"), U::UdpReceive));
+        for port in 1..SOCKET_MAX_UDP_PEERS as u16 {
+            assert!(g.check(SocketAddr::new([1, 1, 1, 1].into(), port), U::UdpSend));
+        }
+        assert!(!g.check(at("9.9.9.9:53"), U::UdpSend), "one peer too many");
+        assert!(
+            g.check(at("8.8.4.4:53"), U::UdpSend),
+            "a known peer still works"
+        );
+        cadence.revocations().revoke("t").unwrap();
+        assert!(!g.check(at("8.8.4.4:53"), U::UdpReceive), "revoked");
+        assert!(!g.check(at("8.8.4.4:53"), U::UdpSend), "revoked");
+    }
+}

@@ -227,7 +227,7 @@ impl Keyring {
 
     /// Stores `secret` as `name` for `tenant` in the home.
     pub fn set(&self, tenant: &str, name: &str, secret: Secret) -> std::io::Result<()> {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        use std::os::unix::fs::PermissionsExt;
         let file = self
             .file(tenant)
             .ok_or_else(|| std::io::Error::other("invalid tenant or no home for secrets"))?;
@@ -239,13 +239,7 @@ impl Keyring {
             .ok_or_else(|| std::io::Error::other("no directory for secrets"))?;
         std::fs::create_dir_all(dir)?;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(dir.join(format!("{tenant}.lock")))?;
-        lock.lock()?;
+        let lock = crate::files::lock_exclusive(&dir.join(format!("{tenant}.lock")))?;
         let mut all: BTreeMap<String, Secret> = match std::fs::read(&file) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
                 std::io::Error::other(format!(
@@ -258,7 +252,7 @@ impl Keyring {
         };
         all.insert(name.to_string(), secret);
         let bytes = serde_json::to_vec_pretty(&all).map_err(std::io::Error::other)?;
-        let tmp = crate::artifact::write_private_temp(dir, tenant, &bytes)?;
+        let tmp = crate::files::write_private_temp(dir, tenant, &bytes)?;
         let written = std::fs::rename(&tmp, &file);
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
