@@ -10,6 +10,11 @@ mod build_support;
 const SHIPPED: &[&str] = &[
     "kv-broker",
     "browse-broker",
+    "secrets-broker",
+    "queue-broker",
+    "tcp-broker",
+    "udp-broker",
+    "tls-broker",
     "shell",
     "wbox",
     "jq",
@@ -40,4 +45,28 @@ fn main() {
         ));
     }
     std::fs::write(out.join("embedded_sha256.rs"), hashes).expect("writing embedded_sha256.rs");
+    let lock = root.join("Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    println!(
+        "cargo:rustc-env=WAC_GRAPH_VERSION={}",
+        locked_version(&lock, "wac-graph")
+    );
+}
+
+/// The version of `package` in a Cargo.lock, so the composer's version can
+/// key the composition cache.
+fn locked_version(lock: &std::path::Path, package: &str) -> String {
+    let text = std::fs::read_to_string(lock).expect("reading Cargo.lock");
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == format!("name = \"{package}\"") {
+            let version = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = "));
+            if let Some(v) = version {
+                return v.trim_matches('"').to_string();
+            }
+        }
+    }
+    panic!("{package} is not in {}", lock.display())
 }

@@ -1,10 +1,10 @@
 //! Host-side bindings for the interfaces the host implements itself: the
-//! always-linked `session-info`; the `vfs`, `commands`, `exec`, `net`,
-//! `tcp`, `udp`, `tls`, `queue` and `secrets` caps; the host primitives
-//! that first-party brokers import (`storage`, `http`); and the shell
-//! broker's export, which the host calls. Guest-facing interfaces served by
-//! broker components (kv, browse) have no host bindings: the broker serves
-//! them.
+//! always-linked `session-info`; the `vfs`, `commands`, `exec` and `net`
+//! caps; the host primitives that first-party brokers import (`storage`,
+//! `http`, `keys`, `fifo`, `wire`); and the shell broker's export, which
+//! the host calls. Guest-facing interfaces served by broker components
+//! (kv, browse, secrets, queue, tcp, udp, tls) have no host bindings: the
+//! broker serves them.
 
 wasmtime::component::bindgen!({
     path: ["../wit", "../wit/host"],
@@ -17,13 +17,10 @@ wasmtime::component::bindgen!({
         "workbooks:engine/net.send": async,
         "workbooks:engine/net.fetch": async,
         "workbooks:engine/net.fetch-many": async,
-        "workbooks:engine/tcp.request": async,
-        "workbooks:engine/udp.request": async,
-        "workbooks:engine/tls.request": async,
-        "workbooks:engine/queue.push": async,
-        "workbooks:engine/queue.pop": async,
-        "workbooks:engine/queue.pop-wait": async,
-        "workbooks:engine/queue.len": async,
+        "workbooks:host/wire.exchange": async,
+        "workbooks:host/fifo.push": async,
+        "workbooks:host/fifo.pop": async,
+        "workbooks:host/fifo.len": async,
         "workbooks:host/http.get": async,
     },
     exports: { default: async },

@@ -4,7 +4,6 @@
 //! sha256 of these bytes.
 
 use crate::artifact::Artifact;
-use crate::cap;
 use crate::policy::Cap;
 
 mod sha256 {
@@ -28,13 +27,6 @@ impl Embedded {
         Artifact::embedded(self.bytes, self.sha256)
     }
 }
-
-/// Serves `workbooks:engine/kv` over `workbooks:host/storage`.
-pub(crate) const KV_BROKER: Embedded = Embedded {
-    name: "workbooks:kv-broker",
-    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/kv_broker.wasm")),
-    sha256: sha256::KV_BROKER,
-};
 
 /// The pipe shell broker (`workbooks:engine/shell`).
 pub(crate) const SHELL: Embedded = Embedded {
@@ -71,19 +63,55 @@ pub(crate) const UPPER: Embedded = Embedded {
     sha256: sha256::UPPER,
 };
 
-/// Serves `workbooks:engine/browse` over `workbooks:host/http`.
-pub(crate) const BROWSE_BROKER: Embedded = Embedded {
-    name: "workbooks:browse-broker",
-    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/browse_broker.wasm")),
-    sha256: sha256::BROWSE_BROKER,
-};
-
-/// The broker component serving a cap's guest-facing interface, with the
-/// interface's name, for caps served by a broker rather than the host.
-pub(crate) fn broker_for(c: Cap) -> Option<(&'static str, Embedded)> {
-    match c {
-        Cap::Kv => Some((cap::kv::ENGINE_INTERFACE, KV_BROKER)),
-        Cap::Browse => Some((cap::browse::ENGINE_INTERFACE, BROWSE_BROKER)),
-        _ => None,
-    }
+/// A shipped broker component: `$file` is its artifact's stem in OUT_DIR,
+/// `$hash` its constant in `embedded_sha256.rs`.
+macro_rules! broker {
+    ($name:literal, $file:literal, $hash:ident) => {
+        Embedded {
+            name: $name,
+            bytes: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".wasm")),
+            sha256: sha256::$hash,
+        }
+    };
 }
+
+/// The shipped broker of every cap served by one, with the guest-facing
+/// interface it exports. The host primitive each imports is in
+/// [`crate::dock::imports::primitive_caps`].
+pub(crate) const BROKERS: &[(Cap, &str, Embedded)] = &[
+    (
+        Cap::Kv,
+        "workbooks:engine/kv@0.1.0",
+        broker!("workbooks:kv-broker", "kv_broker", KV_BROKER),
+    ),
+    (
+        Cap::Browse,
+        "workbooks:engine/browse@0.1.0",
+        broker!("workbooks:browse-broker", "browse_broker", BROWSE_BROKER),
+    ),
+    (
+        Cap::Secrets,
+        "workbooks:engine/secrets@0.1.0",
+        broker!("workbooks:secrets-broker", "secrets_broker", SECRETS_BROKER),
+    ),
+    (
+        Cap::Queue,
+        "workbooks:engine/queue@0.1.0",
+        broker!("workbooks:queue-broker", "queue_broker", QUEUE_BROKER),
+    ),
+    (
+        Cap::Tcp,
+        "workbooks:engine/tcp@0.1.0",
+        broker!("workbooks:tcp-broker", "tcp_broker", TCP_BROKER),
+    ),
+    (
+        Cap::Udp,
+        "workbooks:engine/udp@0.1.0",
+        broker!("workbooks:udp-broker", "udp_broker", UDP_BROKER),
+    ),
+    (
+        Cap::Tls,
+        "workbooks:engine/tls@0.1.0",
+        broker!("workbooks:tls-broker", "tls_broker", TLS_BROKER),
+    ),
+];

@@ -14,10 +14,10 @@ use crate::broker::{
 use crate::cap::secrets::keyring::{Keyring, Secret};
 use crate::commands::Registry;
 use crate::commands::broker::Slots;
-use crate::dock::{DockError, Docked, Docker};
+use crate::dock::{DockError, Docked, Docker, Lane};
 use crate::limits::NET_MAX_BODY_BYTES;
 use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
-use crate::policy::Grant;
+use crate::policy::{Cap, Grant};
 use crate::state::{Captured, SessionError, SessionOptions, StoreState, new_store};
 use crate::store::{Storage, StorageError, StorageSlot};
 use std::collections::HashMap;
@@ -58,6 +58,9 @@ pub enum EngineError {
     /// The epoch ticker thread could not start.
     #[error("cannot start the epoch ticker: {0}")]
     Ticker(std::io::Error),
+    /// A replacement broker was refused.
+    #[error(transparent)]
+    Broker(#[from] crate::dock::BrokerError),
 }
 
 /// Configures an [`Engine`].
@@ -76,6 +79,7 @@ pub struct EngineBuilder {
     net_timeout: Duration,
     secrets: HashMap<(String, String), Secret>,
     max_memory: usize,
+    brokers: Vec<(Cap, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -105,6 +109,7 @@ impl Default for EngineBuilder {
             net_timeout: crate::limits::NET_FETCH_TIMEOUT,
             secrets: HashMap::new(),
             max_memory: crate::policy::Profile::Posix.memory_bytes(),
+            brokers: Vec::new(),
         }
     }
 }
@@ -197,8 +202,22 @@ impl EngineBuilder {
         self
     }
 
+    /// Serves `cap` with the broker component `bytes` instead of the
+    /// shipped one. [`build`](Self::build) checks it like any broker: a
+    /// component exporting the cap's interface and importing only base
+    /// WASI and the cap's own host primitives. The host's limits, tenant
+    /// scoping and cadence hold whatever it does.
+    pub fn broker(mut self, cap: Cap, bytes: impl Into<Vec<u8>>) -> Self {
+        self.brokers.push((cap, bytes.into()));
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, EngineError> {
+        let mut brokers = crate::dock::brokers::Brokers::default();
+        for (cap, bytes) in self.brokers {
+            brokers.replace(cap, bytes)?;
+        }
         let home = self.home.unwrap_or_else(default_home);
         let mut cfg = wasmtime::Config::new();
         cfg.wasm_component_model(true);
@@ -268,7 +287,7 @@ impl EngineBuilder {
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
                 max_memory: self.max_memory,
-                docker: Docker::new(&wasmtime, cache, seal),
+                docker: Docker::new(&wasmtime, cache, seal, brokers),
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
@@ -329,9 +348,36 @@ impl Engine {
     /// Docks `artifact` under `grant`: the import pre-check, composition
     /// with brokers, linking and pre-instantiation, all cached.
     pub fn dock(&self, artifact: &Artifact, grant: &Grant) -> Result<Arc<Docked>, DockError> {
+        self.dock_on(artifact, grant, Lane::Call)
+    }
+
+    /// Docks `artifact` under `grant` for `lane` (a served HTTP handler
+    /// gets the `wasi:http/types` values without `net`).
+    pub fn dock_on(
+        &self,
+        artifact: &Artifact,
+        grant: &Grant,
+        lane: Lane,
+    ) -> Result<Arc<Docked>, DockError> {
         self.inner
             .docker
-            .dock(&self.inner.wasmtime, artifact, grant)
+            .dock(&self.inner.wasmtime, artifact, grant, lane)
+    }
+
+    /// The brokers an embedder replaced, each written once to
+    /// `<home>/cache/brokers/<sha256>.wasm` so a child `wbx` can load it.
+    pub(crate) fn replaced_broker_files(&self) -> std::io::Result<Vec<(Cap, PathBuf)>> {
+        let dir = self.inner.home.join("cache").join("brokers");
+        let mut files = Vec::new();
+        for (cap, artifact) in self.inner.docker.replaced_brokers() {
+            let path = dir.join(format!("{}.wasm", artifact.sha256_hex()));
+            if !path.is_file() {
+                std::fs::create_dir_all(&dir)?;
+                crate::files::write_atomic(&path, artifact.bytes())?;
+            }
+            files.push((cap, path));
+        }
+        Ok(files)
     }
 
     /// The broker cadence: revocations, rate limits, audit.

@@ -139,6 +139,11 @@ impl CapSet {
         self.0 & !other.0 == 0
     }
 
+    /// The caps in both sets.
+    pub const fn intersect(self, other: CapSet) -> CapSet {
+        CapSet(self.0 & other.0)
+    }
+
     /// The caps of this set that are not in `other`.
     pub fn minus(self, other: CapSet) -> CapSet {
         CapSet(self.0 & !other.0)

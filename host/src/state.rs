@@ -9,8 +9,7 @@
 use crate::cap::net::sockets::{GuardedLookup, SocketGate};
 use crate::cap::{
     browse::BrowseCtx, commands::CommandsCtx, exec::ExecCtx, kv::KvCtx, net::NetCtx,
-    queue::QueueCtx, secrets::SecretsCtx, session_info::SessionCtx, tcp::TcpCtx, tls::TlsCtx,
-    udp::UdpCtx, vfs::VfsCtx,
+    queue::QueueCtx, secrets::SecretsCtx, session_info::SessionCtx, vfs::VfsCtx, wire::WireCtx,
 };
 use crate::commands::{CommandEnv, CommandPolicy};
 use crate::engine::Engine;
@@ -155,9 +154,7 @@ pub(crate) struct StoreState {
     pub(crate) commands: CommandsCtx,
     pub(crate) exec: ExecCtx,
     pub(crate) net: NetCtx,
-    pub(crate) tcp: TcpCtx,
-    pub(crate) udp: UdpCtx,
-    pub(crate) tls: TlsCtx,
+    pub(crate) wire: WireCtx,
     pub(crate) browse: BrowseCtx,
     pub(crate) queue: QueueCtx,
     pub(crate) secrets: SecretsCtx,
@@ -298,21 +295,10 @@ pub(crate) fn new_store(
                 Box::pin(std::future::ready(gate.check(addr, usage)))
             });
     }
-    let reach = |c: Cap| has(c).then(|| access.clone());
-    let (tcp, udp, tls, browse) = (
-        TcpCtx {
-            access: reach(Cap::Tcp),
-        },
-        UdpCtx {
-            access: reach(Cap::Udp),
-        },
-        TlsCtx {
-            access: reach(Cap::Tls),
-        },
-        BrowseCtx {
-            access: reach(Cap::Browse),
-        },
-    );
+    let wire = WireCtx::new(access.clone(), grant.caps);
+    let browse = BrowseCtx {
+        access: has(Cap::Browse).then(|| access.clone()),
+    };
 
     let mut commands = CommandsCtx::default();
     let mut exec = ExecCtx::default();
@@ -354,9 +340,7 @@ pub(crate) fn new_store(
         commands,
         exec,
         net,
-        tcp,
-        udp,
-        tls,
+        wire,
         browse,
         queue,
         secrets,

@@ -13,7 +13,5 @@ pub(crate) mod net_types;
 pub(crate) mod queue;
 pub mod secrets;
 pub(crate) mod session_info;
-pub(crate) mod tcp;
-pub(crate) mod tls;
-pub(crate) mod udp;
 pub(crate) mod vfs;
+pub(crate) mod wire;

@@ -57,7 +57,8 @@ pub(crate) fn for_dock_error(e: &workbooks::DockError) -> u8 {
         E::HostPrimitive { .. }
         | E::UnknownImports { .. }
         | E::NotGranted { .. }
-        | E::NotServed { .. } => REFUSED,
+        | E::NotServed { .. }
+        | E::ComposedImport { .. } => REFUSED,
         E::Compose(_) | E::Link(_) => ENGINE,
     }
 }

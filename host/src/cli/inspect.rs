@@ -3,7 +3,7 @@
 
 use crate::{exit, fail};
 use std::path::PathBuf;
-use workbooks::{Artifact, Engine, Grant, Profile, dock};
+use workbooks::{Artifact, Grant, Profile, dock};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -38,9 +38,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             .copied()
             .unwrap_or(Profile::Compute),
     };
-    let engine = match Engine::builder().home(home).build() {
+    let engine = match crate::options::engine(home) {
         Ok(e) => e,
-        Err(e) => return fail("engine", e, exit::ENGINE),
+        Err(code) => return code,
     };
     let docked = engine.dock(&artifact, &Grant::profile(profile.name()));
     if args.json {

@@ -30,6 +30,11 @@ struct Cli {
     #[arg(long, global = true, env = "WB_HOME", value_name = "DIR")]
     home: Option<PathBuf>,
 
+    /// Serve a cap with this broker component instead of the shipped one
+    /// (CAP=FILE.wasm; repeatable). It is checked like any broker.
+    #[arg(long = "broker", global = true, value_name = "CAP=FILE")]
+    brokers: Vec<String>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -99,6 +104,9 @@ fn main() -> ExitCode {
         .with_target(false)
         .init();
     let home = cli.home.unwrap_or_else(workbooks::default_home);
+    if let Err(code) = options::set_brokers(&cli.brokers) {
+        return ExitCode::from(code);
+    }
     let code = match cli.command {
         Command::Profiles(args) => profiles::run(args),
         Command::Inspect(args) => inspect::run(args, home),

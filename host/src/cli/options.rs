@@ -99,6 +99,26 @@ pub(crate) fn flush_audit() {
     }
 }
 
+/// The brokers given with `--broker CAP=FILE`, read once.
+static BROKERS: std::sync::OnceLock<Vec<(workbooks::Cap, Vec<u8>)>> = std::sync::OnceLock::new();
+
+/// Reads every `--broker CAP=FILE`, or returns the exit code of a usage
+/// error. The engine checks each when it is built.
+pub(crate) fn set_brokers(specs: &[String]) -> Result<(), u8> {
+    let mut brokers = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let usage = |why: String| fail("usage", format!("--broker {spec}: {why}"), exit::USAGE);
+        let (word, file) = spec
+            .split_once('=')
+            .ok_or_else(|| usage("expected CAP=FILE.wasm".into()))?;
+        let cap = workbooks::Cap::from_word(word).map_err(|e| usage(e.to_string()))?;
+        let bytes = std::fs::read(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?;
+        brokers.push((cap, bytes));
+    }
+    let _ = BROKERS.set(brokers);
+    Ok(())
+}
+
 /// An engine for `home`: pooled or not, with room for `memory` bytes.
 pub(crate) fn engine_with(
     home: PathBuf,
@@ -116,6 +136,9 @@ pub(crate) fn engine_with(
         .pooling(pooling);
     if let Some(bytes) = memory {
         builder = builder.max_memory(bytes.max(workbooks::Profile::Posix.memory_bytes()));
+    }
+    for (cap, bytes) in BROKERS.get().into_iter().flatten() {
+        builder = builder.broker(*cap, bytes.clone());
     }
     let engine = builder
         .build()

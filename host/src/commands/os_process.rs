@@ -68,6 +68,14 @@ impl Engine {
         if let Some(bytes) = env.policy.memory {
             cmd.arg("--memory").arg((bytes >> 20).max(1).to_string());
         }
+        // The child composes with the same brokers as this engine.
+        for (cap, file) in self.replaced_broker_files().map_err(|e| {
+            CommandError::Refused(format!(
+                "tier os_process cannot pass a replaced broker: {e}"
+            ))
+        })? {
+            cmd.arg(format!("--broker={cap}={}", file.display()));
+        }
         for dir in &env.dirs {
             // The spec is parsed again in the child: a host path it cannot
             // carry exactly is refused rather than reinterpreted.

@@ -9,10 +9,14 @@
 
 use wac_graph::{CompositionGraph, EncodeOptions, types::Package};
 
+/// The composer, by name and version: part of every composition's cache
+/// key, so compositions made by another composer are never read back.
+pub(crate) const COMPOSER: &str = concat!("wac-graph ", env!("WAC_GRAPH_VERSION"));
+
 /// A broker component to plug into a guest.
 pub(crate) struct Plug<'a> {
     /// A package name unique within the composition.
-    pub(crate) name: &'static str,
+    pub(crate) name: &'a str,
     /// The broker's component bytes.
     pub(crate) bytes: &'a [u8],
 }

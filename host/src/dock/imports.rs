@@ -2,15 +2,15 @@
 //! mapping each to the cap word that grants it.
 //!
 //! The map is the policy's reach made concrete: base WASI (io, clocks,
-//! random, cli, and the `wasi:http/types` values) is always linked;
-//! `wasi:filesystem` needs `vfs`; `wasi:sockets` and
-//! `wasi:http/outgoing-handler` need `net`; `workbooks:engine/<word>`
+//! random, cli) is always linked; `wasi:filesystem` needs `vfs`;
+//! `wasi:sockets` and `wasi:http` need `net` (a component served over HTTP
+//! gets the `wasi:http/types` values without it: see [`Lane`]); `workbooks:engine/<word>`
 //! needs `<word>` (`session-info` is always linked); `workbooks:host/*` is
 //! refused for every guest, since those primitives are for first-party
 //! brokers only; anything else is refused by name. Only top-level imports
 //! count: a nested component's imports must be satisfied by its parent.
 
-use crate::policy::Cap;
+use crate::policy::{Cap, CapSet};
 use wasmparser::{Encoding, Parser, Payload};
 
 /// What an import needs in order to be linked.
@@ -24,6 +24,45 @@ pub enum Need {
     HostPrimitive,
     /// Not something the engine serves.
     Unknown,
+}
+
+/// What a docked component is for, where that changes what it may import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Lane {
+    /// Called by the host (commands, plugins, instances).
+    #[default]
+    Call,
+    /// Served over HTTP (`wbx serve`): it reads its request and writes its
+    /// response through the `wasi:http/types` values, so those are linked
+    /// for every grant; outbound `wasi:http` still needs `net`.
+    HttpHandler,
+}
+
+/// The caps whose brokers a host primitive serves: a broker of one of
+/// them may import it, and it is linked when one of them is granted.
+pub fn primitive_caps(name: &str) -> CapSet {
+    let path = name.split_once('@').map_or(name, |(p, _)| p);
+    match path {
+        "workbooks:host/storage" => CapSet::EMPTY.with(Cap::Kv),
+        "workbooks:host/http" => CapSet::EMPTY.with(Cap::Browse),
+        "workbooks:host/keys" => CapSet::EMPTY.with(Cap::Secrets),
+        "workbooks:host/fifo" => CapSet::EMPTY.with(Cap::Queue),
+        "workbooks:host/wire" => crate::cap::wire::CAPS,
+        _ => CapSet::EMPTY,
+    }
+}
+
+/// Maps an import to what it needs on `lane`.
+pub fn classify_on(lane: Lane, name: &str) -> Need {
+    match classify(name) {
+        Need::Cap(Cap::Net) if lane == Lane::HttpHandler && is_http_types(name) => Need::Base,
+        need => need,
+    }
+}
+
+/// Whether `name` is `wasi:http/types` at any version.
+pub(crate) fn is_http_types(name: &str) -> bool {
+    name.split_once('@').map_or(name, |(p, _)| p) == "wasi:http/types"
 }
 
 /// The newest `wasi:*@0.2.x` patch version the engine's WASI serves.
@@ -115,11 +154,11 @@ pub fn classify(name: &str) -> Need {
         "wasi:filesystem" if wasi_02 && matches!(iface, "types" | "preopens") => {
             Need::Cap(Cap::Vfs)
         }
-        // Request, response and field values: no reach of their own (a
-        // served component needs them to read its request); all outbound
-        // reach is in outgoing-handler.
-        "wasi:http" if wasi_02 && iface == "types" => Need::Base,
-        "wasi:http" if wasi_02 && iface == "outgoing-handler" => Need::Cap(Cap::Net),
+        // The request and response values come with outbound HTTP; a
+        // served component gets them on its own lane (`classify_on`).
+        "wasi:http" if wasi_02 && matches!(iface, "types" | "outgoing-handler") => {
+            Need::Cap(Cap::Net)
+        }
         "wasi:sockets" if wasi_02 => Need::Cap(Cap::Net),
         "workbooks:engine" if engine_01 => match iface {
             "session-info" | "command-types" | "net-types" => Need::Base,
@@ -145,6 +184,28 @@ mod tests {
         );
         assert_eq!(classify("workbooks:engine/kv@0.1.0"), Need::Cap(Cap::Kv));
         assert_eq!(classify("workbooks:engine/session-info@0.1.3"), Need::Base);
+    }
+
+    #[test]
+    fn http_types_need_net_except_for_a_served_handler() {
+        let types = "wasi:http/types@0.2.6";
+        assert_eq!(classify(types), Need::Cap(Cap::Net));
+        assert_eq!(classify_on(Lane::Call, types), Need::Cap(Cap::Net));
+        assert_eq!(classify_on(Lane::HttpHandler, types), Need::Base);
+        let out = "wasi:http/outgoing-handler@0.2.6";
+        assert_eq!(classify_on(Lane::HttpHandler, out), Need::Cap(Cap::Net));
+    }
+
+    #[test]
+    fn each_host_primitive_serves_its_own_caps_only() {
+        assert_eq!(
+            primitive_caps("workbooks:host/storage@0.1.0"),
+            CapSet::EMPTY.with(Cap::Kv)
+        );
+        assert!(primitive_caps("workbooks:host/wire@0.1.0").contains(Cap::Udp));
+        assert!(!primitive_caps("workbooks:host/wire@0.1.0").contains(Cap::Net));
+        assert!(primitive_caps("workbooks:host/unheard-of@0.1.0").is_empty());
+        assert!(primitive_caps("workbooks:engine/kv@0.1.0").is_empty());
     }
 
     #[test]

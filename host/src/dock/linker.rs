@@ -7,8 +7,13 @@
 //! in-memory pipes unless the caller passes its own through. Never in the
 //! base: `wasi:sockets`, `wasi:http`, `wasi:clocks/timezone`; a component
 //! importing them is refused by the pre-check with the cap it would need
-//! (`wasi:http` and `wasi:sockets` arrive with `net`, behind the floor).
+//! (`wasi:http` and `wasi:sockets` arrive with `net`, behind the floor; a
+//! component served over HTTP gets the `wasi:http/types` values alone).
+//!
+//! Host primitives are linked by cap too: a broker's primitive is there
+//! only when a cap it serves is granted (`wire` once for tcp, udp or tls).
 
+use super::imports::Lane;
 use crate::cap;
 use crate::policy::{Cap, CapSet};
 use crate::state::StoreState;
@@ -33,15 +38,21 @@ pub(crate) const SERVED: CapSet = CapSet::EMPTY
     .with(Cap::Net)
     .with(Cap::Browse);
 
-/// Builds the linker for a cap set.
+/// Builds the linker for a cap set on a lane.
 pub(crate) fn link(
     engine: &wasmtime::Engine,
     caps: CapSet,
+    lane: Lane,
 ) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker: Linker<StoreState> = Linker::new(engine);
     let l = &mut linker;
     base_wasi(l)?;
-    http_types(l)?;
+    if caps.contains(Cap::Net) || lane == Lane::HttpHandler {
+        http_types(l)?;
+    }
+    if !caps.intersect(cap::wire::CAPS).is_empty() {
+        cap::wire::add_to_linker(l, |s| &mut s.wire)?;
+    }
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
     // Types shared by commands, exec and shell: no functions, no reach.
     l.instance("workbooks:engine/command-types@0.1.0")?;
@@ -57,9 +68,8 @@ pub(crate) fn link(
             })?,
             Cap::Secrets => cap::secrets::add_to_linker(l, |s| &mut s.secrets)?,
             Cap::Queue => cap::queue::add_to_linker(l, |s| &mut s.queue)?,
-            Cap::Tcp => cap::tcp::add_to_linker(l, |s| &mut s.tcp)?,
-            Cap::Udp => cap::udp::add_to_linker(l, |s| &mut s.udp)?,
-            Cap::Tls => cap::tls::add_to_linker(l, |s| &mut s.tls)?,
+            // One primitive for the three transports, linked above.
+            Cap::Tcp | Cap::Udp | Cap::Tls => {}
             Cap::Net => {
                 cap::net::add_to_linker(l, |s| &mut s.net, StoreState::http, StoreState::lookup)?
             }
@@ -102,8 +112,9 @@ fn base_wasi<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
     Ok(())
 }
 
-/// The `wasi:http/types` values: linked for every component (a served one
-/// reads its request through them); they reach nothing by themselves.
+/// The `wasi:http/types` values: with `net`, or for a component served
+/// over HTTP (it reads its request through them); they reach nothing by
+/// themselves.
 fn http_types(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
     let options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
     wasmtime_wasi_http::p2::bindings::http::types::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(

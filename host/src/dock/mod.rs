@@ -13,17 +13,18 @@
 //! key (`seal.rs`), and docked results by (artifact, grant), so each
 //! combination pays composition and compilation once.
 
+pub mod brokers;
 mod compose;
 pub mod imports;
 mod linker;
 pub(crate) mod module;
 mod receipt;
 
-pub use imports::{Need, Surface};
+pub use brokers::BrokerError;
+pub use imports::{Lane, Need, Surface};
 pub use receipt::{BrokerReceipt, ImportReceipt, Receipt};
 
 use crate::artifact::{Artifact, ArtifactKind, CompileCache};
-use crate::embedded::{self, Embedded};
 use crate::policy::{Cap, CapSet, Grant, Profile};
 use crate::seal::Seal;
 use crate::state::StoreState;
@@ -78,6 +79,15 @@ pub enum DockError {
     /// Composition with a broker failed.
     #[error("composing with brokers failed: {0}")]
     Compose(String),
+    /// The composition imports something its grant does not cover (a
+    /// broker reaching past its cap); nothing was linked.
+    #[error("composition refused: it imports {interface}, which {why}")]
+    ComposedImport {
+        /// The import of the composed artifact.
+        interface: String,
+        /// Why it may not be linked.
+        why: String,
+    },
     /// Compilation failed.
     #[error("compiling failed: {0}")]
     Compile(String),
@@ -214,22 +224,21 @@ fn surface(artifact: &Artifact) -> Result<Surface, DockError> {
         .ok_or(DockError::NotAComponent)
 }
 
-/// A broker to compose in, with the guest-facing interface it serves.
-type BrokerPlug = (&'static str, Embedded);
-
-/// Docked results by (artifact sha256, grant).
-type DockedCache = HashMap<([u8; 32], Grant), Arc<Docked>>;
+/// Docked results by (artifact sha256, grant, lane).
+type DockedCache = HashMap<([u8; 32], Grant, Lane), Arc<Docked>>;
 
 /// Applies the pre-check to a guest's imports under a grant. Returns the
 /// brokers to compose in and each import's receipt line.
-fn check(
+fn check<'b>(
     surface: &Surface,
     grant: &Grant,
-) -> Result<(Vec<BrokerPlug>, Vec<ImportReceipt>), DockError> {
+    lane: Lane,
+    served: &'b brokers::Brokers,
+) -> Result<(Vec<&'b brokers::Broker>, Vec<ImportReceipt>), DockError> {
     let classified: Vec<(&String, Need)> = surface
         .imports
         .iter()
-        .map(|n| (n, imports::classify(n)))
+        .map(|n| (n, imports::classify_on(lane, n)))
         .collect();
     if let Some((name, _)) = classified
         .iter()
@@ -247,7 +256,7 @@ fn check(
     if !unknown.is_empty() {
         return Err(DockError::UnknownImports { names: unknown });
     }
-    let mut brokers = Vec::new();
+    let mut plugs: Vec<&brokers::Broker> = Vec::new();
     let mut receipts = Vec::new();
     for (name, need) in classified {
         let (cap, served_by) = match need {
@@ -266,12 +275,12 @@ fn check(
                         interface: name.clone(),
                     });
                 }
-                let by = match embedded::broker_for(c) {
-                    Some((iface, broker)) if same_interface(iface, name) => {
-                        if !brokers.iter().any(|(i, _)| *i == iface) {
-                            brokers.push((iface, broker));
+                let by = match served.get(c) {
+                    Some(b) if same_interface(b.serves, name) => {
+                        if !plugs.iter().any(|p| p.serves == b.serves) {
+                            plugs.push(b);
                         }
-                        format!("broker {}", broker.name)
+                        format!("broker {}", b.name)
                     }
                     _ => "host".to_string(),
                 };
@@ -285,7 +294,52 @@ fn check(
             served_by,
         });
     }
-    Ok((brokers, receipts))
+    Ok((plugs, receipts))
+}
+
+/// The pre-check again, on the composed artifact: every import must be
+/// base, a granted cap, or a host primitive of a cap whose broker was
+/// composed in. Anything else means a broker reaches past its cap.
+fn recheck(
+    imports: &[String],
+    grant: &Grant,
+    lane: Lane,
+    plugged: &[&brokers::Broker],
+    served: &brokers::Brokers,
+) -> Result<(), DockError> {
+    let brokered = grant
+        .caps
+        .iter()
+        .filter(|c| {
+            served
+                .get(*c)
+                .is_some_and(|b| plugged.iter().any(|p| p.serves == b.serves))
+        })
+        .fold(CapSet::EMPTY, CapSet::with);
+    for name in imports {
+        let why = match imports::classify_on(lane, name) {
+            Need::Base => None,
+            Need::Cap(c) if grant.caps.contains(c) && linker::SERVED.contains(c) => None,
+            Need::Cap(c) => Some(format!("needs {c}, not granted")),
+            Need::HostPrimitive => {
+                let caps = imports::primitive_caps(name);
+                (caps.intersect(brokered).is_empty()).then(|| {
+                    format!(
+                        "is a host primitive of {}, and no broker of a granted cap it serves was composed in",
+                        if caps.is_empty() { "no cap".to_string() } else { caps.to_string() }
+                    )
+                })
+            }
+            Need::Unknown => Some("is not served by this engine".to_string()),
+        };
+        if let Some(why) = why {
+            return Err(DockError::ComposedImport {
+                interface: name.clone(),
+                why,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether two `pkg/iface@x.y.z` names are the same interface at
@@ -310,7 +364,8 @@ pub(crate) struct Docker {
     compiled: CompileCache,
     seal: Seal,
     composed_dir: Option<PathBuf>,
-    linkers: Mutex<HashMap<CapSet, Linker<StoreState>>>,
+    brokers: brokers::Brokers,
+    linkers: Mutex<HashMap<(CapSet, Lane), Linker<StoreState>>>,
     docked: Mutex<DockedCache>,
     modules: module::ModuleDocks,
 }
@@ -336,8 +391,13 @@ fn cached<K: Eq + std::hash::Hash, V: Clone, E>(
 
 impl Docker {
     /// A docker whose caches live under `cache_dir` when given, their
-    /// entries sealed with `seal`.
-    pub(crate) fn new(engine: &wasmtime::Engine, cache_dir: Option<PathBuf>, seal: Seal) -> Self {
+    /// entries sealed with `seal`, composing guests with `brokers`.
+    pub(crate) fn new(
+        engine: &wasmtime::Engine,
+        cache_dir: Option<PathBuf>,
+        seal: Seal,
+        brokers: brokers::Brokers,
+    ) -> Self {
         Self {
             compiled: CompileCache::new(
                 engine,
@@ -346,10 +406,16 @@ impl Docker {
             ),
             seal,
             composed_dir: cache_dir.map(|d| d.join("composed")),
+            brokers,
             linkers: Mutex::new(HashMap::new()),
             docked: Mutex::new(HashMap::new()),
             modules: module::ModuleDocks::default(),
         }
+    }
+
+    /// The brokers an embedder replaced, with their components.
+    pub(crate) fn replaced_brokers(&self) -> impl Iterator<Item = (Cap, &Artifact)> {
+        self.brokers.replaced()
     }
 
     /// The core-module docks.
@@ -362,16 +428,19 @@ impl Docker {
         &self.compiled
     }
 
-    /// Docks `artifact` under `grant`.
+    /// Docks `artifact` under `grant` on `lane`.
     pub(crate) fn dock(
         &self,
         engine: &wasmtime::Engine,
         artifact: &Artifact,
         grant: &Grant,
+        lane: Lane,
     ) -> Result<Arc<Docked>, DockError> {
-        cached(&self.docked, (artifact.sha256(), grant.clone()), || {
-            self.dock_uncached(engine, artifact, grant)
-        })
+        cached(
+            &self.docked,
+            (artifact.sha256(), grant.clone(), lane),
+            || self.dock_uncached(engine, artifact, grant, lane),
+        )
     }
 
     /// Docks `artifact` under `grant`, every step but the last cache.
@@ -380,9 +449,10 @@ impl Docker {
         engine: &wasmtime::Engine,
         artifact: &Artifact,
         grant: &Grant,
+        lane: Lane,
     ) -> Result<Arc<Docked>, DockError> {
         let surface = surface(artifact)?;
-        let (brokers, imports) = check(&surface, grant)?;
+        let (brokers, imports) = check(&surface, grant, lane, &self.brokers)?;
         let composed = if brokers.is_empty() {
             None
         } else {
@@ -393,11 +463,12 @@ impl Docker {
             .map_err(DockError::Compose)?
             .map(|s| s.imports)
             .unwrap_or_default();
+        recheck(&linked, grant, lane, &brokers, &self.brokers)?;
         let component = self
             .compiled
             .component(engine, final_artifact)
             .map_err(|e| DockError::Compile(format!("{e:#}")))?;
-        let linker = self.linker(engine, grant.caps)?;
+        let linker = self.linker(engine, grant.caps, lane)?;
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| DockError::Link(format!("{e:#}")))?;
@@ -415,10 +486,11 @@ impl Docker {
             linked,
             brokers: brokers
                 .iter()
-                .map(|(iface, b)| BrokerReceipt {
-                    name: b.name.to_string(),
-                    serves: iface.to_string(),
-                    sha256: hex::encode(b.sha256),
+                .map(|b| BrokerReceipt {
+                    name: b.name.clone(),
+                    serves: b.serves.to_string(),
+                    sha256: b.artifact.sha256_hex(),
+                    replaced: b.replaced,
                 })
                 .collect(),
             artifact_sha256: artifact.sha256_hex(),
@@ -438,18 +510,26 @@ impl Docker {
         &self,
         engine: &wasmtime::Engine,
         caps: CapSet,
+        lane: Lane,
     ) -> Result<Linker<StoreState>, DockError> {
-        cached(&self.linkers, caps, || {
-            linker::link(engine, caps).map_err(|e| DockError::Link(format!("{e:#}")))
+        cached(&self.linkers, (caps, lane), || {
+            linker::link(engine, caps, lane).map_err(|e| DockError::Link(format!("{e:#}")))
         })
     }
 
     /// The guest composed with `brokers`, from the on-disk cache when there.
-    fn compose(&self, guest: &Artifact, brokers: &[BrokerPlug]) -> Result<Artifact, DockError> {
+    /// The cache key covers the guest, each broker and the composer's
+    /// version, so a new composer never reads an old composition.
+    fn compose(
+        &self,
+        guest: &Artifact,
+        brokers: &[&brokers::Broker],
+    ) -> Result<Artifact, DockError> {
         let mut h = Sha256::new();
+        h.update(compose::COMPOSER.as_bytes());
         h.update(guest.sha256());
-        for (_, b) in brokers {
-            h.update(b.sha256);
+        for b in brokers {
+            h.update(b.artifact.sha256());
         }
         let key = hex::encode(h.finalize());
         let context = format!("composed:{key}").into_bytes();
@@ -467,9 +547,9 @@ impl Docker {
         }
         let plugs: Vec<compose::Plug<'_>> = brokers
             .iter()
-            .map(|(_, b)| compose::Plug {
-                name: b.name,
-                bytes: b.bytes,
+            .map(|b| compose::Plug {
+                name: &b.name,
+                bytes: b.artifact.bytes(),
             })
             .collect();
         let bytes = compose::plug(guest.bytes(), &plugs).map_err(DockError::Compose)?;
@@ -485,7 +565,101 @@ impl Docker {
 
 #[cfg(test)]
 mod tests {
-    use super::same_interface;
+    use super::{DockError, Lane, brokers::Brokers, recheck, same_interface};
+    use crate::policy::{Cap, Grant};
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_composition_importing_past_its_grant_is_refused() {
+        let served = Brokers::default();
+        let kv = served.get(Cap::Kv).unwrap();
+        let minimal = Grant::profile("minimal");
+        let fine = names(&["wasi:cli/stdout@0.2.6", "workbooks:host/storage@0.1.0"]);
+        assert!(recheck(&fine, &minimal, Lane::Call, &[kv], &served).is_ok());
+        for (import, why) in [
+            // A primitive of a cap whose broker was not composed in.
+            (
+                "workbooks:host/keys@0.1.0",
+                "is a host primitive of secrets",
+            ),
+            (
+                "workbooks:host/unheard-of@0.1.0",
+                "is a host primitive of no cap",
+            ),
+            ("wasi:sockets/tcp@0.2.6", "needs net, not granted"),
+            ("wasi:http/types@0.2.6", "needs net, not granted"),
+            ("evil:any/thing", "is not served by this engine"),
+        ] {
+            let imports = names(&["workbooks:host/storage@0.1.0", import]);
+            match recheck(&imports, &minimal, Lane::Call, &[kv], &served) {
+                Err(DockError::ComposedImport {
+                    interface,
+                    why: got,
+                }) => {
+                    assert_eq!(interface, import);
+                    assert!(got.starts_with(why), "{import}: {got}");
+                }
+                other => panic!("{import}: {other:?}"),
+            }
+        }
+        // Granted but not composed in: the storage primitive is still out.
+        assert!(recheck(&fine, &minimal, Lane::Call, &[], &served).is_err());
+        // A served handler reads its request through wasi:http/types.
+        let handler = names(&["wasi:http/types@0.2.6"]);
+        assert!(
+            recheck(
+                &handler,
+                &Grant::profile("compute"),
+                Lane::HttpHandler,
+                &[],
+                &served
+            )
+            .is_ok()
+        );
+    }
+
+    /// Linking happens in one place: `linker.rs` for components and
+    /// `module.rs` for core modules. Any other file of the crate that makes
+    /// a `Linker` fails this test.
+    #[test]
+    fn no_file_but_the_two_linkers_makes_a_linker() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let allowed = [src.join("dock/linker.rs"), src.join("dock/module.rs")];
+        let mut makers = Vec::new();
+        let mut dirs = vec![src.clone()];
+        let mut seen = 0;
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    seen += 1;
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    // Spelled in pieces so this file does not match itself.
+                    let makes = ["new(", "<", "default("]
+                        .iter()
+                        .any(|m| text.contains(&format!("Linker::{m}")));
+                    if makes && !allowed.contains(&path) {
+                        makers.push(path.display().to_string());
+                    }
+                }
+            }
+        }
+        assert!(seen > 50, "walked only {seen} files");
+        assert!(
+            makers.is_empty(),
+            "a Linker is made outside dock/: {makers:?}"
+        );
+        for path in allowed {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let made = text.contains(&format!("Linker::{}", "new("));
+            assert!(made, "{} no longer links", path.display());
+        }
+    }
 
     #[test]
     fn interfaces_match_across_compatible_versions_only() {

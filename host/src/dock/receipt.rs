@@ -23,6 +23,8 @@ pub struct BrokerReceipt {
     pub serves: String,
     /// The sha256 of its bytes.
     pub sha256: String,
+    /// Whether an embedder supplied it in place of the shipped broker.
+    pub replaced: bool,
 }
 
 /// What a docked component was granted and what it was linked with.
@@ -64,10 +66,15 @@ impl std::fmt::Display for Receipt {
         for b in &self.brokers {
             writeln!(
                 f,
-                "broker    {} serves {} (sha256:{})",
+                "broker    {} serves {} (sha256:{}){}",
                 b.name,
                 b.serves,
-                &b.sha256[..16]
+                &b.sha256[..16],
+                if b.replaced {
+                    ", replaced by the embedder"
+                } else {
+                    ""
+                }
             )?;
         }
         writeln!(

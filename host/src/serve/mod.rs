@@ -140,7 +140,7 @@ impl Engine {
             Some(caps) => Grant::narrowed(&opts.profile, caps)?,
             None => Grant::profile(&opts.profile),
         };
-        let docked = self.dock(artifact, &grant)?;
+        let docked = self.dock_on(artifact, &grant, crate::dock::Lane::HttpHandler)?;
         let proxy = ProxyPre::new(docked.pre.clone()).map_err(|_| ServeError::NotAHandler)?;
         Ok(Server {
             engine: self.clone(),

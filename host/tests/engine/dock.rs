@@ -1,59 +1,172 @@
-//! Docking: every profile × every implemented interface instantiates iff
-//! granted, and every refusal names the capability.
+//! Docking: every profile × every interface the engine serves (each
+//! `workbooks:engine/*` interface, `wasi:http`, `wasi:sockets`,
+//! `wasi:filesystem`) instantiates iff granted, every refusal names the
+//! capability, and every receipt lists exactly what was linked.
 
 use crate::common::{artifact, engine, ok_stdout, run, run_narrowed};
 use guest_artifacts::*;
-use workbooks::{Cap, DockError, Grant, Profile};
+use workbooks::dock::imports::{self, Need};
+use workbooks::dock::{Lane, analyse};
+use workbooks::{Cap, DockError, Grant, Profile, Receipt};
 
 guest_artifacts::foreach_dock!(assert_test_exists);
 
-/// (probe, the cap its engine import needs, its arguments, exactly what it
-/// prints when it runs)
-const INTERFACE_PROBES: &[(&str, Cap, &[&str], &str)] = &[
-    (DOCK_VFS, Cap::Vfs, &[], "vfs works\n"),
-    (DOCK_KV, Cap::Kv, &[], "kv works\n"),
-    (
-        DOCK_FS,
-        Cap::Vfs,
-        &["/"],
-        "/: error: No such file or directory (os error 44)\n",
-    ),
-];
-
-#[tokio::test]
-async fn every_profile_and_interface_instantiates_iff_granted() {
-    for &(probe, cap, args, prints) in INTERFACE_PROBES {
-        for profile in Profile::ALL {
-            let granted = profile.caps().contains(cap);
-            match run(probe, profile, args).await {
-                Ok(out) => {
-                    assert!(granted, "{probe} ran under {profile} without {cap}");
-                    assert_eq!(
-                        crate::common::stdout(&out),
-                        prints,
-                        "{probe} under {profile}"
-                    );
-                }
-                Err(f) => {
-                    assert!(!granted, "{probe} refused under {profile}: {:?}", f);
-                    let e = f.dock();
-                    assert!(matches!(e, DockError::NotGranted { cap: c, .. } if c == cap));
-                    let text = e.to_string();
-                    assert!(
-                        text.starts_with(&format!(
-                            "capability not granted: {} (import ",
-                            cap.word()
-                        )),
-                        "{text}"
-                    );
-                    assert!(
-                        text.ends_with(&format!("under profile {profile}")),
-                        "{text}"
-                    );
-                }
+/// Docks `probe` under every profile: it must run and print `prints`
+/// exactly where the profile grants `cap`, and be refused naming `cap`,
+/// the import and the profile everywhere else. Where it runs, the receipt
+/// must list exactly what was linked: nothing outside the grant, and
+/// `interface` itself when the host serves it, its host primitive (never
+/// the interface) when a broker does.
+async fn matrix(probe: &str, cap: Cap, interface: &str, args: &[&str], prints: &str) {
+    for profile in Profile::ALL {
+        let granted = profile.caps().contains(cap);
+        match run(probe, profile, args).await {
+            Ok(out) => {
+                assert!(granted, "{probe} ran under {profile} without {cap}");
+                assert_eq!(
+                    crate::common::stdout(&out),
+                    prints,
+                    "{probe} under {profile}"
+                );
+                let grant = Grant::profile(profile.name());
+                let docked = engine().dock(&artifact(probe), &grant).unwrap();
+                receipt_is_exact(docked.receipt(), cap, interface);
+            }
+            Err(f) => {
+                assert!(!granted, "{probe} refused under {profile}: {f:?}");
+                let e = f.dock();
+                assert!(
+                    matches!(e, DockError::NotGranted { cap: c, .. } if c == cap),
+                    "{e}"
+                );
+                let text = e.to_string();
+                let head = format!("capability not granted: {} (import ", cap.word());
+                assert!(text.starts_with(&head), "{text}");
+                assert!(
+                    text.ends_with(&format!("under profile {profile}")),
+                    "{text}"
+                );
+                // The import it names is one of the probe's that needs the cap.
+                let named = text[head.len()..].split(')').next().unwrap();
+                assert_eq!(imports::classify(named), Need::Cap(cap), "{text}");
+                let ours = analyse(&artifact(probe)).unwrap();
+                assert!(ours.imports.iter().any(|i| i.name == named), "{text}");
             }
         }
     }
+}
+
+fn receipt_is_exact(r: &Receipt, cap: Cap, interface: &str) {
+    assert!(r.caps.contains(cap));
+    for name in &r.linked {
+        let within = match imports::classify(name) {
+            Need::Base => true,
+            Need::Cap(c) => r.caps.contains(c),
+            Need::HostPrimitive => !imports::primitive_caps(name).intersect(r.caps).is_empty(),
+            Need::Unknown => false,
+        };
+        assert!(within, "{name} was linked under {}", r.caps);
+    }
+    let brokered = r.brokers.iter().find(|b| b.serves.starts_with(interface));
+    let linked_itself = r.linked.iter().any(|l| l.starts_with(interface));
+    match brokered {
+        Some(b) => {
+            assert!(
+                !linked_itself,
+                "{interface} is served by {} yet linked",
+                b.name
+            );
+            assert!(
+                r.linked
+                    .iter()
+                    .any(|l| imports::primitive_caps(l).contains(cap)),
+                "no primitive of {cap} linked: {:?}",
+                r.linked
+            );
+        }
+        None => assert!(linked_itself, "{interface} not linked: {:?}", r.linked),
+    }
+    let line = r
+        .imports
+        .iter()
+        .find(|i| i.name.starts_with(interface))
+        .unwrap();
+    assert_eq!(line.cap, cap.word());
+}
+
+/// One test per interface probe, each running [`matrix`].
+macro_rules! matrix_tests {
+    ($($test:ident = $probe:ident: $cap:ident, $interface:literal, $prints:literal;)*) => {$(
+        #[tokio::test]
+        async fn $test() {
+            matrix($probe, Cap::$cap, $interface, &[], $prints).await;
+        }
+    )*};
+}
+
+matrix_tests! {
+    dock_vfs = DOCK_VFS: Vfs, "workbooks:engine/vfs@", "vfs works\n";
+    dock_kv = DOCK_KV: Kv, "workbooks:engine/kv@", "kv works\n";
+    dock_commands = DOCK_COMMANDS: Commands, "workbooks:engine/commands@", "commands answers\n";
+    dock_exec = DOCK_EXEC: Exec, "workbooks:engine/exec@", "exec answers\n";
+    dock_net = DOCK_NET: Net, "workbooks:engine/net@", "net answers\n";
+    dock_browse = DOCK_BROWSE: Browse, "workbooks:engine/browse@", "browse answers\n";
+    dock_tcp = DOCK_TCP: Tcp, "workbooks:engine/tcp@", "tcp answers\n";
+    dock_udp = DOCK_UDP: Udp, "workbooks:engine/udp@", "udp answers\n";
+    dock_tls = DOCK_TLS: Tls, "workbooks:engine/tls@", "tls answers\n";
+    dock_queue = DOCK_QUEUE: Queue, "workbooks:engine/queue@", "queue answers\n";
+    dock_secrets = DOCK_SECRETS: Secrets, "workbooks:engine/secrets@", "secrets answers\n";
+    dock_http_types = DOCK_HTTP_TYPES: Net, "wasi:http/types@", "http-types answers\n";
+    dock_http_out = DOCK_HTTP_OUT: Net, "wasi:http/outgoing-handler@", "http answers\n";
+    dock_sockets = DOCK_SOCKETS: Net, "wasi:sockets/", "sockets answers\n";
+}
+
+#[tokio::test]
+async fn dock_fs() {
+    matrix(
+        DOCK_FS,
+        Cap::Vfs,
+        "wasi:filesystem/",
+        &["/"],
+        "/: error: No such file or directory (os error 44)\n",
+    )
+    .await;
+    // wasi:filesystem is linked under vfs but sees no directory by default:
+    // both listings fail, and they are the only lines.
+    let out = ok_stdout(run(DOCK_FS, Profile::Posix, &["/", "."]).await);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("/: error: "), "{out}");
+    assert!(lines[1].starts_with(".: error: "), "{out}");
+}
+
+/// A component served over HTTP reads its request through the
+/// `wasi:http/types` values, so the serve lane links them without `net`;
+/// called, the same import needs `net`.
+#[test]
+fn http_types_come_with_net_or_with_being_served() {
+    let probe = artifact(DOCK_HTTP_TYPES);
+    let compute = Grant::profile("compute");
+    let e = engine().dock(&probe, &compute).unwrap_err();
+    assert!(
+        matches!(e, DockError::NotGranted { cap: Cap::Net, .. }),
+        "{e}"
+    );
+    let served = engine()
+        .dock_on(&probe, &compute, Lane::HttpHandler)
+        .unwrap();
+    assert!(
+        served
+            .receipt()
+            .linked
+            .iter()
+            .any(|l| l.starts_with("wasi:http/types@"))
+    );
+    let out = engine().dock_on(&artifact(DOCK_HTTP_OUT), &compute, Lane::HttpHandler);
+    assert!(
+        matches!(out, Err(DockError::NotGranted { cap: Cap::Net, .. })),
+        "outbound needs net"
+    );
 }
 
 #[tokio::test]
@@ -114,19 +227,7 @@ async fn dock_session() {
 }
 
 #[tokio::test]
-async fn dock_vfs() {
-    assert_eq!(
-        ok_stdout(run(DOCK_VFS, Profile::Compute, &[]).await),
-        "vfs works\n"
-    );
-}
-
-#[tokio::test]
-async fn dock_kv() {
-    assert_eq!(
-        ok_stdout(run(DOCK_KV, Profile::Minimal, &[]).await),
-        "kv works\n"
-    );
+async fn a_brokered_import_is_composed_and_only_its_primitive_linked() {
     // The receipt shows the broker composed in and the primitive linked in
     // place of the engine interface.
     let d = engine()
@@ -151,17 +252,6 @@ async fn dock_kv() {
         (kv.cap.as_str(), kv.served_by.as_str()),
         ("kv", "broker workbooks:kv-broker")
     );
-}
-
-#[tokio::test]
-async fn dock_fs() {
-    // wasi:filesystem is linked under vfs but sees no directory by default:
-    // both listings fail, and they are the only lines.
-    let out = ok_stdout(run(DOCK_FS, Profile::Posix, &["/", "."]).await);
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 2, "{out}");
-    assert!(lines[0].starts_with("/: error: "), "{out}");
-    assert!(lines[1].starts_with(".: error: "), "{out}");
 }
 
 #[tokio::test]

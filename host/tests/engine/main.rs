@@ -11,6 +11,7 @@ macro_rules! assert_test_exists {
     };
 }
 
+mod brokers;
 mod cli;
 mod commands;
 mod common;

@@ -5,7 +5,7 @@
 use crate::common::own_builder;
 use guest_artifacts::*;
 use workbooks::commands::{ArgMode, Tier};
-use workbooks::{Cap, CapSet, CommandError, Engine, LineError, LineOptions, Preopen};
+use workbooks::{Cap, CapSet, CommandError, Engine, LineError, LineOptions, Preopen, Profile};
 
 fn fresh() -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
@@ -257,4 +257,71 @@ async fn core_modules_run_as_wasi_p1_commands_and_reach_the_broker_by_wire() {
             .contains("capability not granted: exec (import workbooks.exec) under profile compute"),
         "{err}"
     );
+}
+
+/// A module importing one call of `module`.`call`, with an empty `_start`.
+fn importing(module: &str, call: &str, params: &str, result: &str) -> String {
+    format!(
+        r#"(module (import "{module}" "{call}" (func (param {params}) (result {result})))
+             (memory (export "memory") 1) (func (export "_start")))"#
+    )
+}
+
+#[tokio::test]
+async fn every_profile_and_core_module_import_class_docks_iff_granted() {
+    let (_home, e) = fresh();
+    // (name, module, call, params, result, the caps any one of which grants it)
+    let classes: &[(&str, &str, &str, &str, &str, &[Cap])] = &[
+        (
+            "p1-vfs",
+            "wasi_snapshot_preview1",
+            "path_open",
+            "i32 i32 i32 i32 i32 i64 i64 i32 i32",
+            "i32",
+            &[Cap::Vfs],
+        ),
+        (
+            "p1-net",
+            "wasi_snapshot_preview1",
+            "sock_send",
+            "i32 i32 i32 i32 i32",
+            "i32",
+            &[Cap::Net],
+        ),
+        (
+            "p1-exec",
+            "workbooks",
+            "exec",
+            "i32 i32",
+            "i64",
+            &[Cap::Commands, Cap::Exec],
+        ),
+    ];
+    for (name, module, call, params, result, _) in classes {
+        register_wat(&e, name, &importing(module, call, params, result));
+    }
+    register_wat(&e, "p1-base", P1_HELLO);
+    for profile in Profile::ALL {
+        assert_eq!(
+            run(&e, "p1-base", opts(profile.name(), None, Vec::new())).await,
+            Ok("core module\n".into()),
+            "{profile}"
+        );
+        for (name, module, call, _, _, caps) in classes {
+            let granted = caps.iter().any(|c| profile.caps().contains(*c));
+            let got = run(&e, name, opts(profile.name(), None, Vec::new())).await;
+            if granted {
+                assert_eq!(got, Ok(String::new()), "{name} under {profile}");
+            } else {
+                let err = got.unwrap_err().to_string();
+                let cap = caps.last().unwrap().word();
+                assert!(
+                    err.contains(&format!(
+                        "capability not granted: {cap} (import {module}.{call})"
+                    )),
+                    "{name} under {profile}: {err}"
+                );
+            }
+        }
+    }
 }

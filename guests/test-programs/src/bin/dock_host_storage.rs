@@ -2,6 +2,7 @@
 wit_bindgen::generate!({
     path: ["../../wit", "../../wit/host"],
     world: "workbooks:host/primitives",
+    generate_all,
 });
 
 fn main() {

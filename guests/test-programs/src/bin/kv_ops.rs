@@ -1,6 +1,7 @@
 //! Runs kv operations named on the command line and prints one line each:
 //! `set K V`, `get K`, `del K`, `exists K`, `list PREFIX`, `setn K BYTES`,
-//! `fill N PREFIX` (sets N keys, stops at the first error).
+//! `fill N PREFIX` (sets N keys, stops at the first error), `getn K N`
+//! (gets K N times, prints how many found a value).
 use test_programs::workbooks::engine::kv;
 
 fn main() {
@@ -27,6 +28,14 @@ fn main() {
                 let k = arg();
                 let n: usize = arg().parse().expect("size");
                 format!("{:?}", kv::set(&k, &vec![b'x'; n]))
+            }
+            "getn" => {
+                let k = arg();
+                let n: usize = arg().parse().expect("count");
+                let found = (0..n)
+                    .filter(|_| matches!(kv::get(&k), Ok(Some(_))))
+                    .count();
+                format!("found {found}")
             }
             "fill" => {
                 let n: usize = arg().parse().expect("count");

@@ -20,9 +20,6 @@ pub(crate) struct BrowseCtx {
     pub(crate) access: Option<NetAccess>,
 }
 
-/// The guest-facing interface this cap's broker serves.
-pub(crate) const ENGINE_INTERFACE: &str = "workbooks:engine/browse@0.1.0";
-
 /// Links the HTTP primitive the browse broker imports.
 pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,

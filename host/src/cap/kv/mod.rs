@@ -35,9 +35,6 @@ impl KvCtx {
     }
 }
 
-/// The guest-facing interface this cap's broker serves.
-pub(crate) const ENGINE_INTERFACE: &str = "workbooks:engine/kv@0.1.0";
-
 /// Links the storage primitive the kv broker imports.
 pub(crate) fn add_to_linker<T: 'static>(
     linker: &mut Linker<T>,

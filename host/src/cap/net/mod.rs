@@ -64,7 +64,8 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
 ) -> wasmtime::Result<()> {
     use wasmtime_wasi_http::p2::bindings::http as wasi_http;
     net::add_to_linker::<T, HasSelf<NetCtx>>(linker, get)?;
-    // wasi:http/types is in the base (see dock::linker); the reach is here.
+    // wasi:http/types is linked by dock::linker (a served handler gets it
+    // without net); the reach is here.
     wasi_http::outgoing_handler::add_to_linker::<T, WasiHttp>(linker, http)?;
     let options = wasmtime_wasi::p2::bindings::LinkOptions::default();
     use wasmtime_wasi::p2::bindings::sockets as wasi_sockets;

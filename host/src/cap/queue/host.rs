@@ -1,5 +1,5 @@
 use super::QueueCtx;
-use crate::bindings::workbooks::engine::queue::{Error, Host};
+use crate::bindings::workbooks::host::fifo::{FifoError as Error, Host};
 use crate::broker::Denial;
 use crate::limits::QUEUE_MAX_WAIT;
 use crate::store::{QueueError, TenantQueues};
@@ -45,13 +45,13 @@ impl Host for QueueCtx {
         self.admit()?.push(&name, &message).map_err(error)
     }
 
-    async fn pop(&mut self, name: String) -> Result<Option<Vec<u8>>, Error> {
-        self.admit()?.pop(&name).map_err(error)
-    }
-
-    async fn pop_wait(&mut self, name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
+    async fn pop(&mut self, name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
+        let queues = self.admit()?;
+        if timeout_ms == 0 {
+            return queues.pop(&name).map_err(error);
+        }
         let wait = Duration::from_millis(u64::from(timeout_ms)).min(QUEUE_MAX_WAIT);
-        self.admit()?.pop_wait(&name, wait).await.map_err(error)
+        queues.pop_wait(&name, wait).await.map_err(error)
     }
 
     async fn len(&mut self, name: String) -> Result<u32, Error> {

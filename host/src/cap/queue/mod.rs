@@ -1,14 +1,17 @@
 //! `queue`: named FIFO queues per tenant.
 //!
-//! Interface: `workbooks:engine/queue@0.1.0`, served here in the host over
-//! [`crate::store::TenantQueues`] (a pure storage primitive, so there is no
-//! broker component in between). Invariant: the tenant is fixed by the host
-//! when the store is built; every call passes the cadence; messages are
-//! capped at 256 KiB and queues at 1000 messages.
+//! Three layers. The guest imports `workbooks:engine/queue@0.1.0`; the dock
+//! composes it with the queue broker (`guests/queue-broker`), which serves
+//! it over the host primitive `workbooks:host/fifo@0.1.0` implemented here
+//! over [`crate::store::TenantQueues`]. Invariant: the tenant is fixed by
+//! the host when the store is built; every call passes the cadence; the
+//! host validates queue names (they form storage identities) and caps
+//! messages at 256 KiB, queues at 1000 messages, a tenant at 100 queues and
+//! 64 MiB, and a wait at 30 s, whatever the broker asks.
 
 mod host;
 
-use crate::bindings::workbooks::engine::queue;
+use crate::bindings::workbooks::host::fifo;
 use crate::broker::Cadence;
 use crate::store::{StorageSlot, TenantQueues};
 use std::sync::Arc;
@@ -32,10 +35,10 @@ impl QueueCtx {
     }
 }
 
-/// Links `queue`.
+/// Links the `fifo` primitive the queue broker imports.
 pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut QueueCtx,
 ) -> wasmtime::Result<()> {
-    queue::add_to_linker::<T, HasSelf<QueueCtx>>(linker, get)
+    fifo::add_to_linker::<T, HasSelf<QueueCtx>>(linker, get)
 }

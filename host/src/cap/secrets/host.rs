@@ -1,51 +1,51 @@
 use super::SecretsCtx;
 use super::keyring::{Secret, SecretError};
-use crate::bindings::workbooks::engine::secrets::{Error, Host};
+use crate::bindings::workbooks::host::keys::{Host, KeyError};
 use crate::broker::Denial;
 use crate::limits::SECRETS_MAX_DATA_BYTES;
 
 impl SecretsCtx {
-    /// The cadence, then the named secret of the store's tenant.
-    fn secret(&self, name: &str, data_len: usize) -> Result<Secret, Error> {
+    /// The cadence, the data cap, then the named key of the store's tenant.
+    fn secret(&self, name: &str, data_len: usize) -> Result<Secret, KeyError> {
         let (keyring, tenant, cadence) = self
             .reach
             .as_ref()
-            .ok_or(Error::NotFound(name.to_string()))?;
+            .ok_or(KeyError::NotFound(name.to_string()))?;
         cadence.admit(tenant, "secrets").map_err(|d| match d {
-            Denial::Revoked => Error::Revoked,
-            _ => Error::RateLimited,
+            Denial::Revoked => KeyError::Revoked,
+            _ => KeyError::RateLimited,
         })?;
         if data_len > SECRETS_MAX_DATA_BYTES {
-            return Err(Error::DataTooLarge(SECRETS_MAX_DATA_BYTES as u64));
+            return Err(KeyError::DataTooLarge(SECRETS_MAX_DATA_BYTES as u64));
         }
         keyring.get(tenant, name).ok_or_else(|| {
             cadence.deny(tenant, "secrets", Denial::Guard("secret_not_found"), name);
-            Error::NotFound(name.to_string())
+            KeyError::NotFound(name.to_string())
         })
     }
 }
 
-fn kind_error(e: SecretError) -> Error {
+fn kind_error(e: SecretError) -> KeyError {
     match e {
-        SecretError::WrongKind(k) => Error::WrongKind(format!("{k:?}").to_lowercase()),
-        other => Error::WrongKind(other.to_string()),
+        SecretError::WrongKind(k) => KeyError::WrongKind(format!("{k:?}").to_lowercase()),
+        other => KeyError::WrongKind(other.to_string()),
     }
 }
 
 impl Host for SecretsCtx {
-    fn hmac_sha256(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, Error> {
+    fn hmac_sha256(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, data.len())?
             .hmac_sha256(&data)
             .map_err(kind_error)
     }
 
-    fn ed25519_sign(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, Error> {
+    fn ed25519_sign(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, data.len())?
             .ed25519_sign(&data)
             .map_err(kind_error)
     }
 
-    fn ed25519_public_key(&mut self, name: String) -> Result<Vec<u8>, Error> {
+    fn ed25519_public_key(&mut self, name: String) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, 0)?
             .ed25519_public_key()
             .map_err(kind_error)

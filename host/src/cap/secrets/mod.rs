@@ -1,15 +1,19 @@
 //! `secrets`: sign with a key the host holds.
 //!
-//! Interface: `workbooks:engine/secrets@0.1.0`, served here in the host
-//! over the [`keyring::Keyring`]. Invariant: no operation returns key bytes
-//! (the interface has none that could), keys are looked up in the tenant
-//! the host fixed for the store, and key material never reaches an error,
-//! a log line or the audit log (only secret names do).
+//! Three layers. The guest imports `workbooks:engine/secrets@0.1.0`; the
+//! dock composes it with the secrets broker (`guests/secrets-broker`),
+//! which shapes names and data and calls the host primitive
+//! `workbooks:host/keys@0.1.0` implemented here over the
+//! [`keyring::Keyring`]. Invariant: no operation returns private key bytes
+//! (neither interface has one that could), keys are looked up in the
+//! tenant the host fixed for the store, the data cap holds whatever the
+//! broker asks, and key material never reaches an error, a log line or the
+//! audit log (only secret names do).
 
 mod host;
 pub mod keyring;
 
-use crate::bindings::workbooks::engine::secrets;
+use crate::bindings::workbooks::host::keys;
 use crate::broker::Cadence;
 use keyring::Keyring;
 use std::sync::Arc;
@@ -21,10 +25,10 @@ pub(crate) struct SecretsCtx {
     pub(crate) reach: Option<(Arc<Keyring>, String, Arc<Cadence>)>,
 }
 
-/// Links `secrets`.
+/// Links the `keys` primitive the secrets broker imports.
 pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut SecretsCtx,
 ) -> wasmtime::Result<()> {
-    secrets::add_to_linker::<T, HasSelf<SecretsCtx>>(linker, get)
+    keys::add_to_linker::<T, HasSelf<SecretsCtx>>(linker, get)
 }

@@ -1,0 +1,98 @@
+//! A replacement kv broker, as an embedder might write one: every key is
+//! stored under `ns.` in the tenant's storage. It also does what a hostile
+//! replacement would try, so the tests can show the host holds:
+//!
+//! - a key starting `grow:` stores a value of twice the given size (past
+//!   the host's value limit when the guest asks for more than half of it);
+//! - a key starting `climb:` is stored with tenant-looking prefixes
+//!   (`../<rest>`, `/<rest>`, `<rest>` with a NUL), to reach another
+//!   tenant's keys if the host formed identities from key bytes.
+//!
+//! And one thing for the benchmarks: `get("repeat:N:K")` gets `K` from the
+//! primitive N times inside one call (the cost of the primitive called
+//! directly from a component, without a broker hop in front).
+
+wit_bindgen::generate!({
+    path: ["../../wit", "../../wit/host"],
+    world: "workbooks:host/kv-broker",
+});
+
+use exports::workbooks::engine::kv::{Error as KvError, Guest};
+use workbooks::host::storage::{self, Error as StorageError};
+
+const NAMESPACE: &str = "ns.";
+
+struct NamespacedKv;
+
+fn stored(key: &str) -> Vec<u8> {
+    format!("{NAMESPACE}{key}").into_bytes()
+}
+
+fn map_error(e: StorageError) -> KvError {
+    match e {
+        StorageError::Revoked => KvError::Revoked,
+        StorageError::RateLimited => KvError::RateLimited,
+        StorageError::InvalidKey(why) => KvError::InvalidKey(why),
+        StorageError::ValueTooLarge(limit) => KvError::ValueTooLarge(limit),
+        StorageError::TooManyKeys(limit) => KvError::TooManyKeys(limit),
+        StorageError::Unavailable(why) => KvError::Unavailable(why),
+    }
+}
+
+impl Guest for NamespacedKv {
+    fn get(key: String) -> Result<Option<Vec<u8>>, KvError> {
+        if let Some((n, k)) = key
+            .strip_prefix("repeat:")
+            .and_then(|r| r.split_once(':'))
+            .and_then(|(n, k)| Some((n.parse::<u32>().ok()?, k)))
+        {
+            let mut last = None;
+            for _ in 0..n {
+                last = storage::get(&stored(k)).map_err(map_error)?;
+            }
+            return Ok(last);
+        }
+        match key.strip_prefix("climb:") {
+            // Read back through the same hostile keys it wrote.
+            Some(rest) => storage::get(format!("../{rest}").as_bytes()).map_err(map_error),
+            None => storage::get(&stored(&key)).map_err(map_error),
+        }
+    }
+
+    fn set(key: String, value: Vec<u8>) -> Result<(), KvError> {
+        if key.starts_with("grow:") {
+            let doubled = [value.as_slice(), value.as_slice()].concat();
+            return storage::put(&stored(&key), &doubled).map_err(map_error);
+        }
+        if let Some(rest) = key.strip_prefix("climb:") {
+            for hostile in [
+                format!("../{rest}"),
+                format!("/{rest}"),
+                format!("{rest}\0"),
+            ] {
+                storage::put(hostile.as_bytes(), &value).map_err(map_error)?;
+            }
+            return Ok(());
+        }
+        storage::put(&stored(&key), &value).map_err(map_error)
+    }
+
+    fn delete(key: String) -> Result<bool, KvError> {
+        storage::delete(&stored(&key)).map_err(map_error)
+    }
+
+    fn exists(key: String) -> Result<bool, KvError> {
+        storage::contains(&stored(&key)).map_err(map_error)
+    }
+
+    fn list_keys(prefix: String) -> Result<Vec<String>, KvError> {
+        let keys = storage::keys(&stored(&prefix), u32::MAX).map_err(map_error)?;
+        Ok(keys
+            .into_iter()
+            .filter_map(|k| String::from_utf8(k).ok())
+            .map(|k| k.strip_prefix(NAMESPACE).unwrap_or(&k).to_string())
+            .collect())
+    }
+}
+
+export!(NamespacedKv);

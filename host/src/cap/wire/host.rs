@@ -1,0 +1,61 @@
+use super::WireCtx;
+use crate::bindings::workbooks::host::wire::{Host, NetError, Transport};
+use crate::broker::oneshot::Proto;
+use crate::cap::net_types::{not_granted, oneshot_request};
+use crate::policy::Cap;
+
+impl Host for WireCtx {
+    async fn exchange(
+        &mut self,
+        transport: Transport,
+        host: String,
+        port: u16,
+        data: Vec<u8>,
+    ) -> Result<Vec<u8>, NetError> {
+        let (cap, proto) = match transport {
+            Transport::Tcp => (Cap::Tcp, Proto::Tcp),
+            Transport::Udp => (Cap::Udp, Proto::Udp),
+            Transport::Tls => (Cap::Tls, Proto::Tls),
+        };
+        if !self.granted.contains(cap) {
+            return Err(not_granted(cap.word()));
+        }
+        oneshot_request(self.access.as_ref(), cap.word(), proto, &host, port, &data).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::CapSet;
+
+    #[tokio::test]
+    async fn a_transport_whose_cap_was_not_granted_is_refused_whatever_the_broker_asks() {
+        let home = tempfile::tempdir().unwrap();
+        let engine = crate::Engine::builder()
+            .home(home.path())
+            .pooling(false)
+            .build()
+            .unwrap();
+        let mut ctx = WireCtx::new(engine.net_access("t"), CapSet::of(&[Cap::Tcp]));
+        for transport in [Transport::Udp, Transport::Tls] {
+            let got = ctx
+                .exchange(transport, "example.com".into(), 53, b"x".to_vec())
+                .await;
+            match got {
+                Err(NetError::Denied(why)) => assert!(why.starts_with("capability not granted")),
+                other => panic!("{transport:?}: {other:?}"),
+            }
+        }
+        // The granted transport reaches the floor, which refuses loopback.
+        let got = ctx
+            .exchange(Transport::Tcp, "127.0.0.1".into(), 9, b"x".to_vec())
+            .await;
+        assert!(matches!(got, Err(NetError::Denied(_))), "{got:?}");
+        let mut none = WireCtx::default();
+        let got = none
+            .exchange(Transport::Tcp, "example.com".into(), 80, Vec::new())
+            .await;
+        assert!(matches!(got, Err(NetError::Denied(_))), "{got:?}");
+    }
+}

@@ -1,0 +1,51 @@
+//! `tcp`, `udp`, `tls`: one-shot exchanges on raw transports.
+//!
+//! Three layers. The guest imports `workbooks:engine/tcp`, `udp` or `tls`
+//! (`@0.1.0`); the dock composes it with that transport's broker component
+//! (`guests/tcp-broker`, `udp-broker`, `tls-broker`), which checks the
+//! destination's shape and calls the host primitive
+//! `workbooks:host/wire@0.1.0` implemented here. One primitive serves the
+//! three caps; it is linked when any of them is granted.
+//!
+//! Invariant: the guest, and its broker, name a destination and hand bytes;
+//! neither holds a socket or resolves a name. On every call the host checks
+//! that the transport's own cap was granted (a tcp broker asking for udp is
+//! refused), runs the cadence, resolves once, refuses internal addresses,
+//! connects to the pinned address, verifies TLS peers for the host name,
+//! and caps the reply at 1 MiB and the exchange at 10 s.
+
+mod host;
+
+use crate::bindings::workbooks::host::wire;
+use crate::broker::NetAccess;
+use crate::policy::{Cap, CapSet};
+use wasmtime::component::{HasSelf, Linker};
+
+/// The caps this primitive serves.
+pub(crate) const CAPS: CapSet = CapSet::EMPTY.with(Cap::Tcp).with(Cap::Udp).with(Cap::Tls);
+
+/// The reach of one store: the network access and which transports were
+/// granted. The default reaches nothing.
+#[derive(Debug, Default)]
+pub(crate) struct WireCtx {
+    access: Option<NetAccess>,
+    granted: CapSet,
+}
+
+impl WireCtx {
+    /// Reaches the network through `access` on the transports in `caps`.
+    pub(crate) fn new(access: NetAccess, caps: CapSet) -> Self {
+        Self {
+            access: Some(access),
+            granted: caps.intersect(CAPS),
+        }
+    }
+}
+
+/// Links the `wire` primitive the tcp, udp and tls brokers import.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut WireCtx,
+) -> wasmtime::Result<()> {
+    wire::add_to_linker::<T, HasSelf<WireCtx>>(linker, get)
+}
