@@ -15,6 +15,8 @@ const SHIPPED: &[&str] = &[
     "tcp-broker",
     "udp-broker",
     "tls-broker",
+    "commands-broker",
+    "exec-broker",
     "shell",
     "wbox",
     "jq",

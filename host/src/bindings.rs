@@ -1,19 +1,19 @@
 //! Host-side bindings for the interfaces the host implements itself: the
-//! always-linked `session-info`; the `vfs`, `commands`, `exec` and `net`
-//! caps; the host primitives that first-party brokers import (`storage`,
-//! `http`, `keys`, `fifo`, `wire`); and the shell broker's export, which
-//! the host calls. Guest-facing interfaces served by broker components
-//! (kv, browse, secrets, queue, tcp, udp, tls) have no host bindings: the
-//! broker serves them.
+//! always-linked `session-info`; the `vfs` and `net` caps; the host
+//! primitives that first-party brokers import (`storage`, `http`, `keys`,
+//! `fifo`, `wire`, `launch`); and the shell broker's export, which the
+//! host calls. Guest-facing interfaces served by broker components (kv,
+//! browse, secrets, queue, tcp, udp, tls, commands, exec) have no host
+//! bindings: the broker serves them.
 
 wasmtime::component::bindgen!({
     path: ["../wit", "../wit/host"],
     world: "workbooks:host/served",
     imports: {
-        "workbooks:engine/commands.run-command": async,
-        "workbooks:engine/exec.spawn": trappable,
-        "workbooks:engine/exec.[method]process.wait": async | trappable,
-        "workbooks:engine/exec.[method]process.kill": trappable,
+        "workbooks:host/launch.run": async | trappable,
+        "workbooks:host/launch.start": async | trappable,
+        "workbooks:host/launch.[method]job.wait": async | trappable,
+        "workbooks:host/launch.[method]job.kill": trappable,
         "workbooks:engine/net.send": async,
         "workbooks:engine/net.fetch": async,
         "workbooks:engine/net.fetch-many": async,
@@ -25,6 +25,6 @@ wasmtime::component::bindgen!({
     },
     exports: { default: async },
     with: {
-        "workbooks:engine/exec.process": crate::cap::exec::Process,
+        "workbooks:host/launch.job": crate::cap::launch::Job,
     },
 });

@@ -100,6 +100,20 @@ pub(crate) const BROKERS: &[(Cap, &str, Embedded)] = &[
         broker!("workbooks:queue-broker", "queue_broker", QUEUE_BROKER),
     ),
     (
+        Cap::Commands,
+        "workbooks:engine/commands@0.1.0",
+        broker!(
+            "workbooks:commands-broker",
+            "commands_broker",
+            COMMANDS_BROKER
+        ),
+    ),
+    (
+        Cap::Exec,
+        "workbooks:engine/exec@0.1.0",
+        broker!("workbooks:exec-broker", "exec_broker", EXEC_BROKER),
+    ),
+    (
         Cap::Tcp,
         "workbooks:engine/tcp@0.1.0",
         broker!("workbooks:tcp-broker", "tcp_broker", TCP_BROKER),

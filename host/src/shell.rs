@@ -153,8 +153,8 @@ fn shell_artifact() -> Artifact {
     embedded::SHELL.artifact()
 }
 
-fn from_wit(e: crate::bindings::workbooks::engine::commands::Error) -> CommandError {
-    use crate::bindings::workbooks::engine::commands::Error as E;
+fn from_wit(e: crate::bindings::workbooks::engine::command_types::Error) -> CommandError {
+    use crate::bindings::workbooks::engine::command_types::Error as E;
     match e {
         E::Revoked => CommandError::Revoked,
         E::RateLimited => CommandError::RateLimited,

@@ -8,8 +8,8 @@
 
 use crate::cap::net::sockets::{GuardedLookup, SocketGate};
 use crate::cap::{
-    browse::BrowseCtx, commands::CommandsCtx, exec::ExecCtx, kv::KvCtx, net::NetCtx,
-    queue::QueueCtx, secrets::SecretsCtx, session_info::SessionCtx, vfs::VfsCtx, wire::WireCtx,
+    browse::BrowseCtx, kv::KvCtx, launch::LaunchCtx, net::NetCtx, queue::QueueCtx,
+    secrets::SecretsCtx, session_info::SessionCtx, vfs::VfsCtx, wire::WireCtx,
 };
 use crate::commands::{CommandEnv, CommandPolicy};
 use crate::engine::Engine;
@@ -151,8 +151,7 @@ pub(crate) struct StoreState {
     pub(crate) session: SessionCtx,
     pub(crate) vfs: VfsCtx,
     pub(crate) kv: KvCtx,
-    pub(crate) commands: CommandsCtx,
-    pub(crate) exec: ExecCtx,
+    pub(crate) launch: LaunchCtx,
     pub(crate) net: NetCtx,
     pub(crate) wire: WireCtx,
     pub(crate) browse: BrowseCtx,
@@ -300,9 +299,8 @@ pub(crate) fn new_store(
         access: has(Cap::Browse).then(|| access.clone()),
     };
 
-    let mut commands = CommandsCtx::default();
-    let mut exec = ExecCtx::default();
-    if grant.caps.contains(Cap::Commands) || grant.caps.contains(Cap::Exec) {
+    let mut launch = LaunchCtx::default();
+    if has(Cap::Commands) || has(Cap::Exec) {
         let env = CommandEnv {
             principal: opts.tenant.clone(),
             session_id: opts.id.clone(),
@@ -315,12 +313,7 @@ pub(crate) fn new_store(
             dirs: opts.dirs.clone(),
             policy: opts.commands.clone(),
         };
-        if grant.caps.contains(Cap::Commands) {
-            commands.runner = Some((host.clone(), env.clone()));
-        }
-        if grant.caps.contains(Cap::Exec) {
-            exec.runner = Some((host.clone(), env));
-        }
+        launch = LaunchCtx::new(host.clone(), env, grant.caps);
     }
 
     let profile = grant.profile.effective;
@@ -337,8 +330,7 @@ pub(crate) fn new_store(
         },
         vfs,
         kv,
-        commands,
-        exec,
+        launch,
         net,
         wire,
         browse,

@@ -5,9 +5,8 @@
 //! not reach into each other; only [`crate::dock`] links them.
 
 pub(crate) mod browse;
-pub(crate) mod commands;
-pub(crate) mod exec;
 pub(crate) mod kv;
+pub(crate) mod launch;
 pub(crate) mod net;
 pub(crate) mod net_types;
 pub(crate) mod queue;

@@ -48,6 +48,7 @@ pub fn primitive_caps(name: &str) -> CapSet {
         "workbooks:host/keys" => CapSet::EMPTY.with(Cap::Secrets),
         "workbooks:host/fifo" => CapSet::EMPTY.with(Cap::Queue),
         "workbooks:host/wire" => crate::cap::wire::CAPS,
+        "workbooks:host/launch" => crate::cap::launch::CAPS,
         _ => CapSet::EMPTY,
     }
 }

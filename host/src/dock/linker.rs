@@ -53,6 +53,12 @@ pub(crate) fn link(
     if !caps.intersect(cap::wire::CAPS).is_empty() {
         cap::wire::add_to_linker(l, |s| &mut s.wire)?;
     }
+    if !caps.intersect(cap::launch::CAPS).is_empty() {
+        cap::launch::add_to_linker(l, |s| cap::launch::LaunchView {
+            ctx: &mut s.launch,
+            table: &mut s.table,
+        })?;
+    }
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
     // Types shared by commands, exec and shell: no functions, no reach.
     l.instance("workbooks:engine/command-types@0.1.0")?;
@@ -61,11 +67,8 @@ pub(crate) fn link(
         match c {
             Cap::Vfs => cap::vfs::add_to_linker(l, |s| &mut s.vfs)?,
             Cap::Kv => cap::kv::add_to_linker(l, |s| &mut s.kv)?,
-            Cap::Commands => cap::commands::add_to_linker(l, |s| &mut s.commands)?,
-            Cap::Exec => cap::exec::add_to_linker(l, |s| cap::exec::ExecView {
-                ctx: &mut s.exec,
-                table: &mut s.table,
-            })?,
+            // One primitive for commands and exec, linked above.
+            Cap::Commands | Cap::Exec => {}
             Cap::Secrets => cap::secrets::add_to_linker(l, |s| &mut s.secrets)?,
             Cap::Queue => cap::queue::add_to_linker(l, |s| &mut s.queue)?,
             // One primitive for the three transports, linked above.

@@ -1,0 +1,83 @@
+//! `commands` and `exec`: run registered commands by name.
+//!
+//! Three layers. The guest imports `workbooks:engine/commands@0.1.0`
+//! (run-command) or `workbooks:engine/exec@0.1.0` (spawn, wait, kill); the
+//! dock composes it with that cap's broker (`guests/commands-broker`,
+//! `guests/exec-broker`), which checks the request's shape and calls the
+//! host primitive `workbooks:host/launch@0.1.0` implemented here. One
+//! primitive serves both caps; it is linked when either is granted.
+//!
+//! Invariant: the caller names a command and hands structured argv;
+//! nothing it passes is ever read as shell text. On every call the host
+//! checks the operation's own cap (`run` needs `commands`, `start` needs
+//! `exec`: a commands broker cannot spawn), then runs the deny ladder, and
+//! the command runs under the grant, preopens and budgets the host fixed
+//! for the caller's session, one level deeper in the chain. A principal
+//! holds at most [`crate::commands::MAX_LIVE_PROCESSES_PER_PRINCIPAL`] jobs
+//! that have not been awaited, killed or dropped (the fork-bomb guard), and
+//! a dropped job stops its command.
+
+mod host;
+
+use crate::bindings::workbooks::host::launch;
+use crate::commands::broker::Slot;
+use crate::commands::{CommandEnv, CommandError, CommandOutput};
+use crate::engine::Engine;
+use crate::policy::{Cap, CapSet};
+use wasmtime::component::{HasData, Linker, ResourceTable};
+
+/// The caps this primitive serves.
+pub(crate) const CAPS: CapSet = CapSet::EMPTY.with(Cap::Commands).with(Cap::Exec);
+
+/// A started command.
+pub struct Job {
+    task: Option<tokio::task::JoinHandle<Result<CommandOutput, CommandError>>>,
+    _live: Slot,
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+/// Who this store's commands run as and which operations it was granted;
+/// the default reaches nothing.
+#[derive(Debug, Default)]
+pub(crate) struct LaunchCtx {
+    runner: Option<(Engine, CommandEnv)>,
+    granted: CapSet,
+}
+
+impl LaunchCtx {
+    /// Runs commands as `env` through `engine`, for the operations of
+    /// `caps` (`commands`, `exec`).
+    pub(crate) fn new(engine: Engine, env: CommandEnv, caps: CapSet) -> Self {
+        Self {
+            runner: Some((engine, env)),
+            granted: caps.intersect(CAPS),
+        }
+    }
+}
+
+/// The launch context borrowed with the store's resource table.
+pub(crate) struct LaunchView<'a> {
+    pub(crate) ctx: &'a mut LaunchCtx,
+    pub(crate) table: &'a mut ResourceTable,
+}
+
+struct HasLaunch;
+
+impl HasData for HasLaunch {
+    type Data<'a> = LaunchView<'a>;
+}
+
+/// Links the `launch` primitive the commands and exec brokers import.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> LaunchView<'_>,
+) -> wasmtime::Result<()> {
+    launch::add_to_linker::<T, HasLaunch>(linker, get)
+}
