@@ -17,6 +17,7 @@ const SHIPPED: &[&str] = &[
     "tls-broker",
     "commands-broker",
     "exec-broker",
+    "vfs-broker",
     "shell",
     "wbox",
     "jq",

@@ -1,9 +1,9 @@
 //! Host-side bindings for the interfaces the host implements itself: the
-//! always-linked `session-info`; the `vfs` and `net` caps; the host
-//! primitives that first-party brokers import (`storage`, `http`, `keys`,
-//! `fifo`, `wire`, `launch`); and the shell broker's export, which the
-//! host calls. Guest-facing interfaces served by broker components (kv,
-//! browse, secrets, queue, tcp, udp, tls, commands, exec) have no host
+//! always-linked `session-info`; the `net` cap; the host primitives that
+//! first-party brokers import (`storage`, `http`, `keys`, `fifo`, `wire`,
+//! `launch`, `volumes`); and the shell broker's export, which the host
+//! calls. Guest-facing interfaces served by broker components (kv, browse,
+//! secrets, queue, tcp, udp, tls, commands, exec, vfs) have no host
 //! bindings: the broker serves them.
 
 wasmtime::component::bindgen!({

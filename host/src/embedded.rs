@@ -80,6 +80,11 @@ macro_rules! broker {
 /// [`crate::dock::imports::primitive_caps`].
 pub(crate) const BROKERS: &[(Cap, &str, Embedded)] = &[
     (
+        Cap::Vfs,
+        "workbooks:engine/vfs@0.1.0",
+        broker!("workbooks:vfs-broker", "vfs_broker", VFS_BROKER),
+    ),
+    (
         Cap::Kv,
         "workbooks:engine/kv@0.1.0",
         broker!("workbooks:kv-broker", "kv_broker", KV_BROKER),

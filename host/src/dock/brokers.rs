@@ -208,9 +208,15 @@ mod tests {
     #[test]
     fn only_brokered_caps_can_be_replaced_and_only_by_a_component() {
         let mut brokers = Brokers::default();
-        let err = brokers.replace(Cap::Vfs, Vec::new()).unwrap_err();
+        let err = brokers.replace(Cap::Posix, Vec::new()).unwrap_err();
         assert!(
-            matches!(err, BrokerError::NotBrokered { cap: Cap::Vfs, .. }),
+            matches!(
+                err,
+                BrokerError::NotBrokered {
+                    cap: Cap::Posix,
+                    ..
+                }
+            ),
             "{err}"
         );
         let err = brokers.replace(Cap::Kv, b"not wasm".to_vec()).unwrap_err();

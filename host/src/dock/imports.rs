@@ -49,6 +49,7 @@ pub fn primitive_caps(name: &str) -> CapSet {
         "workbooks:host/fifo" => CapSet::EMPTY.with(Cap::Queue),
         "workbooks:host/wire" => crate::cap::wire::CAPS,
         "workbooks:host/launch" => crate::cap::launch::CAPS,
+        "workbooks:host/volumes" => CapSet::EMPTY.with(Cap::Vfs),
         _ => CapSet::EMPTY,
     }
 }

@@ -210,7 +210,8 @@ fn a_replacement_broker_is_refused_unless_it_is_a_component_of_its_own_cap() {
         "broker secrets: import workbooks:host/storage@0.1.0 refused (a secrets broker may import only base WASI and the host primitives of secrets)"
     );
     assert!(
-        refused(Cap::Vfs, kv_broker).starts_with("broker vfs: this cap has no broker component")
+        refused(Cap::Posix, kv_broker)
+            .starts_with("broker posix: this cap has no broker component")
     );
     assert!(
         refused(Cap::Kv, b"\0asm\x01\0\0\0".to_vec())

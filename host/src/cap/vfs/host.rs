@@ -1,5 +1,7 @@
 use super::VfsCtx;
-use crate::bindings::workbooks::engine::vfs::{Entry, EntryKind, Error, Host, Metadata, Volume};
+use crate::bindings::workbooks::host::volumes::{
+    Entry, EntryKind, Host, Metadata, Volume, VolumeError as Error,
+};
 use crate::store::{self, VfsError, Volumes};
 
 fn volume(v: Volume) -> store::Volume {
