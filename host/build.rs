@@ -18,6 +18,7 @@ const SHIPPED: &[&str] = &[
     "commands-broker",
     "exec-broker",
     "vfs-broker",
+    "net-broker",
     "shell",
     "wbox",
     "jq",

@@ -1,10 +1,9 @@
 //! Host-side bindings for the interfaces the host implements itself: the
-//! always-linked `session-info`; the `net` cap; the host primitives that
-//! first-party brokers import (`storage`, `http`, `keys`, `fifo`, `wire`,
-//! `launch`, `volumes`); and the shell broker's export, which the host
-//! calls. Guest-facing interfaces served by broker components (kv, browse,
-//! secrets, queue, tcp, udp, tls, commands, exec, vfs) have no host
-//! bindings: the broker serves them.
+//! always-linked `session-info`; the host primitives that first-party
+//! brokers import (`storage`, `http`, `keys`, `fifo`, `wire`, `launch`,
+//! `volumes`, `egress`); and the shell broker's export, which the host
+//! calls. Every guest-facing `workbooks:engine/*` interface with a cap is
+//! served by a broker component and has no host binding.
 
 wasmtime::component::bindgen!({
     path: ["../wit", "../wit/host"],
@@ -14,9 +13,8 @@ wasmtime::component::bindgen!({
         "workbooks:host/launch.start": async | trappable,
         "workbooks:host/launch.[method]job.wait": async | trappable,
         "workbooks:host/launch.[method]job.kill": trappable,
-        "workbooks:engine/net.send": async,
-        "workbooks:engine/net.fetch": async,
-        "workbooks:engine/net.fetch-many": async,
+        "workbooks:host/egress.send": async,
+        "workbooks:host/egress.get-many": async,
         "workbooks:host/wire.exchange": async,
         "workbooks:host/fifo.push": async,
         "workbooks:host/fifo.pop": async,

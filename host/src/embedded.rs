@@ -90,6 +90,11 @@ pub(crate) const BROKERS: &[(Cap, &str, Embedded)] = &[
         broker!("workbooks:kv-broker", "kv_broker", KV_BROKER),
     ),
     (
+        Cap::Net,
+        "workbooks:engine/net@0.1.0",
+        broker!("workbooks:net-broker", "net_broker", NET_BROKER),
+    ),
+    (
         Cap::Browse,
         "workbooks:engine/browse@0.1.0",
         broker!("workbooks:browse-broker", "browse_broker", BROWSE_BROKER),

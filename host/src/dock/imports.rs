@@ -50,6 +50,7 @@ pub fn primitive_caps(name: &str) -> CapSet {
         "workbooks:host/wire" => crate::cap::wire::CAPS,
         "workbooks:host/launch" => crate::cap::launch::CAPS,
         "workbooks:host/volumes" => CapSet::EMPTY.with(Cap::Vfs),
+        "workbooks:host/egress" => CapSet::EMPTY.with(Cap::Net),
         _ => CapSet::EMPTY,
     }
 }

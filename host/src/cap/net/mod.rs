@@ -1,8 +1,11 @@
 //! `net`: outgoing HTTP and sockets, every connection behind the SSRF
 //! floor.
 //!
-//! Interfaces: `workbooks:engine/net@0.1.0` (send, fetch, fetch-many —
-//! served here over the guarded transport), `wasi:http/outgoing-handler`
+//! Interfaces: `workbooks:engine/net@0.1.0` (send, fetch, fetch-many),
+//! served by the net broker (`guests/net-broker`) over the host primitive
+//! `workbooks:host/egress@0.1.0` implemented here on the guarded transport
+//! (fetch-many's concurrency stays here: a component cannot run requests
+//! side by side); `wasi:http/outgoing-handler`, linked from the host
 //! (wasmtime-wasi-http, with [`hooks::GuardedHooks`]
 //! as the send hook, so every request the guest builds goes through the
 //! floor and to the pinned address; the guest follows redirects itself,
@@ -13,12 +16,19 @@
 //! the `net` cap, and with it no byte leaves the host for an address the
 //! floor or the operator's allow-list refuses, and no connect, datagram or
 //! lookup escapes revocation or the rate limit.
+//!
+//! Why `wasi:http` and `wasi:sockets` have no broker: their values are
+//! resources of `wasi:http/types` and `wasi:io` at the exact 0.2.x patch
+//! each guest was built against (toolchains pin different ones), so a
+//! broker exporting one version cannot be plugged into guests of another,
+//! and the host's send hook and socket gate already hold every guard a
+//! broker would add. They are linked only with `net`.
 
 pub(crate) mod hooks;
 mod host;
 pub(crate) mod sockets;
 
-use crate::bindings::workbooks::engine::net;
+use crate::bindings::workbooks::host::egress;
 use crate::broker::NetAccess;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
@@ -55,7 +65,8 @@ impl NetCtx {
     }
 }
 
-/// Links `net`, `wasi:http` and `wasi:sockets`.
+/// Links the `egress` primitive the net broker imports, the outbound
+/// half of `wasi:http`, and `wasi:sockets`.
 pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut NetCtx,
@@ -63,7 +74,7 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     lookup: fn(&mut T) -> sockets::GuardedLookup<'_>,
 ) -> wasmtime::Result<()> {
     use wasmtime_wasi_http::p2::bindings::http as wasi_http;
-    net::add_to_linker::<T, HasSelf<NetCtx>>(linker, get)?;
+    egress::add_to_linker::<T, HasSelf<NetCtx>>(linker, get)?;
     // wasi:http/types is linked by dock::linker (a served handler gets it
     // without net); the reach is here.
     wasi_http::outgoing_handler::add_to_linker::<T, WasiHttp>(linker, http)?;
