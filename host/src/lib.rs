@@ -51,6 +51,6 @@ pub use engine::{Engine, EngineBuilder, EngineError, default_home};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile};
 pub use run::{RunError, RunOutput};
-pub use serve::{ServeError, ServeOptions, Server};
+pub use serve::{ServeError, ServeOptions, Server, TcpServer};
 pub use shell::{LineError, LineOptions, LineOutcome, StageReport};
 pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin};

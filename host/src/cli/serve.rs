@@ -1,4 +1,5 @@
-//! `wbx serve`: serve a component exporting wasi:http/incoming-handler.
+//! `wbx serve`: serve a component exporting wasi:http/incoming-handler, or
+//! with `--tcp` one exporting workbooks:engine/tcp-handler over raw TCP.
 
 use crate::options::engine_with;
 use crate::{exit, fail};
@@ -13,6 +14,10 @@ pub(crate) struct Args {
     /// Narrow the profile to these caps (comma-separated).
     #[arg(long, value_name = "CAPS")]
     caps: Option<String>,
+    /// Serve raw TCP: each connection's request bytes go to the
+    /// component's workbooks:engine/tcp-handler export.
+    #[arg(long)]
+    tcp: bool,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
     listen: String,
@@ -63,14 +68,21 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             max_connections_per_client: args.max_connections_per_client,
             header_timeout: std::time::Duration::from_millis(args.header_timeout),
         };
-        let server = engine.server(&artifact, opts).map_err(|e| {
+        let refused = |e: workbooks::ServeError| {
             let code = match &e {
                 workbooks::ServeError::Dock(d) => exit::for_dock_error(d),
-                workbooks::ServeError::NotAHandler => exit::LOAD,
+                workbooks::ServeError::NotAHandler | workbooks::ServeError::NotATcpHandler => {
+                    exit::LOAD
+                }
                 workbooks::ServeError::Policy(_) => exit::REFUSED,
             };
             fail("refused", e, code)
-        })?;
+        };
+        let server = if args.tcp {
+            Served::Tcp(engine.tcp_server(&artifact, opts).map_err(refused)?)
+        } else {
+            Served::Http(engine.server(&artifact, opts).map_err(refused)?)
+        };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
@@ -82,8 +94,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             let addr = listener
                 .local_addr()
                 .map_err(|e| fail("listen", e, exit::ENGINE))?;
+            let scheme = if args.tcp { "tcp" } else { "http" };
             eprintln!(
-                "wbx: serving {} on http://{addr} (profile {})",
+                "wbx: serving {} on {scheme}://{addr} (profile {})",
                 args.file.display(),
                 args.profile
             );
@@ -92,8 +105,14 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             let mut terminate =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
                     .map_err(|e| fail("serve", e, exit::ENGINE))?;
+            let run = async move {
+                match server {
+                    Served::Http(s) => s.run(listener).await,
+                    Served::Tcp(s) => s.run(listener).await,
+                }
+            };
             tokio::select! {
-                served = server.run(listener) => {
+                served = run => {
                     served.map_err(|e| fail("serve", e, exit::ENGINE))
                 }
                 _ = tokio::signal::ctrl_c() => Ok(()),
@@ -104,4 +123,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(0)
     };
     body().unwrap_or_else(|c| c)
+}
+
+/// What `wbx serve` runs.
+enum Served {
+    Http(workbooks::Server),
+    Tcp(workbooks::TcpServer),
 }

@@ -177,6 +177,10 @@ pub const SOCKET_MAX_UDP_PEERS: usize = 1024;
 /// 502 instead.
 pub const SERVE_MAX_RESPONSE_BYTES: usize = 8 << 20;
 
+/// The most bytes a client of `wbx serve --tcp` may send in one request;
+/// stops a client from making the host buffer without bound.
+pub const SERVE_TCP_MAX_REQUEST_BYTES: usize = 1 << 20;
+
 /// Connections `wbx serve` keeps open at once, by default; past it new
 /// connections are closed as they are accepted, so idle clients cannot use
 /// up the process's file descriptors.

@@ -1,5 +1,5 @@
-//! The accept loop of [`Server`]: how many connections, from whom, for how
-//! long.
+//! The accept loop of [`Server`] and [`super::TcpServer`]: how many
+//! connections, from whom, for how long.
 //!
 //! Threat: a client that opens connections and never finishes a request
 //! (slowloris), or keeps idle keep-alives open, or stops reading its
@@ -17,9 +17,11 @@
 
 use super::Server;
 use crate::broker::Denial;
+use crate::engine::Engine;
 use crate::limits::AUDIT_COALESCE_WINDOW;
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -208,39 +210,12 @@ impl Server {
     /// Serves connections from `listener`. A failed accept is retried after
     /// a back-off; the loop ends only when the task running it is dropped.
     pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        let mut backoff = ACCEPT_BACKOFF_MIN;
-        let mut audit_sweep = tokio::time::interval(AUDIT_COALESCE_WINDOW);
-        loop {
-            let accepted = tokio::select! {
-                accepted = listener.accept() => accepted,
-                _ = audit_sweep.tick() => {
-                    self.engine.cadence().audit().flush_expired();
-                    continue;
-                }
-            };
-            let (stream, peer) = match accepted {
-                Ok(accepted) => {
-                    backoff = ACCEPT_BACKOFF_MIN;
-                    accepted
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, wait_ms = backoff.as_millis() as u64, "serve: accept failed; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
-                    continue;
-                }
-            };
-            let client = client_key(peer.ip());
-            let Some(admitted) = self.connections.admit(&client) else {
-                self.engine.cadence().deny(
-                    &self.opts.tenant,
-                    "serve",
-                    Denial::Guard("too_many_connections"),
-                    &client,
-                );
-                drop(stream);
-                continue;
-            };
+        let (engine, tenant, connections) = (
+            self.engine.clone(),
+            self.opts.tenant.clone(),
+            self.connections.clone(),
+        );
+        accept_loop(listener, &engine, &tenant, &connections, move |stream, peer, admitted| {
             let server = self.clone();
             tokio::spawn(async move {
                 let header_timeout = server.opts.header_timeout;
@@ -259,7 +234,56 @@ impl Server {
                     .await;
                 drop(admitted);
             });
-        }
+        })
+        .await
+    }
+}
+
+/// Accepts from `listener` for ever, handing each connection within the
+/// caps to `serve` with its slot (closing the others, audited as
+/// `too_many_connections` against `tenant`), retrying failed accepts after
+/// a back-off, and writing out coalesced audit denials every window.
+pub(super) async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    engine: &Engine,
+    tenant: &str,
+    connections: &Arc<Connections>,
+    mut serve: impl FnMut(tokio::net::TcpStream, SocketAddr, Admitted),
+) -> std::io::Result<()> {
+    let mut backoff = ACCEPT_BACKOFF_MIN;
+    let mut audit_sweep = tokio::time::interval(AUDIT_COALESCE_WINDOW);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = audit_sweep.tick() => {
+                engine.cadence().audit().flush_expired();
+                continue;
+            }
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => {
+                backoff = ACCEPT_BACKOFF_MIN;
+                accepted
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, wait_ms = backoff.as_millis() as u64, "serve: accept failed; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+                continue;
+            }
+        };
+        let client = client_key(peer.ip());
+        let Some(admitted) = connections.admit(&client) else {
+            engine.cadence().deny(
+                tenant,
+                "serve",
+                Denial::Guard("too_many_connections"),
+                &client,
+            );
+            drop(stream);
+            continue;
+        };
+        serve(stream, peer, admitted);
     }
 }
 

@@ -15,6 +15,7 @@
 //! of file descriptors, for one).
 
 mod accept;
+mod tcp;
 
 use crate::artifact::Artifact;
 use crate::broker::capped_http::{HttpError, read_capped};
@@ -35,6 +36,7 @@ use std::time::Duration;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 pub use accept::client_key;
+pub use tcp::TcpServer;
 
 /// How long a revocation may take to stop a request in flight.
 const REVOCATION_POLL: Duration = Duration::from_millis(25);
@@ -91,6 +93,9 @@ pub enum ServeError {
     /// The component does not export `wasi:http/incoming-handler`.
     #[error("not an HTTP handler: the component does not export wasi:http/incoming-handler")]
     NotAHandler,
+    /// The component does not export `workbooks:engine/tcp-handler`.
+    #[error("not a TCP service: the component does not export workbooks:engine/tcp-handler@0.1.0")]
+    NotATcpHandler,
 }
 
 /// A component ready to handle requests.
@@ -136,10 +141,7 @@ fn failure(e: &wasmtime::Error) -> &'static str {
 impl Engine {
     /// Docks `artifact` for serving under `opts`.
     pub fn server(&self, artifact: &Artifact, opts: ServeOptions) -> Result<Server, ServeError> {
-        let grant = match opts.caps {
-            Some(caps) => Grant::narrowed(&opts.profile, caps)?,
-            None => Grant::profile(&opts.profile),
-        };
+        let grant = serving_grant(&opts)?;
         let docked = self.dock_on(artifact, &grant, crate::dock::Lane::HttpHandler)?;
         let proxy = ProxyPre::new(docked.pre.clone()).map_err(|_| ServeError::NotAHandler)?;
         Ok(Server {
@@ -162,12 +164,35 @@ impl Engine {
     }
 }
 
+/// Whether `tenant` is revoked.
+fn revoked(engine: &Engine, tenant: &str) -> bool {
+    engine.cadence().revocations().is_revoked(tenant)
+}
+
+/// Resolves once `tenant` is revoked, checking every [`REVOCATION_POLL`]
+/// however busy the request is.
+async fn until_revoked(engine: &Engine, tenant: &str) {
+    let mut tick = tokio::time::interval(REVOCATION_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tick.tick().await;
+        if revoked(engine, tenant) {
+            return;
+        }
+    }
+}
+
+/// The grant `opts` serve under.
+fn serving_grant(opts: &ServeOptions) -> Result<Grant, PolicyError> {
+    match opts.caps {
+        Some(caps) => Grant::narrowed(&opts.profile, caps),
+        None => Ok(Grant::profile(&opts.profile)),
+    }
+}
+
 impl Server {
     fn revoked(&self) -> bool {
-        self.engine
-            .cadence()
-            .revocations()
-            .is_revoked(&self.opts.tenant)
+        revoked(&self.engine, &self.opts.tenant)
     }
 
     /// Handles one request from `peer`.
@@ -259,17 +284,9 @@ impl Server {
         Ok(http::Response::from_parts(parts, Full::new(body)))
     }
 
-    /// Resolves once the tenant is revoked, checking every
-    /// [`REVOCATION_POLL`] however busy the request is.
+    /// Resolves once the tenant is revoked.
     async fn until_revoked(&self) {
-        let mut tick = tokio::time::interval(REVOCATION_POLL);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        loop {
-            tick.tick().await;
-            if self.revoked() {
-                return;
-            }
-        }
+        until_revoked(&self.engine, &self.opts.tenant).await
     }
 
     /// The answer to a request whose tenant was revoked while it ran.

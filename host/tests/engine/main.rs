@@ -26,6 +26,7 @@ mod queue;
 mod sandbox;
 mod secrets;
 mod serve;
+mod serve_tcp;
 mod servers;
 mod shell;
 mod tamper;

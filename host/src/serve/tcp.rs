@@ -1,0 +1,198 @@
+//! Inbound raw TCP (`wbx serve --tcp`): the host listens, and each
+//! connection's request bytes are handled by a fresh instance of a
+//! component exporting `workbooks:engine/tcp-handler`, whose reply is
+//! written back before the connection closes.
+//!
+//! Threat: as for HTTP, anyone who can reach the port drives guest code
+//! and holds host resources. So every connection passes the accept caps
+//! (in total and per client) and the per-client rate before a byte is
+//! read; the request is read up to [`SERVE_TCP_MAX_REQUEST_BYTES`] within
+//! the header timeout (a client that sends more, or too slowly, is closed
+//! without reaching the guest); each request gets a fresh store with its
+//! own budget and fuel; the serving tenant's revocation is checked before
+//! the guest starts and watched while it runs (a revocation stops a
+//! request in flight); a reply over [`SERVE_MAX_RESPONSE_BYTES`] is never
+//! sent, and a client that stops reading is dropped after the header
+//! timeout. Every refusal is audited against the serving tenant.
+
+use super::accept::{accept_loop, client_key};
+use super::{ServeError, ServeOptions, revoked, serving_grant, until_revoked};
+use crate::artifact::Artifact;
+use crate::bindings::exports::workbooks::engine::tcp_handler::GuestIndices;
+use crate::broker::{Denial, RateLimiter};
+use crate::dock::Docked;
+use crate::engine::Engine;
+use crate::limits::{COMMAND_FUEL, SERVE_MAX_RESPONSE_BYTES, SERVE_TCP_MAX_REQUEST_BYTES};
+use crate::state::SessionOptions;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A TCP service ready to handle connections.
+#[derive(Clone)]
+pub struct TcpServer {
+    engine: Engine,
+    docked: Arc<Docked>,
+    handler: Arc<GuestIndices>,
+    opts: ServeOptions,
+    budget: Duration,
+    clients: Arc<RateLimiter>,
+    connections: Arc<super::accept::Connections>,
+}
+
+impl std::fmt::Debug for TcpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpServer")
+            .field("opts", &self.opts)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Docks `artifact` as a raw-TCP service under `opts`.
+    pub fn tcp_server(
+        &self,
+        artifact: &Artifact,
+        opts: ServeOptions,
+    ) -> Result<TcpServer, ServeError> {
+        let grant = serving_grant(&opts)?;
+        let docked = self.dock(artifact, &grant)?;
+        let handler = GuestIndices::new(&docked.pre).map_err(|_| ServeError::NotATcpHandler)?;
+        Ok(TcpServer {
+            engine: self.clone(),
+            budget: opts
+                .timeout
+                .unwrap_or_else(|| grant.profile.effective.timeout()),
+            clients: Arc::new(RateLimiter::new(
+                opts.per_client_per_minute,
+                Duration::from_secs(60),
+            )),
+            connections: Arc::new(super::accept::Connections::new(
+                opts.max_connections,
+                opts.max_connections_per_client,
+            )),
+            handler: Arc::new(handler),
+            docked,
+            opts,
+        })
+    }
+}
+
+/// Why a connection got no reply, as audited.
+enum Refusal {
+    Denied(Denial),
+    Failed(String),
+}
+
+impl TcpServer {
+    /// Serves connections from `listener` until the task running it is
+    /// dropped.
+    pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let (engine, tenant, connections) = (
+            self.engine.clone(),
+            self.opts.tenant.clone(),
+            self.connections.clone(),
+        );
+        accept_loop(
+            listener,
+            &engine,
+            &tenant,
+            &connections,
+            move |stream, peer, admitted| {
+                let server = self.clone();
+                tokio::spawn(async move {
+                    server.connection(stream, peer).await;
+                    drop(admitted);
+                });
+            },
+        )
+        .await
+    }
+
+    /// Handles one connection from `peer`: at most one request.
+    async fn connection(&self, mut stream: tokio::net::TcpStream, peer: SocketAddr) {
+        let client = client_key(peer.ip());
+        let outcome = self.answer(&mut stream, &client).await;
+        let cadence = self.engine.cadence();
+        match outcome {
+            Ok(reply) => {
+                let limit = self.opts.header_timeout;
+                let written = tokio::time::timeout(limit, stream.write_all(&reply)).await;
+                if !matches!(written, Ok(Ok(()))) {
+                    cadence.deny(
+                        &self.opts.tenant,
+                        "serve-tcp",
+                        Denial::Guard("slow_reader"),
+                        &client,
+                    );
+                }
+            }
+            Err(Refusal::Denied(d)) => {
+                cadence.deny(&self.opts.tenant, "serve-tcp", d, &client);
+            }
+            Err(Refusal::Failed(why)) => tracing::warn!(client, why, "serve --tcp: no reply"),
+        }
+        let _ = stream.shutdown().await;
+    }
+
+    async fn answer(
+        &self,
+        stream: &mut tokio::net::TcpStream,
+        client: &str,
+    ) -> Result<Vec<u8>, Refusal> {
+        if !self.clients.admit(client) {
+            return Err(Refusal::Denied(Denial::RateLimited));
+        }
+        let request = self.read_request(stream).await?;
+        if revoked(&self.engine, &self.opts.tenant) {
+            return Err(Refusal::Denied(Denial::Revoked));
+        }
+        let reply = tokio::select! {
+            r = tokio::time::timeout(self.budget, self.call(request)) => r,
+            () = until_revoked(&self.engine, &self.opts.tenant) => {
+                return Err(Refusal::Denied(Denial::Revoked));
+            }
+        };
+        let reply = match reply {
+            Err(_) => return Err(Refusal::Failed("the handler ran out of time".into())),
+            Ok(Err(e)) => return Err(Refusal::Failed(format!("the handler failed: {e:#}"))),
+            Ok(Ok(reply)) => reply,
+        };
+        if reply.len() > SERVE_MAX_RESPONSE_BYTES {
+            return Err(Refusal::Denied(Denial::Guard("response_too_large")));
+        }
+        Ok(reply)
+    }
+
+    /// The bytes the client sends before closing its sending half, within
+    /// the cap and the header timeout.
+    async fn read_request(&self, stream: &mut tokio::net::TcpStream) -> Result<Vec<u8>, Refusal> {
+        let mut request = Vec::new();
+        let cap = SERVE_TCP_MAX_REQUEST_BYTES as u64 + 1;
+        let mut limited = (&mut *stream).take(cap);
+        let read = limited.read_to_end(&mut request);
+        match tokio::time::timeout(self.opts.header_timeout, read).await {
+            Err(_) => Err(Refusal::Denied(Denial::Guard("request_timeout"))),
+            Ok(Err(e)) => Err(Refusal::Failed(format!("reading the request: {e}"))),
+            Ok(Ok(_)) if request.len() > SERVE_TCP_MAX_REQUEST_BYTES => {
+                Err(Refusal::Denied(Denial::Guard("request_too_large")))
+            }
+            Ok(Ok(_)) => Ok(request),
+        }
+    }
+
+    /// One fresh instance handles `request`.
+    async fn call(&self, request: Vec<u8>) -> wasmtime::Result<Vec<u8>> {
+        let mut session = SessionOptions::new("serve-tcp", self.opts.tenant.clone());
+        session.timeout = Some(self.budget);
+        session.fuel = Some(self.opts.fuel.unwrap_or(COMMAND_FUEL));
+        let (mut store, _) = self
+            .engine
+            .new_store(self.docked.grant(), &session)
+            .map_err(|e| wasmtime::Error::msg(e.to_string()))?;
+        let instance = self.docked.pre.instantiate_async(&mut store).await?;
+        let handler = self.handler.load(&mut store, &instance)?;
+        handler.call_handle(&mut store, &request).await
+    }
+}
