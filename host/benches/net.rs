@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use workbooks::broker::{HttpLimits, HttpRequest};
+use workbooks::egress::{HttpLimits, HttpRequest};
 use workbooks::{Artifact, Cidr, Engine, Grant, SessionOptions};
 
 const BODY: usize = 1 << 20;

@@ -8,13 +8,12 @@
 //! storage-backed cap, so commands that use none never contend for it.
 
 use crate::artifact::Artifact;
-use crate::broker::{
-    Cadence, Cidr, HttpClient, NetAccess, NetGuard, RateLimiter, Resolver, SystemResolver,
-};
+use crate::cadence::{Cadence, RateLimiter};
 use crate::cap::secrets::keyring::{Keyring, Secret};
 use crate::commands::Registry;
-use crate::commands::broker::Slots;
+use crate::commands::ladder::Slots;
 use crate::dock::{DockError, Docked, Docker, Lane};
+use crate::egress::{Cidr, HttpClient, NetAccess, NetGuard, Resolver, SystemResolver};
 use crate::limits::NET_MAX_BODY_BYTES;
 use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
 use crate::policy::{Cap, Grant};
@@ -36,7 +35,7 @@ const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
 /// The file in a home holding the key that seals its caches.
 pub const CACHE_KEY_FILE: &str = "cache.key";
 
-/// Broker calls per principal per window, by default.
+/// Calls through the cadence per principal per window, by default.
 const RATE_LIMIT_CALLS: u64 = 120_000;
 /// The rate limiter's window.
 const RATE_LIMIT_WINDOW: Duration = Duration::from_secs(60);
@@ -141,7 +140,7 @@ impl EngineBuilder {
         self
     }
 
-    /// Broker calls one principal may make per window (default 120 000 per
+    /// Calls through the cadence one principal may make per window (default 120 000 per
     /// 60 s).
     pub fn rate_limit(mut self, calls: u64, window: Duration) -> Self {
         self.rate_limit = (calls, window);
@@ -174,7 +173,7 @@ impl EngineBuilder {
         self
     }
 
-    /// The largest HTTP body a broker reads (default 8 MiB).
+    /// The largest HTTP body the egress transport reads (default 8 MiB).
     pub fn net_max_body(mut self, bytes: usize) -> Self {
         self.net_max_body = bytes;
         self
@@ -261,7 +260,7 @@ impl EngineBuilder {
             self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
         );
         let tls =
-            crate::broker::capped_http::tls_config(&self.tls_roots).map_err(EngineError::Config)?;
+            crate::egress::capped_http::tls_config(&self.tls_roots).map_err(EngineError::Config)?;
         let http = Arc::new(HttpClient::new(guard, tls));
         let keyring = Arc::new(Keyring::new(
             Some(home.join(crate::cap::secrets::keyring::SECRETS_DIR)),
@@ -380,7 +379,7 @@ impl Engine {
         Ok(files)
     }
 
-    /// The broker cadence: revocations, rate limits, audit.
+    /// The cadence: revocations, rate limits, audit.
     pub fn cadence(&self) -> &Arc<Cadence> {
         &self.inner.cadence
     }

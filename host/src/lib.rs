@@ -19,10 +19,11 @@
 
 pub mod artifact;
 mod bindings;
-pub mod broker;
+pub mod cadence;
 mod cap;
 pub mod commands;
 pub mod dock;
+pub mod egress;
 mod embedded;
 pub mod engine;
 mod files;
@@ -43,10 +44,10 @@ pub mod store;
 pub struct ReadmeDoctests;
 
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
-pub use broker::{Cidr, NetGuard};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use dock::{DockError, Docked, Receipt};
+pub use egress::{Cidr, NetGuard};
 pub use engine::{Engine, EngineBuilder, EngineError, default_home};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile};

@@ -4,7 +4,7 @@
 //! and runs each stage through the `commands` interface. The shell itself
 //! is docked with a fixed first-party grant (`vfs` for redirections over
 //! the preopens, `commands` to run stages); every stage runs under the
-//! caller's grant, through the exec broker's deny ladder, one level deep.
+//! caller's grant, through the deny ladder, one level deep.
 
 use crate::artifact::Artifact;
 use crate::bindings::exports::workbooks::engine::shell::{Error as ShellError, GuestIndices};

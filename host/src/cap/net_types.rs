@@ -3,18 +3,19 @@
 //! interface is shared: types only, no reach.
 
 use crate::bindings::workbooks::engine::net_types::NetError;
-use crate::broker::oneshot::{self, Proto};
-use crate::broker::{BrokerFailure, Denial, HttpError, NetAccess, NetDenial};
+use crate::cadence::Denial;
+use crate::egress::oneshot::{self, Proto};
+use crate::egress::{EgressFailure, HttpError, NetAccess, NetDenial};
 
 /// The guest-visible form of a broker failure.
-pub(crate) fn to_net_error(f: BrokerFailure) -> NetError {
+pub(crate) fn to_net_error(f: EgressFailure) -> NetError {
     match f {
-        BrokerFailure::Denied(Denial::Revoked) => NetError::Revoked,
-        BrokerFailure::Denied(d) => match d {
+        EgressFailure::Denied(Denial::Revoked) => NetError::Revoked,
+        EgressFailure::Denied(d) => match d {
             Denial::RateLimited => NetError::RateLimited,
             other => NetError::Denied(other.reason().to_string()),
         },
-        BrokerFailure::Failed(e) => match e {
+        EgressFailure::Failed(e) => match e {
             HttpError::Denied(NetDenial::Unparseable(why)) => NetError::InvalidDestination(why),
             HttpError::Denied(d) => NetError::Denied(d.to_string()),
             HttpError::Timeout(d) => NetError::Timeout(d.as_millis() as u64),

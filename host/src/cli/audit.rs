@@ -9,7 +9,7 @@
 
 use crate::{exit, fail};
 use std::path::PathBuf;
-use workbooks::broker::{Audit, Revocations};
+use workbooks::cadence::{Audit, Revocations};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct AuditArgs {
@@ -25,11 +25,11 @@ pub(crate) struct PrincipalArgs {
 }
 
 pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
-    let summary = match Audit::read_file(&home.join(workbooks::broker::AUDIT_FILE)) {
+    let summary = match Audit::read_file(&home.join(workbooks::cadence::AUDIT_FILE)) {
         Ok(s) => s,
         Err(e) => return fail("audit", e, exit::ENGINE),
     };
-    let revoked = Revocations::new(Some(home.join(workbooks::broker::REVOCATIONS_FILE))).list();
+    let revoked = Revocations::new(Some(home.join(workbooks::cadence::REVOCATIONS_FILE))).list();
     if args.json {
         let out = serde_json::json!({ "counts": summary.counts, "recent": summary.recent, "revoked": revoked });
         println!("{out}");
@@ -96,7 +96,7 @@ pub(crate) fn escape(text: &str) -> String {
 }
 
 pub(crate) fn revoke(args: PrincipalArgs, home: PathBuf, revoke: bool) -> u8 {
-    let list = Revocations::new(Some(home.join(workbooks::broker::REVOCATIONS_FILE)));
+    let list = Revocations::new(Some(home.join(workbooks::cadence::REVOCATIONS_FILE)));
     let changed = if revoke {
         list.revoke(&args.principal)
     } else {

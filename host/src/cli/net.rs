@@ -5,7 +5,7 @@ use crate::options::{engine, runtime};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;
-use workbooks::broker::{BrokerFailure, HttpRequest};
+use workbooks::egress::{EgressFailure, HttpRequest};
 use workbooks::{Cap, Grant, Profile};
 
 #[derive(Debug, clap::Subcommand)]
@@ -92,11 +92,11 @@ pub(crate) fn fetch(args: FetchArgs, home: PathBuf) -> u8 {
                 let _ = out.flush();
                 Ok(if r.status < 400 { 0 } else { 1 })
             }
-            Err(BrokerFailure::Failed(workbooks::broker::HttpError::Denied(d))) => {
+            Err(EgressFailure::Failed(workbooks::egress::HttpError::Denied(d))) => {
                 Err(fail("denied", format!("{}: {d}", args.url), exit::REFUSED))
             }
-            Err(BrokerFailure::Denied(d)) => Err(fail(d.reason(), &args.url, exit::REFUSED)),
-            Err(BrokerFailure::Failed(e)) => Err(fail("fetch", e, exit::ENGINE)),
+            Err(EgressFailure::Denied(d)) => Err(fail(d.reason(), &args.url, exit::REFUSED)),
+            Err(EgressFailure::Failed(e)) => Err(fail("fetch", e, exit::ENGINE)),
         }
     };
     body().unwrap_or_else(|c| c)

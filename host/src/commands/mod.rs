@@ -1,10 +1,10 @@
-//! Commands: the content-addressed registry, the built-ins, the exec broker
-//! and the runner.
+//! Commands: the content-addressed registry, the built-ins, the deny
+//! ladder and the runner.
 //!
 //! A command is a wasm32-wasip2 command component (or a WASI preview 1 core
 //! module): argv and stdin in; stdout, stderr and an exit code out. A
-//! non-zero exit is a normal result. Every run goes through the exec
-//! broker's deny ladder, in order: revoked, rate_limited, denied
+//! non-zero exit is a normal result. Every run goes through the deny
+//! ladder ([`ladder`]), in order: revoked, rate_limited, denied
 //! (default-deny: the caller must hold `commands` or `exec`), max_depth
 //! (deeper than [`MAX_DEPTH`]), command_not_granted (the caller's
 //! allowlist), unknown_command; then the per-principal concurrency cap.
@@ -14,9 +14,9 @@
 //! caller's preopened directories only. Arguments are passed as argv
 //! entries, never joined into text a shell would read.
 
-pub(crate) mod broker;
 pub mod builtin;
 pub mod frames;
+pub(crate) mod ladder;
 pub(crate) mod module;
 mod os_process;
 pub mod registry;
@@ -85,7 +85,7 @@ pub struct CommandOutput {
     pub stderr: Bytes,
     /// Its exit code.
     pub exit_code: i32,
-    /// Wall time from the broker's admission to the end.
+    /// Wall time from the ladder's admission to the end.
     pub elapsed: Duration,
 }
 

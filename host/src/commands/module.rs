@@ -18,7 +18,7 @@
 //! -8 too_many_running, -9 the command failed (timeout, trap, limits),
 //! -10 nothing stashed.
 
-use super::broker::Resolved;
+use super::ladder::Resolved;
 use super::{CommandEnv, CommandError, CommandOutput, wire};
 use crate::engine::Engine;
 use crate::limits::{

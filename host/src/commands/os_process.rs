@@ -12,8 +12,8 @@
 //! (and kills) the child at the first byte past a cap, and bounds the
 //! child's wall time as well.
 
-use super::broker::Resolved;
 use super::frames::{self, FrameError, Verdict};
+use super::ladder::Resolved;
 use super::{CommandEnv, CommandError, CommandOutput};
 use crate::engine::Engine;
 use bytes::Bytes;

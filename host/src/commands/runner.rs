@@ -1,6 +1,6 @@
 //! Running a resolved command in its envelope, on the tier it asks for.
 
-use super::broker::Resolved;
+use super::ladder::Resolved;
 use super::registry::{ArgMode, Tier};
 use super::{COMMAND_TIMEOUT, CommandEnv, CommandError, CommandOutput, CommandPolicy};
 use crate::artifact::ArtifactKind;

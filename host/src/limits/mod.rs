@@ -59,14 +59,14 @@ pub const MAX_STDIN_BYTES: usize = 64 << 20;
 /// argument lists that would blow a host's ARG_MAX or memory silently.
 pub const MAX_ARGV_BYTES: usize = 256 << 10;
 
-// ---- the broker cadence -----------------------------------------------------
+// ---- the cadence ------------------------------------------------------------
 
 /// Principals the rate limiter tracks at once; past it, principals not yet
 /// tracked share one overflow bucket. Bounds the memory a flood of new
 /// names (a server's clients) can take.
 pub const RATE_MAX_PRINCIPALS: usize = 65_536;
 
-/// Repeats of one (principal, broker, reason) denial within this window
+/// Repeats of one (principal, primitive, reason) denial within this window
 /// share one line of the audit file, so denials an untrusted party causes
 /// do not grow the log one line each.
 pub const AUDIT_COALESCE_WINDOW: Duration = Duration::from_secs(10);
@@ -137,7 +137,7 @@ pub const SECRETS_MAX_DATA_BYTES: usize = 1 << 20;
 
 // ---- network -----------------------------------------------------------------
 
-/// Largest HTTP body a broker reads, by default (engine configuration may
+/// Largest HTTP body the egress transport reads, by default (engine configuration may
 /// lower or raise it).
 pub const NET_MAX_BODY_BYTES: usize = 8 << 20;
 

@@ -16,7 +16,7 @@
 //! every coalescing window while the server runs.
 
 use super::Server;
-use crate::broker::Denial;
+use crate::cadence::Denial;
 use crate::engine::Engine;
 use crate::limits::AUDIT_COALESCE_WINDOW;
 use std::collections::HashMap;

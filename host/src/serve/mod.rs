@@ -18,9 +18,9 @@ mod accept;
 mod tcp;
 
 use crate::artifact::Artifact;
-use crate::broker::capped_http::{HttpError, read_capped};
-use crate::broker::{Denial, RateLimiter};
+use crate::cadence::{Denial, RateLimiter};
 use crate::dock::{DockError, Docked};
+use crate::egress::capped_http::{HttpError, read_capped};
 use crate::engine::Engine;
 use crate::limits::{
     COMMAND_FUEL, SERVE_HEADER_TIMEOUT, SERVE_MAX_CONNECTIONS, SERVE_MAX_CONNECTIONS_PER_CLIENT,

@@ -19,7 +19,7 @@ use super::accept::{accept_loop, client_key};
 use super::{ServeError, ServeOptions, revoked, serving_grant, until_revoked};
 use crate::artifact::Artifact;
 use crate::bindings::exports::workbooks::engine::tcp_handler::GuestIndices;
-use crate::broker::{Denial, RateLimiter};
+use crate::cadence::{Denial, RateLimiter};
 use crate::dock::Docked;
 use crate::engine::Engine;
 use crate::limits::{COMMAND_FUEL, SERVE_MAX_RESPONSE_BYTES, SERVE_TCP_MAX_REQUEST_BYTES};

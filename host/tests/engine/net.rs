@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use workbooks::broker::{HttpError, HttpLimits, HttpRequest, NetDenial, Resolver};
+use workbooks::egress::{HttpError, HttpLimits, HttpRequest, NetDenial, Resolver};
 use workbooks::{Artifact, Cidr, Engine, EngineBuilder, Grant, SessionOptions};
 
 guest_artifacts::foreach_net!(assert_test_exists);
@@ -484,7 +484,7 @@ async fn revocation_stops_a_principal_mid_session_and_rate_limits_cut_it_off() {
             &Grant::profile("network"),
         )
         .unwrap();
-    workbooks::broker::Revocations::new(Some(home.path().join("revoked.json")))
+    workbooks::cadence::Revocations::new(Some(home.path().join("revoked.json")))
         .revoke("acme")
         .unwrap();
     let mut opts = SessionOptions::new("net", "acme");

@@ -1,7 +1,7 @@
 use super::BrowseCtx;
 use crate::bindings::workbooks::host::http::{Document, Host, NetError};
-use crate::broker::{HttpLimits, HttpRequest};
 use crate::cap::net_types::{not_granted, to_net_error};
+use crate::egress::{HttpLimits, HttpRequest};
 use crate::limits::{BROWSE_TIMEOUT, NET_MAX_REDIRECTS};
 use std::time::Duration;
 

@@ -11,7 +11,7 @@
 mod host;
 
 use crate::bindings::workbooks::host::http;
-use crate::broker::NetAccess;
+use crate::egress::NetAccess;
 use wasmtime::component::{HasSelf, Linker};
 
 /// The reach of one store; the default reaches nothing.

@@ -19,7 +19,7 @@ impl KvCtx {
             .as_ref()
             .ok_or_else(|| Error::Unavailable("no tenant for this store".into()))?;
         cadence.admit(tenant, "kv").map_err(|d| match d {
-            crate::broker::Denial::Revoked => Error::Revoked,
+            crate::cadence::Denial::Revoked => Error::Revoked,
             _ => Error::RateLimited,
         })?;
         if self.tenant.is_none() {

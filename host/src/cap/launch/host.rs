@@ -1,7 +1,7 @@
 use super::{Job, LaunchView};
 use crate::bindings::workbooks::engine::command_types::{CommandOutput, Error};
 use crate::bindings::workbooks::host::launch::{Host, HostJob};
-use crate::broker::Denial;
+use crate::cadence::Denial;
 use crate::commands::{self, CommandError, MAX_LIVE_PROCESSES_PER_PRINCIPAL};
 use crate::policy::Cap;
 use wasmtime::component::Resource;

@@ -20,7 +20,7 @@
 mod host;
 
 use crate::bindings::workbooks::host::launch;
-use crate::commands::broker::Slot;
+use crate::commands::ladder::Slot;
 use crate::commands::{CommandEnv, CommandError, CommandOutput};
 use crate::engine::Engine;
 use crate::policy::{Cap, CapSet};

@@ -3,7 +3,8 @@
 //! over a connection to the pinned address; the response body is capped as
 //! it streams, and the whole exchange (head and body) shares one deadline.
 
-use crate::broker::{BrokerFailure, Denial, HttpError, NetAccess, NetDenial};
+use crate::cadence::Denial;
+use crate::egress::{EgressFailure, HttpError, NetAccess, NetDenial};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
@@ -71,11 +72,11 @@ impl Body for Capped {
     }
 }
 
-fn to_wasi(f: BrokerFailure) -> Error {
+fn to_wasi(f: EgressFailure) -> Error {
     match f {
-        BrokerFailure::Denied(Denial::RateLimited) => Error::ConnectionLimitReached,
-        BrokerFailure::Denied(_) => Error::HttpRequestDenied,
-        BrokerFailure::Failed(e) => match e {
+        EgressFailure::Denied(Denial::RateLimited) => Error::ConnectionLimitReached,
+        EgressFailure::Denied(_) => Error::HttpRequestDenied,
+        EgressFailure::Failed(e) => match e {
             HttpError::Denied(NetDenial::Blocked { .. }) => Error::DestinationIpProhibited,
             HttpError::Denied(NetDenial::Unresolved { .. }) => Error::DestinationNotFound,
             HttpError::Denied(_) => Error::HttpRequestDenied,

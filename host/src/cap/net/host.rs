@@ -1,7 +1,7 @@
 use super::NetCtx;
 use crate::bindings::workbooks::host::egress::{Host, NetError, Request, Response};
-use crate::broker::{ByteBudget, HttpLimits, HttpRequest, HttpResponse};
 use crate::cap::net_types::{not_granted, to_net_error};
+use crate::egress::{ByteBudget, HttpLimits, HttpRequest, HttpResponse};
 use crate::limits::{NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX, NET_FETCH_MANY_MAX_BYTES};
 use futures::StreamExt;
 use std::sync::Arc;

@@ -29,7 +29,7 @@ mod host;
 pub(crate) mod sockets;
 
 use crate::bindings::workbooks::host::egress;
-use crate::broker::NetAccess;
+use crate::egress::NetAccess;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiView;

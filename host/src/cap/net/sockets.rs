@@ -1,5 +1,5 @@
 //! `wasi:sockets` behind the whole cadence: every connect, datagram and
-//! name lookup of a guest is a broker call.
+//! name lookup of a guest passes the cadence.
 //!
 //! Threat: the raw socket interfaces are a path out of the sandbox beside
 //! the engine's own `net` interface, so they get the same treatment: a
@@ -15,7 +15,8 @@
 //! that guessed the port. Not covered: a TCP stream connected before a
 //! revocation runs on until the guest closes it or its call ends.
 
-use crate::broker::{Cadence, Denial, NetGuard};
+use crate::cadence::{Cadence, Denial};
+use crate::egress::NetGuard;
 use crate::limits::SOCKET_MAX_UDP_PEERS;
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -30,8 +31,8 @@ use wasmtime_wasi::p2::bindings::sockets::network::{
 };
 use wasmtime_wasi::sockets::{SocketAddrUse, WasiSocketsCtxView};
 
-/// The broker name socket use is admitted and audited under.
-const BROKER: &str = "net";
+/// The name socket use is admitted and audited under.
+const AUDITED_AS: &str = "net";
 
 /// Judges every socket use of one store.
 #[derive(Debug)]
@@ -58,7 +59,7 @@ impl SocketGate {
     fn deny(&self, why: &'static str, addr: SocketAddr) -> bool {
         self.cadence.deny(
             &self.principal,
-            BROKER,
+            AUDITED_AS,
             Denial::Guard(why),
             &addr.to_string(),
         );
@@ -75,7 +76,7 @@ impl SocketGate {
             }
             U::TcpListen | U::TcpAccept => self.deny("socket_listen", addr),
             U::TcpConnect | U::UdpSend => {
-                if self.cadence.admit(&self.principal, BROKER).is_err() {
+                if self.cadence.admit(&self.principal, AUDITED_AS).is_err() {
                     return false;
                 }
                 if let Err(d) = self.guard.check_ip(addr.ip()) {
@@ -95,8 +96,12 @@ impl SocketGate {
             }
             U::UdpReceive => {
                 if self.cadence.revocations().is_revoked(&self.principal) {
-                    self.cadence
-                        .deny(&self.principal, BROKER, Denial::Revoked, &addr.to_string());
+                    self.cadence.deny(
+                        &self.principal,
+                        AUDITED_AS,
+                        Denial::Revoked,
+                        &addr.to_string(),
+                    );
                     return false;
                 }
                 let sent_to = self
@@ -123,7 +128,7 @@ impl SocketGate {
 
     /// Revocation and the rate limit for one name lookup.
     fn admit_lookup(&self, name: &str) -> bool {
-        let admitted = self.cadence.admit(&self.principal, BROKER).is_ok();
+        let admitted = self.cadence.admit(&self.principal, AUDITED_AS).is_ok();
         if !admitted {
             tracing::info!(name, "refused a name lookup");
         }
@@ -211,7 +216,8 @@ impl HostResolveAddressStream for GuardedLookup<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::broker::{RateLimiter, SystemResolver};
+    use crate::cadence::RateLimiter;
+    use crate::egress::SystemResolver;
     use wasmtime_wasi::sockets::SocketAddrUse as U;
 
     fn gate(calls: u64) -> (Arc<Cadence>, SocketGate) {

@@ -1,6 +1,6 @@
 use super::QueueCtx;
 use crate::bindings::workbooks::host::fifo::{FifoError as Error, Host};
-use crate::broker::Denial;
+use crate::cadence::Denial;
 use crate::limits::QUEUE_MAX_WAIT;
 use crate::store::{QueueError, TenantQueues};
 use std::time::Duration;

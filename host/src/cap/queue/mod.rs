@@ -12,7 +12,7 @@
 mod host;
 
 use crate::bindings::workbooks::host::fifo;
-use crate::broker::Cadence;
+use crate::cadence::Cadence;
 use crate::store::{StorageSlot, TenantQueues};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};

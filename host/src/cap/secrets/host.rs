@@ -1,7 +1,7 @@
 use super::SecretsCtx;
 use super::keyring::{Secret, SecretError};
 use crate::bindings::workbooks::host::keys::{Host, KeyError};
-use crate::broker::Denial;
+use crate::cadence::Denial;
 use crate::limits::SECRETS_MAX_DATA_BYTES;
 
 impl SecretsCtx {

@@ -14,7 +14,7 @@ mod host;
 pub mod keyring;
 
 use crate::bindings::workbooks::host::keys;
-use crate::broker::Cadence;
+use crate::cadence::Cadence;
 use keyring::Keyring;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};

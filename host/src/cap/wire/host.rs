@@ -1,7 +1,7 @@
 use super::WireCtx;
 use crate::bindings::workbooks::host::wire::{Host, NetError, Transport};
-use crate::broker::oneshot::Proto;
 use crate::cap::net_types::{not_granted, oneshot_request};
+use crate::egress::oneshot::Proto;
 use crate::policy::Cap;
 
 impl Host for WireCtx {

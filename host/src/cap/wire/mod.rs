@@ -17,7 +17,7 @@
 mod host;
 
 use crate::bindings::workbooks::host::wire;
-use crate::broker::NetAccess;
+use crate::egress::NetAccess;
 use crate::policy::{Cap, CapSet};
 use wasmtime::component::{HasSelf, Linker};
 

@@ -1,12 +1,12 @@
-//! The exec broker: the deny ladder in front of every command run, and the
-//! per-principal concurrency slots.
+//! The deny ladder in front of every command run, and the per-principal
+//! concurrency slots.
 
 use super::registry::{ArgMode, RegistryError, Tier};
 use super::{
     CommandEnv, CommandError, CommandOutput, MAX_CONCURRENT_PER_PRINCIPAL, MAX_DEPTH, builtin,
 };
 use crate::artifact::Artifact;
-use crate::broker::Denial;
+use crate::cadence::Denial;
 use crate::engine::Engine;
 use crate::policy::Cap;
 use std::collections::HashMap;

@@ -1,5 +1,5 @@
-//! The common broker cadence: every host primitive that does I/O for a
-//! guest runs the same checks, in the same order, and audits every denial.
+//! The cadence: every host primitive that does I/O for a guest runs the
+//! same checks, in the same order, and audits every denial.
 //!
 //! Order: revoked principal → rate limit → default-deny (the cap must be
 //! granted) → the operation's own guards → size-capped output. A principal
@@ -14,22 +14,17 @@
 //! the number of refusals or of distinct callers ([`RateLimiter`]).
 
 mod audit;
-pub mod capped_http;
-pub mod net_guard;
-pub mod oneshot;
 mod rate;
 mod revocation;
 
 pub use audit::{Audit, AuditEntry, AuditSummary};
-pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
-pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};
 pub use rate::RateLimiter;
 pub use revocation::Revocations;
 
 use std::path::Path;
 use std::sync::Arc;
 
-/// Why a broker refused a call.
+/// Why the cadence, or an operation's guard, refused a call.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Denial {
@@ -115,80 +110,4 @@ impl Cadence {
     pub fn audit(&self) -> &Audit {
         &self.audit
     }
-}
-
-/// What a network broker call needs: the caller's principal, the cadence
-/// and the guarded transport. A cap context holding `None` reaches nothing.
-#[derive(Clone, Debug)]
-pub struct NetAccess {
-    /// The caller's principal (tenant).
-    pub principal: String,
-    /// Revocation, rate limit, audit.
-    pub cadence: Arc<Cadence>,
-    /// The floor and the transport.
-    pub client: Arc<HttpClient>,
-    /// The largest HTTP body read.
-    pub max_body: usize,
-    /// The wall-clock budget of one fetch.
-    pub timeout: std::time::Duration,
-}
-
-impl NetAccess {
-    /// The engine's limits for one fetch: its body cap and time budget.
-    pub fn limits(&self) -> HttpLimits {
-        HttpLimits {
-            max_body: self.max_body,
-            deadline: self.timeout,
-            max_redirects: crate::limits::NET_MAX_REDIRECTS,
-            shared: None,
-        }
-    }
-
-    /// Fetches `req` for `broker` under the cadence and `limits`; a floor
-    /// denial is audited with the URL's host.
-    pub async fn fetch(
-        &self,
-        broker: &'static str,
-        req: HttpRequest,
-        limits: &HttpLimits,
-    ) -> Result<HttpResponse, BrokerFailure> {
-        let host = url::Url::parse(&req.url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
-        self.guarded(broker, &host, self.client.fetch(req, limits))
-            .await
-    }
-
-    /// Runs `op` for `broker` under the cadence: revocation and rate limit
-    /// first, then the operation, whose floor denials are audited with
-    /// `detail` (a host, never a payload).
-    pub async fn guarded<T>(
-        &self,
-        broker: &'static str,
-        detail: &str,
-        op: impl Future<Output = Result<T, HttpError>>,
-    ) -> Result<T, BrokerFailure> {
-        self.cadence
-            .admit(&self.principal, broker)
-            .map_err(BrokerFailure::Denied)?;
-        op.await.map_err(|e| {
-            if let HttpError::Denied(d) = &e {
-                self.cadence
-                    .deny(&self.principal, broker, Denial::Guard(d.reason()), detail);
-            }
-            BrokerFailure::Failed(e)
-        })
-    }
-}
-
-/// A network broker call that did not complete.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BrokerFailure {
-    /// Revoked or rate limited.
-    #[error("{}", .0.reason())]
-    Denied(Denial),
-    /// The operation failed (a floor denial among them).
-    #[error(transparent)]
-    Failed(#[from] HttpError),
 }

@@ -1,0 +1,93 @@
+//! Egress: every byte that leaves the host for a guest. The SSRF floor
+//! ([`net_guard`]: the refused ranges, resolve once, connect to the pinned
+//! address), the capped HTTP transport ([`capped_http`]: redirects
+//! re-checked, bodies and time capped, TLS verified) and the one-shot
+//! socket exchanges ([`oneshot`]). [`NetAccess`] puts the cadence in front
+//! of them: the `egress`, `http` and `wire` primitives and the guarded
+//! `wasi:http` and `wasi:sockets` all reach the network through it.
+
+pub mod capped_http;
+pub mod net_guard;
+pub mod oneshot;
+
+pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
+pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};
+
+use crate::cadence::{Cadence, Denial};
+use std::sync::Arc;
+
+/// What a network call needs: the caller's principal, the cadence
+/// and the guarded transport. A cap context holding `None` reaches nothing.
+#[derive(Clone, Debug)]
+pub struct NetAccess {
+    /// The caller's principal (tenant).
+    pub principal: String,
+    /// Revocation, rate limit, audit.
+    pub cadence: Arc<Cadence>,
+    /// The floor and the transport.
+    pub client: Arc<HttpClient>,
+    /// The largest HTTP body read.
+    pub max_body: usize,
+    /// The wall-clock budget of one fetch.
+    pub timeout: std::time::Duration,
+}
+
+impl NetAccess {
+    /// The engine's limits for one fetch: its body cap and time budget.
+    pub fn limits(&self) -> HttpLimits {
+        HttpLimits {
+            max_body: self.max_body,
+            deadline: self.timeout,
+            max_redirects: crate::limits::NET_MAX_REDIRECTS,
+            shared: None,
+        }
+    }
+
+    /// Fetches `req` for `broker` under the cadence and `limits`; a floor
+    /// denial is audited with the URL's host.
+    pub async fn fetch(
+        &self,
+        broker: &'static str,
+        req: HttpRequest,
+        limits: &HttpLimits,
+    ) -> Result<HttpResponse, EgressFailure> {
+        let host = url::Url::parse(&req.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        self.guarded(broker, &host, self.client.fetch(req, limits))
+            .await
+    }
+
+    /// Runs `op` for `broker` under the cadence: revocation and rate limit
+    /// first, then the operation, whose floor denials are audited with
+    /// `detail` (a host, never a payload).
+    pub async fn guarded<T>(
+        &self,
+        broker: &'static str,
+        detail: &str,
+        op: impl Future<Output = Result<T, HttpError>>,
+    ) -> Result<T, EgressFailure> {
+        self.cadence
+            .admit(&self.principal, broker)
+            .map_err(EgressFailure::Denied)?;
+        op.await.map_err(|e| {
+            if let HttpError::Denied(d) = &e {
+                self.cadence
+                    .deny(&self.principal, broker, Denial::Guard(d.reason()), detail);
+            }
+            EgressFailure::Failed(e)
+        })
+    }
+}
+
+/// A network call that did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EgressFailure {
+    /// Revoked or rate limited.
+    #[error("{}", .0.reason())]
+    Denied(Denial),
+    /// The operation failed (a floor denial among them).
+    #[error(transparent)]
+    Failed(#[from] HttpError),
+}
