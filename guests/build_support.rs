@@ -84,12 +84,17 @@ pub fn build_guests(root: &Path, packages: &[&str]) -> PathBuf {
         "cargo:rerun-if-changed={}",
         root.join("guests").join("Cargo.lock").display()
     );
-    // The guests' shared parts: the exit helper and the build script.
-    for shared in ["wb-cmd", "initial_memory.rs"] {
-        println!(
-            "cargo:rerun-if-changed={}",
-            root.join("guests").join(shared).display()
-        );
+    // The guests' shared parts: the exit helper, and every `guests/*.rs`
+    // (this script, and the pieces brokers include).
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("guests").join("wb-cmd").display()
+    );
+    let shared = std::fs::read_dir(root.join("guests")).expect("reading guests/");
+    for entry in shared.filter_map(|e| e.ok()) {
+        if entry.path().extension().is_some_and(|x| x == "rs") {
+            println!("cargo:rerun-if-changed={}", entry.path().display());
+        }
     }
     for p in packages {
         println!(

@@ -5,37 +5,63 @@
 #[path = "../guests/build_support.rs"]
 mod build_support;
 
-/// Guest crates embedded in `wbx`, by package name; the artifact is the
-/// package name with `-` turned into `_`.
-const SHIPPED: &[&str] = &[
-    "kv-broker",
-    "browse-broker",
-    "secrets-broker",
-    "queue-broker",
-    "tcp-broker",
-    "udp-broker",
-    "tls-broker",
-    "commands-broker",
-    "exec-broker",
-    "vfs-broker",
-    "net-broker",
-    "shell",
-    "wbox",
-    "jq",
-    "grep",
-    "upper",
-];
+/// Guest crates embedded in `wbx` besides the brokers, by package name;
+/// the artifact is the package name with `-` turned into `_`.
+const BUILT_INS: &[&str] = &["shell", "wbox", "jq", "grep", "upper"];
+
+/// The cap word of every `guests/<word>-broker` crate, sorted: each is
+/// shipped as the broker of `workbooks:engine/<word>@0.1.0`.
+fn broker_words(guests: &std::path::Path) -> Vec<String> {
+    let mut words: Vec<String> = std::fs::read_dir(guests)
+        .expect("reading guests/")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix("-broker").map(str::to_string)
+        })
+        .collect();
+    words.sort();
+    words
+}
+
+/// `embedded_brokers.rs`: one `BROKERS` entry per broker crate.
+fn broker_table(words: &[String]) -> String {
+    let mut table = String::from(
+        "/// The shipped broker of every cap served by one, with the guest-facing\n\
+         /// interface it exports; generated from the `guests/<word>-broker` crates.\n\
+         pub(crate) const BROKERS: &[(Cap, &str, Embedded)] = &[\n",
+    );
+    for word in words {
+        let variant: String = word[..1].to_uppercase() + &word[1..];
+        let stem = format!("{word}_broker");
+        table.push_str(&format!(
+            "    (Cap::{variant}, \"workbooks:engine/{word}@0.1.0\", Embedded {{ name: \"workbooks:{word}-broker\", \
+             bytes: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{stem}.wasm\")), sha256: sha256::{} }}),\n",
+            stem.to_uppercase()
+        ));
+    }
+    table.push_str("];\n");
+    table
+}
 
 fn main() {
     let manifest =
         std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let root = build_support::repo_root(&manifest);
-    let dir = build_support::build_guests(&root, SHIPPED);
+    let words = broker_words(&root.join("guests"));
+    let brokers: Vec<String> = words.iter().map(|w| format!("{w}-broker")).collect();
+    let shipped: Vec<&str> = brokers
+        .iter()
+        .map(String::as_str)
+        .chain(BUILT_INS.iter().copied())
+        .collect();
+    let dir = build_support::build_guests(&root, &shipped);
     // Each component's sha256, computed here once instead of at every
     // engine start: `embedded_sha256.rs` holds one constant per component.
     let mut hashes = String::new();
-    for pkg in SHIPPED {
+    for pkg in &shipped {
         let file = format!("{}.wasm", pkg.replace('-', "_"));
         let bytes =
             std::fs::read(dir.join(&file)).unwrap_or_else(|e| panic!("reading {file}: {e}"));
@@ -49,6 +75,8 @@ fn main() {
         ));
     }
     std::fs::write(out.join("embedded_sha256.rs"), hashes).expect("writing embedded_sha256.rs");
+    std::fs::write(out.join("embedded_brokers.rs"), broker_table(&words))
+        .expect("writing embedded_brokers.rs");
     let lock = root.join("Cargo.lock");
     println!("cargo:rerun-if-changed={}", lock.display());
     println!(

@@ -4,7 +4,8 @@
 //! sha256 of these bytes.
 
 use crate::artifact::Artifact;
-use crate::policy::Cap;
+use crate::policy::{Cap, CapSet};
+use std::sync::OnceLock;
 
 mod sha256 {
     include!(concat!(env!("OUT_DIR"), "/embedded_sha256.rs"));
@@ -63,79 +64,38 @@ pub(crate) const UPPER: Embedded = Embedded {
     sha256: sha256::UPPER,
 };
 
-/// A shipped broker component: `$file` is its artifact's stem in OUT_DIR,
-/// `$hash` its constant in `embedded_sha256.rs`.
-macro_rules! broker {
-    ($name:literal, $file:literal, $hash:ident) => {
-        Embedded {
-            name: $name,
-            bytes: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".wasm")),
-            sha256: sha256::$hash,
-        }
-    };
+include!(concat!(env!("OUT_DIR"), "/embedded_brokers.rs"));
+
+/// The caps whose shipped brokers import `primitive` (compared without its
+/// version): the caps it serves. Read from the brokers themselves, once.
+pub(crate) fn primitive_caps(primitive: &str) -> CapSet {
+    static IMPORTS: OnceLock<Vec<(Cap, Vec<String>)>> = OnceLock::new();
+    let imports = IMPORTS.get_or_init(|| {
+        BROKERS
+            .iter()
+            .map(|(cap, _, b)| {
+                let surface = crate::dock::imports::surface(b.bytes)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                (
+                    *cap,
+                    surface
+                        .imports
+                        .iter()
+                        .map(|i| unversioned(i).to_string())
+                        .collect(),
+                )
+            })
+            .collect()
+    });
+    let wanted = unversioned(primitive);
+    imports
+        .iter()
+        .filter(|(_, names)| names.iter().any(|n| n == wanted))
+        .fold(CapSet::EMPTY, |set, (cap, _)| set.with(*cap))
 }
 
-/// The shipped broker of every cap served by one, with the guest-facing
-/// interface it exports. The host primitive each imports is in
-/// [`crate::dock::imports::primitive_caps`].
-pub(crate) const BROKERS: &[(Cap, &str, Embedded)] = &[
-    (
-        Cap::Vfs,
-        "workbooks:engine/vfs@0.1.0",
-        broker!("workbooks:vfs-broker", "vfs_broker", VFS_BROKER),
-    ),
-    (
-        Cap::Kv,
-        "workbooks:engine/kv@0.1.0",
-        broker!("workbooks:kv-broker", "kv_broker", KV_BROKER),
-    ),
-    (
-        Cap::Net,
-        "workbooks:engine/net@0.1.0",
-        broker!("workbooks:net-broker", "net_broker", NET_BROKER),
-    ),
-    (
-        Cap::Browse,
-        "workbooks:engine/browse@0.1.0",
-        broker!("workbooks:browse-broker", "browse_broker", BROWSE_BROKER),
-    ),
-    (
-        Cap::Secrets,
-        "workbooks:engine/secrets@0.1.0",
-        broker!("workbooks:secrets-broker", "secrets_broker", SECRETS_BROKER),
-    ),
-    (
-        Cap::Queue,
-        "workbooks:engine/queue@0.1.0",
-        broker!("workbooks:queue-broker", "queue_broker", QUEUE_BROKER),
-    ),
-    (
-        Cap::Commands,
-        "workbooks:engine/commands@0.1.0",
-        broker!(
-            "workbooks:commands-broker",
-            "commands_broker",
-            COMMANDS_BROKER
-        ),
-    ),
-    (
-        Cap::Exec,
-        "workbooks:engine/exec@0.1.0",
-        broker!("workbooks:exec-broker", "exec_broker", EXEC_BROKER),
-    ),
-    (
-        Cap::Tcp,
-        "workbooks:engine/tcp@0.1.0",
-        broker!("workbooks:tcp-broker", "tcp_broker", TCP_BROKER),
-    ),
-    (
-        Cap::Udp,
-        "workbooks:engine/udp@0.1.0",
-        broker!("workbooks:udp-broker", "udp_broker", UDP_BROKER),
-    ),
-    (
-        Cap::Tls,
-        "workbooks:engine/tls@0.1.0",
-        broker!("workbooks:tls-broker", "tls_broker", TLS_BROKER),
-    ),
-];
+fn unversioned(name: &str) -> &str {
+    name.split_once('@').map_or(name, |(path, _)| path)
+}

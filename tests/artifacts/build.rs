@@ -18,7 +18,7 @@ fn main() {
         std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let root = build_support::repo_root(&manifest);
-    let dir = build_support::build_guests(&root, &["test-programs", "test-kv-broker"]);
+    let dir = build_support::build_guests(&root, &["test-programs", "test-broker-kv"]);
 
     let bins = root.join("guests/test-programs/src/bin");
     let mut names: Vec<String> = std::fs::read_dir(&bins)
@@ -49,8 +49,8 @@ fn main() {
         .unwrap();
     }
     // Components that are not probes: replacement brokers.
-    let broker = dir.join("test_kv_broker.wasm");
-    assert!(broker.is_file(), "test-kv-broker was not built");
+    let broker = dir.join("test_broker_kv.wasm");
+    assert!(broker.is_file(), "test-broker-kv was not built");
     writeln!(
         src,
         "/// A replacement kv broker that namespaces keys and tries to reach past the host's limits.\npub const TEST_KV_BROKER: &str = {:?};",

@@ -39,20 +39,14 @@ pub enum Lane {
 }
 
 /// The caps whose brokers a host primitive serves: a broker of one of
-/// them may import it, and it is linked when one of them is granted.
+/// them may import it, and it is linked when one of them is granted. Read
+/// from what the shipped brokers import, so no table can drift from them;
+/// anything that is not a host primitive serves no cap.
 pub fn primitive_caps(name: &str) -> CapSet {
-    let path = name.split_once('@').map_or(name, |(p, _)| p);
-    match path {
-        "workbooks:host/storage" => CapSet::EMPTY.with(Cap::Kv),
-        "workbooks:host/http" => CapSet::EMPTY.with(Cap::Browse),
-        "workbooks:host/keys" => CapSet::EMPTY.with(Cap::Secrets),
-        "workbooks:host/fifo" => CapSet::EMPTY.with(Cap::Queue),
-        "workbooks:host/wire" => crate::cap::wire::CAPS,
-        "workbooks:host/launch" => crate::cap::launch::CAPS,
-        "workbooks:host/volumes" => CapSet::EMPTY.with(Cap::Vfs),
-        "workbooks:host/egress" => CapSet::EMPTY.with(Cap::Net),
-        _ => CapSet::EMPTY,
+    if classify(name) != Need::HostPrimitive {
+        return CapSet::EMPTY;
     }
+    crate::embedded::primitive_caps(name)
 }
 
 /// Maps an import to what it needs on `lane`.

@@ -23,20 +23,15 @@ use wasmtime_wasi::cli::{WasiCli, WasiCliView};
 use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
 use wasmtime_wasi::random::WasiRandom;
 
-/// The caps that have a component-lane binding in this engine. A granted
-/// cap outside this set links nothing (`posix` by design).
-pub(crate) const SERVED: CapSet = CapSet::EMPTY
-    .with(Cap::Vfs)
-    .with(Cap::Kv)
-    .with(Cap::Commands)
-    .with(Cap::Exec)
-    .with(Cap::Secrets)
-    .with(Cap::Queue)
-    .with(Cap::Tcp)
-    .with(Cap::Udp)
-    .with(Cap::Tls)
-    .with(Cap::Net)
-    .with(Cap::Browse);
+/// The caps that have a component-lane binding in this engine: those with
+/// a broker (every guest-facing interface is served by one; `wasi:*`
+/// arrives with `vfs` and `net`). A granted cap outside this set links
+/// nothing (`posix` by design).
+pub(crate) fn served() -> CapSet {
+    crate::embedded::BROKERS
+        .iter()
+        .fold(CapSet::EMPTY, |set, (cap, _, _)| set.with(*cap))
+}
 
 /// Builds the linker for a cap set on a lane.
 pub(crate) fn link(

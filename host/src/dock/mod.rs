@@ -164,7 +164,7 @@ pub struct Analysis {
 /// by design, and caps whose interfaces this engine does not serve.
 pub fn unbound_notes(caps: CapSet) -> Vec<String> {
     caps.iter()
-        .filter(|c| !linker::SERVED.contains(*c))
+        .filter(|c| !linker::served().contains(*c))
         .map(|c| match c {
             Cap::Posix => "posix: binds nothing in the component lane".to_string(),
             other => format!("{other}: not served by this engine; importing it is refused"),
@@ -269,7 +269,7 @@ fn check<'b>(
                         profile: grant.profile.effective,
                     });
                 }
-                if !linker::SERVED.contains(c) {
+                if !linker::served().contains(c) {
                     return Err(DockError::NotServed {
                         cap: c,
                         interface: name.clone(),
@@ -319,7 +319,7 @@ fn recheck(
     for name in imports {
         let why = match imports::classify_on(lane, name) {
             Need::Base => None,
-            Need::Cap(c) if grant.caps.contains(c) && linker::SERVED.contains(c) => None,
+            Need::Cap(c) if grant.caps.contains(c) && linker::served().contains(c) => None,
             Need::Cap(c) => Some(format!("needs {c}, not granted")),
             Need::HostPrimitive => {
                 let caps = imports::primitive_caps(name);

@@ -270,8 +270,16 @@ fn importing(module: &str, call: &str, params: &str, result: &str) -> String {
 #[tokio::test]
 async fn every_profile_and_core_module_import_class_docks_iff_granted() {
     let (_home, e) = fresh();
-    // (name, module, call, params, result, the caps any one of which grants it)
-    let classes: &[(&str, &str, &str, &str, &str, &[Cap])] = &[
+    /// (name, module, call, params, result, the caps any one of which grants it)
+    type ImportClass = (
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static [Cap],
+    );
+    let classes: &[ImportClass] = &[
         (
             "p1-vfs",
             "wasi_snapshot_preview1",

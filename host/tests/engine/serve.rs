@@ -9,7 +9,6 @@ use workbooks::{Artifact, Engine, ServeOptions};
 
 guest_artifacts::foreach_serve!(assert_test_exists);
 // The raw-TCP probe's test lives with the other TCP serving tests.
-#[expect(unused_imports, reason = "only names the serve_tcp probe's test")]
 use crate::serve_tcp::serve_tcp;
 
 async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {

@@ -28,16 +28,7 @@ fn stored(key: &str) -> Vec<u8> {
     format!("{NAMESPACE}{key}").into_bytes()
 }
 
-fn map_error(e: StorageError) -> KvError {
-    match e {
-        StorageError::Revoked => KvError::Revoked,
-        StorageError::RateLimited => KvError::RateLimited,
-        StorageError::InvalidKey(why) => KvError::InvalidKey(why),
-        StorageError::ValueTooLarge(limit) => KvError::ValueTooLarge(limit),
-        StorageError::TooManyKeys(limit) => KvError::TooManyKeys(limit),
-        StorageError::Unavailable(why) => KvError::Unavailable(why),
-    }
-}
+include!("../../kv_errors.rs");
 
 impl Guest for NamespacedKv {
     fn get(key: String) -> Result<Option<Vec<u8>>, KvError> {
