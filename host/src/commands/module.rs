@@ -8,8 +8,8 @@
 //! linker comes from the dock, the one place linking happens.
 //!
 //! `workbooks.exec(req_ptr, req_len) -> i64` takes a request in the wire
-//! format ([`super::wire`]), runs it through the same broker and deny
-//! ladder (under `exec` when the grant holds it, else under `commands`),
+//! format ([`super::wire`]), runs it through the same deny ladder (under
+//! `exec`, the only cap it is linked with),
 //! stashes the result (`[exit i32][len u32][stdout][len u32][stderr]`)
 //! and returns its length; `workbooks.exec_read(out_ptr, out_len) -> i64`
 //! copies the stash out and returns the bytes copied. Negative returns:
@@ -86,14 +86,9 @@ pub(crate) async fn exec(
     let Some((engine, env)) = caller.data().exec.clone() else {
         return Ok(-4);
     };
-    // Linked under either cap: ask the broker through the one held.
-    let cap = if env.caller_caps.contains(Cap::Exec) {
-        Cap::Exec
-    } else {
-        Cap::Commands
-    };
+    // Linked only under exec.
     let result = engine
-        .run_command_as(&env, cap, &req.name, req.argv, Bytes::from(req.stdin))
+        .run_command_as(&env, Cap::Exec, &req.name, req.argv, Bytes::from(req.stdin))
         .await;
     Ok(match result {
         Ok(out) => {

@@ -7,7 +7,8 @@
 //! system calls (`path_*`, the preopen queries, `fd_readdir`, the
 //! `fd_filestat_*` family, ...) need `vfs`, as `wasi:filesystem` does;
 //! `sock_*` need `net`, as `wasi:sockets` does; `workbooks.exec` and
-//! `workbooks.exec_read` need `commands` or `exec`; anything else is refused
+//! `workbooks.exec_read` need `exec` (they start a command and collect its
+//! output, the exec half of the least-privilege split); anything else is refused
 //! by name. A module that imports a call its grant does not cover is
 //! refused with [`DockError::NotGranted`], naming the cap and the call. On
 //! top, `path_symlink` is replaced by a refusal (`perm`): the lane cannot
@@ -87,8 +88,6 @@ const NET_CALLS: &[&str] = &["sock_accept", "sock_recv", "sock_send", "sock_shut
 enum Need {
     Base,
     Cap(Cap),
-    /// Either of `commands` or `exec`.
-    Exec,
     Unknown,
 }
 
@@ -97,7 +96,7 @@ fn classify(module: &str, name: &str) -> Need {
         WASI_P1 if BASE_CALLS.contains(&name) => Need::Base,
         WASI_P1 if VFS_CALLS.contains(&name) => Need::Cap(Cap::Vfs),
         WASI_P1 if NET_CALLS.contains(&name) => Need::Cap(Cap::Net),
-        "workbooks" if matches!(name, "exec" | "exec_read") => Need::Exec,
+        "workbooks" if matches!(name, "exec" | "exec_read") => Need::Cap(Cap::Exec),
         _ => Need::Unknown,
     }
 }
@@ -110,8 +109,6 @@ fn check(module: &Module, grant: &Grant) -> Result<(), DockError> {
         let missing = match classify(import.module(), import.name()) {
             Need::Base => None,
             Need::Cap(cap) => (!grant.caps.contains(cap)).then_some(cap),
-            Need::Exec => (!grant.caps.contains(Cap::Commands) && !grant.caps.contains(Cap::Exec))
-                .then_some(Cap::Exec),
             Need::Unknown => {
                 unknown.push(interface);
                 continue;
@@ -133,7 +130,7 @@ fn check(module: &Module, grant: &Grant) -> Result<(), DockError> {
 }
 
 /// Builds the core-module linker for a cap set: preview 1, with
-/// `path_symlink` refused, and the exec calls under `commands` or `exec`.
+/// `path_symlink` refused, and the exec calls only under `exec`.
 fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<ModuleState>> {
     let mut linker: Linker<ModuleState> = Linker::new(engine);
     wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut ModuleState| &mut s.wasi)?;
@@ -144,7 +141,7 @@ fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<Modu
         |_: wasmtime::Caller<'_, ModuleState>, _: i32, _: i32, _: i32, _: i32, _: i32| ERRNO_PERM,
     )?;
     linker.allow_shadowing(false);
-    if caps.contains(Cap::Commands) || caps.contains(Cap::Exec) {
+    if caps.contains(Cap::Exec) {
         linker.func_wrap_async("workbooks", "exec", |caller, (ptr, len): (u32, u32)| {
             Box::new(module::exec(caller, ptr, len))
         })?;
@@ -211,7 +208,7 @@ mod tests {
         assert_eq!(classify(WASI_P1, "path_open"), Need::Cap(Cap::Vfs));
         assert_eq!(classify(WASI_P1, "fd_prestat_get"), Need::Cap(Cap::Vfs));
         assert_eq!(classify(WASI_P1, "sock_send"), Need::Cap(Cap::Net));
-        assert_eq!(classify("workbooks", "exec"), Need::Exec);
+        assert_eq!(classify("workbooks", "exec"), Need::Cap(Cap::Exec));
         assert_eq!(classify(WASI_P1, "path_open_evil"), Need::Unknown);
         assert_eq!(classify("env", "system"), Need::Unknown);
     }

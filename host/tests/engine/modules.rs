@@ -182,21 +182,31 @@ fn p1_exec() -> String {
 }
 
 #[tokio::test]
-async fn a_core_module_granted_commands_alone_reaches_the_broker() {
+async fn a_core_module_reaches_the_ladder_only_with_exec() {
     let (_home, e) = fresh();
     register_wat(&e, "wired", &p1_exec());
     register_kat(&e);
-    for caps in [
-        &[Cap::Commands][..],
-        &[Cap::Exec],
-        &[Cap::Commands, Cap::Exec],
-    ] {
+    for caps in [&[Cap::Exec][..], &[Cap::Commands, Cap::Exec]] {
         assert_eq!(
             run(&e, "wired", opts("minimal", Some(caps), Vec::new())).await,
             Ok("wired\n".into()),
             "{caps:?}"
         );
     }
+    // workbooks.exec starts a command and collects it: the exec half of
+    // the split, so commands alone does not link it.
+    let err = run(
+        &e,
+        "wired",
+        opts("minimal", Some(&[Cap::Commands]), Vec::new()),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("capability not granted: exec (import workbooks.exec)"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -270,7 +280,7 @@ fn importing(module: &str, call: &str, params: &str, result: &str) -> String {
 #[tokio::test]
 async fn every_profile_and_core_module_import_class_docks_iff_granted() {
     let (_home, e) = fresh();
-    /// (name, module, call, params, result, the caps any one of which grants it)
+    /// (name, module, call, params, result, the cap that grants it)
     type ImportClass = (
         &'static str,
         &'static str,
@@ -302,7 +312,7 @@ async fn every_profile_and_core_module_import_class_docks_iff_granted() {
             "exec",
             "i32 i32",
             "i64",
-            &[Cap::Commands, Cap::Exec],
+            &[Cap::Exec],
         ),
     ];
     for (name, module, call, params, result, _) in classes {
