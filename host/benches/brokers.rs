@@ -1,7 +1,7 @@
 //! What a broker costs: the hop on every call, and docking a guest that
 //! needs brokers. Same run, both sides, and the difference.
 //!
-//! Hop: a guest calls `kv.get` of a 100-byte value N times through the
+//! Hop: a guest calls `kv.get` of a 100-byte (and a 1 MB) value N times through the
 //! shipped kv broker (guest → broker → host primitive), against a
 //! component calling the same host primitive N times itself (the test
 //! replacement broker repeats a get inside one call). Each side is timed at
@@ -51,8 +51,6 @@ impl Kv {
             .build()
             .expect("runtime");
         let kv = Kv { engine, docked, rt };
-        let value = "v".repeat(100);
-        assert_eq!(kv.run(&["set", "k", &value]), "Ok(())\n");
         kv
     }
 
@@ -96,10 +94,14 @@ fn per_call(kv: &Kv, at: impl Fn(usize) -> Vec<String>, n: usize, samples: usize
     tn.saturating_sub(t0) / n as u32
 }
 
-fn hop(full: bool) {
-    let (n, samples) = if full { (20_000, 15) } else { (200, 3) };
+/// The hop for one value size: through the shipped broker against the
+/// primitive called directly, per call.
+fn hop(full: bool, bytes: usize, calls: usize) {
+    let (n, samples) = if full { (calls, 15) } else { (calls / 100 + 2, 3) };
+    let set = |kv: &Kv| assert_eq!(kv.run(&["setn", "k", &bytes.to_string()]), "Ok(())\n");
     let home = tempfile::tempdir().expect("home");
     let brokered = Kv::new(engine(home.path(), None));
+    set(&brokered);
     let through_broker = per_call(
         &brokered,
         |k| vec!["getn".into(), "k".into(), k.to_string()],
@@ -108,24 +110,22 @@ fn hop(full: bool) {
     );
     drop(brokered);
     let other = tempfile::tempdir().expect("home");
-    let bytes = std::fs::read(guest_artifacts::TEST_KV_BROKER).expect("broker");
-    let direct = Kv::new(engine(other.path(), Some(bytes)));
+    let broker = std::fs::read(guest_artifacts::TEST_KV_BROKER).expect("broker");
+    let direct = Kv::new(engine(other.path(), Some(broker)));
+    set(&direct);
     // One guest call; the broker makes `k` primitive calls inside it. At
     // zero the guest call returns nothing found.
     let primitive = per_call(
         &direct,
         |k| {
-            vec![
-                "getn".into(),
-                format!("repeat:{k}:k"),
-                if k == 0 { "0".into() } else { "1".into() },
-            ]
+            let guest_calls = if k == 0 { "0" } else { "1" };
+            vec!["getn".into(), format!("repeat:{k}:k"), guest_calls.into()]
         },
         n,
         samples,
     );
     println!(
-        "kv get, 100 bytes: through the broker {through_broker:?}/call, primitive called directly {primitive:?}/call, \
+        "kv get, {bytes} bytes: through the broker {through_broker:?}/call, primitive called directly {primitive:?}/call, \
          the hop adds {:?}/call ({:.2}x)",
         through_broker.saturating_sub(primitive),
         through_broker.as_secs_f64() / primitive.as_secs_f64().max(1e-12)
@@ -172,6 +172,7 @@ fn dock(full: bool) {
 
 fn main() {
     let full = support::start();
-    hop(full);
+    hop(full, 100, 20_000);
+    hop(full, 1_000_000, 200);
     dock(full);
 }
