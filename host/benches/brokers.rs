@@ -50,8 +50,7 @@ impl Kv {
             .enable_all()
             .build()
             .expect("runtime");
-        let kv = Kv { engine, docked, rt };
-        kv
+        Kv { engine, docked, rt }
     }
 
     fn run(&self, args: &[&str]) -> String {
@@ -97,7 +96,11 @@ fn per_call(kv: &Kv, at: impl Fn(usize) -> Vec<String>, n: usize, samples: usize
 /// The hop for one value size: through the shipped broker against the
 /// primitive called directly, per call.
 fn hop(full: bool, bytes: usize, calls: usize) {
-    let (n, samples) = if full { (calls, 15) } else { (calls / 100 + 2, 3) };
+    let (n, samples) = if full {
+        (calls, 15)
+    } else {
+        (calls / 100 + 2, 3)
+    };
     let set = |kv: &Kv| assert_eq!(kv.run(&["setn", "k", &bytes.to_string()]), "Ok(())\n");
     let home = tempfile::tempdir().expect("home");
     let brokered = Kv::new(engine(home.path(), None));

@@ -1,9 +1,10 @@
 //! Host-side bindings for the interfaces the host implements itself: the
-//! always-linked `session-info`; the host primitives that first-party
-//! brokers import (`storage`, `http`, `keys`, `fifo`, `wire`, `launch`,
-//! `volumes`, `egress`); and the shell broker's export, which the host
-//! calls. Every guest-facing `workbooks:engine/*` interface with a cap is
-//! served by a broker component and has no host binding.
+//! always-linked `session-info`; `vfs` and `net`, served in the host
+//! because they move bulk bytes (see their modules); the host primitives
+//! that first-party brokers import (`storage`, `http`, `keys`, `fifo`,
+//! `wire`, `launch`); and the exports the host calls (the shell broker's,
+//! a TCP service's). The other guest-facing interfaces are served by
+//! broker components and have no host binding.
 
 wasmtime::component::bindgen!({
     path: ["../wit", "../wit/host"],
@@ -13,8 +14,9 @@ wasmtime::component::bindgen!({
         "workbooks:host/launch.start": async | trappable,
         "workbooks:host/launch.[method]job.wait": async | trappable,
         "workbooks:host/launch.[method]job.kill": trappable,
-        "workbooks:host/egress.send": async,
-        "workbooks:host/egress.get-many": async,
+        "workbooks:engine/net.send": async,
+        "workbooks:engine/net.fetch": async,
+        "workbooks:engine/net.fetch-many": async,
         "workbooks:host/wire.exchange": async,
         "workbooks:host/fifo.push": async,
         "workbooks:host/fifo.pop": async,

@@ -24,14 +24,17 @@ use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
 use wasmtime_wasi::random::WasiRandom;
 
 /// The caps that have a component-lane binding in this engine: those with
-/// a broker (every guest-facing interface is served by one; `wasi:*`
-/// arrives with `vfs` and `net`). A granted cap outside this set links
-/// nothing (`posix` by design).
+/// a broker, and `vfs` and `net`, served in the host (bulk bytes; see
+/// their modules). A granted cap outside this set links nothing (`posix`
+/// by design).
 pub(crate) fn served() -> CapSet {
     crate::embedded::BROKERS
         .iter()
-        .fold(CapSet::EMPTY, |set, (cap, _, _)| set.with(*cap))
+        .fold(HOST_SERVED, |set, (cap, _, _)| set.with(*cap))
 }
+
+/// The caps whose guest-facing interfaces the host serves itself.
+const HOST_SERVED: CapSet = CapSet::EMPTY.with(Cap::Vfs).with(Cap::Net);
 
 /// Builds the linker for a cap set on a lane.
 pub(crate) fn link(

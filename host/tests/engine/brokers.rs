@@ -34,6 +34,18 @@ const BROKERED: &[(&str, &str, &str, &str)] = &[
         "workbooks:browse-broker",
         "workbooks:host/http@0.1.0",
     ),
+    (
+        DOCK_COMMANDS,
+        "commands",
+        "workbooks:commands-broker",
+        "workbooks:host/launch@0.1.0",
+    ),
+    (
+        DOCK_EXEC,
+        "exec",
+        "workbooks:exec-broker",
+        "workbooks:host/launch@0.1.0",
+    ),
 ];
 
 #[test]
@@ -65,6 +77,22 @@ fn every_brokered_cap_links_its_primitive_and_never_the_engine_interface() {
         );
         let line = r.imports.iter().find(|i| i.name == interface).unwrap();
         assert_eq!(line.served_by, format!("broker {broker}"));
+    }
+}
+
+#[test]
+fn vfs_and_net_are_served_by_the_host_with_no_broker() {
+    for (probe, interface) in [
+        (DOCK_VFS, "workbooks:engine/vfs@0.1.0"),
+        (DOCK_NET, "workbooks:engine/net@0.1.0"),
+    ] {
+        let docked = engine()
+            .dock(&artifact(probe), &Grant::profile("network"))
+            .unwrap();
+        let r = docked.receipt();
+        assert!(r.brokers.is_empty(), "{probe}: {:?}", r.brokers);
+        assert!(r.linked.iter().any(|l| l == interface), "{:?}", r.linked);
+        assert!(!r.linked.iter().any(|l| l.starts_with("workbooks:host/")));
     }
 }
 

@@ -1,5 +1,5 @@
 use super::NetCtx;
-use crate::bindings::workbooks::host::egress::{Host, NetError, Request, Response};
+use crate::bindings::workbooks::engine::net::{Host, NetError, Request, Response};
 use crate::cap::net_types::{not_granted, to_net_error};
 use crate::egress::{ByteBudget, HttpLimits, HttpRequest, HttpResponse};
 use crate::limits::{NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX, NET_FETCH_MANY_MAX_BYTES};
@@ -50,7 +50,11 @@ impl Host for NetCtx {
         .await
     }
 
-    async fn get_many(
+    async fn fetch(&mut self, url: String) -> Result<Response, NetError> {
+        self.send_one(HttpRequest::get(url), None).await
+    }
+
+    async fn fetch_many(
         &mut self,
         urls: Vec<String>,
     ) -> Result<Vec<Result<Response, NetError>>, NetError> {

@@ -1,7 +1,5 @@
 use super::VfsCtx;
-use crate::bindings::workbooks::host::volumes::{
-    Entry, EntryKind, Host, Metadata, Volume, VolumeError as Error,
-};
+use crate::bindings::workbooks::engine::vfs::{Entry, EntryKind, Error, Host, Metadata, Volume};
 use crate::store::{self, VfsError, Volumes};
 
 fn volume(v: Volume) -> store::Volume {
