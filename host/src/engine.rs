@@ -463,3 +463,16 @@ impl Engine {
         new_store(self, &self.inner.wasmtime, grant, opts, &self.inner.storage)
     }
 }
+
+/// An engine homed in a fresh temporary directory, on the on-demand
+/// allocator, for the library's own tests; keep the directory alive.
+#[cfg(test)]
+pub(crate) fn for_tests() -> (tempfile::TempDir, Engine) {
+    let home = tempfile::tempdir().expect("temp home");
+    let engine = Engine::builder()
+        .home(home.path())
+        .pooling(false)
+        .build()
+        .expect("engine");
+    (home, engine)
+}

@@ -294,7 +294,10 @@ pub(crate) fn new_store(
                 Box::pin(std::future::ready(gate.check(addr, usage)))
             });
     }
-    let wire = WireCtx::new(access.clone(), grant.caps);
+    let mut wire = WireCtx::default();
+    if !grant.caps.intersect(crate::cap::wire::CAPS).is_empty() {
+        wire = WireCtx::new(access.clone(), grant.caps);
+    }
     let browse = BrowseCtx {
         access: has(Cap::Browse).then(|| access.clone()),
     };

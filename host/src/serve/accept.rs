@@ -15,9 +15,8 @@
 //! end of the server. Denials coalesced in the audit log are written out
 //! every coalescing window while the server runs.
 
-use super::Server;
+use super::{Server, Serving};
 use crate::cadence::Denial;
-use crate::engine::Engine;
 use crate::limits::AUDIT_COALESCE_WINDOW;
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -210,15 +209,11 @@ impl Server {
     /// Serves connections from `listener`. A failed accept is retried after
     /// a back-off; the loop ends only when the task running it is dropped.
     pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        let (engine, tenant, connections) = (
-            self.engine.clone(),
-            self.opts.tenant.clone(),
-            self.connections.clone(),
-        );
-        accept_loop(listener, &engine, &tenant, &connections, move |stream, peer, admitted| {
+        let serving = self.serving.clone();
+        accept_loop(listener, &serving, move |stream, peer, admitted| {
             let server = self.clone();
             tokio::spawn(async move {
-                let header_timeout = server.opts.header_timeout;
+                let header_timeout = server.serving.opts.header_timeout;
                 let service = hyper::service::service_fn(move |req| {
                     let server = server.clone();
                     async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
@@ -239,15 +234,13 @@ impl Server {
     }
 }
 
-/// Accepts from `listener` for ever, handing each connection within the
-/// caps to `serve` with its slot (closing the others, audited as
-/// `too_many_connections` against `tenant`), retrying failed accepts after
-/// a back-off, and writing out coalesced audit denials every window.
+/// Accepts from `listener` for ever, handing each connection within
+/// `serving`'s caps to `serve` with its slot (closing the others, audited
+/// as `too_many_connections`), retrying failed accepts after a back-off,
+/// and writing out coalesced audit denials every window.
 pub(super) async fn accept_loop(
     listener: tokio::net::TcpListener,
-    engine: &Engine,
-    tenant: &str,
-    connections: &Arc<Connections>,
+    serving: &Serving,
     mut serve: impl FnMut(tokio::net::TcpStream, SocketAddr, Admitted),
 ) -> std::io::Result<()> {
     let mut backoff = ACCEPT_BACKOFF_MIN;
@@ -256,7 +249,7 @@ pub(super) async fn accept_loop(
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = audit_sweep.tick() => {
-                engine.cadence().audit().flush_expired();
+                serving.engine.cadence().audit().flush_expired();
                 continue;
             }
         };
@@ -273,13 +266,8 @@ pub(super) async fn accept_loop(
             }
         };
         let client = client_key(peer.ip());
-        let Some(admitted) = connections.admit(&client) else {
-            engine.cadence().deny(
-                tenant,
-                "serve",
-                Denial::Guard("too_many_connections"),
-                &client,
-            );
+        let Some(admitted) = serving.connections.admit(&client) else {
+            serving.deny("serve", Denial::Guard("too_many_connections"), &client);
             drop(stream);
             continue;
         };

@@ -101,18 +101,97 @@ pub enum ServeError {
 /// A component ready to handle requests.
 #[derive(Clone)]
 pub struct Server {
+    serving: Serving,
+    proxy: ProxyPre<StoreState>,
+}
+
+/// What every connection shares, served over HTTP or raw TCP: the docked
+/// component, the options and budget, and the client and connection
+/// bounds.
+#[derive(Clone)]
+struct Serving {
     engine: Engine,
     docked: Arc<Docked>,
-    proxy: ProxyPre<StoreState>,
     opts: ServeOptions,
     budget: Duration,
     clients: Arc<RateLimiter>,
     connections: Arc<accept::Connections>,
 }
 
+impl Serving {
+    /// Docks `artifact` on `lane` under the grant `opts` name.
+    fn new(
+        engine: &Engine,
+        artifact: &Artifact,
+        opts: ServeOptions,
+        lane: crate::dock::Lane,
+    ) -> Result<Self, ServeError> {
+        let grant = match opts.caps {
+            Some(caps) => Grant::narrowed(&opts.profile, caps)?,
+            None => Grant::profile(&opts.profile),
+        };
+        let docked = engine.dock_on(artifact, &grant, lane)?;
+        Ok(Serving {
+            engine: engine.clone(),
+            budget: opts
+                .timeout
+                .unwrap_or_else(|| grant.profile.effective.timeout()),
+            clients: Arc::new(RateLimiter::new(
+                opts.per_client_per_minute,
+                Duration::from_secs(60),
+            )),
+            connections: Arc::new(accept::Connections::new(
+                opts.max_connections,
+                opts.max_connections_per_client,
+            )),
+            docked,
+            opts,
+        })
+    }
+
+    /// Whether the serving tenant is revoked.
+    fn revoked(&self) -> bool {
+        self.engine
+            .cadence()
+            .revocations()
+            .is_revoked(&self.opts.tenant)
+    }
+
+    /// Resolves once the serving tenant is revoked, checking every
+    /// [`REVOCATION_POLL`] however busy the request is.
+    async fn until_revoked(&self) {
+        let mut tick = tokio::time::interval(REVOCATION_POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tick.tick().await;
+            if self.revoked() {
+                return;
+            }
+        }
+    }
+
+    /// A fresh store for one request, with the request's budget and fuel.
+    fn store(&self, id: &str) -> Result<wasmtime::Store<StoreState>, crate::SessionError> {
+        let mut session = SessionOptions::new(id, self.opts.tenant.clone());
+        session.timeout = Some(self.budget);
+        session.fuel = Some(self.opts.fuel.unwrap_or(COMMAND_FUEL));
+        let (store, _) = self.engine.new_store(self.docked.grant(), &session)?;
+        Ok(store)
+    }
+
+    /// Audits a denial against the serving tenant.
+    fn deny(&self, broker: &'static str, denial: Denial, client: &str) {
+        self.engine
+            .cadence()
+            .deny(&self.opts.tenant, broker, denial, client);
+    }
+}
+
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("opts", &self.opts).finish()
+        f.debug_struct("Server")
+            .field("opts", &self.serving.opts)
+            .finish()
     }
 }
 
@@ -141,77 +220,30 @@ fn failure(e: &wasmtime::Error) -> &'static str {
 impl Engine {
     /// Docks `artifact` for serving under `opts`.
     pub fn server(&self, artifact: &Artifact, opts: ServeOptions) -> Result<Server, ServeError> {
-        let grant = serving_grant(&opts)?;
-        let docked = self.dock_on(artifact, &grant, crate::dock::Lane::HttpHandler)?;
-        let proxy = ProxyPre::new(docked.pre.clone()).map_err(|_| ServeError::NotAHandler)?;
-        Ok(Server {
-            engine: self.clone(),
-            budget: opts
-                .timeout
-                .unwrap_or_else(|| grant.profile.effective.timeout()),
-            clients: Arc::new(RateLimiter::new(
-                opts.per_client_per_minute,
-                Duration::from_secs(60),
-            )),
-            connections: Arc::new(accept::Connections::new(
-                opts.max_connections,
-                opts.max_connections_per_client,
-            )),
-            docked,
-            proxy,
-            opts,
-        })
-    }
-}
-
-/// Whether `tenant` is revoked.
-fn revoked(engine: &Engine, tenant: &str) -> bool {
-    engine.cadence().revocations().is_revoked(tenant)
-}
-
-/// Resolves once `tenant` is revoked, checking every [`REVOCATION_POLL`]
-/// however busy the request is.
-async fn until_revoked(engine: &Engine, tenant: &str) {
-    let mut tick = tokio::time::interval(REVOCATION_POLL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    loop {
-        tick.tick().await;
-        if revoked(engine, tenant) {
-            return;
-        }
-    }
-}
-
-/// The grant `opts` serve under.
-fn serving_grant(opts: &ServeOptions) -> Result<Grant, PolicyError> {
-    match opts.caps {
-        Some(caps) => Grant::narrowed(&opts.profile, caps),
-        None => Ok(Grant::profile(&opts.profile)),
+        let serving = Serving::new(self, artifact, opts, crate::dock::Lane::HttpHandler)?;
+        let proxy =
+            ProxyPre::new(serving.docked.pre.clone()).map_err(|_| ServeError::NotAHandler)?;
+        Ok(Server { serving, proxy })
     }
 }
 
 impl Server {
-    fn revoked(&self) -> bool {
-        revoked(&self.engine, &self.opts.tenant)
-    }
-
     /// Handles one request from `peer`.
     pub async fn handle(
         &self,
         req: http::Request<hyper::body::Incoming>,
         peer: SocketAddr,
     ) -> http::Response<Full<Bytes>> {
-        let cadence = self.engine.cadence();
         let client = client_key(peer.ip());
-        if !self.clients.admit(&client) {
-            cadence.deny(&self.opts.tenant, "serve", Denial::RateLimited, &client);
+        if !self.serving.clients.admit(&client) {
+            self.serving.deny("serve", Denial::RateLimited, &client);
             return plain(429, "rate limited");
         }
-        if self.revoked() {
-            cadence.deny(&self.opts.tenant, "serve", Denial::Revoked, &client);
+        if self.serving.revoked() {
+            self.serving.deny("serve", Denial::Revoked, &client);
             return plain(403, "revoked");
         }
-        match tokio::time::timeout(self.budget, self.respond(req)).await {
+        match tokio::time::timeout(self.serving.budget, self.respond(req)).await {
             Err(_) => plain(504, "the handler ran out of time"),
             Ok(Err(response)) => response,
             Ok(Ok(response)) => response,
@@ -226,12 +258,9 @@ impl Server {
             tracing::warn!(error = %format!("{e:#}"), "serve: handler failed");
             plain(500, "the handler failed")
         };
-        let mut session = SessionOptions::new("serve", self.opts.tenant.clone());
-        session.timeout = Some(self.budget);
-        session.fuel = Some(self.opts.fuel.unwrap_or(COMMAND_FUEL));
-        let (mut store, _) = self
-            .engine
-            .new_store(self.docked.grant(), &session)
+        let mut store = self
+            .serving
+            .store("serve")
             .map_err(|e| internal(wasmtime::Error::msg(e.to_string())))?;
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let incoming = store
@@ -260,7 +289,7 @@ impl Server {
         // the sender goes with it and the receiver fails at once.
         let response = tokio::select! {
             r = receiver => r,
-            () = self.until_revoked() => return Err(self.revoked_in_flight()),
+            () = self.serving.until_revoked() => return Err(self.revoked_in_flight()),
         };
         let response = match response {
             Ok(Ok(r)) => r,
@@ -279,21 +308,14 @@ impl Server {
                 HttpError::TooLarge(_) => plain(502, "response larger than the engine's cap"),
                 e => plain(502, &format!("the handler's body failed: {e}")),
             })?,
-            () = self.until_revoked() => return Err(self.revoked_in_flight()),
+            () = self.serving.until_revoked() => return Err(self.revoked_in_flight()),
         };
         Ok(http::Response::from_parts(parts, Full::new(body)))
     }
 
-    /// Resolves once the tenant is revoked.
-    async fn until_revoked(&self) {
-        until_revoked(&self.engine, &self.opts.tenant).await
-    }
-
     /// The answer to a request whose tenant was revoked while it ran.
     fn revoked_in_flight(&self) -> http::Response<Full<Bytes>> {
-        self.engine
-            .cadence()
-            .deny(&self.opts.tenant, "serve", Denial::Revoked, "in flight");
+        self.serving.deny("serve", Denial::Revoked, "in flight");
         plain(403, "revoked")
     }
 }

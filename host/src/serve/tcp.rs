@@ -16,35 +16,27 @@
 //! timeout. Every refusal is audited against the serving tenant.
 
 use super::accept::{accept_loop, client_key};
-use super::{ServeError, ServeOptions, revoked, serving_grant, until_revoked};
+use super::{ServeError, ServeOptions, Serving};
 use crate::artifact::Artifact;
 use crate::bindings::exports::workbooks::engine::tcp_handler::GuestIndices;
-use crate::cadence::{Denial, RateLimiter};
-use crate::dock::Docked;
+use crate::cadence::Denial;
 use crate::engine::Engine;
-use crate::limits::{COMMAND_FUEL, SERVE_MAX_RESPONSE_BYTES, SERVE_TCP_MAX_REQUEST_BYTES};
-use crate::state::SessionOptions;
+use crate::limits::{SERVE_MAX_RESPONSE_BYTES, SERVE_TCP_MAX_REQUEST_BYTES};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A TCP service ready to handle connections.
 #[derive(Clone)]
 pub struct TcpServer {
-    engine: Engine,
-    docked: Arc<Docked>,
+    serving: Serving,
     handler: Arc<GuestIndices>,
-    opts: ServeOptions,
-    budget: Duration,
-    clients: Arc<RateLimiter>,
-    connections: Arc<super::accept::Connections>,
 }
 
 impl std::fmt::Debug for TcpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcpServer")
-            .field("opts", &self.opts)
+            .field("opts", &self.serving.opts)
             .finish()
     }
 }
@@ -56,25 +48,12 @@ impl Engine {
         artifact: &Artifact,
         opts: ServeOptions,
     ) -> Result<TcpServer, ServeError> {
-        let grant = serving_grant(&opts)?;
-        let docked = self.dock(artifact, &grant)?;
-        let handler = GuestIndices::new(&docked.pre).map_err(|_| ServeError::NotATcpHandler)?;
+        let serving = Serving::new(self, artifact, opts, crate::dock::Lane::Call)?;
+        let handler =
+            GuestIndices::new(&serving.docked.pre).map_err(|_| ServeError::NotATcpHandler)?;
         Ok(TcpServer {
-            engine: self.clone(),
-            budget: opts
-                .timeout
-                .unwrap_or_else(|| grant.profile.effective.timeout()),
-            clients: Arc::new(RateLimiter::new(
-                opts.per_client_per_minute,
-                Duration::from_secs(60),
-            )),
-            connections: Arc::new(super::accept::Connections::new(
-                opts.max_connections,
-                opts.max_connections_per_client,
-            )),
+            serving,
             handler: Arc::new(handler),
-            docked,
-            opts,
         })
     }
 }
@@ -89,24 +68,14 @@ impl TcpServer {
     /// Serves connections from `listener` until the task running it is
     /// dropped.
     pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        let (engine, tenant, connections) = (
-            self.engine.clone(),
-            self.opts.tenant.clone(),
-            self.connections.clone(),
-        );
-        accept_loop(
-            listener,
-            &engine,
-            &tenant,
-            &connections,
-            move |stream, peer, admitted| {
-                let server = self.clone();
-                tokio::spawn(async move {
-                    server.connection(stream, peer).await;
-                    drop(admitted);
-                });
-            },
-        )
+        let serving = self.serving.clone();
+        accept_loop(listener, &serving, move |stream, peer, admitted| {
+            let server = self.clone();
+            tokio::spawn(async move {
+                server.connection(stream, peer).await;
+                drop(admitted);
+            });
+        })
         .await
     }
 
@@ -114,22 +83,17 @@ impl TcpServer {
     async fn connection(&self, mut stream: tokio::net::TcpStream, peer: SocketAddr) {
         let client = client_key(peer.ip());
         let outcome = self.answer(&mut stream, &client).await;
-        let cadence = self.engine.cadence();
         match outcome {
             Ok(reply) => {
-                let limit = self.opts.header_timeout;
+                let limit = self.serving.opts.header_timeout;
                 let written = tokio::time::timeout(limit, stream.write_all(&reply)).await;
                 if !matches!(written, Ok(Ok(()))) {
-                    cadence.deny(
-                        &self.opts.tenant,
-                        "serve-tcp",
-                        Denial::Guard("slow_reader"),
-                        &client,
-                    );
+                    self.serving
+                        .deny("serve-tcp", Denial::Guard("slow_reader"), &client);
                 }
             }
             Err(Refusal::Denied(d)) => {
-                cadence.deny(&self.opts.tenant, "serve-tcp", d, &client);
+                self.serving.deny("serve-tcp", d, &client);
             }
             Err(Refusal::Failed(why)) => tracing::warn!(client, why, "serve --tcp: no reply"),
         }
@@ -141,16 +105,16 @@ impl TcpServer {
         stream: &mut tokio::net::TcpStream,
         client: &str,
     ) -> Result<Vec<u8>, Refusal> {
-        if !self.clients.admit(client) {
+        if !self.serving.clients.admit(client) {
             return Err(Refusal::Denied(Denial::RateLimited));
         }
         let request = self.read_request(stream).await?;
-        if revoked(&self.engine, &self.opts.tenant) {
+        if self.serving.revoked() {
             return Err(Refusal::Denied(Denial::Revoked));
         }
         let reply = tokio::select! {
-            r = tokio::time::timeout(self.budget, self.call(request)) => r,
-            () = until_revoked(&self.engine, &self.opts.tenant) => {
+            r = tokio::time::timeout(self.serving.budget, self.call(request)) => r,
+            () = self.serving.until_revoked() => {
                 return Err(Refusal::Denied(Denial::Revoked));
             }
         };
@@ -172,7 +136,7 @@ impl TcpServer {
         let cap = SERVE_TCP_MAX_REQUEST_BYTES as u64 + 1;
         let mut limited = (&mut *stream).take(cap);
         let read = limited.read_to_end(&mut request);
-        match tokio::time::timeout(self.opts.header_timeout, read).await {
+        match tokio::time::timeout(self.serving.opts.header_timeout, read).await {
             Err(_) => Err(Refusal::Denied(Denial::Guard("request_timeout"))),
             Ok(Err(e)) => Err(Refusal::Failed(format!("reading the request: {e}"))),
             Ok(Ok(_)) if request.len() > SERVE_TCP_MAX_REQUEST_BYTES => {
@@ -184,14 +148,16 @@ impl TcpServer {
 
     /// One fresh instance handles `request`.
     async fn call(&self, request: Vec<u8>) -> wasmtime::Result<Vec<u8>> {
-        let mut session = SessionOptions::new("serve-tcp", self.opts.tenant.clone());
-        session.timeout = Some(self.budget);
-        session.fuel = Some(self.opts.fuel.unwrap_or(COMMAND_FUEL));
-        let (mut store, _) = self
-            .engine
-            .new_store(self.docked.grant(), &session)
+        let mut store = self
+            .serving
+            .store("serve-tcp")
             .map_err(|e| wasmtime::Error::msg(e.to_string()))?;
-        let instance = self.docked.pre.instantiate_async(&mut store).await?;
+        let instance = self
+            .serving
+            .docked
+            .pre
+            .instantiate_async(&mut store)
+            .await?;
         let handler = self.handler.load(&mut store, &instance)?;
         handler.call_handle(&mut store, &request).await
     }

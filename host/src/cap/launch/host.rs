@@ -166,12 +166,7 @@ mod tests {
 
     #[tokio::test]
     async fn each_operation_needs_its_own_cap_whatever_the_broker_asks() {
-        let home = tempfile::tempdir().unwrap();
-        let engine = crate::Engine::builder()
-            .home(home.path())
-            .pooling(false)
-            .build()
-            .unwrap();
+        let (_home, engine) = crate::engine::for_tests();
         let mut table = ResourceTable::new();
         let mut commands_only = ctx(&engine, &[Cap::Commands]);
         let mut view = LaunchView {

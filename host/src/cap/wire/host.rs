@@ -31,12 +31,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_transport_whose_cap_was_not_granted_is_refused_whatever_the_broker_asks() {
-        let home = tempfile::tempdir().unwrap();
-        let engine = crate::Engine::builder()
-            .home(home.path())
-            .pooling(false)
-            .build()
-            .unwrap();
+        let (_home, engine) = crate::engine::for_tests();
         let mut ctx = WireCtx::new(engine.net_access("t"), CapSet::of(&[Cap::Tcp]));
         for transport in [Transport::Udp, Transport::Tls] {
             let got = ctx
