@@ -132,7 +132,7 @@ async fn a_revocation_cuts_a_body_that_never_pauses() {
 
 /// A `wbx serve` child, killed when dropped (a failing test leaves none
 /// behind).
-struct ServeChild(std::process::Child);
+pub(crate) struct ServeChild(std::process::Child);
 
 impl Drop for ServeChild {
     fn drop(&mut self) {
@@ -148,6 +148,17 @@ fn spawn_wbx_serve(
     extra: &[&str],
     fd_limit: Option<u32>,
 ) -> (ServeChild, std::net::SocketAddr) {
+    spawn_wbx_serving(home, extra, SERVE_HANDLER, fd_limit)
+}
+
+/// Starts `wbx serve` of `component` on a free loopback port with `extra`
+/// flags, under a file-descriptor limit when given.
+pub(crate) fn spawn_wbx_serving(
+    home: &std::path::Path,
+    extra: &[&str],
+    component: &str,
+    fd_limit: Option<u32>,
+) -> (ServeChild, std::net::SocketAddr) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -160,7 +171,7 @@ fn spawn_wbx_serve(
         .arg(env!("CARGO_BIN_EXE_wbx"))
         .args(["serve", "--listen", &addr.to_string()])
         .args(extra)
-        .arg(SERVE_HANDLER)
+        .arg(component)
         .env("WB_HOME", home)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -4,6 +4,7 @@
 //! in flight.
 
 use crate::common::{own_engine, text};
+use crate::serve::spawn_wbx_serving;
 use guest_artifacts::*;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -131,19 +132,7 @@ fn a_component_without_the_tcp_handler_export_is_refused() {
 #[test]
 fn wbx_serve_tcp_answers_on_its_port() {
     let home = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
-        .args(["serve", "--tcp", "--listen", &addr.to_string(), SERVE_TCP])
-        .env("WB_HOME", home.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let (_child, addr) = spawn_wbx_serving(home.path(), &["--tcp"], SERVE_TCP, None);
     let mut reply = String::new();
     for _ in 0..100 {
         if let Ok(mut s) = std::net::TcpStream::connect(addr) {
@@ -155,7 +144,5 @@ fn wbx_serve_tcp_answers_on_its_port() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = child.kill();
-    let _ = child.wait();
     assert_eq!(reply, "got 3: CLI");
 }
