@@ -4,8 +4,7 @@
 //! sha256 of these bytes.
 
 use crate::artifact::Artifact;
-use crate::policy::{Cap, CapSet};
-use std::sync::OnceLock;
+use crate::policy::Cap;
 
 mod sha256 {
     include!(concat!(env!("OUT_DIR"), "/embedded_sha256.rs"));
@@ -65,37 +64,3 @@ pub(crate) const UPPER: Embedded = Embedded {
 };
 
 include!(concat!(env!("OUT_DIR"), "/embedded_brokers.rs"));
-
-/// The caps whose shipped brokers import `primitive` (compared without its
-/// version): the caps it serves. Read from the brokers themselves, once.
-pub(crate) fn primitive_caps(primitive: &str) -> CapSet {
-    static IMPORTS: OnceLock<Vec<(Cap, Vec<String>)>> = OnceLock::new();
-    let imports = IMPORTS.get_or_init(|| {
-        BROKERS
-            .iter()
-            .map(|(cap, _, b)| {
-                let surface = crate::dock::imports::surface(b.bytes)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default();
-                (
-                    *cap,
-                    surface
-                        .imports
-                        .iter()
-                        .map(|i| unversioned(i).to_string())
-                        .collect(),
-                )
-            })
-            .collect()
-    });
-    let wanted = unversioned(primitive);
-    imports
-        .iter()
-        .filter(|(_, names)| names.iter().any(|n| n == wanted))
-        .fold(CapSet::EMPTY, |set, (cap, _)| set.with(*cap))
-}
-
-fn unversioned(name: &str) -> &str {
-    name.split_once('@').map_or(name, |(path, _)| path)
-}

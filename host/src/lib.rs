@@ -28,6 +28,8 @@ mod embedded;
 pub mod engine;
 mod files;
 pub mod instance;
+#[cfg(test)]
+mod layers;
 pub mod limits;
 pub mod policy;
 mod preopen;
@@ -51,6 +53,7 @@ pub use egress::{Cidr, NetGuard};
 pub use engine::{Engine, EngineBuilder, EngineError, default_home};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile};
+pub use preopen::PreopenError;
 pub use run::{RunError, RunOutput};
 pub use serve::{ServeError, ServeOptions, Server, TcpServer};
 pub use shell::{LineError, LineOptions, LineOutcome, StageReport};

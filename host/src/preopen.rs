@@ -9,7 +9,6 @@
 //! signing keys. Each is refused with an error that says what to do.
 
 use crate::policy::{Cap, Grant};
-use crate::state::SessionError;
 use std::path::{Path, PathBuf};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
@@ -88,6 +87,34 @@ fn resolved(path: &Path) -> PathBuf {
     }
 }
 
+/// Why a preopen was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PreopenError {
+    /// Preopens were asked for without the vfs cap.
+    #[error("capability not granted: vfs (needed to preopen {0})")]
+    WithoutVfs(String),
+    /// A preopen would show the guest the engine's own home (its database,
+    /// caches and keys).
+    #[error(
+        "refused: preopening {host} would show the guest the engine home {home}; \
+         preopen a directory outside it, or move the home (--home / WB_HOME)"
+    )]
+    ReachesHome {
+        /// The host directory.
+        host: String,
+        /// The engine home.
+        home: String,
+    },
+    /// A preopen could not be opened.
+    #[error("cannot preopen {host}: {message}")]
+    Open {
+        /// The host directory.
+        host: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
 /// Checks `dirs` with [`check_preopens`] and preopens them in `wasi`: the
 /// one way either lane gives a guest host directories.
 pub(crate) fn preopen_all(
@@ -95,7 +122,7 @@ pub(crate) fn preopen_all(
     home: &Path,
     grant: &Grant,
     dirs: &[Preopen],
-) -> Result<(), SessionError> {
+) -> Result<(), PreopenError> {
     check_preopens(home, grant, dirs)?;
     for dir in dirs {
         let perms = if dir.read_only {
@@ -104,7 +131,7 @@ pub(crate) fn preopen_all(
             FsPerms::ReadWrite
         };
         wasi.preopened_dir(&dir.host, &dir.guest, perms)
-            .map_err(|e| SessionError::Preopen {
+            .map_err(|e| PreopenError::Open {
                 host: dir.host.display().to_string(),
                 message: format!("{e:#}"),
             })?;
@@ -115,20 +142,18 @@ pub(crate) fn preopen_all(
 /// Checks the preopens of a session under `grant` for an engine homed at
 /// `home`: none at all without `vfs`, and none that contains the home or
 /// lies inside it.
-fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), SessionError> {
+fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), PreopenError> {
     let Some(first) = dirs.first() else {
         return Ok(());
     };
     if !grant.caps.contains(Cap::Vfs) {
-        return Err(SessionError::PreopenWithoutVfs(
-            first.host.display().to_string(),
-        ));
+        return Err(PreopenError::WithoutVfs(first.host.display().to_string()));
     }
     let home = resolved(home);
     for dir in dirs {
         let host = resolved(&dir.host);
         if home.starts_with(&host) || host.starts_with(&home) {
-            return Err(SessionError::PreopenReachesHome {
+            return Err(PreopenError::ReachesHome {
                 host: dir.host.display().to_string(),
                 home: home.display().to_string(),
             });
@@ -179,7 +204,7 @@ mod tests {
         };
         for bad in [root.path().to_path_buf(), home.clone(), home.join("db")] {
             let e = check_preopens(&home, &grant, &[dir(&bad)]).unwrap_err();
-            assert!(matches!(e, SessionError::PreopenReachesHome { .. }), "{e}");
+            assert!(matches!(e, PreopenError::ReachesHome { .. }), "{e}");
         }
         let sibling = root.path().join("work");
         std::fs::create_dir_all(&sibling).unwrap();

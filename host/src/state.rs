@@ -6,13 +6,17 @@
 //! memory cap always set. Each cap's context starts deny-all and is filled
 //! only when that cap is granted.
 
+use crate::cadence::Cadence;
+use crate::cap::launch::Launcher;
+use crate::cap::launch::module::ModuleLaunch;
 use crate::cap::net::sockets::{GuardedLookup, SocketGate};
+use crate::cap::secrets::keyring::Keyring;
 use crate::cap::{
     browse::BrowseCtx, kv::KvCtx, launch::LaunchCtx, net::NetCtx, queue::QueueCtx,
     secrets::SecretsCtx, session_info::SessionCtx, vfs::VfsCtx, wire::WireCtx,
 };
 use crate::commands::{CommandEnv, CommandPolicy};
-use crate::engine::Engine;
+use crate::egress::NetAccess;
 use crate::limits::{
     Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
     MemoryLimiter,
@@ -22,10 +26,12 @@ pub use crate::preopen::Preopen;
 use crate::preopen::preopen_all;
 use crate::store::{StorageSlot, validate_name};
 use bytes::Bytes;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -111,29 +117,9 @@ pub enum SessionError {
     /// stdin over [`MAX_STDIN_BYTES`].
     #[error("stdin is {0} bytes, over the {MAX_STDIN_BYTES}-byte limit")]
     StdinTooLarge(usize),
-    /// Preopens were asked for without the vfs cap.
-    #[error("capability not granted: vfs (needed to preopen {0})")]
-    PreopenWithoutVfs(String),
-    /// A preopen would show the guest the engine's own home (its database,
-    /// caches and keys).
-    #[error(
-        "refused: preopening {host} would show the guest the engine home {home}; \
-         preopen a directory outside it, or move the home (--home / WB_HOME)"
-    )]
-    PreopenReachesHome {
-        /// The host directory.
-        host: String,
-        /// The engine home.
-        home: String,
-    },
-    /// A preopen could not be opened.
-    #[error("cannot preopen {host}: {message}")]
-    Preopen {
-        /// The host directory.
-        host: String,
-        /// What went wrong.
-        message: String,
-    },
+    /// A preopen was refused or could not be opened.
+    #[error(transparent)]
+    Preopen(#[from] crate::preopen::PreopenError),
     /// The engine refused the store's settings (a host bug).
     #[error("engine misconfigured: {0}")]
     Engine(String),
@@ -204,15 +190,48 @@ pub(crate) struct Captured {
     pub(crate) stderr: Option<MemoryOutputPipe>,
 }
 
+/// The data of a core-module store (the preview 1 lane).
+pub(crate) struct ModuleState {
+    pub(crate) wasi: WasiP1Ctx,
+    pub(crate) limiter: MemoryLimiter,
+    pub(crate) deadline: Deadline,
+    pub(crate) launch: ModuleLaunch,
+}
+
+impl HasDeadline for ModuleState {
+    fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+}
+
+/// What a store takes from the engine that builds it.
+pub(crate) struct StoreHost<'a> {
+    /// The wasmtime engine the store belongs to.
+    pub(crate) wasmtime: &'a wasmtime::Engine,
+    /// The home the preopens and volumes resolve under.
+    pub(crate) home: &'a Path,
+    /// The database, opened only if a granted cap needs it.
+    pub(crate) storage: &'a Arc<StorageSlot>,
+    /// Revocation, rate and audit for every brokered call.
+    pub(crate) cadence: &'a Arc<Cadence>,
+    /// The signing keys (`secrets`).
+    pub(crate) keyring: &'a Arc<Keyring>,
+    /// The session tenant's network reach.
+    pub(crate) access: NetAccess,
+    /// The session's memory cap.
+    pub(crate) memory: usize,
+    /// What runs commands (`commands`, `exec`).
+    pub(crate) launcher: &'a dyn Fn() -> Arc<dyn Launcher>,
+}
+
 /// Builds a store for `opts` under `grant`. Storage is opened only when a
 /// granted cap needs it.
 pub(crate) fn new_store(
-    host: &Engine,
-    engine: &wasmtime::Engine,
+    host: StoreHost<'_>,
     grant: &Grant,
     opts: &SessionOptions,
-    storage: &Arc<StorageSlot>,
 ) -> Result<(Store<StoreState>, Captured), SessionError> {
+    let storage = host.storage;
     let argv_bytes: usize =
         opts.id.len() + 1 + opts.args.iter().map(|a| a.len() + 1).sum::<usize>();
     if argv_bytes > MAX_ARGV_BYTES {
@@ -253,7 +272,7 @@ pub(crate) fn new_store(
             wasi.stderr(std::io::stderr());
         }
     }
-    preopen_all(&mut wasi, host.home(), grant, &opts.dirs)?;
+    preopen_all(&mut wasi, host.home, grant, &opts.dirs)?;
 
     let has = |c: Cap| grant.caps.contains(c);
     if has(Cap::Vfs) || has(Cap::Kv) || has(Cap::Queue) || has(Cap::Secrets) {
@@ -264,7 +283,7 @@ pub(crate) fn new_store(
         validate_name("instance", &opts.id)?;
         vfs = VfsCtx::new(storage.clone(), opts.tenant.clone(), opts.id.clone());
     }
-    let cadence = host.cadence();
+    let cadence = host.cadence;
     let mut kv = KvCtx::default();
     if has(Cap::Kv) {
         kv = KvCtx::new(storage.clone(), opts.tenant.clone(), cadence.clone());
@@ -275,9 +294,9 @@ pub(crate) fn new_store(
     }
     let mut secrets = SecretsCtx::default();
     if has(Cap::Secrets) {
-        secrets.reach = Some((host.keyring().clone(), opts.tenant.clone(), cadence.clone()));
+        secrets.reach = Some((host.keyring.clone(), opts.tenant.clone(), cadence.clone()));
     }
-    let access = host.net_access(&opts.tenant);
+    let access = host.access;
     let mut net = NetCtx::default();
     if has(Cap::Net) {
         net = NetCtx::new(access.clone());
@@ -316,14 +335,14 @@ pub(crate) fn new_store(
             dirs: opts.dirs.clone(),
             policy: opts.commands.clone(),
         };
-        launch = LaunchCtx::new(host.clone(), env, grant.caps);
+        launch = LaunchCtx::new((host.launcher)(), env, grant.caps);
     }
 
     let profile = grant.profile.effective;
     let state = StoreState {
         wasi: wasi.build(),
         table: ResourceTable::new(),
-        limiter: MemoryLimiter::new(host.memory_cap(opts.memory, profile)),
+        limiter: MemoryLimiter::new(host.memory),
         deadline: Deadline::after(opts.timeout.unwrap_or(profile.timeout())),
         session: SessionCtx {
             id: opts.id.clone(),
@@ -340,7 +359,7 @@ pub(crate) fn new_store(
         queue,
         secrets,
     };
-    let mut store = Store::new(engine, state);
+    let mut store = Store::new(host.wasmtime, state);
     store.limiter(|s| &mut s.limiter);
     crate::limits::install_deadline(&mut store);
     // Fuel is always metered; `None` means "as much as a u64 holds".

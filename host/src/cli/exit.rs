@@ -30,8 +30,9 @@ pub(crate) const LOAD: u8 = 126;
 fn refused_preopen(e: &workbooks::SessionError) -> bool {
     matches!(
         e,
-        workbooks::SessionError::PreopenWithoutVfs(_)
-            | workbooks::SessionError::PreopenReachesHome { .. }
+        workbooks::SessionError::Preopen(
+            workbooks::PreopenError::WithoutVfs(_) | workbooks::PreopenError::ReachesHome { .. }
+        )
     )
 }
 

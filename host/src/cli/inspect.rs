@@ -1,4 +1,4 @@
-//! `wbx inspect`: what a component imports, which caps that needs, which
+//! `wbx inspect`: what a component or core module imports, which caps that needs, which
 //! profiles grant them, and the receipt it would dock with.
 
 use crate::{exit, fail};
@@ -42,10 +42,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let docked = engine.dock(&artifact, &Grant::profile(profile.name()));
+    let docked = engine.receipt(&artifact, &Grant::profile(profile.name()));
     if args.json {
         let (receipt, refusal) = match &docked {
-            Ok(d) => (serde_json::to_value(d.receipt()).ok(), None),
+            Ok(r) => (serde_json::to_value(r).ok(), None),
             Err(e) => (None, Some(e.to_string())),
         };
         let out = serde_json::json!({
@@ -98,9 +98,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             println!("note      {note}");
         }
         match &docked {
-            Ok(d) => {
+            Ok(r) => {
                 println!("receipt under {profile}:");
-                for line in d.receipt().to_string().lines() {
+                for line in r.to_string().lines() {
                     println!("  {line}");
                 }
             }

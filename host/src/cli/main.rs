@@ -43,7 +43,7 @@ struct Cli {
 enum Command {
     /// List the capability profiles: memory, timeout, caps.
     Profiles(profiles::Args),
-    /// Show a component's imports, the caps they need, and its receipt.
+    /// Show a component's or core module's imports, the caps they need, and its receipt.
     Inspect(inspect::Args),
     /// Run a wasm32-wasip2 command component in the sandbox.
     Exec(exec::Args),

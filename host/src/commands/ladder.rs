@@ -1,18 +1,15 @@
 //! The deny ladder in front of every command run, and the per-principal
 //! concurrency slots.
 
+use super::registry::Registry;
 use super::registry::{ArgMode, RegistryError, Tier};
-use super::{
-    CommandEnv, CommandError, CommandOutput, MAX_CONCURRENT_PER_PRINCIPAL, MAX_DEPTH, builtin,
-};
+use super::{CommandEnv, CommandError, MAX_CONCURRENT_PER_PRINCIPAL, MAX_DEPTH, builtin};
 use crate::artifact::Artifact;
-use crate::cadence::Denial;
-use crate::engine::Engine;
+use crate::cadence::{Cadence, Denial};
 use crate::policy::Cap;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 /// A command found by name, ready to run.
 pub(crate) struct Resolved {
@@ -65,18 +62,26 @@ impl Drop for Slot {
     }
 }
 
-impl Engine {
+/// What the ladder reads: the cadence it audits to, the registry it
+/// resolves from and the concurrency slots it hands out.
+pub(crate) struct Ladder<'a> {
+    pub(crate) cadence: &'a Cadence,
+    pub(crate) registry: &'a Registry,
+    pub(crate) slots: &'a Arc<Slots>,
+}
+
+impl Ladder<'_> {
     /// Applies the deny ladder for `env` asking to run `name` through the
     /// `cap` (commands or exec) interface; on success returns the command
     /// and the concurrency slot it holds while it runs.
-    pub(crate) fn admit_command(
+    pub(crate) fn admit(
         &self,
         env: &CommandEnv,
         cap: Cap,
         name: &str,
     ) -> Result<(Resolved, Slot), CommandError> {
         const BROKER: &str = "exec";
-        let cadence = self.cadence();
+        let cadence = self.cadence;
         let deny =
             |denial: Denial, detail: &str| cadence.deny(&env.principal, BROKER, denial, detail);
         cadence.admit(&env.principal, BROKER).map_err(|d| match d {
@@ -97,7 +102,7 @@ impl Engine {
             deny(Denial::Guard("command_not_granted"), name);
             return Err(CommandError::NotGranted(name.to_string()));
         }
-        let resolved = match self.resolve_command(name) {
+        let resolved = match self.resolve(name) {
             Ok(Some(r)) => r,
             Ok(None) => {
                 deny(Denial::Guard("unknown_command"), name);
@@ -109,7 +114,7 @@ impl Engine {
             }
         };
         let slot = self
-            .command_slots()
+            .slots
             .take(&env.principal, MAX_CONCURRENT_PER_PRINCIPAL)
             .ok_or_else(|| {
                 deny(Denial::Guard("too_many_running"), name);
@@ -120,7 +125,7 @@ impl Engine {
 
     /// Looks a name up: built-ins first (they cannot be shadowed), then the
     /// registry, whose bytes are verified against their hash.
-    fn resolve_command(&self, name: &str) -> Result<Option<Resolved>, CommandError> {
+    fn resolve(&self, name: &str) -> Result<Option<Resolved>, CommandError> {
         if let Some(b) = builtin::resolve(name) {
             return Ok(Some(Resolved {
                 name: name.to_string(),
@@ -131,7 +136,7 @@ impl Engine {
                 path: None,
             }));
         }
-        let registry = self.registry();
+        let registry = self.registry;
         let Some(entry) = registry.get(name).map_err(|e| match e {
             RegistryError::Corrupt { .. } => CommandError::Integrity(e.to_string()),
             e => CommandError::Refused(e.to_string()),
@@ -150,22 +155,5 @@ impl Engine {
             arg_mode: entry.arg_mode,
             tier: entry.tier,
         }))
-    }
-
-    /// Runs `name` for `env` through the `cap` interface: the deny ladder,
-    /// then the command in its envelope.
-    pub async fn run_command_as(
-        &self,
-        env: &CommandEnv,
-        cap: Cap,
-        name: &str,
-        argv: Vec<String>,
-        stdin: bytes::Bytes,
-    ) -> Result<CommandOutput, CommandError> {
-        let start = Instant::now();
-        let (resolved, _slot) = self.admit_command(env, cap, name)?;
-        let mut out = self.run_resolved(env, &resolved, argv, stdin).await?;
-        out.elapsed = start.elapsed();
-        Ok(out)
     }
 }

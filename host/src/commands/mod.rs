@@ -1,5 +1,7 @@
 //! Commands: the content-addressed registry, the built-ins, the deny
-//! ladder and the runner.
+//! ladder, and the types every run speaks in. The engine runs them
+//! (`engine::launch`); this module imports neither the engine nor the
+//! stores, so the caps and the engine can both build on it.
 //!
 //! A command is a wasm32-wasip2 command component (or a WASI preview 1 core
 //! module): argv and stdin in; stdout, stderr and an exit code out. A
@@ -17,16 +19,13 @@
 pub mod builtin;
 pub mod frames;
 pub(crate) mod ladder;
-pub(crate) mod module;
-mod os_process;
 pub mod registry;
-mod runner;
 pub mod wire;
 
 pub use registry::{ArgMode, Entry, Registry, RegistryError, Tier};
 
 use crate::policy::{CapSet, Grant};
-use crate::state::Preopen;
+use crate::preopen::Preopen;
 use bytes::Bytes;
 use std::collections::BTreeSet;
 use std::sync::Arc;

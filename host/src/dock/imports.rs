@@ -11,6 +11,7 @@
 //! count: a nested component's imports must be satisfied by its parent.
 
 use crate::policy::{Cap, CapSet};
+use std::sync::OnceLock;
 use wasmparser::{Encoding, Parser, Payload};
 
 /// What an import needs in order to be linked.
@@ -46,7 +47,38 @@ pub fn primitive_caps(name: &str) -> CapSet {
     if classify(name) != Need::HostPrimitive {
         return CapSet::EMPTY;
     }
-    crate::embedded::primitive_caps(name)
+    shipped_primitive_caps(name)
+}
+
+/// The caps whose shipped brokers import `primitive` (compared without its
+/// version): the caps it serves. Read from the brokers themselves, once.
+fn shipped_primitive_caps(primitive: &str) -> CapSet {
+    static IMPORTS: OnceLock<Vec<(Cap, Vec<String>)>> = OnceLock::new();
+    let imports = IMPORTS.get_or_init(|| {
+        crate::embedded::BROKERS
+            .iter()
+            .map(|(cap, _, b)| {
+                let surface = surface(b.bytes).ok().flatten().unwrap_or_default();
+                (
+                    *cap,
+                    surface
+                        .imports
+                        .iter()
+                        .map(|i| unversioned(i).to_string())
+                        .collect(),
+                )
+            })
+            .collect()
+    });
+    let wanted = unversioned(primitive);
+    imports
+        .iter()
+        .filter(|(_, names)| names.iter().any(|n| n == wanted))
+        .fold(CapSet::EMPTY, |set, (cap, _)| set.with(*cap))
+}
+
+fn unversioned(name: &str) -> &str {
+    name.split_once('@').map_or(name, |(path, _)| path)
 }
 
 /// Maps an import to what it needs on `lane`.

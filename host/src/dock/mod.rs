@@ -172,16 +172,31 @@ pub fn unbound_notes(caps: CapSet) -> Vec<String> {
         .collect()
 }
 
-/// Reads what a component asks for.
+/// Reads what a component or a core module asks for.
 pub fn analyse(artifact: &Artifact) -> Result<Analysis, DockError> {
-    let surface = surface(artifact)?;
+    let surface = if artifact.kind() == ArtifactKind::Module {
+        module::surface(artifact.bytes()).map_err(DockError::Unreadable)?
+    } else {
+        surface(artifact)?
+    };
+    let need_of = |name: &str| match artifact.kind() {
+        ArtifactKind::Module => {
+            let (m, n) = name.split_once('.').unwrap_or((name, ""));
+            match module::classify(m, n) {
+                module::Need::Base => Need::Base,
+                module::Need::Cap(cap) => Need::Cap(cap),
+                module::Need::Unknown => Need::Unknown,
+            }
+        }
+        _ => imports::classify(name),
+    };
     let mut caps = CapSet::EMPTY;
     let mut grantable = true;
     let imports = surface
         .imports
         .iter()
         .map(|name| {
-            let needs = match imports::classify(name) {
+            let needs = match need_of(name) {
                 Need::Base => "base".to_string(),
                 Need::Cap(c) => {
                     caps = caps.with(c);

@@ -15,12 +15,14 @@
 //! check a link's target the way the component lane does
 //! ([`crate::cap::vfs`]), so it makes no links at all.
 
-use super::{DockError, cached};
+use super::{DockError, ImportReceipt, Receipt, Surface, cached};
 use crate::artifact::Artifact;
-use crate::commands::module::{self, ModuleState};
+use crate::cap::launch::module::{self, ModuleLaunch};
 use crate::policy::{Cap, CapSet, Grant};
+use crate::state::ModuleState;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use wasmparser::{Parser, Payload};
 use wasmtime::{InstancePre, Linker, Module};
 
 /// The preview 1 module name.
@@ -85,13 +87,14 @@ const NET_CALLS: &[&str] = &["sock_accept", "sock_recv", "sock_send", "sock_shut
 
 /// What one core-module import needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Need {
+pub(crate) enum Need {
     Base,
     Cap(Cap),
     Unknown,
 }
 
-fn classify(module: &str, name: &str) -> Need {
+/// What the import `module`.`name` needs.
+pub(crate) fn classify(module: &str, name: &str) -> Need {
     match module {
         WASI_P1 if BASE_CALLS.contains(&name) => Need::Base,
         WASI_P1 if VFS_CALLS.contains(&name) => Need::Cap(Cap::Vfs),
@@ -101,12 +104,40 @@ fn classify(module: &str, name: &str) -> Need {
     }
 }
 
-/// Refuses any import the grant does not cover, naming it.
-fn check(module: &Module, grant: &Grant) -> Result<(), DockError> {
+/// The imports (`module.name`) and exports of a core module binary.
+pub(crate) fn surface(bytes: &[u8]) -> Result<Surface, String> {
+    let mut surface = Surface::default();
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload.map_err(|e| e.to_string())? {
+            Payload::ImportSection(reader) => {
+                for import in reader.into_imports() {
+                    let import = import.map_err(|e| e.to_string())?;
+                    surface
+                        .imports
+                        .push(format!("{}.{}", import.module, import.name));
+                }
+            }
+            Payload::ExportSection(reader) => {
+                for export in reader {
+                    let export = export.map_err(|e| e.to_string())?;
+                    surface.exports.push(export.name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(surface)
+}
+
+/// Refuses any import the grant does not cover, naming it; otherwise
+/// returns each import's receipt line.
+fn check(module: &Module, grant: &Grant) -> Result<Vec<ImportReceipt>, DockError> {
     let mut unknown = Vec::new();
+    let mut lines = Vec::new();
     for import in module.imports() {
         let interface = format!("{}.{}", import.module(), import.name());
-        let missing = match classify(import.module(), import.name()) {
+        let need = classify(import.module(), import.name());
+        let missing = match need {
             Need::Base => None,
             Need::Cap(cap) => (!grant.caps.contains(cap)).then_some(cap),
             Need::Unknown => {
@@ -121,9 +152,22 @@ fn check(module: &Module, grant: &Grant) -> Result<(), DockError> {
                 profile: grant.profile.effective,
             });
         }
+        let served_by = if import.module() == WASI_P1 && import.name() == "path_symlink" {
+            "host (refused: perm, no links in this lane)"
+        } else {
+            "host"
+        };
+        lines.push(ImportReceipt {
+            cap: match need {
+                Need::Cap(cap) => cap.word().to_string(),
+                _ => "base".to_string(),
+            },
+            name: interface,
+            served_by: served_by.to_string(),
+        });
     }
     if unknown.is_empty() {
-        Ok(())
+        Ok(lines)
     } else {
         Err(DockError::UnknownImports { names: unknown })
     }
@@ -142,10 +186,19 @@ fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<Modu
     )?;
     linker.allow_shadowing(false);
     if caps.contains(Cap::Exec) {
+        fn launch(s: &mut ModuleState) -> &mut ModuleLaunch {
+            &mut s.launch
+        }
         linker.func_wrap_async("workbooks", "exec", |caller, (ptr, len): (u32, u32)| {
-            Box::new(module::exec(caller, ptr, len))
+            Box::new(module::exec(caller, launch, ptr, len))
         })?;
-        linker.func_wrap("workbooks", "exec_read", module::exec_read)?;
+        linker.func_wrap(
+            "workbooks",
+            "exec_read",
+            |caller: wasmtime::Caller<'_, ModuleState>, ptr: u32, len: u32| {
+                module::exec_read(caller, launch, ptr, len)
+            },
+        )?;
     }
     Ok(linker)
 }
@@ -153,6 +206,8 @@ fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<Modu
 /// A core module docked under a grant, ready to instantiate.
 pub(crate) struct DockedModule {
     pub(crate) pre: InstancePre<ModuleState>,
+    /// What it was granted and linked with.
+    pub(crate) receipt: Receipt,
 }
 
 /// Docked modules by (artifact sha256, grant).
@@ -175,14 +230,27 @@ impl ModuleDocks {
         grant: &Grant,
     ) -> Result<Arc<DockedModule>, DockError> {
         cached(&self.docked, (artifact.sha256(), grant.clone()), || {
-            check(module, grant)?;
+            let imports = check(module, grant)?;
             let linker = cached(&self.linkers, grant.caps, || {
                 link(engine, grant.caps).map_err(|e| DockError::Link(format!("{e:#}")))
             })?;
             let pre = linker
                 .instantiate_pre(module)
                 .map_err(|e| DockError::Link(format!("{e:#}")))?;
-            Ok(Arc::new(DockedModule { pre }))
+            // Every import that passed the check is linked by the host:
+            // no broker serves the preview 1 lane.
+            let receipt = Receipt {
+                profile_requested: grant.profile.requested.clone(),
+                profile_effective: grant.profile.effective,
+                caps: grant.caps,
+                linked: imports.iter().map(|i| i.name.clone()).collect(),
+                imports,
+                brokers: Vec::new(),
+                artifact_sha256: artifact.sha256_hex(),
+                composed_sha256: None,
+                signer: None,
+            };
+            Ok(Arc::new(DockedModule { pre, receipt }))
         })
     }
 }

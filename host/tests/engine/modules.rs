@@ -5,7 +5,10 @@
 use crate::common::own_builder;
 use guest_artifacts::*;
 use workbooks::commands::{ArgMode, Tier};
-use workbooks::{Cap, CapSet, CommandError, Engine, LineError, LineOptions, Preopen, Profile};
+use workbooks::{
+    Artifact, Cap, CapSet, CommandError, DockError, Engine, Grant, LineError, LineOptions, Preopen,
+    Profile,
+};
 
 fn fresh() -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
@@ -319,12 +322,42 @@ async fn every_profile_and_core_module_import_class_docks_iff_granted() {
         register_wat(&e, name, &importing(module, call, params, result));
     }
     register_wat(&e, "p1-base", P1_HELLO);
+    let hello = Artifact::from_bytes(wat::parse_str(P1_HELLO).unwrap()).unwrap();
     for profile in Profile::ALL {
+        let grant = Grant::profile(profile.name());
         assert_eq!(
             run(&e, "p1-base", opts(profile.name(), None, Vec::new())).await,
             Ok("core module\n".into()),
             "{profile}"
         );
+        // The receipt lists exactly what was linked, here the one base call.
+        let receipt = e.receipt(&hello, &grant).unwrap();
+        assert_eq!(receipt.linked, ["wasi_snapshot_preview1.fd_write"]);
+        assert_eq!(receipt.imports.len(), 1);
+        assert_eq!(receipt.imports[0].cap, "base");
+        assert!(receipt.brokers.is_empty() && receipt.composed_sha256.is_none());
+        assert_eq!(receipt.caps, profile.caps());
+        for (_, module, call, params, result, caps) in classes {
+            let bytes = wat::parse_str(importing(module, call, params, result)).unwrap();
+            let artifact = Artifact::from_bytes(bytes).unwrap();
+            let granted = caps.iter().any(|c| profile.caps().contains(*c));
+            let import = format!("{module}.{call}");
+            match e.receipt(&artifact, &grant) {
+                Ok(receipt) => {
+                    assert!(granted, "{import} docked under {profile}");
+                    assert_eq!(receipt.linked, [import.clone()], "{profile}");
+                    assert_eq!(receipt.imports[0].name, import);
+                    assert_eq!(receipt.imports[0].cap, caps.last().unwrap().word());
+                    assert_eq!(receipt.artifact_sha256, artifact.sha256_hex());
+                }
+                Err(DockError::NotGranted { cap, interface, .. }) => {
+                    assert!(!granted, "{import} refused under {profile}");
+                    assert_eq!(cap, *caps.last().unwrap());
+                    assert_eq!(interface, import);
+                }
+                Err(other) => panic!("{import} under {profile}: {other}"),
+            }
+        }
         for (name, module, call, _, _, caps) in classes {
             let granted = caps.iter().any(|c| profile.caps().contains(*c));
             let got = run(&e, name, opts(profile.name(), None, Vec::new())).await;

@@ -1,9 +1,9 @@
 use super::{Job, LaunchView};
 use crate::bindings::workbooks::engine::command_types::{CommandOutput, Error};
 use crate::bindings::workbooks::host::launch::{Host, HostJob};
-use crate::cadence::Denial;
-use crate::commands::{self, CommandError, MAX_LIVE_PROCESSES_PER_PRINCIPAL};
+use crate::commands::{self, CommandError};
 use crate::policy::Cap;
+use bytes::Bytes;
 use wasmtime::component::Resource;
 
 /// The guest-visible form of a command error.
@@ -36,16 +36,6 @@ fn output(out: commands::CommandOutput) -> CommandOutput {
     }
 }
 
-impl LaunchView<'_> {
-    /// The runner, if the caller holds `cap`.
-    fn runner(&self, cap: Cap) -> Result<(crate::Engine, commands::CommandEnv), Error> {
-        match &self.ctx.runner {
-            Some(runner) if self.ctx.granted.contains(cap) => Ok(runner.clone()),
-            _ => Err(Error::Denied),
-        }
-    }
-}
-
 impl Host for LaunchView<'_> {
     async fn run(
         &mut self,
@@ -53,14 +43,11 @@ impl Host for LaunchView<'_> {
         argv: Vec<String>,
         stdin: Vec<u8>,
     ) -> wasmtime::Result<Result<CommandOutput, Error>> {
-        let (engine, env) = match self.runner(Cap::Commands) {
-            Ok(r) => r,
-            Err(e) => return Ok(Err(e)),
+        let Some((launcher, env)) = self.ctx.runner(Cap::Commands) else {
+            return Ok(Err(Error::Denied));
         };
-        let out = engine
-            .run_command_as(&env, Cap::Commands, &name, argv, stdin.into())
-            .await;
-        Ok(out.map(output).map_err(to_wit_error))
+        let running = launcher.run(env, Cap::Commands, &name, argv, Bytes::from(stdin));
+        Ok(running.await.map(output).map_err(to_wit_error))
     }
 
     async fn start(
@@ -69,44 +56,13 @@ impl Host for LaunchView<'_> {
         argv: Vec<String>,
         stdin: Vec<u8>,
     ) -> wasmtime::Result<Result<Resource<Job>, Error>> {
-        let (engine, env) = match self.runner(Cap::Exec) {
-            Ok(r) => r,
-            Err(e) => return Ok(Err(e)),
+        let Some((launcher, env)) = self.ctx.runner(Cap::Exec) else {
+            return Ok(Err(Error::Denied));
         };
-        // The ladder runs now, so a refusal is immediate rather than found
-        // at `wait`.
-        let (resolved, slot) = match engine.admit_command(&env, Cap::Exec, &name) {
-            Ok(r) => r,
-            Err(e) => return Ok(Err(to_wit_error(e))),
-        };
-        let Some(live) = engine
-            .process_slots()
-            .take(&env.principal, MAX_LIVE_PROCESSES_PER_PRINCIPAL)
-        else {
-            engine.cadence().deny(
-                &env.principal,
-                "exec",
-                Denial::Guard("too_many_live_processes"),
-                &name,
-            );
-            return Ok(Err(to_wit_error(CommandError::TooManyRunning(
-                MAX_LIVE_PROCESSES_PER_PRINCIPAL,
-            ))));
-        };
-        let task = tokio::spawn(async move {
-            let _running = slot;
-            let start = std::time::Instant::now();
-            let mut out = engine
-                .run_resolved(&env, &resolved, argv, stdin.into())
-                .await?;
-            out.elapsed = start.elapsed();
-            Ok(out)
-        });
-        let job = Job {
-            task: Some(task),
-            _live: live,
-        };
-        Ok(Ok(self.table.push(job)?))
+        match launcher.start(env, Cap::Exec, &name, argv, Bytes::from(stdin)) {
+            Ok(job) => Ok(Ok(self.table.push(job)?)),
+            Err(e) => Ok(Err(to_wit_error(e))),
+        }
     }
 }
 
@@ -146,12 +102,38 @@ impl HostJob for LaunchView<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{LaunchCtx, Launcher, Running};
     use super::*;
     use crate::commands::{CommandEnv, CommandPolicy};
     use crate::policy::{CapSet, Grant};
+    use std::sync::{Arc, Mutex};
     use wasmtime::component::ResourceTable;
 
-    fn ctx(engine: &crate::Engine, caps: &[Cap]) -> super::super::LaunchCtx {
+    /// A launcher that records which operation reached it and runs nothing.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<(Cap, String)>>);
+
+    impl Launcher for Recorder {
+        fn run(&self, _: &CommandEnv, cap: Cap, name: &str, _: Vec<String>, _: Bytes) -> Running {
+            self.0.lock().unwrap().push((cap, name.to_string()));
+            let name = name.to_string();
+            Box::pin(async move { Err(CommandError::Unknown(name)) })
+        }
+
+        fn start(
+            &self,
+            _: &CommandEnv,
+            cap: Cap,
+            name: &str,
+            _: Vec<String>,
+            _: Bytes,
+        ) -> Result<Job, CommandError> {
+            self.0.lock().unwrap().push((cap, name.to_string()));
+            Err(CommandError::Unknown(name.to_string()))
+        }
+    }
+
+    fn ctx(launcher: &Arc<Recorder>, caps: &[Cap]) -> LaunchCtx {
         let caps = CapSet::of(caps);
         let env = CommandEnv {
             principal: "t".into(),
@@ -161,53 +143,59 @@ mod tests {
             dirs: Vec::new(),
             policy: CommandPolicy::default(),
         };
-        super::super::LaunchCtx::new(engine.clone(), env, caps)
+        LaunchCtx::new(launcher.clone(), env, caps)
     }
 
     #[tokio::test]
     async fn each_operation_needs_its_own_cap_whatever_the_broker_asks() {
-        let (_home, engine) = crate::engine::for_tests();
+        let launcher = Arc::new(Recorder::default());
         let mut table = ResourceTable::new();
-        let mut commands_only = ctx(&engine, &[Cap::Commands]);
+        let mut commands_only = ctx(&launcher, &[Cap::Commands]);
         let mut view = LaunchView {
             ctx: &mut commands_only,
             table: &mut table,
         };
-        let started = view
-            .start("echo".into(), Vec::new(), Vec::new())
-            .await
-            .unwrap();
+        let started = view.start("spawned".into(), vec![], vec![]).await.unwrap();
         assert!(
             matches!(started, Err(Error::Denied)),
             "a commands broker spawned"
         );
-        let ran = view
-            .run("no-such".into(), Vec::new(), Vec::new())
-            .await
-            .unwrap();
+        let ran = view.run("ran".into(), vec![], vec![]).await.unwrap();
         assert!(matches!(ran, Err(Error::UnknownCommand(_))), "{ran:?}");
-        let mut exec_only = ctx(&engine, &[Cap::Exec]);
+
+        let mut exec_only = ctx(&launcher, &[Cap::Exec]);
         let mut view = LaunchView {
             ctx: &mut exec_only,
             table: &mut table,
         };
         let ran = view
-            .run("echo".into(), Vec::new(), Vec::new())
+            .run("ran-by-exec".into(), vec![], vec![])
             .await
             .unwrap();
         assert!(
             matches!(ran, Err(Error::Denied)),
             "an exec broker ran to completion"
         );
-        let mut nothing = super::super::LaunchCtx::default();
+        let started = view.start("started".into(), vec![], vec![]).await.unwrap();
+        assert!(
+            matches!(started, Err(Error::UnknownCommand(_))),
+            "{started:?}"
+        );
+
+        let mut nothing = LaunchCtx::default();
         let mut view = LaunchView {
             ctx: &mut nothing,
             table: &mut table,
         };
-        let ran = view
-            .run("echo".into(), Vec::new(), Vec::new())
-            .await
-            .unwrap();
+        let ran = view.run("ungranted".into(), vec![], vec![]).await.unwrap();
         assert!(matches!(ran, Err(Error::Denied)));
+        // Only the two calls each cap covers reached the launcher.
+        assert_eq!(
+            *launcher.0.lock().unwrap(),
+            [
+                (Cap::Commands, "ran".to_string()),
+                (Cap::Exec, "started".to_string())
+            ]
+        );
     }
 }

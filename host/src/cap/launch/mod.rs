@@ -18,21 +18,67 @@
 //! a dropped job stops its command.
 
 mod host;
+pub(crate) mod module;
 
 use crate::bindings::workbooks::host::launch;
 use crate::commands::ladder::Slot;
 use crate::commands::{CommandEnv, CommandError, CommandOutput};
-use crate::engine::Engine;
 use crate::policy::{Cap, CapSet};
+use bytes::Bytes;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use wasmtime::component::{HasData, Linker, ResourceTable};
 
 /// The caps this primitive serves.
 pub(crate) const CAPS: CapSet = CapSet::EMPTY.with(Cap::Commands).with(Cap::Exec);
 
+/// A command run in flight, owning everything it needs.
+pub(crate) type Running = Pin<Box<dyn Future<Output = Result<CommandOutput, CommandError>> + Send>>;
+
+/// What actually runs a command: the deny ladder, then the command in its
+/// envelope. The engine implements it; this primitive only decides whether
+/// the caller may ask.
+pub(crate) trait Launcher: Send + Sync {
+    /// Runs `name` for `env` through the `cap` interface, to its end.
+    fn run(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        argv: Vec<String>,
+        stdin: Bytes,
+    ) -> Running;
+
+    /// Admits `name` through the ladder now (a refusal is immediate, not
+    /// found at `wait`) and starts it in the background.
+    fn start(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        argv: Vec<String>,
+        stdin: Bytes,
+    ) -> Result<Job, CommandError>;
+}
+
 /// A started command.
 pub struct Job {
     task: Option<tokio::task::JoinHandle<Result<CommandOutput, CommandError>>>,
     _live: Slot,
+}
+
+impl Job {
+    /// A job for a running task holding one live-process slot.
+    pub(crate) fn new(
+        task: tokio::task::JoinHandle<Result<CommandOutput, CommandError>>,
+        live: Slot,
+    ) -> Self {
+        Self {
+            task: Some(task),
+            _live: live,
+        }
+    }
 }
 
 impl Drop for Job {
@@ -45,19 +91,36 @@ impl Drop for Job {
 
 /// Who this store's commands run as and which operations it was granted;
 /// the default reaches nothing.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct LaunchCtx {
-    runner: Option<(Engine, CommandEnv)>,
+    runner: Option<(Arc<dyn Launcher>, CommandEnv)>,
     granted: CapSet,
 }
 
+impl std::fmt::Debug for LaunchCtx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaunchCtx")
+            .field("env", &self.runner.as_ref().map(|(_, env)| env))
+            .field("granted", &self.granted)
+            .finish()
+    }
+}
+
 impl LaunchCtx {
-    /// Runs commands as `env` through `engine`, for the operations of
+    /// Runs commands as `env` through `launcher`, for the operations of
     /// `caps` (`commands`, `exec`).
-    pub(crate) fn new(engine: Engine, env: CommandEnv, caps: CapSet) -> Self {
+    pub(crate) fn new(launcher: Arc<dyn Launcher>, env: CommandEnv, caps: CapSet) -> Self {
         Self {
-            runner: Some((engine, env)),
+            runner: Some((launcher, env)),
             granted: caps.intersect(CAPS),
+        }
+    }
+
+    /// The launcher and the caller, if the caller holds `cap`.
+    pub(crate) fn runner(&self, cap: Cap) -> Option<(&dyn Launcher, &CommandEnv)> {
+        match &self.runner {
+            Some((launcher, env)) if self.granted.contains(cap) => Some((&**launcher, env)),
+            _ => None,
         }
     }
 }

@@ -6,18 +6,27 @@
 //! otherwise. It holds the compile and composition caches (`cache/`) and the
 //! sled database (`db/`), which is opened only when a session first needs a
 //! storage-backed cap, so commands that use none never contend for it.
+//!
+//! The engine sits on top: it builds stores ([`crate::state`]), docks
+//! ([`crate::dock`]) and runs commands ([`launch`], the [`Launcher`] the
+//! `launch` primitive calls). Nothing below imports it.
 
-use crate::artifact::Artifact;
+mod launch;
+mod module_lane;
+mod os_process;
+
+use crate::artifact::{Artifact, ArtifactKind};
 use crate::cadence::{Cadence, RateLimiter};
+use crate::cap::launch::Launcher;
 use crate::cap::secrets::keyring::{Keyring, Secret};
 use crate::commands::Registry;
-use crate::commands::ladder::Slots;
-use crate::dock::{DockError, Docked, Docker, Lane};
+use crate::commands::ladder::{Ladder, Slots};
+use crate::dock::{DockError, Docked, Docker, Lane, Receipt};
 use crate::egress::{Cidr, HttpClient, NetAccess, NetGuard, Resolver, SystemResolver};
 use crate::limits::NET_MAX_BODY_BYTES;
 use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
 use crate::policy::{Cap, Grant};
-use crate::state::{Captured, SessionError, SessionOptions, StoreState, new_store};
+use crate::state::{Captured, SessionError, SessionOptions, StoreHost, StoreState, new_store};
 use crate::store::{Storage, StorageError, StorageSlot};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -363,6 +372,19 @@ impl Engine {
             .dock(&self.inner.wasmtime, artifact, grant, lane)
     }
 
+    /// What `artifact` would dock with under `grant` (a component or a
+    /// core module): every import, its cap, what serves it and what the
+    /// host linked. Refused exactly as running it would be.
+    pub fn receipt(&self, artifact: &Artifact, grant: &Grant) -> Result<Receipt, DockError> {
+        if artifact.kind() == ArtifactKind::Module {
+            let module = self
+                .compile_module(artifact)
+                .map_err(|e| DockError::Compile(format!("{e:#}")))?;
+            return Ok(self.dock_module(artifact, &module, grant)?.receipt.clone());
+        }
+        Ok(self.dock(artifact, grant)?.receipt().clone())
+    }
+
     /// The brokers an embedder replaced, each written once to
     /// `<home>/cache/brokers/<sha256>.wasm` so a child `wbx` can load it.
     pub(crate) fn replaced_broker_files(&self) -> std::io::Result<Vec<(Cap, PathBuf)>> {
@@ -423,8 +445,13 @@ impl Engine {
             .min(self.max_memory())
     }
 
-    pub(crate) fn command_slots(&self) -> &Arc<Slots> {
-        &self.inner.command_slots
+    /// The deny ladder in front of every command run.
+    pub(crate) fn ladder(&self) -> Ladder<'_> {
+        Ladder {
+            cadence: &self.inner.cadence,
+            registry: &self.inner.registry,
+            slots: &self.inner.command_slots,
+        }
     }
 
     pub(crate) fn process_slots(&self) -> &Arc<Slots> {
@@ -460,7 +487,18 @@ impl Engine {
         grant: &Grant,
         opts: &SessionOptions,
     ) -> Result<(Store<StoreState>, Captured), SessionError> {
-        new_store(self, &self.inner.wasmtime, grant, opts, &self.inner.storage)
+        let launcher = || Arc::new(self.clone()) as Arc<dyn Launcher>;
+        let host = StoreHost {
+            wasmtime: &self.inner.wasmtime,
+            home: &self.inner.home,
+            storage: &self.inner.storage,
+            cadence: &self.inner.cadence,
+            keyring: &self.inner.keyring,
+            access: self.net_access(&opts.tenant),
+            memory: self.memory_cap(opts.memory, grant.profile.effective),
+            launcher: &launcher,
+        };
+        new_store(host, grant, opts)
     }
 }
 

@@ -6,16 +6,16 @@
 //! in-process run would), the budgets, the preopens and the expected
 //! sha256, which it verifies again itself before running, so a file swapped
 //! between the parent's check and the child's read is refused. The child
-//! answers in frames ([`super::frames`]): the guest's stdout and stderr,
+//! answers in frames ([`crate::commands::frames`]): the guest's stdout and stderr,
 //! then the engine's verdict, on a channel the guest cannot write. The
 //! parent reads the frames as they come with the in-process caps, stops
 //! (and kills) the child at the first byte past a cap, and bounds the
 //! child's wall time as well.
 
-use super::frames::{self, FrameError, Verdict};
-use super::ladder::Resolved;
-use super::{CommandEnv, CommandError, CommandOutput};
-use crate::engine::Engine;
+use super::Engine;
+use crate::commands::frames::{self, FrameError, Verdict};
+use crate::commands::ladder::Resolved;
+use crate::commands::{CommandEnv, CommandError, CommandOutput};
 use bytes::Bytes;
 use std::process::Stdio;
 use std::time::Duration;

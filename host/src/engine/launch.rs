@@ -1,14 +1,23 @@
-//! Running a resolved command in its envelope, on the tier it asks for.
+//! Running commands: the deny ladder, then the resolved command in its
+//! envelope, on the tier it asks for. This is the [`Launcher`] behind the
+//! `launch` primitive, the shell and the core-module lane.
 
-use super::ladder::Resolved;
-use super::registry::{ArgMode, Tier};
-use super::{COMMAND_TIMEOUT, CommandEnv, CommandError, CommandOutput, CommandPolicy};
+use super::Engine;
 use crate::artifact::ArtifactKind;
-use crate::engine::Engine;
+use crate::cadence::Denial;
+use crate::cap::launch::{Job, Launcher, Running};
+use crate::commands::ladder::Resolved;
+use crate::commands::registry::{ArgMode, Tier};
+use crate::commands::{
+    COMMAND_TIMEOUT, CommandEnv, CommandError, CommandOutput, CommandPolicy,
+    MAX_LIVE_PROCESSES_PER_PRINCIPAL,
+};
 use crate::limits::{COMMAND_FUEL, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES};
+use crate::policy::Cap;
 use crate::run::RunError;
 use crate::state::{Output, SessionError, SessionOptions, Stdin};
 use bytes::Bytes;
+use std::time::Instant;
 
 /// The argv and stdin a command receives, after its built-in prefix and
 /// its argument mode are applied.
@@ -78,6 +87,23 @@ fn child_policy(env: &CommandEnv) -> CommandPolicy {
 }
 
 impl Engine {
+    /// Runs `name` for `env` through the `cap` interface: the deny ladder,
+    /// then the command in its envelope.
+    pub async fn run_command_as(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        argv: Vec<String>,
+        stdin: Bytes,
+    ) -> Result<CommandOutput, CommandError> {
+        let start = Instant::now();
+        let (resolved, _slot) = self.ladder().admit(env, cap, name)?;
+        let mut out = self.run_resolved(env, &resolved, argv, stdin).await?;
+        out.elapsed = start.elapsed();
+        Ok(out)
+    }
+
     /// Runs a resolved command for `env`.
     pub(crate) async fn run_resolved(
         &self,
@@ -130,5 +156,53 @@ impl Engine {
             exit_code: out.exit_code,
             elapsed: out.elapsed,
         })
+    }
+}
+
+impl Launcher for Engine {
+    fn run(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        argv: Vec<String>,
+        stdin: Bytes,
+    ) -> Running {
+        let (engine, env, name) = (self.clone(), env.clone(), name.to_string());
+        Box::pin(async move { engine.run_command_as(&env, cap, &name, argv, stdin).await })
+    }
+
+    fn start(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        argv: Vec<String>,
+        stdin: Bytes,
+    ) -> Result<Job, CommandError> {
+        let (resolved, running) = self.ladder().admit(env, cap, name)?;
+        let Some(live) = self
+            .process_slots()
+            .take(&env.principal, MAX_LIVE_PROCESSES_PER_PRINCIPAL)
+        else {
+            self.cadence().deny(
+                &env.principal,
+                "exec",
+                Denial::Guard("too_many_live_processes"),
+                name,
+            );
+            return Err(CommandError::TooManyRunning(
+                MAX_LIVE_PROCESSES_PER_PRINCIPAL,
+            ));
+        };
+        let (engine, env) = (self.clone(), env.clone());
+        let task = tokio::spawn(async move {
+            let _running = running;
+            let start = Instant::now();
+            let mut out = engine.run_resolved(&env, &resolved, argv, stdin).await?;
+            out.elapsed = start.elapsed();
+            Ok(out)
+        });
+        Ok(Job::new(task, live))
     }
 }

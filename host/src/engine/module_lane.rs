@@ -5,116 +5,24 @@
 //! in-memory stdio, only the caller's preopens and only under `vfs`. The
 //! module is docked like a component ([`crate::dock::module`]): its imports
 //! are checked call by call against the grant before anything runs, and the
-//! linker comes from the dock, the one place linking happens.
-//!
-//! `workbooks.exec(req_ptr, req_len) -> i64` takes a request in the wire
-//! format ([`super::wire`]), runs it through the same deny ladder (under
-//! `exec`, the only cap it is linked with),
-//! stashes the result (`[exit i32][len u32][stdout][len u32][stderr]`)
-//! and returns its length; `workbooks.exec_read(out_ptr, out_len) -> i64`
-//! copies the stash out and returns the bytes copied. Negative returns:
-//! -1 malformed request or bad pointer, -2 revoked, -3 rate_limited,
-//! -4 denied, -5 max_depth, -6 command_not_granted, -7 unknown_command,
-//! -8 too_many_running, -9 the command failed (timeout, trap, limits),
-//! -10 nothing stashed.
+//! linker comes from the dock, the one place linking happens. Its
+//! `workbooks.exec` calls are served by [`crate::cap::launch::module`].
 
-use super::ladder::Resolved;
-use super::{CommandEnv, CommandError, CommandOutput, wire};
-use crate::engine::Engine;
-use crate::limits::{
-    Deadline, HasDeadline, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter, install_deadline,
-};
-use crate::policy::Cap;
+use super::Engine;
+use crate::cap::launch::module::ModuleLaunch;
+use crate::cap::launch::{LaunchCtx, Launcher};
+use crate::commands::ladder::Resolved;
+use crate::commands::{CommandEnv, CommandError, CommandOutput};
+use crate::limits::{Deadline, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter, install_deadline};
 use crate::preopen::preopen_all;
 use crate::run::classify_with;
+use crate::state::ModuleState;
 use bytes::Bytes;
+use std::sync::Arc;
 use std::time::Duration;
-use wasmtime::{Caller, Store};
-use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime::Store;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{I32Exit, WasiCtx};
-
-/// The data of a core-module store.
-pub(crate) struct ModuleState {
-    pub(crate) wasi: WasiP1Ctx,
-    limiter: MemoryLimiter,
-    deadline: Deadline,
-    exec: Option<(Engine, CommandEnv)>,
-    stash: Option<Vec<u8>>,
-}
-
-impl HasDeadline for ModuleState {
-    fn deadline(&self) -> Deadline {
-        self.deadline
-    }
-}
-
-fn error_code(e: &CommandError) -> i64 {
-    match e {
-        CommandError::Revoked => -2,
-        CommandError::RateLimited => -3,
-        CommandError::Denied => -4,
-        CommandError::MaxDepth(_) => -5,
-        CommandError::NotGranted(_) => -6,
-        CommandError::Unknown(_) => -7,
-        CommandError::TooManyRunning(_) => -8,
-        _ => -9,
-    }
-}
-
-fn read_guest(caller: &mut Caller<'_, ModuleState>, ptr: u32, len: u32) -> Option<Vec<u8>> {
-    let memory = caller.get_export("memory")?.into_memory()?;
-    let data = memory.data(&*caller);
-    let start = ptr as usize;
-    data.get(start..start.checked_add(len as usize)?)
-        .map(<[u8]>::to_vec)
-}
-
-/// `workbooks.exec`: runs the wire request at `ptr..ptr+len` through the
-/// broker and stashes the result for `exec_read`.
-pub(crate) async fn exec(
-    mut caller: Caller<'_, ModuleState>,
-    ptr: u32,
-    len: u32,
-) -> wasmtime::Result<i64> {
-    let Some(request) = read_guest(&mut caller, ptr, len) else {
-        return Ok(-1);
-    };
-    let Ok(req) = wire::parse(&request) else {
-        return Ok(-1);
-    };
-    let Some((engine, env)) = caller.data().exec.clone() else {
-        return Ok(-4);
-    };
-    // Linked only under exec.
-    let result = engine
-        .run_command_as(&env, Cap::Exec, &req.name, req.argv, Bytes::from(req.stdin))
-        .await;
-    Ok(match result {
-        Ok(out) => {
-            let encoded = wire::encode_output(out.exit_code, &out.stdout, &out.stderr);
-            let n = encoded.len() as i64;
-            caller.data_mut().stash = Some(encoded);
-            n
-        }
-        Err(e) => error_code(&e),
-    })
-}
-
-/// `workbooks.exec_read`: copies the stash to `ptr..ptr+len`.
-pub(crate) fn exec_read(mut caller: Caller<'_, ModuleState>, ptr: u32, len: u32) -> i64 {
-    let Some(stash) = caller.data_mut().stash.take() else {
-        return -10;
-    };
-    let Some(memory) = caller.get_export("memory").and_then(|e| e.into_memory()) else {
-        return -1;
-    };
-    let n = stash.len().min(len as usize);
-    match memory.write(&mut caller, ptr as usize, &stash[..n]) {
-        Ok(()) => n as i64,
-        Err(_) => -1,
-    }
-}
 
 impl Engine {
     /// Runs a core-module command for `env`.
@@ -152,8 +60,11 @@ impl Engine {
                 wasi: wasi.build_p1(),
                 limiter: MemoryLimiter::new(limit),
                 deadline: Deadline::after(timeout),
-                exec: Some((self.clone(), child)),
-                stash: None,
+                launch: ModuleLaunch::new(LaunchCtx::new(
+                    Arc::new(self.clone()) as Arc<dyn Launcher>,
+                    child,
+                    env.grant.caps,
+                )),
             },
         );
         store.limiter(|s| &mut s.limiter);
