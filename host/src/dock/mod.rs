@@ -374,6 +374,20 @@ fn same_interface(a: &str, b: &str) -> bool {
     key(a) == key(b)
 }
 
+/// The name of a composition in the on-disk cache: the composer's version,
+/// the guest and each broker in order, so a new composer (or a replaced
+/// broker) never reads an old composition.
+fn composition_key(composer: &str, guest: &[u8; 32], brokers: &[[u8; 32]]) -> String {
+    let mut h = Sha256::new();
+    h.update((composer.len() as u64).to_le_bytes());
+    h.update(composer.as_bytes());
+    h.update(guest);
+    for b in brokers {
+        h.update(b);
+    }
+    hex::encode(h.finalize())
+}
+
 /// Docks artifacts, caching every expensive step.
 pub(crate) struct Docker {
     compiled: CompileCache,
@@ -540,13 +554,8 @@ impl Docker {
         guest: &Artifact,
         brokers: &[&brokers::Broker],
     ) -> Result<Artifact, DockError> {
-        let mut h = Sha256::new();
-        h.update(compose::COMPOSER.as_bytes());
-        h.update(guest.sha256());
-        for b in brokers {
-            h.update(b.artifact.sha256());
-        }
-        let key = hex::encode(h.finalize());
+        let broker_hashes: Vec<[u8; 32]> = brokers.iter().map(|b| b.artifact.sha256()).collect();
+        let key = composition_key(compose::COMPOSER, &guest.sha256(), &broker_hashes);
         let context = format!("composed:{key}").into_bytes();
         let path = self
             .composed_dir
@@ -580,7 +589,7 @@ impl Docker {
 
 #[cfg(test)]
 mod tests {
-    use super::{DockError, Lane, brokers::Brokers, recheck, same_interface};
+    use super::{DockError, Lane, brokers::Brokers, composition_key, recheck, same_interface};
     use crate::policy::{Cap, Grant};
 
     fn names(list: &[&str]) -> Vec<String> {
@@ -673,6 +682,37 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             let made = text.contains(&format!("Linker::{}", "new("));
             assert!(made, "{} no longer links", path.display());
+        }
+    }
+
+    #[test]
+    fn a_new_composer_or_another_broker_never_reads_an_old_composition() {
+        let (guest, kv, other) = ([1; 32], [2; 32], [3; 32]);
+        let now = composition_key(super::compose::COMPOSER, &guest, &[kv]);
+        assert!(super::compose::COMPOSER.starts_with("wac-graph 0."));
+        assert_eq!(
+            now,
+            composition_key(super::compose::COMPOSER, &guest, &[kv])
+        );
+        for (what, key) in [
+            (
+                "composer",
+                composition_key("wac-graph 99.0.0", &guest, &[kv]),
+            ),
+            (
+                "broker",
+                composition_key(super::compose::COMPOSER, &guest, &[other]),
+            ),
+            (
+                "brokers",
+                composition_key(super::compose::COMPOSER, &guest, &[kv, other]),
+            ),
+            (
+                "guest",
+                composition_key(super::compose::COMPOSER, &other, &[kv]),
+            ),
+        ] {
+            assert_ne!(key, now, "another {what} reads the same composition");
         }
     }
 

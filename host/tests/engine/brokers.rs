@@ -4,8 +4,9 @@
 
 use crate::common::{artifact, engine, own_builder, own_engine, text, wbx};
 use guest_artifacts::*;
+use workbooks::commands::{ArgMode, Tier};
 use workbooks::limits::{KV_MAX_KEY_BYTES, KV_MAX_VALUE_BYTES};
-use workbooks::{Cap, Engine, EngineError, Grant, SessionOptions};
+use workbooks::{Cap, Engine, EngineError, Grant, LineOptions, SessionOptions};
 
 /// The probe of each brokered cap, the shipped broker composed in, and the
 /// host primitive the composition imports in place of the engine interface.
@@ -154,6 +155,40 @@ async fn a_replacement_kv_broker_serves_the_guest_in_its_own_shape() {
     // The shipped broker on the same home sees the namespaced key.
     let shipped = own_engine(home.path());
     assert_eq!(kv_on(&shipped, "ns-a", &["get", "ns.k"]).await, "v\n");
+}
+
+#[tokio::test]
+async fn a_command_in_a_child_process_composes_with_the_replaced_broker_too() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path())
+        .broker(Cap::Kv, std::fs::read(TEST_KV_BROKER).unwrap())
+        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .build()
+        .unwrap();
+    engine
+        .registry()
+        .register(
+            "kv-child",
+            std::fs::read(KV_OPS).unwrap(),
+            ArgMode::Argv,
+            Tier::OsProcess,
+        )
+        .unwrap();
+    let opts = LineOptions {
+        profile: "minimal".into(),
+        tenant: "child-ns".into(),
+        ..LineOptions::default()
+    };
+    let argv = ["set", "k", "v", "get", "k"].map(String::from).to_vec();
+    let out = engine.run_command("kv-child", argv, opts).await.unwrap();
+    assert_eq!(text(&out.stdout), "Ok(())\nv\n", "{}", text(&out.stderr));
+    drop(engine);
+    // Had the child used the shipped broker, the key would sit unprefixed.
+    let shipped = own_engine(home.path());
+    assert_eq!(
+        kv_on(&shipped, "child-ns", &["get", "ns.k", "get", "k"]).await,
+        "v\nOk(None)\n"
+    );
 }
 
 #[tokio::test]

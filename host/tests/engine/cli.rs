@@ -154,6 +154,43 @@ fn profiles_and_inspect_speak_json() {
 }
 
 #[test]
+fn wbx_inspect_reads_a_core_module_and_its_receipt() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("sends.wasm");
+    let wat = r#"(module
+        (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32)))
+        (import "wasi_snapshot_preview1" "sock_send"
+            (func (param i32 i32 i32 i32 i32) (result i32)))
+        (memory (export "memory") 1) (func (export "_start")))"#;
+    std::fs::write(&file, wat::parse_str(wat).unwrap()).unwrap();
+    let path = file.to_str().unwrap();
+    let out = wbx(home.path(), &["inspect", "--json", path], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kind"], "module");
+    assert_eq!(v["needs"], serde_json::json!(["net"]));
+    assert_eq!(v["profile"], "network");
+    assert_eq!(
+        v["receipt"]["linked"],
+        serde_json::json!([
+            "wasi_snapshot_preview1.fd_write",
+            "wasi_snapshot_preview1.sock_send"
+        ])
+    );
+    assert_eq!(v["receipt"]["imports"][1]["cap"], "net");
+
+    let out = wbx(home.path(), &["inspect", "--profile", "minimal", path], b"");
+    assert_eq!(out.status.code(), Some(120));
+    assert!(
+        text(&out.stdout).contains(
+            "refused under minimal: capability not granted: net (import wasi_snapshot_preview1.sock_send)"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
 fn kv_persists_across_processes_in_the_same_home() {
     let home = tempfile::tempdir().unwrap();
     let set = wbx(

@@ -345,7 +345,7 @@ async fn every_profile_and_core_module_import_class_docks_iff_granted() {
             match e.receipt(&artifact, &grant) {
                 Ok(receipt) => {
                     assert!(granted, "{import} docked under {profile}");
-                    assert_eq!(receipt.linked, [import.clone()], "{profile}");
+                    assert_eq!(receipt.linked, std::slice::from_ref(&import), "{profile}");
                     assert_eq!(receipt.imports[0].name, import);
                     assert_eq!(receipt.imports[0].cap, caps.last().unwrap().word());
                     assert_eq!(receipt.artifact_sha256, artifact.sha256_hex());

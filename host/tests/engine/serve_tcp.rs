@@ -58,6 +58,46 @@ pub(crate) async fn serve_tcp() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tcp_connections_are_capped_per_client_and_a_slot_given_back_is_taken_again() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let opts = ServeOptions {
+        max_connections_per_client: 2,
+        ..ServeOptions::default()
+    };
+    let addr = start(&e, opts).await;
+    // Two connections that send nothing yet hold both of this client's slots.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        exchange(addr, b"third").await,
+        b"",
+        "a third connection was served"
+    );
+    assert!(e.cadence().audit().summary().counts["too_many_connections"] >= 1);
+    // A held connection is still served, and its slot comes back after.
+    let mut first = held.remove(0);
+    first.write_all(b"held").await.unwrap();
+    first.shutdown().await.unwrap();
+    let mut reply = Vec::new();
+    first.read_to_end(&mut reply).await.unwrap();
+    assert_eq!(text(&reply), "got 4: HELD");
+    drop(first);
+    let mut served = false;
+    for _ in 0..50 {
+        if text(&exchange(addr, b"again").await) == "got 5: AGAIN" {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(served, "the slot given back was never taken again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tcp_client_over_its_rate_is_closed_before_the_guest_runs() {
     let home = tempfile::tempdir().unwrap();
     let e = own_engine(home.path());

@@ -21,8 +21,10 @@
 //! `--bench brokers` shows the same +1.9 ms for a 1 MB value crossing the
 //! kv broker). `wasi:http` and `wasi:sockets` values are resources of
 //! `wasi:http/types` and `wasi:io` at the exact 0.2.x patch each guest was
-//! built against (toolchains pin different ones), so a broker exporting one
-//! version cannot be plugged into guests of another; the send hook and the
+//! built against (toolchains pin different ones), and wac-graph merges the
+//! guest's and a broker's `wasi:http/types` imports into one, sharing the
+//! resource types, only when the names match exactly, version included; so
+//! a broker exporting one version cannot be plugged into guests of another; the send hook and the
 //! socket gate already hold every guard a broker would add. All of it is
 //! linked only with `net`.
 
