@@ -43,13 +43,11 @@ fn named(code: &str) -> Vec<String> {
     out
 }
 
-fn files_of(src: &std::path::Path, module: &str) -> Vec<std::path::PathBuf> {
+/// Every `.rs` file under `dir`, at any depth (none if it is not a
+/// directory).
+pub(crate) fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
-    let single = src.join(format!("{module}.rs"));
-    if single.is_file() {
-        files.push(single);
-    }
-    let mut dirs = vec![src.join(module)];
+    let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -62,6 +60,16 @@ fn files_of(src: &std::path::Path, module: &str) -> Vec<std::path::PathBuf> {
                 files.push(path);
             }
         }
+    }
+    files
+}
+
+/// The files of `module`: `module.rs` and everything under `module/`.
+fn files_of(src: &std::path::Path, module: &str) -> Vec<std::path::PathBuf> {
+    let single = src.join(format!("{module}.rs"));
+    let mut files = rust_files(&src.join(module));
+    if single.is_file() {
+        files.push(single);
     }
     files
 }

@@ -182,11 +182,7 @@ pub fn analyse(artifact: &Artifact) -> Result<Analysis, DockError> {
     let need_of = |name: &str| match artifact.kind() {
         ArtifactKind::Module => {
             let (m, n) = name.split_once('.').unwrap_or((name, ""));
-            match module::classify(m, n) {
-                module::Need::Base => Need::Base,
-                module::Need::Cap(cap) => Need::Cap(cap),
-                module::Need::Unknown => Need::Unknown,
-            }
+            module::classify(m, n)
         }
         _ => imports::classify(name),
     };
@@ -447,14 +443,14 @@ impl Docker {
         self.brokers.replaced()
     }
 
-    /// The core-module docks.
-    pub(crate) fn modules(&self) -> &module::ModuleDocks {
-        &self.modules
-    }
-
-    /// The compile cache.
-    pub(crate) fn compiled(&self) -> &CompileCache {
-        &self.compiled
+    /// Docks the core module `artifact` under `grant` (the preview 1 lane).
+    pub(crate) fn dock_module(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+        grant: &Grant,
+    ) -> Result<Arc<module::DockedModule>, DockError> {
+        self.modules.dock(engine, &self.compiled, artifact, grant)
     }
 
     /// Docks `artifact` under `grant` on `lane`.
@@ -653,24 +649,16 @@ mod tests {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let allowed = [src.join("dock/linker.rs"), src.join("dock/module.rs")];
         let mut makers = Vec::new();
-        let mut dirs = vec![src.clone()];
-        let mut seen = 0;
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    seen += 1;
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    // Spelled in pieces so this file does not match itself.
-                    let makes = ["new(", "<", "default("]
-                        .iter()
-                        .any(|m| text.contains(&format!("Linker::{m}")));
-                    if makes && !allowed.contains(&path) {
-                        makers.push(path.display().to_string());
-                    }
-                }
+        let files = crate::layers::rust_files(&src);
+        let seen = files.len();
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            // Spelled in pieces so this file does not match itself.
+            let makes = ["new(", "<", "default("]
+                .iter()
+                .any(|m| text.contains(&format!("Linker::{m}")));
+            if makes && !allowed.contains(&path) {
+                makers.push(path.display().to_string());
             }
         }
         assert!(seen > 50, "walked only {seen} files");

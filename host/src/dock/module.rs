@@ -15,8 +15,9 @@
 //! check a link's target the way the component lane does
 //! ([`crate::cap::vfs`]), so it makes no links at all.
 
-use super::{DockError, ImportReceipt, Receipt, Surface, cached};
+use super::{DockError, ImportReceipt, Need, Receipt, Surface, cached};
 use crate::artifact::Artifact;
+use crate::artifact::CompileCache;
 use crate::cap::launch::module::{self, ModuleLaunch};
 use crate::policy::{Cap, CapSet, Grant};
 use crate::state::ModuleState;
@@ -85,15 +86,8 @@ const VFS_CALLS: &[&str] = &[
 /// Preview 1 socket calls.
 const NET_CALLS: &[&str] = &["sock_accept", "sock_recv", "sock_send", "sock_shutdown"];
 
-/// What one core-module import needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Need {
-    Base,
-    Cap(Cap),
-    Unknown,
-}
-
-/// What the import `module`.`name` needs.
+/// What the import `module`.`name` needs (never a host primitive: those
+/// are component interfaces).
 pub(crate) fn classify(module: &str, name: &str) -> Need {
     match module {
         WASI_P1 if BASE_CALLS.contains(&name) => Need::Base,
@@ -140,7 +134,7 @@ fn check(module: &Module, grant: &Grant) -> Result<Vec<ImportReceipt>, DockError
         let missing = match need {
             Need::Base => None,
             Need::Cap(cap) => (!grant.caps.contains(cap)).then_some(cap),
-            Need::Unknown => {
+            Need::HostPrimitive | Need::Unknown => {
                 unknown.push(interface);
                 continue;
             }
@@ -221,21 +215,25 @@ pub(crate) struct ModuleDocks {
 }
 
 impl ModuleDocks {
-    /// Docks the compiled `module` of `artifact` under `grant`.
+    /// Docks the core module `artifact` under `grant`, compiling it
+    /// (through `compiled`) only when it is not docked already.
     pub(crate) fn dock(
         &self,
         engine: &wasmtime::Engine,
+        compiled: &CompileCache,
         artifact: &Artifact,
-        module: &Module,
         grant: &Grant,
     ) -> Result<Arc<DockedModule>, DockError> {
         cached(&self.docked, (artifact.sha256(), grant.clone()), || {
-            let imports = check(module, grant)?;
+            let module = compiled
+                .module(engine, artifact)
+                .map_err(|e| DockError::Compile(format!("{e:#}")))?;
+            let imports = check(&module, grant)?;
             let linker = cached(&self.linkers, grant.caps, || {
                 link(engine, grant.caps).map_err(|e| DockError::Link(format!("{e:#}")))
             })?;
             let pre = linker
-                .instantiate_pre(module)
+                .instantiate_pre(&module)
                 .map_err(|e| DockError::Link(format!("{e:#}")))?;
             // Every import that passed the check is linked by the host:
             // no broker serves the preview 1 lane.

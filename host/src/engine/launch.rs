@@ -6,7 +6,7 @@ use super::Engine;
 use crate::artifact::ArtifactKind;
 use crate::cadence::Denial;
 use crate::cap::launch::{Job, Launcher, Running};
-use crate::commands::ladder::Resolved;
+use crate::commands::ladder::{Resolved, Slot};
 use crate::commands::registry::{ArgMode, Tier};
 use crate::commands::{
     COMMAND_TIMEOUT, CommandEnv, CommandError, CommandOutput, CommandPolicy,
@@ -97,9 +97,22 @@ impl Engine {
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Result<CommandOutput, CommandError> {
+        let (resolved, slot) = self.ladder().admit(env, cap, name)?;
+        self.run_admitted(env, &resolved, slot, argv, stdin).await
+    }
+
+    /// Runs a command the ladder admitted, holding its concurrency slot to
+    /// the end; `elapsed` counts from here.
+    async fn run_admitted(
+        &self,
+        env: &CommandEnv,
+        resolved: &Resolved,
+        _slot: Slot,
+        argv: Vec<String>,
+        stdin: Bytes,
+    ) -> Result<CommandOutput, CommandError> {
         let start = Instant::now();
-        let (resolved, _slot) = self.ladder().admit(env, cap, name)?;
-        let mut out = self.run_resolved(env, &resolved, argv, stdin).await?;
+        let mut out = self.run_resolved(env, resolved, argv, stdin).await?;
         out.elapsed = start.elapsed();
         Ok(out)
     }
@@ -160,16 +173,15 @@ impl Engine {
 }
 
 impl Launcher for Engine {
-    fn run(
-        &self,
-        env: &CommandEnv,
+    fn run<'a>(
+        &'a self,
+        env: &'a CommandEnv,
         cap: Cap,
-        name: &str,
+        name: &'a str,
         argv: Vec<String>,
         stdin: Bytes,
-    ) -> Running {
-        let (engine, env, name) = (self.clone(), env.clone(), name.to_string());
-        Box::pin(async move { engine.run_command_as(&env, cap, &name, argv, stdin).await })
+    ) -> Running<'a> {
+        Box::pin(self.run_command_as(env, cap, name, argv, stdin))
     }
 
     fn start(
@@ -180,7 +192,7 @@ impl Launcher for Engine {
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Result<Job, CommandError> {
-        let (resolved, running) = self.ladder().admit(env, cap, name)?;
+        let (resolved, slot) = self.ladder().admit(env, cap, name)?;
         let Some(live) = self
             .process_slots()
             .take(&env.principal, MAX_LIVE_PROCESSES_PER_PRINCIPAL)
@@ -197,11 +209,9 @@ impl Launcher for Engine {
         };
         let (engine, env) = (self.clone(), env.clone());
         let task = tokio::spawn(async move {
-            let _running = running;
-            let start = Instant::now();
-            let mut out = engine.run_resolved(&env, &resolved, argv, stdin).await?;
-            out.elapsed = start.elapsed();
-            Ok(out)
+            engine
+                .run_admitted(&env, &resolved, slot, argv, stdin)
+                .await
         });
         Ok(Job::new(task, live))
     }

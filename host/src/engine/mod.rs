@@ -377,10 +377,7 @@ impl Engine {
     /// host linked. Refused exactly as running it would be.
     pub fn receipt(&self, artifact: &Artifact, grant: &Grant) -> Result<Receipt, DockError> {
         if artifact.kind() == ArtifactKind::Module {
-            let module = self
-                .compile_module(artifact)
-                .map_err(|e| DockError::Compile(format!("{e:#}")))?;
-            return Ok(self.dock_module(artifact, &module, grant)?.receipt.clone());
+            return Ok(self.dock_module(artifact, grant)?.receipt.clone());
         }
         Ok(self.dock(artifact, grant)?.receipt().clone())
     }
@@ -462,24 +459,20 @@ impl Engine {
         self.inner.wbx.as_deref()
     }
 
-    /// Docks a compiled core module under `grant` (the core-module lane).
+    /// Docks a core module under `grant` (the preview 1 lane).
     pub(crate) fn dock_module(
         &self,
         artifact: &Artifact,
-        module: &wasmtime::Module,
         grant: &Grant,
     ) -> Result<Arc<crate::dock::module::DockedModule>, DockError> {
         self.inner
             .docker
-            .modules()
-            .dock(&self.inner.wasmtime, artifact, module, grant)
+            .dock_module(&self.inner.wasmtime, artifact, grant)
     }
 
-    pub(crate) fn compile_module(&self, artifact: &Artifact) -> wasmtime::Result<wasmtime::Module> {
-        self.inner
-            .docker
-            .compiled()
-            .module(&self.inner.wasmtime, artifact)
+    /// The wasmtime engine every store belongs to.
+    pub(crate) fn wasmtime(&self) -> &wasmtime::Engine {
+        &self.inner.wasmtime
     }
 
     pub(crate) fn new_store(

@@ -36,9 +36,8 @@ impl Engine {
         fuel: u64,
     ) -> Result<CommandOutput, CommandError> {
         let refused = |e: wasmtime::Error| CommandError::Refused(format!("{e:#}"));
-        let module = self.compile_module(&resolved.artifact).map_err(refused)?;
         let docked = self
-            .dock_module(&resolved.artifact, &module, &env.grant)
+            .dock_module(&resolved.artifact, &env.grant)
             .map_err(|e| CommandError::Refused(e.to_string()))?;
         let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
         let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
@@ -55,7 +54,7 @@ impl Engine {
         child.policy.depth += 1;
         let limit = self.memory_cap(env.policy.memory, env.grant.profile.effective);
         let mut store = Store::new(
-            module.engine(),
+            self.wasmtime(),
             ModuleState {
                 wasi: wasi.build_p1(),
                 limiter: MemoryLimiter::new(limit),

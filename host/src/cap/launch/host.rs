@@ -114,10 +114,16 @@ mod tests {
     struct Recorder(Mutex<Vec<(Cap, String)>>);
 
     impl Launcher for Recorder {
-        fn run(&self, _: &CommandEnv, cap: Cap, name: &str, _: Vec<String>, _: Bytes) -> Running {
+        fn run<'a>(
+            &'a self,
+            _: &'a CommandEnv,
+            cap: Cap,
+            name: &'a str,
+            _: Vec<String>,
+            _: Bytes,
+        ) -> Running<'a> {
             self.0.lock().unwrap().push((cap, name.to_string()));
-            let name = name.to_string();
-            Box::pin(async move { Err(CommandError::Unknown(name)) })
+            Box::pin(async move { Err(CommandError::Unknown(name.to_string())) })
         }
 
         fn start(

@@ -33,22 +33,23 @@ use wasmtime::component::{HasData, Linker, ResourceTable};
 /// The caps this primitive serves.
 pub(crate) const CAPS: CapSet = CapSet::EMPTY.with(Cap::Commands).with(Cap::Exec);
 
-/// A command run in flight, owning everything it needs.
-pub(crate) type Running = Pin<Box<dyn Future<Output = Result<CommandOutput, CommandError>> + Send>>;
+/// A command run in flight.
+pub(crate) type Running<'a> =
+    Pin<Box<dyn Future<Output = Result<CommandOutput, CommandError>> + Send + 'a>>;
 
 /// What actually runs a command: the deny ladder, then the command in its
 /// envelope. The engine implements it; this primitive only decides whether
 /// the caller may ask.
 pub(crate) trait Launcher: Send + Sync {
     /// Runs `name` for `env` through the `cap` interface, to its end.
-    fn run(
-        &self,
-        env: &CommandEnv,
+    fn run<'a>(
+        &'a self,
+        env: &'a CommandEnv,
         cap: Cap,
-        name: &str,
+        name: &'a str,
         argv: Vec<String>,
         stdin: Bytes,
-    ) -> Running;
+    ) -> Running<'a>;
 
     /// Admits `name` through the ladder now (a refusal is immediate, not
     /// found at `wait`) and starts it in the background.

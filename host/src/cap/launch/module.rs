@@ -75,7 +75,8 @@ pub(crate) async fn exec<T: Send>(
         }
         None => return Ok(-4),
     };
-    Ok(match running.await {
+    let result = running.await;
+    Ok(match result {
         Ok(out) => {
             let encoded = wire::encode_output(out.exit_code, &out.stdout, &out.stderr);
             let n = encoded.len() as i64;
