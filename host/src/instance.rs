@@ -46,6 +46,8 @@ pub struct StartOptions {
     pub fuel: Option<u64>,
     /// Memory cap in place of the profile's (operator set).
     pub memory: Option<usize>,
+    /// The instance's environment (exactly these pairs).
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for StartOptions {
@@ -57,6 +59,7 @@ impl Default for StartOptions {
             dirs: Vec::new(),
             fuel: None,
             memory: None,
+            env: Vec::new(),
         }
     }
 }
@@ -217,6 +220,9 @@ impl Supervisor {
             None => Grant::profile(&opts.profile),
         };
         let docked = self.engine.dock(artifact, &grant)?;
+        if docked.component().is_none() {
+            return Err(DockError::NotAComponent.into());
+        }
         if grant.caps.contains(crate::policy::Cap::Vfs) {
             self.engine
                 .storage()?
@@ -228,6 +234,8 @@ impl Supervisor {
         session.timeout = opts.timeout;
         session.fuel = opts.fuel;
         session.memory = opts.memory;
+        session.env = opts.env;
+        crate::environ::check(&session.env).map_err(SessionError::from)?;
         let instance = Arc::new(Instance {
             budget: opts
                 .timeout
@@ -253,8 +261,8 @@ impl Supervisor {
     async fn instantiate(&self, inst: &Instance) -> Result<Live, InstanceError> {
         let (mut store, _captured) = self.engine.new_store(inst.docked.grant(), &inst.session)?;
         store.data_mut().deadline = Deadline::after(inst.budget);
-        let outcome =
-            tokio::time::timeout(inst.budget, inst.docked.pre.instantiate_async(&mut store)).await;
+        let pre = inst.docked.component().ok_or(DockError::NotAComponent)?;
+        let outcome = tokio::time::timeout(inst.budget, pre.instantiate_async(&mut store)).await;
         match outcome {
             Err(_) => Err(RunError::Timeout {
                 budget: inst.budget,

@@ -26,6 +26,7 @@ pub mod dock;
 pub mod egress;
 mod embedded;
 pub mod engine;
+pub mod environ;
 mod files;
 pub mod instance;
 #[cfg(test)]

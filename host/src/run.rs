@@ -6,10 +6,10 @@
 //! budget, its memory cap, its fuel, its stack, its output cap, or a trap.
 //! The host is never at risk: the store is dropped after the run either way.
 
-use crate::dock::Docked;
+use crate::dock::{Docked, Guest};
 use crate::engine::Engine;
 use crate::limits::{Deadline, DeadlineExceeded, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter};
-use crate::state::{SessionError, SessionOptions, StoreState};
+use crate::state::{Captured, SessionError, SessionOptions, StoreState};
 use bytes::Bytes;
 use std::time::{Duration, Instant};
 use wasmtime::Trap;
@@ -34,8 +34,10 @@ pub struct RunOutput {
 /// Why a call did not finish with an exit code or a result.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The component is not a command.
-    #[error("not a command: the component does not export wasi:cli/run")]
+    /// The guest is not a command.
+    #[error(
+        "not a command: it exports neither wasi:cli/run (a component) nor _start (a core module)"
+    )]
     NotACommand,
     /// The session could not be set up.
     #[error(transparent)]
@@ -149,66 +151,90 @@ fn full(pipe: &Option<MemoryOutputPipe>) -> bool {
         .is_some_and(|p| p.contents().len() > MAX_CAPTURED_OUTPUT_BYTES)
 }
 
+/// The first captured stream past its cap, as the error that names it.
+fn over_cap(captured: &Captured) -> Result<(), RunError> {
+    for (stream, pipe) in [("stdout", &captured.stdout), ("stderr", &captured.stderr)] {
+        if full(pipe) {
+            return Err(RunError::OutputLimit {
+                stream,
+                limit: MAX_CAPTURED_OUTPUT_BYTES,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// How a call ended, for both lanes: its exit code (a guest's exit, with
+/// any code, is a normal end), or what stopped it. An output cap that was
+/// passed speaks before a trap it may have caused.
+pub(crate) fn settle(
+    outcome: Result<wasmtime::Result<i32>, tokio::time::error::Elapsed>,
+    budget: Duration,
+    captured: &Captured,
+    classify: impl FnOnce(wasmtime::Error) -> RunError,
+) -> Result<i32, RunError> {
+    let code = match outcome {
+        Err(_) => return Err(RunError::Timeout { budget }),
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => match e.downcast_ref::<I32Exit>() {
+            Some(I32Exit(code)) => *code,
+            None => {
+                over_cap(captured)?;
+                return Err(classify(e));
+            }
+        },
+    };
+    over_cap(captured)?;
+    Ok(code)
+}
+
+/// The output of a finished call.
+pub(crate) fn output(
+    exit_code: i32,
+    captured: &Captured,
+    elapsed: Duration,
+    fuel: Option<u64>,
+    fuel_left: u64,
+) -> RunOutput {
+    let take = |p: &Option<MemoryOutputPipe>| {
+        p.as_ref()
+            .map(MemoryOutputPipe::contents)
+            .unwrap_or_default()
+    };
+    RunOutput {
+        exit_code,
+        stdout: take(&captured.stdout),
+        stderr: take(&captured.stderr),
+        elapsed,
+        fuel_used: fuel.unwrap_or(u64::MAX).saturating_sub(fuel_left),
+    }
+}
+
 impl Engine {
-    /// Runs a docked command once in a fresh store.
+    /// Runs a docked command once in a fresh store: a component's
+    /// `wasi:cli/run`, or a core module's `_start`.
     pub async fn run(&self, docked: &Docked, opts: SessionOptions) -> Result<RunOutput, RunError> {
-        let command = docked.command.as_ref().ok_or(RunError::NotACommand)?;
         let budget = opts
             .timeout
             .unwrap_or_else(|| docked.grant().profile.effective.timeout());
+        let command = match &docked.guest {
+            Guest::Module(pre) => return self.run_module(docked, pre, opts, budget).await,
+            Guest::Component { command, .. } => command.as_ref().ok_or(RunError::NotACommand)?,
+        };
         let (mut store, captured) = self.new_store(docked.grant(), &opts)?;
         store.data_mut().deadline = Deadline::after(budget);
         let start = Instant::now();
         let outcome = tokio::time::timeout(budget, async {
             let cmd = command.instantiate_async(&mut store).await?;
-            cmd.wasi_cli_run().call_run(&mut store).await
+            let status = cmd.wasi_cli_run().call_run(&mut store).await?;
+            Ok(if status.is_ok() { 0 } else { 1 })
         })
         .await;
         let elapsed = start.elapsed();
-        let fuel_used = opts
-            .fuel
-            .unwrap_or(u64::MAX)
-            .saturating_sub(store.get_fuel().unwrap_or(0));
-        let exit_code = match outcome {
-            Err(_) => return Err(RunError::Timeout { budget }),
-            Ok(Ok(Ok(()))) => 0,
-            Ok(Ok(Err(()))) => 1,
-            Ok(Err(e)) => match e.downcast_ref::<I32Exit>() {
-                Some(I32Exit(code)) => *code,
-                None => {
-                    for (stream, pipe) in
-                        [("stdout", &captured.stdout), ("stderr", &captured.stderr)]
-                    {
-                        if full(pipe) {
-                            return Err(RunError::OutputLimit {
-                                stream,
-                                limit: MAX_CAPTURED_OUTPUT_BYTES,
-                            });
-                        }
-                    }
-                    return Err(classify(e, store.data(), opts.fuel));
-                }
-            },
-        };
-        for (stream, pipe) in [("stdout", &captured.stdout), ("stderr", &captured.stderr)] {
-            if full(pipe) {
-                return Err(RunError::OutputLimit {
-                    stream,
-                    limit: MAX_CAPTURED_OUTPUT_BYTES,
-                });
-            }
-        }
-        let take = |p: &Option<MemoryOutputPipe>| {
-            p.as_ref()
-                .map(MemoryOutputPipe::contents)
-                .unwrap_or_default()
-        };
-        Ok(RunOutput {
-            exit_code,
-            stdout: take(&captured.stdout),
-            stderr: take(&captured.stderr),
-            elapsed,
-            fuel_used,
-        })
+        let code = settle(outcome, budget, &captured, |e| {
+            classify(e, store.data(), opts.fuel)
+        })?;
+        let left = store.get_fuel().unwrap_or(0);
+        Ok(output(code, &captured, elapsed, opts.fuel, left))
     }
 }

@@ -45,6 +45,9 @@ pub struct LineOptions {
     pub dirs: Vec<Preopen>,
     /// stdin of the first stage.
     pub stdin: Bytes,
+    /// The environment of every stage (exactly these pairs; the line's own
+    /// `NAME=value` words stay shell variables).
+    pub env: Vec<(String, String)>,
     /// Wall-clock budget of each stage (30 s by default).
     pub stage_timeout: Option<Duration>,
     /// Fuel of each stage (5e9 by default).
@@ -67,6 +70,7 @@ impl Default for LineOptions {
             session_id: "run".into(),
             dirs: Vec::new(),
             stdin: Bytes::new(),
+            env: Vec::new(),
             stage_timeout: None,
             stage_fuel: None,
             stage_memory: None,
@@ -203,14 +207,19 @@ impl Engine {
             timeout: opts.stage_timeout,
             fuel: opts.stage_fuel,
             memory: opts.stage_memory,
+            env: opts.env,
         };
+        crate::environ::check(&session.commands.env).map_err(SessionError::from)?;
         let (mut store, _) = self.new_store(&shell_grant, &session)?;
         store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
-        let indices = GuestIndices::new(&docked.pre).map_err(|e| {
+        let pre = docked
+            .component()
+            .ok_or_else(|| DockError::Link("the shell broker is not a component".into()))?;
+        let indices = GuestIndices::new(pre).map_err(|e| {
             DockError::Link(format!("the shell broker does not export shell: {e:#}"))
         })?;
         let outcome = tokio::time::timeout(LINE_TIMEOUT, async {
-            let instance = docked.pre.instantiate_async(&mut store).await?;
+            let instance = pre.instantiate_async(&mut store).await?;
             let shell = indices.load(&mut store, &instance)?;
             shell.call_run(&mut store, line, &opts.stdin).await
         })
@@ -282,8 +291,10 @@ impl Engine {
                 timeout: opts.stage_timeout,
                 fuel: opts.stage_fuel,
                 memory: opts.stage_memory,
+                env: opts.env,
             },
         };
+        crate::environ::check(&env.policy.env).map_err(SessionError::from)?;
         self.run_command_as(&env, Cap::Commands, name, argv, opts.stdin)
             .await
             .map_err(|error| LineError::Command {

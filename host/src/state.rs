@@ -34,7 +34,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 /// Where a session's stdin comes from.
 #[derive(Debug, Clone, Default)]
@@ -68,6 +68,9 @@ pub struct SessionOptions {
     pub tenant: String,
     /// argv after argv\[0\] (argv\[0\] is the id).
     pub args: Vec<String>,
+    /// The guest's whole environment, `(NAME, value)` in order: nothing
+    /// of the host's own is ever added.
+    pub env: Vec<(String, String)>,
     /// Standard input.
     pub stdin: Stdin,
     /// Standard output.
@@ -96,6 +99,7 @@ impl SessionOptions {
             id: id.into(),
             tenant: tenant.into(),
             args: Vec::new(),
+            env: Vec::new(),
             stdin: Stdin::Empty,
             stdout: Output::Capture,
             stderr: Output::Capture,
@@ -114,6 +118,9 @@ pub enum SessionError {
     /// argv over [`MAX_ARGV_BYTES`].
     #[error("argv is {0} bytes, over the {MAX_ARGV_BYTES}-byte limit")]
     ArgvTooLarge(usize),
+    /// The environment was refused.
+    #[error(transparent)]
+    Env(#[from] crate::environ::EnvError),
     /// stdin over [`MAX_STDIN_BYTES`].
     #[error("stdin is {0} bytes, over the {MAX_STDIN_BYTES}-byte limit")]
     StdinTooLarge(usize),
@@ -224,21 +231,21 @@ pub(crate) struct StoreHost<'a> {
     pub(crate) launcher: &'a dyn Fn() -> Arc<dyn Launcher>,
 }
 
-/// Builds a store for `opts` under `grant`. Storage is opened only when a
-/// granted cap needs it.
-pub(crate) fn new_store(
-    host: StoreHost<'_>,
+/// The WASI context both lanes start from: argv, the environment, stdio
+/// and the preopens of `opts`, nothing else.
+fn wasi_for(
+    home: &Path,
     grant: &Grant,
     opts: &SessionOptions,
-) -> Result<(Store<StoreState>, Captured), SessionError> {
-    let storage = host.storage;
+) -> Result<(WasiCtxBuilder, Captured), SessionError> {
     let argv_bytes: usize =
         opts.id.len() + 1 + opts.args.iter().map(|a| a.len() + 1).sum::<usize>();
     if argv_bytes > MAX_ARGV_BYTES {
         return Err(SessionError::ArgvTooLarge(argv_bytes));
     }
+    crate::environ::check(&opts.env)?;
     let mut wasi = WasiCtx::builder();
-    wasi.arg(&opts.id).args(&opts.args);
+    wasi.arg(&opts.id).args(&opts.args).envs(&opts.env);
     match &opts.stdin {
         Stdin::Empty => {}
         Stdin::Bytes(b) => {
@@ -272,7 +279,41 @@ pub(crate) fn new_store(
             wasi.stderr(std::io::stderr());
         }
     }
-    preopen_all(&mut wasi, host.home, grant, &opts.dirs)?;
+    preopen_all(&mut wasi, home, grant, &opts.dirs)?;
+    Ok((wasi, captured))
+}
+
+/// The command launcher of a session: only under `commands` or `exec`,
+/// running commands as the session's tenant with its preopens, policy
+/// and environment.
+fn launch_for(host: &StoreHost<'_>, grant: &Grant, opts: &SessionOptions) -> LaunchCtx {
+    if !grant.caps.contains(Cap::Commands) && !grant.caps.contains(Cap::Exec) {
+        return LaunchCtx::default();
+    }
+    let env = CommandEnv {
+        principal: opts.tenant.clone(),
+        session_id: opts.id.clone(),
+        caller_caps: grant.caps,
+        grant: opts
+            .commands
+            .stage_grant
+            .clone()
+            .unwrap_or_else(|| grant.clone()),
+        dirs: opts.dirs.clone(),
+        policy: opts.commands.clone(),
+    };
+    LaunchCtx::new((host.launcher)(), env, grant.caps)
+}
+
+/// Builds a store for `opts` under `grant`. Storage is opened only when a
+/// granted cap needs it.
+pub(crate) fn new_store(
+    host: StoreHost<'_>,
+    grant: &Grant,
+    opts: &SessionOptions,
+) -> Result<(Store<StoreState>, Captured), SessionError> {
+    let storage = host.storage;
+    let (mut wasi, captured) = wasi_for(host.home, grant, opts)?;
 
     let has = |c: Cap| grant.caps.contains(c);
     if has(Cap::Vfs) || has(Cap::Kv) || has(Cap::Queue) || has(Cap::Secrets) {
@@ -296,7 +337,7 @@ pub(crate) fn new_store(
     if has(Cap::Secrets) {
         secrets.reach = Some((host.keyring.clone(), opts.tenant.clone(), cadence.clone()));
     }
-    let access = host.access;
+    let access = host.access.clone();
     let mut net = NetCtx::default();
     if has(Cap::Net) {
         net = NetCtx::new(access.clone());
@@ -320,23 +361,7 @@ pub(crate) fn new_store(
     let browse = BrowseCtx {
         access: has(Cap::Browse).then(|| access.clone()),
     };
-
-    let mut launch = LaunchCtx::default();
-    if has(Cap::Commands) || has(Cap::Exec) {
-        let env = CommandEnv {
-            principal: opts.tenant.clone(),
-            session_id: opts.id.clone(),
-            caller_caps: grant.caps,
-            grant: opts
-                .commands
-                .stage_grant
-                .clone()
-                .unwrap_or_else(|| grant.clone()),
-            dirs: opts.dirs.clone(),
-            policy: opts.commands.clone(),
-        };
-        launch = LaunchCtx::new((host.launcher)(), env, grant.caps);
-    }
+    let launch = launch_for(&host, grant, opts);
 
     let profile = grant.profile.effective;
     let state = StoreState {
@@ -363,6 +388,32 @@ pub(crate) fn new_store(
     store.limiter(|s| &mut s.limiter);
     crate::limits::install_deadline(&mut store);
     // Fuel is always metered; `None` means "as much as a u64 holds".
+    store
+        .set_fuel(opts.fuel.unwrap_or(u64::MAX))
+        .map_err(|e| SessionError::Engine(format!("{e:#}")))?;
+    Ok((store, captured))
+}
+
+/// Builds a core-module store (the preview 1 lane) for `opts` under
+/// `grant`: the same argv, environment, stdio, preopens, memory cap,
+/// deadline and fuel as a component's; its `workbooks.exec` calls reach
+/// the launcher only under `exec`.
+pub(crate) fn new_module_store(
+    host: StoreHost<'_>,
+    grant: &Grant,
+    opts: &SessionOptions,
+) -> Result<(Store<ModuleState>, Captured), SessionError> {
+    let (mut wasi, captured) = wasi_for(host.home, grant, opts)?;
+    let launch = launch_for(&host, grant, opts);
+    let state = ModuleState {
+        wasi: wasi.build_p1(),
+        limiter: MemoryLimiter::new(host.memory),
+        deadline: Deadline::after(opts.timeout.unwrap_or(grant.profile.effective.timeout())),
+        launch: ModuleLaunch::new(launch),
+    };
+    let mut store = Store::new(host.wasmtime, state);
+    store.limiter(|s| &mut s.limiter);
+    crate::limits::install_deadline(&mut store);
     store
         .set_fuel(opts.fuel.unwrap_or(u64::MAX))
         .map_err(|e| SessionError::Engine(format!("{e:#}")))?;

@@ -1,5 +1,7 @@
-//! `wbx exec`: run a command component once, with our stdin, stdout and
-//! stderr passed through and its exit code propagated.
+//! `wbx exec`: run a command once (a component exporting `wasi:cli/run`,
+//! or a wasip1 core module exporting `_start`), with our stdin, stdout and
+//! stderr passed through, exactly the `--env` pairs as its environment, and
+//! its exit code propagated.
 //!
 //! With `--framed` (how the `os_process` tier starts its children) the
 //! guest's output is captured instead and written back as frames, followed
@@ -34,6 +36,10 @@ pub(crate) struct Args {
     /// Fuel budget (default 5e9).
     #[arg(long, value_name = "N", default_value_t = workbooks::limits::COMMAND_FUEL)]
     fuel: u64,
+    /// Set NAME=VALUE in the guest's environment (repeatable); it sees
+    /// these and nothing of the host's.
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
     /// Refuse to run unless the file's sha256 is this (artifact_integrity).
     #[arg(long, value_name = "HEX")]
     expect_sha256: Option<String>,
@@ -48,7 +54,7 @@ pub(crate) struct Args {
     /// Capture the guest's output and answer in frames (os_process tier).
     #[arg(long, hide = true)]
     framed: bool,
-    /// The command component.
+    /// The command: a component or a wasip1 core module.
     file: PathBuf,
     /// Arguments passed to the command.
     #[arg(last = true)]
@@ -173,6 +179,8 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         .map(|spec| Preopen::parse(spec))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
+    let env =
+        crate::options::parse_env(&args.env).map_err(|code| Failure::before("usage", "", code))?;
     let artifact =
         Artifact::from_file(&args.file).map_err(|e| Failure::before("load", e, exit::LOAD))?;
     if let Some(expected) = &args.expect_sha256
@@ -192,6 +200,7 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     let id = args.id.clone().unwrap_or_else(|| stem_id(&args.file));
     let mut opts = SessionOptions::new(id, args.tenant);
     opts.args = args.args;
+    opts.env = env;
     opts.stdin = Stdin::Inherit;
     let passed = if args.framed {
         Output::Capture

@@ -30,6 +30,10 @@ pub(crate) struct StageArgs {
     /// Tenant (principal) the commands run as.
     #[arg(long, default_value = "default")]
     pub(crate) tenant: String,
+    /// Set NAME=VALUE in every command's environment (repeatable); a guest
+    /// sees these and nothing of the host's.
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub(crate) env: Vec<String>,
 }
 
 impl StageArgs {
@@ -54,9 +58,21 @@ impl StageArgs {
             stage_timeout: self.timeout.map(std::time::Duration::from_millis),
             stage_fuel: self.fuel,
             stage_memory: self.memory.map(|m| m << 20),
+            env: parse_env(&self.env)?,
             ..LineOptions::default()
         })
     }
+}
+
+/// The `--env NAME=VALUE` pairs, or the exit code of a usage error.
+pub(crate) fn parse_env(specs: &[String]) -> Result<Vec<(String, String)>, u8> {
+    let pairs = specs
+        .iter()
+        .map(|s| workbooks::environ::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| fail("usage", e, exit::USAGE))?;
+    workbooks::environ::check(&pairs).map_err(|e| fail("usage", e, exit::USAGE))?;
+    Ok(pairs)
 }
 
 /// All of stdin, unless it is a terminal (then nothing), up to the limit.

@@ -24,6 +24,9 @@ pub(crate) struct Args {
     /// Principal (tenant) the handler runs as.
     #[arg(long, default_value = "default")]
     tenant: String,
+    /// Set NAME=VALUE in each request's environment (repeatable).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
     /// Requests per minute one client address may make.
     #[arg(long, default_value_t = 600, value_name = "N")]
     per_client: u64,
@@ -67,6 +70,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             max_connections: args.max_connections,
             max_connections_per_client: args.max_connections_per_client,
             header_timeout: std::time::Duration::from_millis(args.header_timeout),
+            env: crate::options::parse_env(&args.env)?,
         };
         let refused = |e: workbooks::ServeError| {
             let code = match &e {
@@ -75,6 +79,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                     exit::LOAD
                 }
                 workbooks::ServeError::Policy(_) => exit::REFUSED,
+                workbooks::ServeError::Env(_) => exit::USAGE,
             };
             fail("refused", e, code)
         };

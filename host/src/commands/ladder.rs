@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex};
 
 /// A command found by name, ready to run.
 pub(crate) struct Resolved {
-    pub(crate) name: String,
     pub(crate) artifact: Artifact,
     pub(crate) prefix: Option<&'static str>,
     pub(crate) arg_mode: ArgMode,
@@ -128,7 +127,6 @@ impl Ladder<'_> {
     fn resolve(&self, name: &str) -> Result<Option<Resolved>, CommandError> {
         if let Some(b) = builtin::resolve(name) {
             return Ok(Some(Resolved {
-                name: name.to_string(),
                 artifact: b.artifact,
                 prefix: b.prefix,
                 arg_mode: ArgMode::Argv,
@@ -148,7 +146,6 @@ impl Ladder<'_> {
             .load(&entry)
             .map_err(|e| CommandError::Integrity(e.to_string()))?;
         Ok(Some(Resolved {
-            name: name.to_string(),
             path: Some(registry.path_of(&entry)),
             artifact,
             prefix: None,

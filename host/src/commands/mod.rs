@@ -56,6 +56,9 @@ pub struct CommandPolicy {
     /// Memory cap of each command in place of its profile's (operator
     /// set); the profile's when `None`.
     pub memory: Option<usize>,
+    /// The environment of each command: exactly these pairs, none of the
+    /// host's.
+    pub env: Vec<(String, String)>,
 }
 
 /// Who asks to run a command, and under what terms.

@@ -27,7 +27,7 @@ pub use receipt::{BrokerReceipt, ImportReceipt, Receipt};
 use crate::artifact::{Artifact, ArtifactKind, CompileCache};
 use crate::policy::{Cap, CapSet, Grant, Profile};
 use crate::seal::Seal;
-use crate::state::StoreState;
+use crate::state::{ModuleState, StoreState};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -38,8 +38,11 @@ use wasmtime_wasi::p2::bindings::CommandPre;
 /// Why a component cannot be docked.
 #[derive(Debug, thiserror::Error)]
 pub enum DockError {
-    /// The artifact is a core module; only components dock.
-    #[error("not a component: core wasm modules cannot be docked (build for wasm32-wasip2)")]
+    /// A core module asked for a lane only components have (serving, a
+    /// long-lived instance): a module runs only as a command.
+    #[error(
+        "not a component: a core wasm module runs only as a command (`wbx exec`); serving and instances need a component (build for wasm32-wasip2)"
+    )]
     NotAComponent,
     /// The component binary could not be read.
     #[error("unreadable component: {0}")]
@@ -97,10 +100,10 @@ pub enum DockError {
     Link(String),
 }
 
-/// A component docked under a grant, ready to instantiate.
+/// A component or a preview 1 core module docked under a grant, ready to
+/// instantiate.
 pub struct Docked {
-    pub(crate) pre: InstancePre<StoreState>,
-    pub(crate) command: Option<CommandPre<StoreState>>,
+    pub(crate) guest: Guest,
     grant: Grant,
     receipt: Receipt,
     exports: Vec<String>,
@@ -131,10 +134,33 @@ impl Docked {
         &self.exports
     }
 
-    /// Whether it is a command (exports `wasi:cli/run`).
+    /// Whether it is a command (a component exporting `wasi:cli/run`, or a
+    /// core module exporting `_start`).
     pub fn is_command(&self) -> bool {
-        self.command.is_some()
+        match &self.guest {
+            Guest::Component { command, .. } => command.is_some(),
+            Guest::Module(_) => self.exports.iter().any(|e| e == module::START),
+        }
     }
+
+    /// The component's pre-instance (`None` for a core module).
+    pub(crate) fn component(&self) -> Option<&InstancePre<StoreState>> {
+        match &self.guest {
+            Guest::Component { pre, .. } => Some(pre),
+            Guest::Module(_) => None,
+        }
+    }
+}
+
+/// What was docked: a component or a core module.
+pub(crate) enum Guest {
+    /// A component, and its `wasi:cli/run` when it is a command.
+    Component {
+        pre: InstancePre<StoreState>,
+        command: Option<CommandPre<StoreState>>,
+    },
+    /// A preview 1 core module.
+    Module(wasmtime::InstancePre<ModuleState>),
 }
 
 /// One import of the guest and what it needs.
@@ -227,9 +253,6 @@ pub fn analyse(artifact: &Artifact) -> Result<Analysis, DockError> {
 }
 
 fn surface(artifact: &Artifact) -> Result<Surface, DockError> {
-    if artifact.kind() == ArtifactKind::Module {
-        return Err(DockError::NotAComponent);
-    }
     imports::surface(artifact.bytes())
         .map_err(DockError::Unreadable)?
         .ok_or(DockError::NotAComponent)
@@ -443,17 +466,9 @@ impl Docker {
         self.brokers.replaced()
     }
 
-    /// Docks the core module `artifact` under `grant` (the preview 1 lane).
-    pub(crate) fn dock_module(
-        &self,
-        engine: &wasmtime::Engine,
-        artifact: &Artifact,
-        grant: &Grant,
-    ) -> Result<Arc<module::DockedModule>, DockError> {
-        self.modules.dock(engine, &self.compiled, artifact, grant)
-    }
-
-    /// Docks `artifact` under `grant` on `lane`.
+    /// Docks `artifact` under `grant` on `lane`: a component, or a
+    /// preview 1 core module (on the call lane only: a module runs only as
+    /// a command).
     pub(crate) fn dock(
         &self,
         engine: &wasmtime::Engine,
@@ -461,6 +476,12 @@ impl Docker {
         grant: &Grant,
         lane: Lane,
     ) -> Result<Arc<Docked>, DockError> {
+        if artifact.kind() == ArtifactKind::Module {
+            if lane != Lane::Call {
+                return Err(DockError::NotAComponent);
+            }
+            return self.modules.dock(engine, &self.compiled, artifact, grant);
+        }
         cached(
             &self.docked,
             (artifact.sha256(), grant.clone(), lane),
@@ -523,8 +544,7 @@ impl Docker {
             signer: None,
         };
         Ok(Arc::new(Docked {
-            pre,
-            command,
+            guest: Guest::Component { pre, command },
             grant: grant.clone(),
             receipt,
             exports: surface.exports,

@@ -6,16 +6,17 @@
 //! clocks, randomness, args and the environment are the base; the file
 //! system calls (`path_*`, the preopen queries, `fd_readdir`, the
 //! `fd_filestat_*` family, ...) need `vfs`, as `wasi:filesystem` does;
-//! `sock_*` need `net`, as `wasi:sockets` does; `workbooks.exec` and
+//! `sock_*` are served only with `net` (without it they dock but answer
+//! `notcapable`, see [`refuse_sockets`]); `workbooks.exec` and
 //! `workbooks.exec_read` need `exec` (they start a command and collect its
 //! output, the exec half of the least-privilege split); anything else is refused
 //! by name. A module that imports a call its grant does not cover is
 //! refused with [`DockError::NotGranted`], naming the cap and the call. On
-//! top, `path_symlink` is replaced by a refusal (`perm`): the lane cannot
-//! check a link's target the way the component lane does
-//! ([`crate::cap::vfs`]), so it makes no links at all.
+//! top, `path_symlink` checks a link's target as the component lane does
+//! ([`crate::cap::vfs`]): a target that could lead out of the preopen is
+//! refused with `perm`.
 
-use super::{DockError, ImportReceipt, Need, Receipt, Surface, cached};
+use super::{DockError, Docked, Guest, ImportReceipt, Need, Receipt, Surface, cached};
 use crate::artifact::Artifact;
 use crate::artifact::CompileCache;
 use crate::cap::launch::module::{self, ModuleLaunch};
@@ -24,13 +25,13 @@ use crate::state::ModuleState;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use wasmparser::{Parser, Payload};
-use wasmtime::{InstancePre, Linker, Module};
+use wasmtime::{Linker, Module};
 
 /// The preview 1 module name.
 const WASI_P1: &str = "wasi_snapshot_preview1";
 
-/// `errno::perm`: the answer to `path_symlink` in this lane.
-const ERRNO_PERM: i32 = 63;
+/// The entry point of a preview 1 command.
+pub(crate) const START: &str = "_start";
 
 /// Preview 1 calls that reach only what every guest has (stdio, clocks,
 /// randomness, its args and environment, its own exit).
@@ -139,15 +140,18 @@ fn check(module: &Module, grant: &Grant) -> Result<Vec<ImportReceipt>, DockError
                 continue;
             }
         };
-        if let Some(cap) = missing {
+        let stubbed = missing == Some(Cap::Net) && NET_CALLS.contains(&import.name());
+        if let Some(cap) = missing.filter(|_| !stubbed) {
             return Err(DockError::NotGranted {
                 cap,
                 interface,
                 profile: grant.profile.effective,
             });
         }
-        let served_by = if import.module() == WASI_P1 && import.name() == "path_symlink" {
-            "host (refused: perm, no links in this lane)"
+        let served_by = if stubbed {
+            "refusal (notcapable: net not granted)"
+        } else if import.module() == WASI_P1 && import.name() == "path_symlink" {
+            "host (targets that climb out refused: perm)"
         } else {
             "host"
         };
@@ -167,18 +171,53 @@ fn check(module: &Module, grant: &Grant) -> Result<Vec<ImportReceipt>, DockError
     }
 }
 
-/// Builds the core-module linker for a cap set: preview 1, with
-/// `path_symlink` refused, and the exec calls only under `exec`.
-fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<ModuleState>> {
-    let mut linker: Linker<ModuleState> = Linker::new(engine);
-    wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut ModuleState| &mut s.wasi)?;
+/// `errno::notcapable`: the answer of a socket call without `net`.
+const ERRNO_NOTCAPABLE: i32 = 76;
+
+/// Without `net`, the four socket calls answer `notcapable` and reach no
+/// host code. Preview 1 cannot open a socket (it only uses sockets the host
+/// preopens, and this engine preopens none), yet libc-based toolchains
+/// import these calls whenever a program links socket code: CPython always
+/// does. Refusing to dock such a program under every profile without `net`
+/// would refuse a call it can never make; it docks instead, and each call
+/// is refused when made.
+fn refuse_sockets(linker: &mut Linker<ModuleState>) -> wasmtime::Result<()> {
+    type Caller<'a> = wasmtime::Caller<'a, ModuleState>;
     linker.allow_shadowing(true);
     linker.func_wrap(
         WASI_P1,
-        "path_symlink",
-        |_: wasmtime::Caller<'_, ModuleState>, _: i32, _: i32, _: i32, _: i32, _: i32| ERRNO_PERM,
+        "sock_accept",
+        |_: Caller<'_>, _: i32, _: i32, _: i32| ERRNO_NOTCAPABLE,
     )?;
+    linker.func_wrap(
+        WASI_P1,
+        "sock_recv",
+        |_: Caller<'_>, _: i32, _: i32, _: i32, _: i32, _: i32, _: i32| ERRNO_NOTCAPABLE,
+    )?;
+    linker.func_wrap(
+        WASI_P1,
+        "sock_send",
+        |_: Caller<'_>, _: i32, _: i32, _: i32, _: i32, _: i32| ERRNO_NOTCAPABLE,
+    )?;
+    linker.func_wrap(WASI_P1, "sock_shutdown", |_: Caller<'_>, _: i32, _: i32| {
+        ERRNO_NOTCAPABLE
+    })?;
     linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// Builds the core-module linker for a cap set: preview 1, with
+/// `path_symlink`'s target checked, and the exec calls only under `exec`.
+fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<ModuleState>> {
+    let mut linker: Linker<ModuleState> = Linker::new(engine);
+    fn wasi(s: &mut ModuleState) -> &mut wasmtime_wasi::p1::WasiP1Ctx {
+        &mut s.wasi
+    }
+    wasmtime_wasi::p1::add_to_linker_async(&mut linker, wasi)?;
+    crate::cap::vfs::guard_preview1(&mut linker, wasi)?;
+    if !caps.contains(Cap::Net) {
+        refuse_sockets(&mut linker)?;
+    }
     if caps.contains(Cap::Exec) {
         fn launch(s: &mut ModuleState) -> &mut ModuleLaunch {
             &mut s.launch
@@ -197,15 +236,8 @@ fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<Modu
     Ok(linker)
 }
 
-/// A core module docked under a grant, ready to instantiate.
-pub(crate) struct DockedModule {
-    pub(crate) pre: InstancePre<ModuleState>,
-    /// What it was granted and linked with.
-    pub(crate) receipt: Receipt,
-}
-
 /// Docked modules by (artifact sha256, grant).
-type DockedModules = HashMap<([u8; 32], Grant), Arc<DockedModule>>;
+type DockedModules = HashMap<([u8; 32], Grant), Arc<Docked>>;
 
 /// Docked modules, and linkers by cap set.
 #[derive(Default)]
@@ -223,7 +255,7 @@ impl ModuleDocks {
         compiled: &CompileCache,
         artifact: &Artifact,
         grant: &Grant,
-    ) -> Result<Arc<DockedModule>, DockError> {
+    ) -> Result<Arc<Docked>, DockError> {
         cached(&self.docked, (artifact.sha256(), grant.clone()), || {
             let module = compiled
                 .module(engine, artifact)
@@ -248,7 +280,13 @@ impl ModuleDocks {
                 composed_sha256: None,
                 signer: None,
             };
-            Ok(Arc::new(DockedModule { pre, receipt }))
+            let exports = module.exports().map(|e| e.name().to_string()).collect();
+            Ok(Arc::new(Docked {
+                guest: Guest::Module(pre),
+                grant: grant.clone(),
+                receipt,
+                exports,
+            }))
         })
     }
 }

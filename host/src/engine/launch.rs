@@ -3,7 +3,6 @@
 //! `launch` primitive, the shell and the core-module lane.
 
 use super::Engine;
-use crate::artifact::ArtifactKind;
 use crate::cadence::Denial;
 use crate::cap::launch::{Job, Launcher, Running};
 use crate::commands::ladder::{Resolved, Slot};
@@ -83,6 +82,7 @@ fn child_policy(env: &CommandEnv) -> CommandPolicy {
         timeout: env.policy.timeout,
         fuel: env.policy.fuel,
         memory: env.policy.memory,
+        env: env.policy.env.clone(),
     }
 }
 
@@ -133,16 +133,12 @@ impl Engine {
                 .run_in_process(env, resolved, args, stdin, timeout, fuel)
                 .await;
         }
-        if resolved.artifact.kind() == ArtifactKind::Module {
-            return self
-                .run_module(env, resolved, args, stdin, timeout, fuel)
-                .await;
-        }
         let docked = self
             .dock(&resolved.artifact, &env.grant)
             .map_err(|e| CommandError::Refused(e.to_string()))?;
         let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
         opts.args = args;
+        opts.env = env.policy.env.clone();
         opts.stdin = if stdin.is_empty() {
             Stdin::Empty
         } else {

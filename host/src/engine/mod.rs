@@ -15,7 +15,7 @@ mod launch;
 mod module_lane;
 mod os_process;
 
-use crate::artifact::{Artifact, ArtifactKind};
+use crate::artifact::Artifact;
 use crate::cadence::{Cadence, RateLimiter};
 use crate::cap::launch::Launcher;
 use crate::cap::secrets::keyring::{Keyring, Secret};
@@ -26,7 +26,10 @@ use crate::egress::{Cidr, HttpClient, NetAccess, NetGuard, Resolver, SystemResol
 use crate::limits::NET_MAX_BODY_BYTES;
 use crate::limits::{EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE};
 use crate::policy::{Cap, Grant};
-use crate::state::{Captured, SessionError, SessionOptions, StoreHost, StoreState, new_store};
+use crate::state::{
+    Captured, ModuleState, SessionError, SessionOptions, StoreHost, StoreState, new_module_store,
+    new_store,
+};
 use crate::store::{Storage, StorageError, StorageSlot};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -376,9 +379,6 @@ impl Engine {
     /// core module): every import, its cap, what serves it and what the
     /// host linked. Refused exactly as running it would be.
     pub fn receipt(&self, artifact: &Artifact, grant: &Grant) -> Result<Receipt, DockError> {
-        if artifact.kind() == ArtifactKind::Module {
-            return Ok(self.dock_module(artifact, grant)?.receipt.clone());
-        }
         Ok(self.dock(artifact, grant)?.receipt().clone())
     }
 
@@ -459,27 +459,30 @@ impl Engine {
         self.inner.wbx.as_deref()
     }
 
-    /// Docks a core module under `grant` (the preview 1 lane).
-    pub(crate) fn dock_module(
-        &self,
-        artifact: &Artifact,
-        grant: &Grant,
-    ) -> Result<Arc<crate::dock::module::DockedModule>, DockError> {
-        self.inner
-            .docker
-            .dock_module(&self.inner.wasmtime, artifact, grant)
-    }
-
-    /// The wasmtime engine every store belongs to.
-    pub(crate) fn wasmtime(&self) -> &wasmtime::Engine {
-        &self.inner.wasmtime
-    }
-
     pub(crate) fn new_store(
         &self,
         grant: &Grant,
         opts: &SessionOptions,
     ) -> Result<(Store<StoreState>, Captured), SessionError> {
+        self.with_store_host(grant, opts, |host| new_store(host, grant, opts))
+    }
+
+    /// A core-module store for `opts` under `grant`.
+    pub(crate) fn new_module_store(
+        &self,
+        grant: &Grant,
+        opts: &SessionOptions,
+    ) -> Result<(Store<ModuleState>, Captured), SessionError> {
+        self.with_store_host(grant, opts, |host| new_module_store(host, grant, opts))
+    }
+
+    /// Calls `build` with what a store of this engine takes.
+    fn with_store_host<R>(
+        &self,
+        grant: &Grant,
+        opts: &SessionOptions,
+        build: impl FnOnce(StoreHost<'_>) -> R,
+    ) -> R {
         let launcher = || Arc::new(self.clone()) as Arc<dyn Launcher>;
         let host = StoreHost {
             wasmtime: &self.inner.wasmtime,
@@ -491,7 +494,7 @@ impl Engine {
             memory: self.memory_cap(opts.memory, grant.profile.effective),
             launcher: &launcher,
         };
-        new_store(host, grant, opts)
+        build(host)
     }
 }
 

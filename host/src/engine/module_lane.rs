@@ -1,107 +1,50 @@
 //! The core-module lane: WASI preview 1 commands (a core module exporting
-//! `_start`), for existing wasip1 tools.
+//! `_start`), the wasip1 binaries people already have.
 //!
-//! Same envelope as components: fuel, wall clock, memory cap on the total,
-//! in-memory stdio, only the caller's preopens and only under `vfs`. The
-//! module is docked like a component ([`crate::dock::module`]): its imports
-//! are checked call by call against the grant before anything runs, and the
-//! linker comes from the dock, the one place linking happens. Its
-//! `workbooks.exec` calls are served by [`crate::cap::launch::module`].
+//! Same envelope as components, built from the same [`SessionOptions`]:
+//! argv, the operator's environment and nothing else, stdio, only the
+//! caller's preopens and only under `vfs`, fuel, wall clock, the memory cap
+//! on the total. The module is docked like a component
+//! ([`crate::dock::module`]): its imports are checked call by call against
+//! the grant before anything runs, and the linker comes from the dock, the
+//! one place linking happens. Its `workbooks.exec` calls are served by
+//! [`crate::cap::launch::module`]. `proc_exit(n)` ends the run with exit
+//! code `n`.
 
 use super::Engine;
-use crate::cap::launch::module::ModuleLaunch;
-use crate::cap::launch::{LaunchCtx, Launcher};
-use crate::commands::ladder::Resolved;
-use crate::commands::{CommandEnv, CommandError, CommandOutput};
-use crate::limits::{Deadline, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter, install_deadline};
-use crate::preopen::preopen_all;
-use crate::run::classify_with;
-use crate::state::ModuleState;
-use bytes::Bytes;
-use std::sync::Arc;
-use std::time::Duration;
-use wasmtime::Store;
-use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
-use wasmtime_wasi::{I32Exit, WasiCtx};
+use crate::dock::Docked;
+use crate::dock::module::START;
+use crate::run::{RunError, RunOutput, classify_with, output, settle};
+use crate::state::{ModuleState, SessionOptions};
+use std::time::{Duration, Instant};
+use wasmtime::InstancePre;
 
 impl Engine {
-    /// Runs a core-module command for `env`.
+    /// Runs a docked core module's `_start` once in a fresh store.
     pub(crate) async fn run_module(
         &self,
-        env: &CommandEnv,
-        resolved: &Resolved,
-        args: Vec<String>,
-        stdin: Bytes,
-        timeout: Duration,
-        fuel: u64,
-    ) -> Result<CommandOutput, CommandError> {
-        let refused = |e: wasmtime::Error| CommandError::Refused(format!("{e:#}"));
-        let docked = self
-            .dock_module(&resolved.artifact, &env.grant)
-            .map_err(|e| CommandError::Refused(e.to_string()))?;
-        let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
-        let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
-        let mut wasi = WasiCtx::builder();
-        wasi.arg(&resolved.name)
-            .args(&args)
-            .stdin(MemoryInputPipe::new(stdin))
-            .stdout(stdout.clone())
-            .stderr(stderr.clone());
-        preopen_all(&mut wasi, self.home(), &env.grant, &env.dirs)
-            .map_err(|e| CommandError::Refused(e.to_string()))?;
-        let mut child = env.clone();
-        child.caller_caps = env.grant.caps;
-        child.policy.depth += 1;
-        let limit = self.memory_cap(env.policy.memory, env.grant.profile.effective);
-        let mut store = Store::new(
-            self.wasmtime(),
-            ModuleState {
-                wasi: wasi.build_p1(),
-                limiter: MemoryLimiter::new(limit),
-                deadline: Deadline::after(timeout),
-                launch: ModuleLaunch::new(LaunchCtx::new(
-                    Arc::new(self.clone()) as Arc<dyn Launcher>,
-                    child,
-                    env.grant.caps,
-                )),
-            },
-        );
-        store.limiter(|s| &mut s.limiter);
-        install_deadline(&mut store);
-        store.set_fuel(fuel).map_err(refused)?;
-        let outcome = tokio::time::timeout(timeout, async {
-            let instance = docked.pre.instantiate_async(&mut store).await?;
-            let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
-            start.call_async(&mut store, ()).await
+        docked: &Docked,
+        pre: &InstancePre<ModuleState>,
+        opts: SessionOptions,
+        budget: Duration,
+    ) -> Result<RunOutput, RunError> {
+        if !docked.is_command() {
+            return Err(RunError::NotACommand);
+        }
+        let (mut store, captured) = self.new_module_store(docked.grant(), &opts)?;
+        let start = Instant::now();
+        let outcome = tokio::time::timeout(budget, async {
+            let instance = pre.instantiate_async(&mut store).await?;
+            let entry = instance.get_typed_func::<(), ()>(&mut store, START)?;
+            entry.call_async(&mut store, ()).await.map(|()| 0)
         })
         .await;
-        let exit_code = match outcome {
-            Err(_) => return Err(CommandError::Timeout(timeout)),
-            Ok(Ok(())) => 0,
-            Ok(Err(e)) => match e.downcast_ref::<I32Exit>() {
-                Some(I32Exit(code)) => *code,
-                None => {
-                    let s = store.data();
-                    return Err(CommandError::from(classify_with(
-                        e,
-                        &s.limiter,
-                        s.deadline,
-                        Some(fuel),
-                    )));
-                }
-            },
-        };
-        let (stdout, stderr) = (stdout.contents(), stderr.contents());
-        if stdout.len().max(stderr.len()) > MAX_CAPTURED_OUTPUT_BYTES {
-            return Err(CommandError::OutputTooLarge(
-                MAX_CAPTURED_OUTPUT_BYTES as u64,
-            ));
-        }
-        Ok(CommandOutput {
-            stdout,
-            stderr,
-            exit_code,
-            elapsed: Duration::ZERO,
-        })
+        let elapsed = start.elapsed();
+        let code = settle(outcome, budget, &captured, |e| {
+            let s = store.data();
+            classify_with(e, &s.limiter, s.deadline, opts.fuel)
+        })?;
+        let left = store.get_fuel().unwrap_or(0);
+        Ok(output(code, &captured, elapsed, opts.fuel, left))
     }
 }

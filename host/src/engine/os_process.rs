@@ -65,6 +65,9 @@ impl Engine {
             .arg(fuel.to_string())
             .arg("--expect-sha256")
             .arg(resolved.artifact.sha256_hex());
+        for (name, value) in &env.policy.env {
+            cmd.arg(format!("--env={name}={value}"));
+        }
         if let Some(bytes) = env.policy.memory {
             cmd.arg("--memory").arg((bytes >> 20).max(1).to_string());
         }

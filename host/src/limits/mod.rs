@@ -59,6 +59,11 @@ pub const MAX_STDIN_BYTES: usize = 64 << 20;
 /// argument lists that would blow a host's ARG_MAX or memory silently.
 pub const MAX_ARGV_BYTES: usize = 256 << 10;
 
+/// Total bytes of a guest's environment (each `NAME=value` plus a NUL) of
+/// one call. Same reason as the argv cap: an operator's `--env` list, or a
+/// library caller's, cannot park an unbounded block in every store.
+pub const MAX_ENV_BYTES: usize = 64 << 10;
+
 // ---- the cadence ------------------------------------------------------------
 
 /// Principals the rate limiter tracks at once; past it, principals not yet

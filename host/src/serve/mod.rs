@@ -63,6 +63,8 @@ pub struct ServeOptions {
     /// How long a client may take to send a request's headers, and how
     /// long an idle keep-alive connection stays open.
     pub header_timeout: Duration,
+    /// The environment of each request's instance (exactly these pairs).
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for ServeOptions {
@@ -77,6 +79,7 @@ impl Default for ServeOptions {
             max_connections: SERVE_MAX_CONNECTIONS,
             max_connections_per_client: SERVE_MAX_CONNECTIONS_PER_CLIENT,
             header_timeout: SERVE_HEADER_TIMEOUT,
+            env: Vec::new(),
         }
     }
 }
@@ -90,6 +93,9 @@ pub enum ServeError {
     /// The component could not be docked.
     #[error(transparent)]
     Dock(#[from] DockError),
+    /// The environment was refused.
+    #[error(transparent)]
+    Env(#[from] crate::environ::EnvError),
     /// The component does not export `wasi:http/incoming-handler`.
     #[error("not an HTTP handler: the component does not export wasi:http/incoming-handler")]
     NotAHandler,
@@ -130,6 +136,7 @@ impl Serving {
             Some(caps) => Grant::narrowed(&opts.profile, caps)?,
             None => Grant::profile(&opts.profile),
         };
+        crate::environ::check(&opts.env)?;
         let docked = engine.dock_on(artifact, &grant, lane)?;
         Ok(Serving {
             engine: engine.clone(),
@@ -175,6 +182,7 @@ impl Serving {
         let mut session = SessionOptions::new(id, self.opts.tenant.clone());
         session.timeout = Some(self.budget);
         session.fuel = Some(self.opts.fuel.unwrap_or(COMMAND_FUEL));
+        session.env = self.opts.env.clone();
         let (store, _) = self.engine.new_store(self.docked.grant(), &session)?;
         Ok(store)
     }
@@ -221,8 +229,8 @@ impl Engine {
     /// Docks `artifact` for serving under `opts`.
     pub fn server(&self, artifact: &Artifact, opts: ServeOptions) -> Result<Server, ServeError> {
         let serving = Serving::new(self, artifact, opts, crate::dock::Lane::HttpHandler)?;
-        let proxy =
-            ProxyPre::new(serving.docked.pre.clone()).map_err(|_| ServeError::NotAHandler)?;
+        let pre = serving.docked.component().ok_or(ServeError::NotAHandler)?;
+        let proxy = ProxyPre::new(pre.clone()).map_err(|_| ServeError::NotAHandler)?;
         Ok(Server { serving, proxy })
     }
 }

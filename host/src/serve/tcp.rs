@@ -22,14 +22,17 @@ use crate::bindings::exports::workbooks::engine::tcp_handler::GuestIndices;
 use crate::cadence::Denial;
 use crate::engine::Engine;
 use crate::limits::{SERVE_MAX_RESPONSE_BYTES, SERVE_TCP_MAX_REQUEST_BYTES};
+use crate::state::StoreState;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use wasmtime::component::InstancePre;
 
 /// A TCP service ready to handle connections.
 #[derive(Clone)]
 pub struct TcpServer {
     serving: Serving,
+    pre: InstancePre<StoreState>,
     handler: Arc<GuestIndices>,
 }
 
@@ -49,10 +52,15 @@ impl Engine {
         opts: ServeOptions,
     ) -> Result<TcpServer, ServeError> {
         let serving = Serving::new(self, artifact, opts, crate::dock::Lane::Call)?;
-        let handler =
-            GuestIndices::new(&serving.docked.pre).map_err(|_| ServeError::NotATcpHandler)?;
+        let pre = serving
+            .docked
+            .component()
+            .ok_or(ServeError::NotATcpHandler)?
+            .clone();
+        let handler = GuestIndices::new(&pre).map_err(|_| ServeError::NotATcpHandler)?;
         Ok(TcpServer {
             serving,
+            pre,
             handler: Arc::new(handler),
         })
     }
@@ -152,12 +160,7 @@ impl TcpServer {
             .serving
             .store("serve-tcp")
             .map_err(|e| wasmtime::Error::msg(e.to_string()))?;
-        let instance = self
-            .serving
-            .docked
-            .pre
-            .instantiate_async(&mut store)
-            .await?;
+        let instance = self.pre.instantiate_async(&mut store).await?;
         let handler = self.handler.load(&mut store, &instance)?;
         handler.call_handle(&mut store, &request).await
     }

@@ -433,6 +433,8 @@ async fn the_envelope_names_every_breach_and_keeps_non_zero_exits_intact() {
 
     let mut o = opts("compute");
     o.stage_timeout = Some(Duration::from_millis(300));
+    // Only the clock may stop it: a fast machine spends 5e9 fuel in 300 ms.
+    o.stage_fuel = Some(u64::MAX);
     assert_eq!(
         command_error(e.run_command("spin", vec![], o).await),
         CommandError::Timeout(Duration::from_millis(300))
@@ -497,6 +499,8 @@ async fn os_process_commands_run_in_a_child_wbx() {
     );
     let mut o = opts("compute");
     o.stage_timeout = Some(Duration::from_millis(300));
+    // Only the clock may stop it: a fast machine spends 5e9 fuel in 300 ms.
+    o.stage_fuel = Some(u64::MAX);
     assert!(matches!(
         command_error(e.run_command("spin", vec![], o).await),
         CommandError::Timeout(_)

@@ -284,10 +284,16 @@ async fn dock_unknown_import() {
 }
 
 #[test]
-fn core_modules_are_refused_with_a_clear_error() {
+fn core_modules_dock_as_commands_and_are_refused_on_the_handler_lane() {
     let module = workbooks::Artifact::from_bytes(b"\0asm\x01\0\0\0".to_vec()).unwrap();
+    let docked = engine().dock(&module, &Grant::profile("posix")).unwrap();
+    assert!(!docked.is_command(), "an empty module has no _start");
     let e = engine()
-        .dock(&module, &Grant::profile("posix"))
+        .dock_on(
+            &module,
+            &Grant::profile("posix"),
+            workbooks::dock::Lane::HttpHandler,
+        )
         .unwrap_err();
     assert!(matches!(e, DockError::NotAComponent), "{e}");
 }

@@ -30,6 +30,9 @@ fn fresh() -> (tempfile::TempDir, Engine) {
 async fn spawner(e: &Engine, args: &[&str]) -> String {
     let opts = LineOptions {
         profile: "minimal".into(),
+        // Children outlive their kill by the clock, not by fuel a fast
+        // machine burns first.
+        stage_fuel: Some(u64::MAX),
         ..LineOptions::default()
     };
     let out = e

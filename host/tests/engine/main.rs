@@ -32,3 +32,4 @@ mod shell;
 mod tamper;
 mod tier;
 mod vfs;
+mod wasip1;

@@ -1,6 +1,7 @@
 //! The core-module lane (WASI preview 1) docks like a component: every
 //! import checked against the grant call by call, preopens only under
-//! `vfs`, the exec calls under `commands` or `exec`, no symlinks.
+//! `vfs`, the exec calls under `commands` or `exec`, no symlink out of a
+//! preopen.
 
 use crate::common::own_builder;
 use guest_artifacts::*;
@@ -132,8 +133,8 @@ async fn core_module_imports_are_checked_call_by_call() {
     let (_home, e) = fresh();
     register_wat(
         &e,
-        "sock",
-        r#"(module (import "wasi_snapshot_preview1" "sock_send" (func (param i32 i32 i32 i32 i32) (result i32)))
+        "opener",
+        r#"(module (import "wasi_snapshot_preview1" "path_open" (func (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
              (memory (export "memory") 1) (func (export "_start")))"#,
     );
     register_wat(
@@ -142,12 +143,12 @@ async fn core_module_imports_are_checked_call_by_call() {
         r#"(module (import "env" "system" (func (param i32) (result i32)))
              (memory (export "memory") 1) (func (export "_start")))"#,
     );
-    let err = run(&e, "sock", opts("posix", Some(&[Cap::Vfs]), Vec::new()))
+    let err = run(&e, "opener", opts("posix", Some(&[Cap::Kv]), Vec::new()))
         .await
         .unwrap_err();
     assert!(
         err.to_string()
-            .contains("capability not granted: net (import wasi_snapshot_preview1.sock_send)"),
+            .contains("capability not granted: vfs (import wasi_snapshot_preview1.path_open)"),
         "{err}"
     );
     let err = run(&e, "shell-out", opts("posix", None, Vec::new()))
@@ -212,39 +213,59 @@ async fn a_core_module_reaches_the_ladder_only_with_exec() {
     );
 }
 
-#[tokio::test]
-async fn a_core_module_cannot_plant_a_symlink_in_a_preopen() {
-    let (_home, e) = fresh();
-    // path_symlink("../outside", fd 3, "escape"); prints the errno as a byte.
-    register_wat(
-        &e,
-        "planter",
+/// `path_symlink(target, fd 3, link)`; prints the errno as a byte.
+fn planter(target: &str, link: &str) -> String {
+    format!(
         r#"(module
   (import "wasi_snapshot_preview1" "path_symlink" (func $symlink (param i32 i32 i32 i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
-  (data (i32.const 100) "../outside")
-  (data (i32.const 200) "escape")
+  (data (i32.const 100) "{target}")
+  (data (i32.const 200) "{link}")
   (func (export "_start")
     (i32.store8 (i32.const 300)
-      (call $symlink (i32.const 100) (i32.const 10) (i32.const 3) (i32.const 200) (i32.const 6)))
+      (call $symlink (i32.const 100) (i32.const {}) (i32.const 3) (i32.const 200) (i32.const {})))
     (i32.store (i32.const 0) (i32.const 300))
     (i32.store (i32.const 4) (i32.const 1))
     (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#,
-    );
+        target.len(),
+        link.len()
+    )
+}
+
+#[tokio::test]
+async fn a_core_module_cannot_plant_a_symlink_that_leads_out_of_a_preopen() {
+    let (_home, e) = fresh();
     let dir = tempfile::tempdir().unwrap();
     let preopen = vec![Preopen {
         host: dir.path().to_path_buf(),
         guest: "/".into(),
         read_only: false,
     }];
-    let out = run(&e, "planter", opts("compute", None, preopen))
+    for (i, target) in ["../outside", "a/../../x", "/etc/passwd"]
+        .iter()
+        .enumerate()
+    {
+        let name = format!("planter{i}");
+        register_wat(&e, &name, &planter(target, "escape"));
+        let out = run(&e, &name, opts("compute", None, preopen.clone()))
+            .await
+            .unwrap();
+        assert_eq!(out.as_bytes(), [63], "errno perm for {target}");
+        assert!(
+            std::fs::symlink_metadata(dir.path().join("escape")).is_err(),
+            "the link to {target} was made"
+        );
+    }
+    // A link that stays inside is made, as in the component lane.
+    register_wat(&e, "inside", &planter("sub/file", "ok"));
+    let out = run(&e, "inside", opts("compute", None, preopen))
         .await
         .unwrap();
-    assert_eq!(out.as_bytes(), [63], "errno perm");
-    assert!(
-        std::fs::symlink_metadata(dir.path().join("escape")).is_err(),
-        "the link was made"
+    assert_eq!(out.as_bytes(), [0], "errno success");
+    assert_eq!(
+        std::fs::read_link(dir.path().join("ok")).unwrap(),
+        std::path::Path::new("sub/file")
     );
 }
 
@@ -342,7 +363,17 @@ async fn every_profile_and_core_module_import_class_docks_iff_granted() {
             let artifact = Artifact::from_bytes(bytes).unwrap();
             let granted = caps.iter().any(|c| profile.caps().contains(*c));
             let import = format!("{module}.{call}");
+            // A socket call without `net` docks, served by a refusal.
+            let refused_at_call = !granted && call.starts_with("sock_");
             match e.receipt(&artifact, &grant) {
+                Ok(receipt) if refused_at_call => {
+                    assert_eq!(receipt.imports[0].name, import);
+                    assert!(
+                        receipt.imports[0].served_by.contains("notcapable"),
+                        "{import} under {profile}: {}",
+                        receipt.imports[0].served_by
+                    );
+                }
                 Ok(receipt) => {
                     assert!(granted, "{import} docked under {profile}");
                     assert_eq!(receipt.linked, std::slice::from_ref(&import), "{profile}");
@@ -361,7 +392,7 @@ async fn every_profile_and_core_module_import_class_docks_iff_granted() {
         for (name, module, call, _, _, caps) in classes {
             let granted = caps.iter().any(|c| profile.caps().contains(*c));
             let got = run(&e, name, opts(profile.name(), None, Vec::new())).await;
-            if granted {
+            if granted || call.starts_with("sock_") {
                 assert_eq!(got, Ok(String::new()), "{name} under {profile}");
             } else {
                 let err = got.unwrap_err().to_string();

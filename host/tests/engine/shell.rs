@@ -196,6 +196,8 @@ async fn a_stage_that_cannot_run_stops_the_line_with_its_name() {
     }
     let opts = LineOptions {
         stage_timeout: Some(Duration::from_millis(200)),
+        // Only the clock may stop it, however fast the machine.
+        stage_fuel: Some(u64::MAX),
         ..LineOptions::default()
     };
     match e.run_line("spin", opts).await {

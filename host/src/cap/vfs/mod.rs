@@ -17,6 +17,8 @@
 mod host;
 mod symlink;
 
+pub(crate) use symlink::guard_preview1;
+
 use crate::bindings::workbooks::engine::vfs;
 use crate::store::{StorageSlot, Volumes};
 use std::sync::Arc;

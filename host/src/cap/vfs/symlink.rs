@@ -11,13 +11,15 @@
 //!
 //! The guard replaces one function of `wasi:filesystem/types`,
 //! `descriptor.symlink-at`, with a check in front of wasmtime-wasi's own
-//! implementation. The core-module lane refuses `path_symlink` outright
-//! (see `dock/module.rs`).
+//! implementation; in the core-module lane, [`guard_preview1`] puts the
+//! same check in front of `path_symlink`.
 
-use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
+use wasmtime::{AsContextMut, StoreContextMut};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::WasiFilesystemView;
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::p1::wasi_snapshot_preview1::{self, WasiSnapshotPreview1};
 use wasmtime_wasi::p2::bindings::filesystem::types::{Descriptor, ErrorCode, HostDescriptor};
 
 /// The `wasi:filesystem/types` instance wasmtime-wasi links (its WIT
@@ -58,6 +60,69 @@ pub(super) fn guard<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::
             },
         )
     });
+    linker.allow_shadowing(false);
+    replaced
+}
+
+/// `errno::perm`, preview 1's answer to a refused link.
+const ERRNO_PERM: i32 = 63;
+
+/// `errno::fault`: the target does not lie in the guest's memory.
+const ERRNO_FAULT: i32 = 21;
+
+/// The preview 1 module name.
+const WASI_P1: &str = "wasi_snapshot_preview1";
+
+/// Puts the escape check in front of preview 1's `path_symlink`
+/// (`old_path` is the target, `new_path` the link made under `fd`).
+pub(crate) fn guard_preview1<T: Send + 'static>(
+    linker: &mut wasmtime::Linker<T>,
+    get: fn(&mut T) -> &mut WasiP1Ctx,
+) -> wasmtime::Result<()> {
+    type Args = (i32, i32, i32, i32, i32);
+    linker.allow_shadowing(true);
+    let replaced = linker
+        .func_wrap_async(
+            WASI_P1,
+            "path_symlink",
+            move |mut caller: wasmtime::Caller<'_, T>, (old, old_len, fd, new, new_len): Args| {
+                Box::new(async move {
+                    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
+                        return Err(wasmtime::format_err!(
+                            "path_symlink: the module exports no memory"
+                        ));
+                    };
+                    let fuel = caller.as_context_mut().hostcall_fuel();
+                    let (bytes, state) = memory.data_and_store_mut(&mut caller);
+                    let target = usize::try_from(old)
+                        .ok()
+                        .zip(usize::try_from(old_len).ok())
+                        .and_then(|(at, len)| bytes.get(at..at.checked_add(len)?));
+                    let Some(target) = target else {
+                        return Ok(ERRNO_FAULT);
+                    };
+                    let target = String::from_utf8_lossy(target);
+                    if let Some(why) = escape(&target) {
+                        tracing::info!(%target, why, "refused a symlink out of a preopen");
+                        return Ok(ERRNO_PERM);
+                    }
+                    let ctx = get(state);
+                    ctx.set_hostcall_fuel(fuel);
+                    let mut memory = wiggle::GuestMemory::Unshared(bytes);
+                    wasi_snapshot_preview1::path_symlink(
+                        ctx,
+                        &mut memory,
+                        old,
+                        old_len,
+                        fd,
+                        new,
+                        new_len,
+                    )
+                    .await
+                })
+            },
+        )
+        .map(|_| ());
     linker.allow_shadowing(false);
     replaced
 }

@@ -6,11 +6,15 @@
 //! format) run through the pipe shell, each in a scratch directory
 //! preopened as `.` with the case's `input` file. A case that needs shell
 //! syntax outside the subset (or a command the engine does not have) is
-//! counted as skipped, not failed.
+//! counted as skipped, not failed. `wasi-testsuite/<folder>/` (the official
+//! WASI test suite's prebuilt binaries and its JSON format) run through
+//! `wbx exec`'s path ([`wasi`]).
 
 mod jq;
 mod shtest;
+mod wasi;
 
+use crate::fail;
 use crate::options::{engine, runtime};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -18,7 +22,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The directory holding jq/, toybox/ and busybox/.
+    /// The directory holding jq/, toybox/, busybox/ and wasi-testsuite/.
     dir: PathBuf,
     /// Only suites whose name contains this (jq, toybox, busybox, sort, ...).
     #[arg(long)]
@@ -29,6 +33,9 @@ pub(crate) struct Args {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// Exit 1 unless at least N cases passed over the suites run (for CI).
+    #[arg(long, value_name = "N")]
+    require_pass: Option<u32>,
 }
 
 /// Counts for one suite file.
@@ -75,11 +82,34 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 }
             }
         }
+        let wasi_root = args.dir.join(wasi::SUITE);
+        let mut folders: Vec<PathBuf> = std::fs::read_dir(&wasi_root)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        folders.sort();
+        for folder in folders {
+            let name = format!(
+                "{}/{}",
+                wasi::SUITE,
+                folder.file_name().unwrap_or_default().to_string_lossy()
+            );
+            if wanted(&name) {
+                if args.verbose && !args.json {
+                    println!("{name}");
+                }
+                let tally =
+                    rt.block_on(wasi::run_dir(&engine, &folder, args.verbose && !args.json));
+                results.insert(name, tally);
+            }
+        }
         if args.json {
             println!("{}", serde_json::to_string(&results).unwrap_or_default());
         } else {
             println!(
-                "{:<24} {:>5} {:>5} {:>8}",
+                "{:<32} {:>5} {:>5} {:>8}",
                 "suite", "pass", "fail", "skipped"
             );
             for (name, t) in &results {
@@ -92,7 +122,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                     String::new()
                 };
                 println!(
-                    "{name:<24} {:>5} {:>5} {:>8}{extra}",
+                    "{name:<32} {:>5} {:>5} {:>8}{extra}",
                     t.pass, t.fail, t.skipped
                 );
                 if args.verbose {
@@ -102,7 +132,15 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 }
             }
         }
-        Ok(0)
+        let passed: u32 = results.values().map(|t| t.pass).sum();
+        match args.require_pass {
+            Some(needed) if passed < needed => Err(fail(
+                "conformance",
+                format!("{passed} cases passed, fewer than the {needed} required"),
+                1,
+            )),
+            _ => Ok(0),
+        }
     };
     body().unwrap_or_else(|code| code)
 }

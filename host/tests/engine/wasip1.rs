@@ -1,0 +1,432 @@
+//! The wasip1 binaries people already have, run the way `wbx exec` runs
+//! components: docked under a profile, every limit on, `proc_exit(n)` as
+//! exit code n, and an environment that is exactly what the operator
+//! passed.
+
+use crate::common::{own_builder, text, wbx};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use workbooks::commands::{ArgMode, Tier};
+use workbooks::{
+    Artifact, DockError, Engine, Grant, LineError, LineOptions, Output, RunError, SessionOptions,
+    StartOptions, Supervisor,
+};
+
+fn fresh() -> (tempfile::TempDir, Engine) {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_builder(home.path()).build().unwrap();
+    (home, e)
+}
+
+/// Prints its whole environment block (`NAME=value\0` per variable).
+const P1_PRINT_ENV: &str = r#"(module
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $sizes (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_get" (func $get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 3)
+  (func (export "_start")
+    (drop (call $sizes (i32.const 0) (i32.const 4)))
+    (drop (call $get (i32.const 1024) (i32.const 65536)))
+    (i32.store (i32.const 16) (i32.const 65536))
+    (i32.store (i32.const 20) (i32.load (i32.const 4)))
+    (drop (call $fd_write (i32.const 1) (i32.const 16) (i32.const 1) (i32.const 24)))))"#;
+
+/// Ends with `proc_exit(33)`.
+const P1_EXIT_33: &str = r#"(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (call $exit (i32.const 33))))"#;
+
+/// Spins for ever.
+const P1_SPIN: &str = r#"(module
+  (memory (export "memory") 1)
+  (func (export "_start") (loop $l (br $l))))"#;
+
+/// Grows its memory by 1024 pages (64 MiB) and exits 7 if refused.
+const P1_GROW: &str = r#"(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (if (i32.eq (memory.grow (i32.const 1024)) (i32.const -1))
+      (then (call $exit (i32.const 7))))))"#;
+
+fn module(wat: &str) -> Artifact {
+    Artifact::from_bytes(wat::parse_str(wat).unwrap()).unwrap()
+}
+
+/// Writes `wat` compiled to `dir/name.wasm`.
+fn module_file(dir: &Path, name: &str, wat: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.wasm"));
+    std::fs::write(&path, wat::parse_str(wat).unwrap()).unwrap();
+    path
+}
+
+fn session(env: &[(&str, &str)]) -> SessionOptions {
+    let mut opts = SessionOptions::new("p1", "default");
+    opts.env = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    opts.stdout = Output::Capture;
+    opts
+}
+
+#[tokio::test]
+async fn a_core_module_docks_and_runs_through_the_same_run_as_a_component() {
+    let (_home, e) = fresh();
+    let docked = e
+        .dock(&module(P1_EXIT_33), &Grant::profile("compute"))
+        .unwrap();
+    assert!(docked.is_command());
+    assert_eq!(
+        docked.receipt().linked,
+        ["wasi_snapshot_preview1.proc_exit"]
+    );
+    let out = e.run(&docked, session(&[])).await.unwrap();
+    assert_eq!(out.exit_code, 33, "proc_exit(33) is exit code 33");
+}
+
+#[tokio::test]
+async fn a_guest_sees_exactly_the_environment_it_was_given_and_nothing_of_the_hosts() {
+    let (_home, e) = fresh();
+    let docked = e
+        .dock(&module(P1_PRINT_ENV), &Grant::profile("compute"))
+        .unwrap();
+    let given = [("A", "1"), ("B", "x=y"), ("EMPTY", "")];
+    let out = e.run(&docked, session(&given)).await.unwrap();
+    assert_eq!(text(&out.stdout), "A=1\0B=x=y\0EMPTY=\0");
+    assert!(std::env::var_os("PATH").is_some(), "the host has a PATH");
+    let out = e.run(&docked, session(&[])).await.unwrap();
+    assert_eq!(out.stdout.len(), 0, "{:?}", text(&out.stdout));
+}
+
+#[tokio::test]
+async fn an_environment_that_cannot_be_passed_is_refused_before_the_guest_runs() {
+    let (_home, e) = fresh();
+    let docked = e
+        .dock(&module(P1_PRINT_ENV), &Grant::profile("compute"))
+        .unwrap();
+    let err = e.run(&docked, session(&[("A=B", "1")])).await.unwrap_err();
+    assert!(matches!(err, RunError::Session(_)), "{err}");
+    assert!(err.to_string().contains("contains `=`"), "{err}");
+    let big = "v".repeat(workbooks::limits::MAX_ENV_BYTES);
+    let err = e.run(&docked, session(&[("K", &big)])).await.unwrap_err();
+    assert!(
+        err.to_string().contains("over the 65536-byte limit"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_core_module_keeps_every_limit_of_the_envelope() {
+    let (_home, e) = fresh();
+    let spin = e
+        .dock(&module(P1_SPIN), &Grant::profile("compute"))
+        .unwrap();
+    let mut opts = session(&[]);
+    opts.fuel = Some(1_000_000);
+    let err = e.run(&spin, opts).await.unwrap_err();
+    assert!(matches!(err, RunError::Fuel { budget: 1_000_000 }), "{err}");
+    let mut opts = session(&[]);
+    opts.timeout = Some(Duration::from_millis(200));
+    let err = e.run(&spin, opts).await.unwrap_err();
+    assert!(matches!(err, RunError::Timeout { .. }), "{err}");
+    // compute caps memory at 64 MiB: one page plus 64 MiB is past it.
+    let grow = e
+        .dock(&module(P1_GROW), &Grant::profile("compute"))
+        .unwrap();
+    let out = e.run(&grow, session(&[])).await.unwrap();
+    assert_eq!(out.exit_code, 7, "the growth past the cap was refused");
+}
+
+#[tokio::test]
+async fn a_core_module_is_a_command_only_never_an_instance_or_a_handler() {
+    let (_home, e) = fresh();
+    let m = module(P1_EXIT_33);
+    let err = Supervisor::new(e.clone())
+        .start("p1", &m, StartOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("runs only as a command"), "{err}");
+    let err = e
+        .server(&m, workbooks::ServeOptions::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("runs only as a command"), "{err}");
+    let reactor = module(r#"(module (memory (export "memory") 1))"#);
+    let docked = e.dock(&reactor, &Grant::profile("compute")).unwrap();
+    assert!(!docked.is_command());
+    let err = e.run(&docked, session(&[])).await.unwrap_err();
+    assert!(matches!(err, RunError::NotACommand), "{err}");
+}
+
+#[tokio::test]
+async fn pipeline_stages_get_the_operators_environment_not_the_lines_variables() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_builder(home.path())
+        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .build()
+        .unwrap();
+    for (name, tier) in [("penv", Tier::Instance), ("penvp", Tier::OsProcess)] {
+        e.registry()
+            .register(
+                name,
+                wat::parse_str(P1_PRINT_ENV).unwrap(),
+                ArgMode::Argv,
+                tier,
+            )
+            .unwrap();
+        let opts = LineOptions {
+            env: vec![("A".into(), "1".into())],
+            ..LineOptions::default()
+        };
+        let out = e.run_line(&format!("B=2; C=3 {name}"), opts).await.unwrap();
+        assert_eq!(text(&out.stdout), "A=1\0", "tier {tier:?}");
+    }
+    let opts = LineOptions {
+        env: vec![("".into(), "1".into())],
+        ..LineOptions::default()
+    };
+    let err = e.run_line("penv", opts).await.unwrap_err();
+    assert!(matches!(err, LineError::Session(_)), "{err}");
+}
+
+#[test]
+fn wbx_exec_runs_a_wasip1_module_with_its_exit_code_and_only_the_env_given() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let exit = module_file(dir.path(), "exit33", P1_EXIT_33);
+    let out = wbx(home.path(), &["exec", exit.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(33), "{}", text(&out.stderr));
+    let env = module_file(dir.path(), "penv", P1_PRINT_ENV);
+    let env = env.to_str().unwrap();
+    let out = wbx(
+        home.path(),
+        &["exec", "--env", "GREETING=hi there", "--env", "N=", env],
+        b"",
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "GREETING=hi there\0N=\0",
+        "{}",
+        text(&out.stderr)
+    );
+    let out = wbx(home.path(), &["exec", "--env", "NOEQUALS", env], b"");
+    assert_eq!(out.status.code(), Some(64));
+    assert!(
+        text(&out.stderr).contains("\"NOEQUALS\" is not NAME=VALUE"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = wbx(
+        home.path(),
+        &["run", "--env", "A=1", "--env", "B=2", "true"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn wbx_exec_refuses_a_module_whose_calls_its_grant_does_not_cover() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let open = module_file(
+        dir.path(),
+        "open",
+        r#"(module
+  (import "wasi_snapshot_preview1" "path_open" (func (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")))"#,
+    );
+    let out = wbx(
+        home.path(),
+        &[
+            "exec",
+            "--profile",
+            "minimal",
+            "--caps",
+            "kv",
+            open.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(120), "{err}");
+    assert!(
+        err.contains("capability not granted: vfs (import wasi_snapshot_preview1.path_open)"),
+        "{err}"
+    );
+    let unknown = module_file(
+        dir.path(),
+        "unknown",
+        r#"(module
+  (import "env" "system" (func (param i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")))"#,
+    );
+    let out = wbx(
+        home.path(),
+        &["exec", "--profile", "posix", unknown.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(120));
+    assert!(
+        text(&out.stderr).contains("unknown imports refused: env.system"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_socket_call_without_net_is_refused_when_made_and_reaches_no_host_code() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // sock_shutdown(stdin, both), exiting with the errno it got.
+    let sock = module_file(
+        dir.path(),
+        "sock",
+        r#"(module
+  (import "wasi_snapshot_preview1" "sock_shutdown" (func $shut (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (call $exit (call $shut (i32.const 0) (i32.const 3)))))"#,
+    );
+    let sock = sock.to_str().unwrap();
+    for profile in ["compute", "minimal"] {
+        let out = wbx(home.path(), &["exec", "--profile", profile, sock], b"");
+        assert_eq!(
+            out.status.code(),
+            Some(76),
+            "errno notcapable under {profile}"
+        );
+    }
+    for profile in ["network", "posix"] {
+        let out = wbx(home.path(), &["exec", "--profile", profile, sock], b"");
+        let code = out.status.code().unwrap();
+        assert!(
+            code != 76 && code != 0,
+            "{profile}: wasmtime-wasi answered {code}"
+        );
+    }
+    let out = wbx(
+        home.path(),
+        &["inspect", "--profile", "compute", "--json", sock],
+        b"",
+    );
+    let receipt = text(&out.stdout);
+    assert!(receipt.contains("notcapable: net not granted"), "{receipt}");
+}
+
+#[tokio::test]
+async fn a_docked_module_under_one_grant_is_not_reused_under_another() {
+    let (_home, e) = fresh();
+    let m = module(
+        r#"(module
+  (import "wasi_snapshot_preview1" "path_open" (func (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")))"#,
+    );
+    e.dock(&m, &Grant::profile("compute")).unwrap();
+    let none = Grant::narrowed("compute", workbooks::CapSet::EMPTY).unwrap();
+    let err = e.dock(&m, &none).unwrap_err();
+    assert!(matches!(err, DockError::NotGranted { .. }), "{err}");
+}
+
+/// A program of the catalog, by file name, checked against its sha256 pin:
+/// `.ci/run` fetches them into `WB_CATALOG_DIR` and sets
+/// `WB_REQUIRE_CATALOG=1`, so there a missing or altered file fails the
+/// test; elsewhere the test says it did not run.
+fn catalog(file: &str, sha256: &str) -> Option<PathBuf> {
+    let required = std::env::var_os("WB_REQUIRE_CATALOG").is_some();
+    let path = std::env::var_os("WB_CATALOG_DIR").map(|d| PathBuf::from(d).join(file));
+    match path.filter(|p| p.is_file()) {
+        Some(path) => {
+            let artifact = Artifact::from_file(&path).unwrap();
+            assert_eq!(
+                artifact.sha256_hex(),
+                sha256,
+                "{} is not the pinned build",
+                path.display()
+            );
+            Some(path)
+        }
+        None if required => panic!("{file} is missing from WB_CATALOG_DIR"),
+        None => {
+            eprintln!("not run: {file} not found (set WB_CATALOG_DIR; .ci/run fetches it)");
+            None
+        }
+    }
+}
+
+/// CPython 3.12, WASI core module.
+const PYTHON_SHA256: &str = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763";
+
+/// QuickJS, WASI core module.
+const QUICKJS_SHA256: &str = "f9742952f9989b1558c4a79bedfb351d6ca33ff22a41e886517cae5196e6d783";
+
+#[test]
+fn the_catalogs_cpython_and_quickjs_run_with_wbx_exec_under_compute() {
+    let (Some(python), Some(quickjs)) = (
+        catalog("python.wasm", PYTHON_SHA256),
+        catalog("quickjs.wasm", QUICKJS_SHA256),
+    ) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let out = wbx(
+        home.path(),
+        &[
+            "exec",
+            python.to_str().unwrap(),
+            "--",
+            "-c",
+            "print(2**100)",
+        ],
+        b"",
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "1267650600228229401496703205376\n",
+        "{}",
+        text(&out.stderr)
+    );
+    let out = wbx(
+        home.path(),
+        &[
+            "exec",
+            "--env",
+            "WHO=wasip1",
+            python.to_str().unwrap(),
+            "--",
+            "-c",
+            "import os, sys; print(sorted(os.environ.items())); sys.exit(5)",
+        ],
+        b"",
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "[('WHO', 'wasip1')]\n",
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(5));
+    let scripts = tempfile::tempdir().unwrap();
+    std::fs::write(
+        scripts.path().join("sum.js"),
+        "console.log([1, 2, 3].reduce((a, b) => a + b))\n",
+    )
+    .unwrap();
+    let dir = format!("{}::/", scripts.path().display());
+    let out = wbx(
+        home.path(),
+        &[
+            "exec",
+            "--dir",
+            &dir,
+            quickjs.to_str().unwrap(),
+            "--",
+            "/sum.js",
+        ],
+        b"",
+    );
+    assert_eq!(text(&out.stdout), "6\n", "{}", text(&out.stderr));
+}
