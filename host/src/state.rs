@@ -79,6 +79,11 @@ pub struct SessionOptions {
     pub stderr: Output,
     /// Host directories to preopen (only under the vfs cap).
     pub dirs: Vec<Preopen>,
+    /// Do the preopens' file I/O on the calling thread rather than tokio's
+    /// blocking pool: much faster when one guest has the thread to itself
+    /// (`wbx exec`), but it stalls every other task of a shared
+    /// current-thread runtime while a file call runs. Off by default.
+    pub inline_file_io: bool,
     /// Per-call wall-clock budget; the profile's when `None`.
     pub timeout: Option<Duration>,
     /// Fuel per call; unmetered when `None`.
@@ -104,6 +109,7 @@ impl SessionOptions {
             stdout: Output::Capture,
             stderr: Output::Capture,
             dirs: Vec::new(),
+            inline_file_io: false,
             timeout: None,
             fuel: None,
             memory: None,
@@ -245,7 +251,10 @@ fn wasi_for(
     }
     crate::environ::check(&opts.env)?;
     let mut wasi = WasiCtx::builder();
-    wasi.arg(&opts.id).args(&opts.args).envs(&opts.env);
+    wasi.arg(&opts.id)
+        .args(&opts.args)
+        .envs(&opts.env)
+        .allow_blocking_current_thread(opts.inline_file_io);
     match &opts.stdin {
         Stdin::Empty => {}
         Stdin::Bytes(b) => {
@@ -384,14 +393,26 @@ pub(crate) fn new_store(
         queue,
         secrets,
     };
-    let mut store = Store::new(host.wasmtime, state);
-    store.limiter(|s| &mut s.limiter);
+    let store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;
+    Ok((store, captured))
+}
+
+/// A store around `state` with the envelope on: the memory limiter, the
+/// deadline check and the fuel (always metered; `None` means "as much as a
+/// u64 holds").
+fn enveloped<T: HasDeadline + 'static>(
+    engine: &wasmtime::Engine,
+    state: T,
+    limiter: fn(&mut T) -> &mut MemoryLimiter,
+    opts: &SessionOptions,
+) -> Result<Store<T>, SessionError> {
+    let mut store = Store::new(engine, state);
+    store.limiter(move |s| limiter(s));
     crate::limits::install_deadline(&mut store);
-    // Fuel is always metered; `None` means "as much as a u64 holds".
     store
         .set_fuel(opts.fuel.unwrap_or(u64::MAX))
         .map_err(|e| SessionError::Engine(format!("{e:#}")))?;
-    Ok((store, captured))
+    Ok(store)
 }
 
 /// Builds a core-module store (the preview 1 lane) for `opts` under
@@ -411,11 +432,6 @@ pub(crate) fn new_module_store(
         deadline: Deadline::after(opts.timeout.unwrap_or(grant.profile.effective.timeout())),
         launch: ModuleLaunch::new(launch),
     };
-    let mut store = Store::new(host.wasmtime, state);
-    store.limiter(|s| &mut s.limiter);
-    crate::limits::install_deadline(&mut store);
-    store
-        .set_fuel(opts.fuel.unwrap_or(u64::MAX))
-        .map_err(|e| SessionError::Engine(format!("{e:#}")))?;
+    let store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;
     Ok((store, captured))
 }

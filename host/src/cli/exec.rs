@@ -210,6 +210,8 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     opts.stdout = passed;
     opts.stderr = passed;
     opts.dirs = dirs;
+    // One guest, one thread: its file calls need not hop to a pool.
+    opts.inline_file_io = true;
     opts.timeout = args.timeout.map(std::time::Duration::from_millis);
     opts.fuel = Some(args.fuel);
     opts.memory = args.memory.map(|m| m << 20);

@@ -90,6 +90,7 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
     opts.env = spec.env.clone().into_iter().collect();
     opts.stdout = Output::Capture;
     opts.stderr = Output::Capture;
+    opts.inline_file_io = true;
     let scratch = match &spec.root {
         None => None,
         Some(root) => {
