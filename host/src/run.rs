@@ -218,7 +218,12 @@ impl Engine {
             .timeout
             .unwrap_or_else(|| docked.grant().profile.effective.timeout());
         let command = match &docked.guest {
-            Guest::Module(pre) => return self.run_module(docked, pre, opts, budget).await,
+            Guest::Module { pre, command } => {
+                if !command {
+                    return Err(RunError::NotACommand);
+                }
+                return self.run_module(docked, pre, opts, budget).await;
+            }
             Guest::Component { command, .. } => command.as_ref().ok_or(RunError::NotACommand)?,
         };
         let (mut store, captured) = self.new_store(docked.grant(), &opts)?;

@@ -207,7 +207,7 @@ impl Engine {
             timeout: opts.stage_timeout,
             fuel: opts.stage_fuel,
             memory: opts.stage_memory,
-            env: opts.env,
+            env: opts.env.into(),
         };
         crate::environ::check(&session.commands.env).map_err(SessionError::from)?;
         let (mut store, _) = self.new_store(&shell_grant, &session)?;
@@ -291,7 +291,7 @@ impl Engine {
                 timeout: opts.stage_timeout,
                 fuel: opts.stage_fuel,
                 memory: opts.stage_memory,
-                env: opts.env,
+                env: opts.env.into(),
             },
         };
         crate::environ::check(&env.policy.env).map_err(SessionError::from)?;

@@ -57,8 +57,8 @@ pub struct CommandPolicy {
     /// set); the profile's when `None`.
     pub memory: Option<usize>,
     /// The environment of each command: exactly these pairs, none of the
-    /// host's.
-    pub env: Vec<(String, String)>,
+    /// host's (shared: every stage and child holds the same list).
+    pub env: Arc<[(String, String)]>,
 }
 
 /// Who asks to run a command, and under what terms.

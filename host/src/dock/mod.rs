@@ -139,7 +139,7 @@ impl Docked {
     pub fn is_command(&self) -> bool {
         match &self.guest {
             Guest::Component { command, .. } => command.is_some(),
-            Guest::Module(_) => self.exports.iter().any(|e| e == module::START),
+            Guest::Module { command, .. } => *command,
         }
     }
 
@@ -147,7 +147,7 @@ impl Docked {
     pub(crate) fn component(&self) -> Option<&InstancePre<StoreState>> {
         match &self.guest {
             Guest::Component { pre, .. } => Some(pre),
-            Guest::Module(_) => None,
+            Guest::Module { .. } => None,
         }
     }
 }
@@ -159,8 +159,11 @@ pub(crate) enum Guest {
         pre: InstancePre<StoreState>,
         command: Option<CommandPre<StoreState>>,
     },
-    /// A preview 1 core module.
-    Module(wasmtime::InstancePre<ModuleState>),
+    /// A preview 1 core module, and whether it exports `_start`.
+    Module {
+        pre: wasmtime::InstancePre<ModuleState>,
+        command: bool,
+    },
 }
 
 /// One import of the guest and what it needs.

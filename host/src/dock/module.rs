@@ -280,9 +280,12 @@ impl ModuleDocks {
                 composed_sha256: None,
                 signer: None,
             };
-            let exports = module.exports().map(|e| e.name().to_string()).collect();
+            let exports: Vec<String> = module.exports().map(|e| e.name().to_string()).collect();
             Ok(Arc::new(Docked {
-                guest: Guest::Module(pre),
+                guest: Guest::Module {
+                    pre,
+                    command: exports.iter().any(|e| e == START),
+                },
                 grant: grant.clone(),
                 receipt,
                 exports,

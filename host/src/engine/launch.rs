@@ -138,7 +138,7 @@ impl Engine {
             .map_err(|e| CommandError::Refused(e.to_string()))?;
         let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
         opts.args = args;
-        opts.env = env.policy.env.clone();
+        opts.env = env.policy.env.to_vec();
         opts.stdin = if stdin.is_empty() {
             Stdin::Empty
         } else {

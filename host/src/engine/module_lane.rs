@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 use wasmtime::InstancePre;
 
 impl Engine {
-    /// Runs a docked core module's `_start` once in a fresh store.
+    /// Runs a docked core module's `_start` once in a fresh store (the
+    /// caller has checked that it exports one).
     pub(crate) async fn run_module(
         &self,
         docked: &Docked,
@@ -28,9 +29,6 @@ impl Engine {
         opts: SessionOptions,
         budget: Duration,
     ) -> Result<RunOutput, RunError> {
-        if !docked.is_command() {
-            return Err(RunError::NotACommand);
-        }
         let (mut store, captured) = self.new_module_store(docked.grant(), &opts)?;
         let start = Instant::now();
         let outcome = tokio::time::timeout(budget, async {

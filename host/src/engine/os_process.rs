@@ -65,7 +65,7 @@ impl Engine {
             .arg(fuel.to_string())
             .arg("--expect-sha256")
             .arg(resolved.artifact.sha256_hex());
-        for (name, value) in &env.policy.env {
+        for (name, value) in env.policy.env.iter() {
             cmd.arg(format!("--env={name}={value}"));
         }
         if let Some(bytes) = env.policy.memory {

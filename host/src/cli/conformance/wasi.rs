@@ -86,8 +86,8 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
         .map_err(|e| format!("refused under {profile}: {e}"))?;
     let stem = wasm.file_stem().unwrap_or_default().to_string_lossy();
     let mut opts = SessionOptions::new(id_of(&stem), "conformance");
-    opts.args = spec.args.clone();
-    opts.env = spec.env.clone().into_iter().collect();
+    opts.args = spec.args;
+    opts.env = spec.env.into_iter().collect();
     opts.stdout = Output::Capture;
     opts.stderr = Output::Capture;
     opts.inline_file_io = true;
