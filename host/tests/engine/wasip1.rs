@@ -152,6 +152,13 @@ async fn a_core_module_is_a_command_only_never_an_instance_or_a_handler() {
         .server(&m, workbooks::ServeOptions::default())
         .unwrap_err();
     assert!(err.to_string().contains("runs only as a command"), "{err}");
+    let err = e
+        .tcp_server(&m, workbooks::ServeOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(err, workbooks::ServeError::NotATcpHandler),
+        "{err}"
+    );
     let reactor = module(r#"(module (memory (export "memory") 1))"#);
     let docked = e.dock(&reactor, &Grant::profile("compute")).unwrap();
     assert!(!docked.is_command());
@@ -429,4 +436,177 @@ fn the_catalogs_cpython_and_quickjs_run_with_wbx_exec_under_compute() {
         b"",
     );
     assert_eq!(text(&out.stdout), "6\n", "{}", text(&out.stderr));
+}
+
+#[tokio::test]
+async fn every_entry_that_takes_an_environment_refuses_a_bad_one_before_any_guest_runs() {
+    let (_home, e) = fresh();
+    let bad = || vec![("NO=PE".to_string(), "1".to_string())];
+    let hello = Artifact::from_file(guest_artifacts::CLI_HELLO).unwrap();
+    let err = e
+        .server(
+            &hello,
+            workbooks::ServeOptions {
+                env: bad(),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(err, workbooks::ServeError::Env(_)), "{err}");
+    let err = Supervisor::new(e.clone())
+        .start(
+            "bad-env",
+            &hello,
+            StartOptions {
+                env: bad(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, workbooks::InstanceError::Session(_)), "{err}");
+    e.registry()
+        .register(
+            "penv",
+            wat::parse_str(P1_PRINT_ENV).unwrap(),
+            ArgMode::Argv,
+            Tier::Instance,
+        )
+        .unwrap();
+    let opts = LineOptions {
+        env: bad(),
+        ..LineOptions::default()
+    };
+    let err = e.run_command("penv", vec![], opts).await.unwrap_err();
+    assert!(matches!(err, LineError::Session(_)), "{err}");
+}
+
+/// `path_symlink` with a target at `ptr` (length 4), the link `l`;
+/// exits with the errno.
+fn symlink_at(ptr: &str, memory: bool) -> String {
+    let memory = if memory {
+        r#"(memory (export "memory") 1)"#
+    } else {
+        "(memory 1)"
+    };
+    format!(
+        r#"(module
+  (import "wasi_snapshot_preview1" "path_symlink" (func $symlink (param i32 i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  {memory}
+  (data (i32.const 200) "l")
+  (func (export "_start")
+    (call $exit (call $symlink (i32.const {ptr}) (i32.const 4) (i32.const 3) (i32.const 200) (i32.const 1)))))"#
+    )
+}
+
+#[tokio::test]
+async fn a_symlink_target_outside_the_guests_memory_is_a_fault_and_makes_no_link() {
+    let (_home, e) = fresh();
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = session(&[]);
+    opts.dirs.push(workbooks::Preopen {
+        host: dir.path().to_path_buf(),
+        guest: "/".into(),
+        read_only: false,
+    });
+    let grant = Grant::profile("compute");
+    // The last three bytes of the page and one past it; then a pointer
+    // at the top of the 32-bit address space.
+    for ptr in ["65533", "-2"] {
+        let docked = e.dock(&module(&symlink_at(ptr, true)), &grant).unwrap();
+        let out = e.run(&docked, opts.clone()).await.unwrap();
+        assert_eq!(out.exit_code, 21, "errno fault for target at {ptr}");
+        assert!(std::fs::symlink_metadata(dir.path().join("l")).is_err());
+    }
+    // A module with no exported memory cannot have its target read: the
+    // call traps, naming why, and nothing is made.
+    let docked = e.dock(&module(&symlink_at("0", false)), &grant).unwrap();
+    let err = e.run(&docked, opts).await.unwrap_err();
+    assert!(err.to_string().contains("exports no memory"), "{err}");
+    assert!(std::fs::symlink_metadata(dir.path().join("l")).is_err());
+}
+
+/// Opens `name` under the first preopen with `oflags` and exits with the
+/// errno.
+fn opener(name: &str, oflags: u32) -> String {
+    format!(
+        r#"(module
+  (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 100) "{name}")
+  (func (export "_start")
+    (call $exit (call $open (i32.const 3) (i32.const 0) (i32.const 100) (i32.const {}) (i32.const {oflags})
+      (i64.const 66) (i64.const 0) (i32.const 0) (i32.const 400)))))"#,
+        name.len()
+    )
+}
+
+#[test]
+fn wbx_conformance_reads_the_wasi_suite_format_and_fails_below_the_required_passes() {
+    let home = tempfile::tempdir().unwrap();
+    let suites = tempfile::tempdir().unwrap();
+    let dir = suites.path().join("wasi-testsuite/mini");
+    std::fs::create_dir_all(dir.join("root")).unwrap();
+    std::fs::write(dir.join("root/stale.cleanup"), "left by an earlier run").unwrap();
+    let case = |name: &str, wat: &str, json: &str| {
+        module_file(&dir, name, wat);
+        if !json.is_empty() {
+            std::fs::write(dir.join(format!("{name}.json")), json).unwrap();
+        }
+    };
+    case(
+        "env",
+        P1_PRINT_ENV,
+        r#"{"env": {"A": "1", "B": "x y"}, "stdout": "A=1\u0000B=x y\u0000"}"#,
+    );
+    case("exit", P1_EXIT_33, r#"{"exit_code": 33}"#);
+    // The `*.cleanup` artefact is not in the copy the guest sees (noent).
+    case(
+        "stale",
+        &opener("stale.cleanup", 0),
+        r#"{"root": "root", "exit_code": 44}"#,
+    );
+    // What a case creates lands in the copy, never in the suite.
+    case("creates", &opener("made", 1), r#"{"root": "root"}"#);
+    // Expected 0, exits 33: the one failure.
+    case("wrong", P1_EXIT_33, "");
+    let dir_arg = suites.path().to_str().unwrap();
+    let run = |need: &str| {
+        wbx(
+            home.path(),
+            &[
+                "conformance",
+                dir_arg,
+                "--only",
+                "wasi-testsuite",
+                "--json",
+                "--require-pass",
+                need,
+            ],
+            b"",
+        )
+    };
+    let out = run("4");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mini = &v["wasi-testsuite/mini"];
+    assert_eq!(
+        (mini["pass"].as_u64(), mini["fail"].as_u64()),
+        (Some(4), Some(1)),
+        "{v}"
+    );
+    assert!(
+        !dir.join("root/made").exists(),
+        "a case wrote into the suite"
+    );
+    assert!(dir.join("root/stale.cleanup").exists());
+    let out = run("5");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("4 cases passed, fewer than the 5 required"),
+        "{}",
+        text(&out.stderr)
+    );
 }
