@@ -12,6 +12,7 @@ wasmtime::component::bindgen!({
     imports: {
         "workbooks:host/launch.run": async | trappable,
         "workbooks:host/launch.start": async | trappable,
+        "workbooks:host/launch.pipeline": async | trappable,
         "workbooks:host/launch.[method]job.wait": async | trappable,
         "workbooks:host/launch.[method]job.kill": trappable,
         "workbooks:engine/net.send": async,

@@ -32,6 +32,7 @@ pub mod instance;
 #[cfg(test)]
 mod layers;
 pub mod limits;
+pub mod pipes;
 pub mod policy;
 mod preopen;
 pub mod run;

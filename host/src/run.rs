@@ -8,7 +8,10 @@
 
 use crate::dock::{Docked, Guest};
 use crate::engine::Engine;
-use crate::limits::{Deadline, DeadlineExceeded, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter};
+use crate::limits::{
+    Deadline, DeadlineExceeded, HOST_WAIT_GRACE, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter,
+};
+use crate::pipes::{BROKEN_PIPE_EXIT, BrokenPipe};
 use crate::state::{Captured, SessionError, SessionOptions, StoreState};
 use bytes::Bytes;
 use std::time::{Duration, Instant};
@@ -178,6 +181,8 @@ pub(crate) fn settle(
         Ok(Ok(code)) => code,
         Ok(Err(e)) => match e.downcast_ref::<I32Exit>() {
             Some(I32Exit(code)) => *code,
+            // A write into a pipe its reader left: the stage ends quietly.
+            None if e.downcast_ref::<BrokenPipe>().is_some() => BROKEN_PIPE_EXIT,
             None => {
                 over_cap(captured)?;
                 return Err(classify(e));
@@ -229,7 +234,7 @@ impl Engine {
         let (mut store, captured) = self.new_store(docked.grant(), &opts)?;
         store.data_mut().deadline = Deadline::after(budget);
         let start = Instant::now();
-        let outcome = tokio::time::timeout(budget, async {
+        let outcome = tokio::time::timeout(budget + HOST_WAIT_GRACE, async {
             let cmd = command.instantiate_async(&mut store).await?;
             let status = cmd.wasi_cli_run().call_run(&mut store).await?;
             Ok(if status.is_ok() { 0 } else { 1 })

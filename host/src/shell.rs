@@ -8,14 +8,16 @@
 
 use crate::artifact::Artifact;
 use crate::bindings::exports::workbooks::engine::shell::{Error as ShellError, GuestIndices};
-use crate::commands::{CommandError, CommandPolicy};
+use crate::commands::{CommandError, CommandPolicy, StageInput, StageSpec};
 use crate::dock::DockError;
 use crate::embedded;
 use crate::engine::Engine;
 use crate::limits::Deadline;
+use crate::limits::{MAX_STDIN_BYTES, PIPE_CAPACITY};
+use crate::pipes::{PipeReader, feed, pipe};
 use crate::policy::{Cap, CapSet, Grant, PolicyError, Resolution};
 use crate::run::{RunError, classify};
-use crate::state::{Preopen, SessionError, SessionOptions};
+use crate::state::{Preopen, SessionError, SessionOptions, Stdin};
 use bytes::Bytes;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -43,8 +45,8 @@ pub struct LineOptions {
     pub session_id: String,
     /// Host directories visible to redirections and stages.
     pub dirs: Vec<Preopen>,
-    /// stdin of the first stage.
-    pub stdin: Bytes,
+    /// The line's stdin: it streams into the first stage that reads stdin.
+    pub stdin: Stdin,
     /// The environment of every stage (exactly these pairs; the line's own
     /// `NAME=value` words stay shell variables).
     pub env: Vec<(String, String)>,
@@ -69,7 +71,7 @@ impl Default for LineOptions {
             tenant: "default".into(),
             session_id: "run".into(),
             dirs: Vec::new(),
-            stdin: Bytes::new(),
+            stdin: Stdin::Empty,
             env: Vec::new(),
             stage_timeout: None,
             stage_fuel: None,
@@ -143,6 +145,9 @@ pub enum LineError {
     /// A redirection failed.
     #[error("redirection failed: {0}")]
     Redirect(String),
+    /// The line's stdin could not be set up.
+    #[error("stdin: {0}")]
+    Stdin(std::io::Error),
     /// A stage did not run.
     #[error("{name}: {error}")]
     Command {
@@ -151,6 +156,17 @@ pub enum LineError {
         /// Why it did not run.
         error: CommandError,
     },
+}
+
+/// The line's stdin as the stream its first reading stage gets.
+fn line_input(stdin: Stdin) -> Result<Option<PipeReader>, LineError> {
+    Ok(match stdin {
+        Stdin::Empty => None,
+        // Preloaded, its writer gone: these bytes, then end of input.
+        Stdin::Bytes(bytes) => Some(pipe(PIPE_CAPACITY, &bytes).1),
+        Stdin::Inherit => Some(feed(std::io::stdin(), PIPE_CAPACITY).map_err(LineError::Stdin)?),
+        Stdin::Pipe(reader) => Some(reader),
+    })
 }
 
 fn shell_artifact() -> Artifact {
@@ -210,6 +226,7 @@ impl Engine {
             env: opts.env.into(),
         };
         crate::environ::check(&session.commands.env).map_err(SessionError::from)?;
+        session.pipeline_stdin = line_input(opts.stdin)?;
         let (mut store, _) = self.new_store(&shell_grant, &session)?;
         store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
         let pre = docked
@@ -221,7 +238,7 @@ impl Engine {
         let outcome = tokio::time::timeout(LINE_TIMEOUT, async {
             let instance = pre.instantiate_async(&mut store).await?;
             let shell = indices.load(&mut store, &instance)?;
-            shell.call_run(&mut store, line, &opts.stdin).await
+            shell.call_run(&mut store, line).await
         })
         .await;
         let result = match outcome {
@@ -295,11 +312,31 @@ impl Engine {
             },
         };
         crate::environ::check(&env.policy.env).map_err(SessionError::from)?;
-        self.run_command_as(&env, Cap::Commands, name, argv, opts.stdin)
-            .await
-            .map_err(|error| LineError::Command {
+        if let Stdin::Bytes(bytes) = &opts.stdin
+            && bytes.len() > MAX_STDIN_BYTES
+        {
+            return Err(LineError::Command {
                 name: name.to_string(),
-                error,
-            })
+                error: CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64),
+            });
+        }
+        let input = match line_input(opts.stdin)? {
+            Some(reader) => StageInput::Stream(reader),
+            None => StageInput::Bytes(Bytes::new()),
+        };
+        let stage = StageSpec {
+            name: name.to_string(),
+            argv,
+            input,
+            capture: true,
+        };
+        let mut runs = self
+            .run_pipeline(&env, Cap::Commands, vec![stage])
+            .await
+            .map_err(|e| LineError::Command {
+                name: name.to_string(),
+                error: e.error,
+            })?;
+        Ok(runs.pop().map(|run| run.output).unwrap_or_default())
     }
 }

@@ -21,6 +21,7 @@ use crate::limits::{
     Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
     MemoryLimiter,
 };
+use crate::pipes::{PipeReader, PipeWriter};
 use crate::policy::{Cap, Grant};
 pub use crate::preopen::Preopen;
 use crate::preopen::preopen_all;
@@ -32,7 +33,7 @@ use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p1::WasiP1Ctx;
-use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe, SinkOutputStream};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -46,16 +47,50 @@ pub enum Stdin {
     Bytes(Bytes),
     /// The host process's own stdin (the CLI passes it through).
     Inherit,
+    /// The reading end of a pipe (a pipeline stage's input), streamed.
+    Pipe(PipeReader),
+}
+
+impl From<Bytes> for Stdin {
+    fn from(bytes: Bytes) -> Self {
+        if bytes.is_empty() {
+            Stdin::Empty
+        } else {
+            Stdin::Bytes(bytes)
+        }
+    }
+}
+
+impl From<Vec<u8>> for Stdin {
+    fn from(bytes: Vec<u8>) -> Self {
+        Bytes::from(bytes).into()
+    }
+}
+
+impl From<String> for Stdin {
+    fn from(text: String) -> Self {
+        Bytes::from(text).into()
+    }
+}
+
+impl From<&'static str> for Stdin {
+    fn from(text: &'static str) -> Self {
+        Bytes::from_static(text.as_bytes()).into()
+    }
 }
 
 /// Where a session's stdout or stderr goes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub enum Output {
     /// Kept in memory, up to the capture limit, and returned.
     #[default]
     Capture,
     /// The host process's own stream (the CLI passes it through).
     Inherit,
+    /// The writing end of a pipe (a pipeline stage's stdout), streamed.
+    Pipe(PipeWriter),
+    /// Thrown away (a stage whose next stage reads elsewhere).
+    Discard,
 }
 
 /// How one session (a command run or an instance) is set up.
@@ -94,6 +129,10 @@ pub struct SessionOptions {
     /// How commands started from this session run (under the `commands`
     /// and `exec` caps).
     pub commands: CommandPolicy,
+    /// The stream a pipeline run from this session hands its first stage
+    /// that asks for the session's stdin (the command line's own stdin, for
+    /// the shell); none by default, so that stage reads nothing.
+    pub pipeline_stdin: Option<PipeReader>,
 }
 
 impl SessionOptions {
@@ -114,6 +153,7 @@ impl SessionOptions {
             fuel: None,
             memory: None,
             commands: CommandPolicy::default(),
+            pipeline_stdin: None,
         }
     }
 }
@@ -266,9 +306,12 @@ fn wasi_for(
         Stdin::Inherit => {
             wasi.stdin(std::io::stdin());
         }
+        Stdin::Pipe(reader) => {
+            wasi.stdin(reader.clone());
+        }
     }
     let mut captured = Captured::default();
-    match opts.stdout {
+    match &opts.stdout {
         Output::Capture => {
             let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
             wasi.stdout(pipe.clone());
@@ -277,8 +320,14 @@ fn wasi_for(
         Output::Inherit => {
             wasi.stdout(std::io::stdout());
         }
+        Output::Pipe(writer) => {
+            wasi.stdout(writer.clone());
+        }
+        Output::Discard => {
+            wasi.stdout(SinkOutputStream);
+        }
     }
-    match opts.stderr {
+    match &opts.stderr {
         Output::Capture => {
             let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
             wasi.stderr(pipe.clone());
@@ -286,6 +335,12 @@ fn wasi_for(
         }
         Output::Inherit => {
             wasi.stderr(std::io::stderr());
+        }
+        Output::Pipe(writer) => {
+            wasi.stderr(writer.clone());
+        }
+        Output::Discard => {
+            wasi.stderr(SinkOutputStream);
         }
     }
     preopen_all(&mut wasi, home, grant, &opts.dirs)?;
@@ -312,6 +367,7 @@ fn launch_for(host: &StoreHost<'_>, grant: &Grant, opts: &SessionOptions) -> Lau
         policy: opts.commands.clone(),
     };
     LaunchCtx::new((host.launcher)(), env, grant.caps)
+        .with_session_input(opts.pipeline_stdin.clone())
 }
 
 /// Builds a store for `opts` under `grant`. Storage is opened only when a

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 /// Every probe's name starts with one of these suites and an underscore.
 const SUITES: &[&str] = &[
     "dock", "limits", "sandbox", "cli", "kv", "vfs", "instance", "commands", "exec", "net",
-    "queue", "secrets", "serve", "tier",
+    "queue", "secrets", "serve", "tier", "pipe",
 ];
 
 fn main() {

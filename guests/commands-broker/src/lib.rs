@@ -15,10 +15,15 @@ wit_bindgen::generate!({
 });
 
 use exports::workbooks::engine::commands::Guest;
-use workbooks::engine::command_types::{CommandOutput, Error};
+use workbooks::engine::command_types::{
+    CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput,
+};
 use workbooks::host::launch;
 
 include!("../../launch_shape.rs");
+
+/// The most stages in one pipeline (the host holds the same limit).
+const MAX_PIPELINE_STAGES: usize = 32;
 
 struct CommandsBroker;
 
@@ -30,6 +35,29 @@ impl Guest for CommandsBroker {
     ) -> Result<CommandOutput, Error> {
         shaped(&name, &argv, &stdin)?;
         launch::run(&name, &argv, &stdin)
+    }
+
+    fn run_pipeline(stages: Vec<PipelineStage>) -> Result<Vec<StageOutput>, StageFailure> {
+        if stages.len() > MAX_PIPELINE_STAGES {
+            return Err(StageFailure {
+                index: MAX_PIPELINE_STAGES as u32,
+                error: Error::Refused(format!(
+                    "a pipeline has at most {MAX_PIPELINE_STAGES} stages; this one has {}",
+                    stages.len()
+                )),
+            });
+        }
+        for (index, stage) in stages.iter().enumerate() {
+            let stdin = match &stage.input {
+                StageInput::Bytes(bytes) => &bytes[..],
+                StageInput::Pipe | StageInput::Session => &[],
+            };
+            shaped(&stage.name, &stage.argv, stdin).map_err(|error| StageFailure {
+                index: index as u32,
+                error,
+            })?;
+        }
+        launch::pipeline(&stages)
     }
 }
 

@@ -1,19 +1,18 @@
-//! Running a parsed script: each simple command through `commands`, stdout
-//! piped byte-exact into the next stage, `&&`/`||` on exit status,
+//! Running a parsed script: each pipeline's stages at once through
+//! `commands`, stdout streamed byte-exact into the next stage, `&&`/`||` on exit status,
 //! redirections confined to the preopened directories.
 
 use crate::bindings::exports::workbooks::engine::shell::{Error, Outcome, Stage};
+use crate::bindings::workbooks::engine::command_types::{PipelineStage, StageInput};
 use crate::bindings::workbooks::engine::commands;
 use crate::parse::{Join, RedirectKind, Script, Simple};
 use std::collections::HashMap;
 use std::io::Write;
-use std::time::Instant;
 
 /// The state of one `run`.
 pub struct Session {
     vars: HashMap<String, String>,
     preopens: Vec<Vec<String>>,
-    stdin: Option<Vec<u8>>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
     stages: Vec<Stage>,
@@ -37,11 +36,10 @@ fn components(path: &str) -> Option<Vec<String>> {
 
 impl Session {
     /// A session over the given preopened directory names.
-    pub fn new(stdin: Vec<u8>, preopens: Vec<String>) -> Self {
+    pub fn new(preopens: Vec<String>) -> Self {
         Self {
             vars: HashMap::new(),
             preopens: preopens.iter().filter_map(|p| components(p)).collect(),
-            stdin: Some(stdin),
             stdout: Vec::new(),
             stderr: Vec::new(),
             stages: Vec::new(),
@@ -108,18 +106,14 @@ impl Session {
     }
 
     fn pipeline(&mut self, stages: Vec<Simple>) -> Result<i32, Error> {
-        // The line's stdin goes to the first stage that reads it: a first
-        // stage with `<` reads its file and leaves stdin for later.
-        let first_reads_file = stages
-            .first()
-            .is_some_and(|s| s.redirects.iter().any(|r| r.kind == RedirectKind::In));
-        let mut input = if first_reads_file {
-            Vec::new()
-        } else {
-            self.stdin.take().unwrap_or_default()
-        };
-        let mut status = 0;
         let last = stages.len() - 1;
+        // The stages that run, what each one's captured stdout is for, and
+        // whether the line ends on a stage with no command.
+        let mut specs: Vec<PipelineStage> = Vec::new();
+        let mut sinks: Vec<Option<(String, bool)>> = Vec::new();
+        let mut ends_empty = false;
+        // Whether the next stage reads the one before it.
+        let mut piped = true;
         for (i, simple) in stages.into_iter().enumerate() {
             let mut words = simple.words.iter().peekable();
             let mut assignments = Vec::new();
@@ -135,10 +129,18 @@ impl Session {
                 .collect();
             // Commands get no environment: assignments set shell variables.
             self.vars.extend(assignments);
+            // The line's stdin goes to a first stage without its own `<`.
+            let mut input = if i == 0 {
+                StageInput::Session
+            } else if piped {
+                StageInput::Pipe
+            } else {
+                StageInput::Bytes(Vec::new())
+            };
             let mut sink: Option<(String, bool)> = None;
             for (kind, target) in &redirects {
                 match kind {
-                    RedirectKind::In => input = self.read_file(target)?,
+                    RedirectKind::In => input = StageInput::Bytes(self.read_file(target)?),
                     RedirectKind::Out | RedirectKind::Append => {
                         let append = *kind == RedirectKind::Append;
                         // Like sh, every output target is created or truncated;
@@ -149,28 +151,48 @@ impl Session {
                 }
             }
             let Some((name, args)) = argv.split_first() else {
-                input = Vec::new();
-                status = 0;
+                // No command: nothing runs, the next stage reads nothing.
+                piped = false;
+                ends_empty = i == last;
                 continue;
             };
-            let start = Instant::now();
-            let out = commands::run_command(name, args, &std::mem::take(&mut input))
-                .map_err(|e| Error::Command((name.clone(), e)))?;
-            self.stages.push(Stage {
-                argv: argv.clone(),
-                exit_code: out.exit_code,
-                elapsed_us: start.elapsed().as_micros() as u64,
-                stdout_bytes: out.stdout.len() as u64,
-                stderr_bytes: out.stderr.len() as u64,
+            piped = sink.is_none();
+            specs.push(PipelineStage {
+                name: name.clone(),
+                argv: args.to_vec(),
+                input,
+                capture: sink.is_some() || i == last,
             });
-            self.stderr.extend_from_slice(&out.stderr);
-            status = out.exit_code;
+            sinks.push(sink);
+        }
+        if specs.is_empty() {
+            return Ok(0);
+        }
+        let outputs = commands::run_pipeline(&specs).map_err(|f| {
+            let name = specs
+                .get(f.index as usize)
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
+            Error::Command((name, f.error))
+        })?;
+        let mut status = 0;
+        for ((spec, sink), out) in specs.into_iter().zip(sinks).zip(outputs) {
+            let mut argv = vec![spec.name];
+            argv.extend(spec.argv);
+            self.stages.push(Stage {
+                argv,
+                exit_code: out.output.exit_code,
+                elapsed_us: out.elapsed_us,
+                stdout_bytes: out.stdout_bytes,
+                stderr_bytes: out.output.stderr.len() as u64,
+            });
+            self.stderr.extend_from_slice(&out.output.stderr);
+            status = out.output.exit_code;
             match sink {
-                Some((target, append)) => self.write_file(&target, &out.stdout, append)?,
-                None if i == last => self.stdout.extend_from_slice(&out.stdout),
-                None => input = out.stdout,
+                Some((target, append)) => self.write_file(&target, &out.output.stdout, append)?,
+                None => self.stdout.extend_from_slice(&out.output.stdout),
             }
         }
-        Ok(status)
+        Ok(if ends_empty { 0 } else { status })
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! There is no shell process and no string is ever handed to one: the line
 //! is parsed here into words, each stage's name and argv go to the host's
-//! exec broker as structured values, and stdout flows stage to stage as
-//! bytes, untouched. Redirections read and write only inside the preopened
+//! exec broker as structured values, and the host runs a pipeline's stages
+//! at once, stdout streaming stage to stage through bounded pipes as bytes,
+//! untouched. Redirections read and write only inside the preopened
 //! directories (checked here lexically, and enforced again by wasi).
 
 mod exec;
@@ -29,7 +30,7 @@ use lex::LexError;
 struct Shell;
 
 impl Guest for Shell {
-    fn run(line: String, stdin: Vec<u8>) -> Result<Outcome, Error> {
+    fn run(line: String) -> Result<Outcome, Error> {
         let script = lex::lex(&line)
             .and_then(parse::parse)
             .map_err(|e| match e {
@@ -40,6 +41,6 @@ impl Guest for Shell {
             .into_iter()
             .map(|(_, name)| name)
             .collect();
-        exec::Session::new(stdin, preopens).run(script)
+        exec::Session::new(preopens).run(script)
     }
 }

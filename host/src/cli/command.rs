@@ -1,6 +1,6 @@
 //! `wbx command`: the command registry.
 
-use crate::options::{StageArgs, engine_with, read_stdin, runtime};
+use crate::options::{StageArgs, engine_with, runtime, stdin_stream};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -141,7 +141,7 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
             }
             Command::Run { stage, name, args } => {
                 let mut opts = stage.to_options()?;
-                opts.stdin = read_stdin()?;
+                opts.stdin = stdin_stream();
                 match runtime()?.block_on(engine.run_command(&name, args, opts)) {
                     Ok(out) => {
                         let _ = std::io::stderr().write_all(&out.stderr);

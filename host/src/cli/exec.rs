@@ -207,7 +207,7 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     } else {
         Output::Inherit
     };
-    opts.stdout = passed;
+    opts.stdout = passed.clone();
     opts.stderr = passed;
     opts.dirs = dirs;
     // One guest, one thread: its file calls need not hop to a pool.

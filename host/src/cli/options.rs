@@ -1,9 +1,9 @@
 //! Options shared by the subcommands that run commands.
 
 use crate::{exit, fail};
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
-use workbooks::limits::MAX_STDIN_BYTES;
+use workbooks::state::Stdin;
 use workbooks::{CapSet, LineOptions, Preopen, Profile};
 
 /// How stages run: profile, caps, preopens, budgets, tenant.
@@ -75,26 +75,15 @@ pub(crate) fn parse_env(specs: &[String]) -> Result<Vec<(String, String)>, u8> {
     Ok(pairs)
 }
 
-/// All of stdin, unless it is a terminal (then nothing), up to the limit.
-pub(crate) fn read_stdin() -> Result<bytes::Bytes, u8> {
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Ok(bytes::Bytes::new());
+/// The host's stdin as a stream the line reads as it goes (nothing when it
+/// is a terminal): no up-front read, so `wbx run` holds at most a pipe's
+/// worth of it at a time.
+pub(crate) fn stdin_stream() -> Stdin {
+    if std::io::stdin().is_terminal() {
+        Stdin::Empty
+    } else {
+        Stdin::Inherit
     }
-    let mut buf = Vec::new();
-    stdin
-        .lock()
-        .take(MAX_STDIN_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| fail("stdin", e, exit::ENGINE))?;
-    if buf.len() > MAX_STDIN_BYTES {
-        return Err(fail(
-            "stdin_too_large",
-            format!("stdin is over {MAX_STDIN_BYTES} bytes"),
-            exit::ENGINE,
-        ));
-    }
-    Ok(buf.into())
 }
 
 /// The engine for `home`, with the operator's `WB_NET_ALLOW` CIDRs, or the

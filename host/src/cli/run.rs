@@ -1,6 +1,6 @@
 //! `wbx run`: a pipeline run entirely inside the sandbox, no shell process.
 
-use crate::options::{StageArgs, engine_with, read_stdin, runtime};
+use crate::options::{StageArgs, engine_with, runtime, stdin_stream};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
         let mut opts = args.stage.to_options()?;
-        opts.stdin = read_stdin()?;
+        opts.stdin = stdin_stream();
         let engine = engine_with(home, false, opts.stage_memory)?;
         let outcome = runtime()?.block_on(engine.run_line(&args.line, opts));
         match outcome {

@@ -24,6 +24,7 @@ pub mod wire;
 
 pub use registry::{ArgMode, Entry, Registry, RegistryError, Tier};
 
+use crate::pipes::PipeReader;
 use crate::policy::{CapSet, Grant};
 use crate::preopen::Preopen;
 use bytes::Bytes;
@@ -89,6 +90,53 @@ pub struct CommandOutput {
     pub exit_code: i32,
     /// Wall time from the ladder's admission to the end.
     pub elapsed: Duration,
+}
+
+/// Where a pipeline stage reads its stdin from.
+#[derive(Debug, Clone)]
+pub enum StageInput {
+    /// The previous stage's stdout, through a bounded pipe (end of input
+    /// at once for the first stage).
+    Pipe,
+    /// These bytes (a `<` redirection).
+    Bytes(Bytes),
+    /// A stream the host holds (the line's own stdin).
+    Stream(PipeReader),
+}
+
+/// One stage of a pipeline.
+#[derive(Debug, Clone)]
+pub struct StageSpec {
+    /// The command name.
+    pub name: String,
+    /// Its arguments, without the name.
+    pub argv: Vec<String>,
+    /// Where its stdin comes from.
+    pub input: StageInput,
+    /// Keep its stdout (within the capture cap) and return it, rather than
+    /// pipe it into the next stage.
+    pub capture: bool,
+}
+
+/// What one stage of a pipeline did: its output (stdout only when
+/// captured) and how many bytes it wrote to each stream.
+#[derive(Debug, Clone, Default)]
+pub struct StageRun {
+    /// Exit code, captured stdout, stderr, wall time.
+    pub output: CommandOutput,
+    /// Bytes it wrote to stdout, piped or captured.
+    pub stdout_bytes: u64,
+}
+
+/// Why a pipeline did not run to its stages' exit codes: the first stage
+/// (by index) that was refused or stopped, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("stage {index}: {error}")]
+pub struct PipelineError {
+    /// The stage's index in the pipeline.
+    pub index: u32,
+    /// What refused or stopped it.
+    pub error: CommandError,
 }
 
 /// Why a command did not run to an exit code.

@@ -4,12 +4,12 @@
 
 use super::Engine;
 use crate::cadence::Denial;
-use crate::cap::launch::{Job, Launcher, Running};
+use crate::cap::launch::{Job, Launcher, Piping, Running};
 use crate::commands::ladder::{Resolved, Slot};
 use crate::commands::registry::{ArgMode, Tier};
 use crate::commands::{
     COMMAND_TIMEOUT, CommandEnv, CommandError, CommandOutput, CommandPolicy,
-    MAX_LIVE_PROCESSES_PER_PRINCIPAL,
+    MAX_LIVE_PROCESSES_PER_PRINCIPAL, StageSpec,
 };
 use crate::limits::{COMMAND_FUEL, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES};
 use crate::policy::Cap;
@@ -25,7 +25,7 @@ pub(crate) fn shape(
     argv: Vec<String>,
     stdin: Bytes,
 ) -> Result<(Vec<String>, Bytes), CommandError> {
-    let (mut args, stdin) = match resolved.arg_mode {
+    let (args, stdin) = match resolved.arg_mode {
         ArgMode::Argv => (argv, stdin),
         ArgMode::Stdin1 => {
             // The argument becomes the first line of stdin, as the tool
@@ -36,6 +36,19 @@ pub(crate) fn shape(
             (Vec::new(), Bytes::from(folded))
         }
     };
+    let args = shape_args(resolved, args)?;
+    if stdin.len() > MAX_STDIN_BYTES {
+        return Err(CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64));
+    }
+    Ok((args, stdin))
+}
+
+/// The argv a command receives when its stdin is left alone: its built-in
+/// prefix, within the argv limit.
+pub(crate) fn shape_args(
+    resolved: &Resolved,
+    mut args: Vec<String>,
+) -> Result<Vec<String>, CommandError> {
     if let Some(prefix) = resolved.prefix {
         args.insert(0, prefix.to_string());
     }
@@ -43,10 +56,7 @@ pub(crate) fn shape(
     if argv_bytes > MAX_ARGV_BYTES {
         return Err(CommandError::ArgvTooLarge(MAX_ARGV_BYTES as u64));
     }
-    if stdin.len() > MAX_STDIN_BYTES {
-        return Err(CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64));
-    }
-    Ok((args, stdin))
+    Ok(args)
 }
 
 /// A run failure as the command broker reports it.
@@ -70,6 +80,14 @@ impl From<RunError> for CommandError {
             }
         }
     }
+}
+
+/// The wall-clock budget and fuel of each command `env` runs.
+pub(crate) fn budgets(env: &CommandEnv) -> (std::time::Duration, u64) {
+    (
+        env.policy.timeout.unwrap_or(COMMAND_TIMEOUT),
+        env.policy.fuel.unwrap_or(COMMAND_FUEL),
+    )
 }
 
 /// The policy handed to a command's own session: one level deeper, the
@@ -103,7 +121,7 @@ impl Engine {
 
     /// Runs a command the ladder admitted, holding its concurrency slot to
     /// the end; `elapsed` counts from here.
-    async fn run_admitted(
+    pub(crate) async fn run_admitted(
         &self,
         env: &CommandEnv,
         resolved: &Resolved,
@@ -126,25 +144,35 @@ impl Engine {
         stdin: Bytes,
     ) -> Result<CommandOutput, CommandError> {
         let (args, stdin) = shape(resolved, argv, stdin)?;
-        let timeout = env.policy.timeout.unwrap_or(COMMAND_TIMEOUT);
-        let fuel = env.policy.fuel.unwrap_or(COMMAND_FUEL);
         if resolved.tier == Tier::OsProcess {
+            let (timeout, fuel) = budgets(env);
             return self
                 .run_in_process(env, resolved, args, stdin, timeout, fuel)
                 .await;
         }
+        self.run_instance(env, resolved, args, stdin.into(), Output::Capture)
+            .await
+    }
+
+    /// Runs a resolved command in process on shaped `args`, its stdin and
+    /// stdout as given, its stderr captured.
+    pub(crate) async fn run_instance(
+        &self,
+        env: &CommandEnv,
+        resolved: &Resolved,
+        args: Vec<String>,
+        stdin: Stdin,
+        stdout: Output,
+    ) -> Result<CommandOutput, CommandError> {
+        let (timeout, fuel) = budgets(env);
         let docked = self
             .dock(&resolved.artifact, &env.grant)
             .map_err(|e| CommandError::Refused(e.to_string()))?;
         let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
         opts.args = args;
         opts.env = env.policy.env.to_vec();
-        opts.stdin = if stdin.is_empty() {
-            Stdin::Empty
-        } else {
-            Stdin::Bytes(stdin)
-        };
-        opts.stdout = Output::Capture;
+        opts.stdin = stdin;
+        opts.stdout = stdout;
         opts.stderr = Output::Capture;
         opts.dirs = env.dirs.clone();
         opts.timeout = Some(timeout);
@@ -178,6 +206,10 @@ impl Launcher for Engine {
         stdin: Bytes,
     ) -> Running<'a> {
         Box::pin(self.run_command_as(env, cap, name, argv, stdin))
+    }
+
+    fn pipeline<'a>(&'a self, env: &'a CommandEnv, cap: Cap, stages: Vec<StageSpec>) -> Piping<'a> {
+        Box::pin(self.run_pipeline(env, cap, stages))
     }
 
     fn start(

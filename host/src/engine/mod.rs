@@ -14,6 +14,7 @@
 mod launch;
 mod module_lane;
 mod os_process;
+mod pipeline;
 
 use crate::artifact::Artifact;
 use crate::cadence::{Cadence, RateLimiter};

@@ -14,6 +14,7 @@
 use super::Engine;
 use crate::dock::Docked;
 use crate::dock::module::START;
+use crate::limits::HOST_WAIT_GRACE;
 use crate::run::{RunError, RunOutput, classify_with, output, settle};
 use crate::state::{ModuleState, SessionOptions};
 use std::time::{Duration, Instant};
@@ -31,7 +32,7 @@ impl Engine {
     ) -> Result<RunOutput, RunError> {
         let (mut store, captured) = self.new_module_store(docked.grant(), &opts)?;
         let start = Instant::now();
-        let outcome = tokio::time::timeout(budget, async {
+        let outcome = tokio::time::timeout(budget + HOST_WAIT_GRACE, async {
             let instance = pre.instantiate_async(&mut store).await?;
             let entry = instance.get_typed_func::<(), ()>(&mut store, START)?;
             entry.call_async(&mut store, ()).await.map(|()| 0)

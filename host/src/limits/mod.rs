@@ -51,6 +51,22 @@ pub const MAX_TABLES_PER_STORE: usize = 64;
 /// stream closes; the run reports `output-limit`.
 pub const MAX_CAPTURED_OUTPUT_BYTES: usize = 8 << 20;
 
+/// How long past its budget a command blocked in the host (waiting on a
+/// pipe, a sleep, a socket: time the epoch never sees) is cut off. Wasm
+/// code stops at the budget by epoch; the backstop comes this much later,
+/// so of two pipeline stages out of time, the one computing is named
+/// rather than the one waiting on it.
+pub const HOST_WAIT_GRACE: Duration = Duration::from_millis(50);
+
+/// Bytes in flight in one pipe between two stages of a pipeline. A writer
+/// waits while its pipe is full, so a fast producer cannot park an
+/// unbounded buffer in the host however much it writes.
+pub const PIPE_CAPACITY: usize = 256 << 10;
+
+/// Stages in one pipeline. Every stage holds an instance (its memory, its
+/// concurrency slot) for as long as the pipeline runs.
+pub const MAX_PIPELINE_STAGES: usize = 32;
+
 /// Bytes of stdin handed to one call. Stops a caller from parking an
 /// unbounded buffer in the host.
 pub const MAX_STDIN_BYTES: usize = 64 << 20;

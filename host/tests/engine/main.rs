@@ -22,6 +22,7 @@ mod kv;
 mod limits;
 mod modules;
 mod net;
+mod pipe;
 mod queue;
 mod sandbox;
 mod secrets;

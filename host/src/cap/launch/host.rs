@@ -1,7 +1,10 @@
 use super::{Job, LaunchView};
-use crate::bindings::workbooks::engine::command_types::{CommandOutput, Error};
+use crate::bindings::workbooks::engine::command_types::{
+    CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput,
+};
 use crate::bindings::workbooks::host::launch::{Host, HostJob};
-use crate::commands::{self, CommandError};
+use crate::commands::{self, CommandError, StageSpec};
+use crate::limits::MAX_PIPELINE_STAGES;
 use crate::policy::Cap;
 use bytes::Bytes;
 use wasmtime::component::Resource;
@@ -48,6 +51,61 @@ impl Host for LaunchView<'_> {
         };
         let running = launcher.run(env, Cap::Commands, &name, argv, Bytes::from(stdin));
         Ok(running.await.map(output).map_err(to_wit_error))
+    }
+
+    async fn pipeline(
+        &mut self,
+        stages: Vec<PipelineStage>,
+    ) -> wasmtime::Result<Result<Vec<StageOutput>, StageFailure>> {
+        let fail = |index: usize, error: Error| {
+            Ok(Err(StageFailure {
+                index: index as u32,
+                error,
+            }))
+        };
+        if stages.len() > MAX_PIPELINE_STAGES {
+            return fail(
+                MAX_PIPELINE_STAGES,
+                Error::Refused(format!(
+                    "a pipeline has at most {MAX_PIPELINE_STAGES} stages; this one has {}",
+                    stages.len()
+                )),
+            );
+        }
+        if self.ctx.runner(Cap::Commands).is_none() {
+            return fail(0, Error::Denied);
+        }
+        let mut specs = Vec::with_capacity(stages.len());
+        for stage in stages {
+            let input = match stage.input {
+                StageInput::Pipe => commands::StageInput::Pipe,
+                StageInput::Bytes(bytes) => commands::StageInput::Bytes(Bytes::from(bytes)),
+                StageInput::Session => match self.ctx.take_session_input() {
+                    Some(reader) => commands::StageInput::Stream(reader),
+                    None => commands::StageInput::Bytes(Bytes::new()),
+                },
+            };
+            specs.push(StageSpec {
+                name: stage.name,
+                argv: stage.argv,
+                input,
+                capture: stage.capture,
+            });
+        }
+        let Some((launcher, env)) = self.ctx.runner(Cap::Commands) else {
+            return fail(0, Error::Denied);
+        };
+        match launcher.pipeline(env, Cap::Commands, specs).await {
+            Ok(runs) => Ok(Ok(runs
+                .into_iter()
+                .map(|run| StageOutput {
+                    elapsed_us: run.output.elapsed.as_micros() as u64,
+                    stdout_bytes: run.stdout_bytes,
+                    output: output(run.output),
+                })
+                .collect())),
+            Err(e) => fail(e.index as usize, to_wit_error(e.error)),
+        }
     }
 
     async fn start(
@@ -102,7 +160,7 @@ impl HostJob for LaunchView<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{LaunchCtx, Launcher, Running};
+    use super::super::{LaunchCtx, Launcher, Piping, Running};
     use super::*;
     use crate::commands::{CommandEnv, CommandPolicy};
     use crate::policy::{CapSet, Grant};
@@ -126,6 +184,17 @@ mod tests {
             Box::pin(async move { Err(CommandError::Unknown(name.to_string())) })
         }
 
+        fn pipeline<'a>(
+            &'a self,
+            _: &'a CommandEnv,
+            cap: Cap,
+            stages: Vec<StageSpec>,
+        ) -> Piping<'a> {
+            let names: Vec<_> = stages.iter().map(|s| s.name.as_str()).collect();
+            self.0.lock().unwrap().push((cap, names.join("|")));
+            Box::pin(async { Ok(Vec::new()) })
+        }
+
         fn start(
             &self,
             _: &CommandEnv,
@@ -136,6 +205,15 @@ mod tests {
         ) -> Result<Job, CommandError> {
             self.0.lock().unwrap().push((cap, name.to_string()));
             Err(CommandError::Unknown(name.to_string()))
+        }
+    }
+
+    fn stage(name: &str) -> PipelineStage {
+        PipelineStage {
+            name: name.into(),
+            argv: Vec::new(),
+            input: StageInput::Pipe,
+            capture: true,
         }
     }
 
@@ -168,6 +246,16 @@ mod tests {
         );
         let ran = view.run("ran".into(), vec![], vec![]).await.unwrap();
         assert!(matches!(ran, Err(Error::UnknownCommand(_))), "{ran:?}");
+        let piped = view.pipeline(vec![stage("a"), stage("b")]).await.unwrap();
+        assert!(piped.is_ok(), "{piped:?}");
+        let too_long = view
+            .pipeline((0..=MAX_PIPELINE_STAGES).map(|_| stage("x")).collect())
+            .await
+            .unwrap();
+        assert!(
+            matches!(&too_long, Err(f) if matches!(f.error, Error::Refused(_))),
+            "a pipeline past the stage limit reached the launcher"
+        );
 
         let mut exec_only = ctx(&launcher, &[Cap::Exec]);
         let mut view = LaunchView {
@@ -182,6 +270,11 @@ mod tests {
             matches!(ran, Err(Error::Denied)),
             "an exec broker ran to completion"
         );
+        let piped = view.pipeline(vec![stage("piped-by-exec")]).await.unwrap();
+        assert!(
+            matches!(&piped, Err(f) if matches!(f.error, Error::Denied)),
+            "an exec broker ran a pipeline"
+        );
         let started = view.start("started".into(), vec![], vec![]).await.unwrap();
         assert!(
             matches!(started, Err(Error::UnknownCommand(_))),
@@ -195,11 +288,14 @@ mod tests {
         };
         let ran = view.run("ungranted".into(), vec![], vec![]).await.unwrap();
         assert!(matches!(ran, Err(Error::Denied)));
-        // Only the two calls each cap covers reached the launcher.
+        let piped = view.pipeline(vec![stage("ungranted")]).await.unwrap();
+        assert!(matches!(&piped, Err(f) if matches!(f.error, Error::Denied)));
+        // Only the calls each cap covers reached the launcher.
         assert_eq!(
             *launcher.0.lock().unwrap(),
             [
                 (Cap::Commands, "ran".to_string()),
+                (Cap::Commands, "a|b".to_string()),
                 (Cap::Exec, "started".to_string())
             ]
         );

@@ -22,7 +22,10 @@ pub(crate) mod module;
 
 use crate::bindings::workbooks::host::launch;
 use crate::commands::ladder::Slot;
-use crate::commands::{CommandEnv, CommandError, CommandOutput};
+use crate::commands::{
+    CommandEnv, CommandError, CommandOutput, PipelineError, StageRun, StageSpec,
+};
+use crate::pipes::PipeReader;
 use crate::policy::{Cap, CapSet};
 use bytes::Bytes;
 use std::future::Future;
@@ -37,6 +40,10 @@ pub(crate) const CAPS: CapSet = CapSet::EMPTY.with(Cap::Commands).with(Cap::Exec
 pub(crate) type Running<'a> =
     Pin<Box<dyn Future<Output = Result<CommandOutput, CommandError>> + Send + 'a>>;
 
+/// A pipeline running: every stage's result in order, or the first failure.
+pub(crate) type Piping<'a> =
+    Pin<Box<dyn Future<Output = Result<Vec<StageRun>, PipelineError>> + Send + 'a>>;
+
 /// What actually runs a command: the deny ladder, then the command in its
 /// envelope. The engine implements it; this primitive only decides whether
 /// the caller may ask.
@@ -50,6 +57,9 @@ pub(crate) trait Launcher: Send + Sync {
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Running<'a>;
+
+    /// Runs a pipeline's stages at once for `env` through `cap`.
+    fn pipeline<'a>(&'a self, env: &'a CommandEnv, cap: Cap, stages: Vec<StageSpec>) -> Piping<'a>;
 
     /// Admits `name` through the ladder now (a refusal is immediate, not
     /// found at `wait`) and starts it in the background.
@@ -96,6 +106,8 @@ impl Drop for Job {
 pub(crate) struct LaunchCtx {
     runner: Option<(Arc<dyn Launcher>, CommandEnv)>,
     granted: CapSet,
+    /// The session's stream for a pipeline's `session` input, taken once.
+    session_input: Option<PipeReader>,
 }
 
 impl std::fmt::Debug for LaunchCtx {
@@ -114,7 +126,20 @@ impl LaunchCtx {
         Self {
             runner: Some((launcher, env)),
             granted: caps.intersect(CAPS),
+            session_input: None,
         }
+    }
+
+    /// The same, holding `input` for the first pipeline stage that asks for
+    /// the session's stdin.
+    pub(crate) fn with_session_input(mut self, input: Option<PipeReader>) -> Self {
+        self.session_input = input;
+        self
+    }
+
+    /// The session's stdin for a pipeline, once; `None` after that.
+    pub(crate) fn take_session_input(&mut self) -> Option<PipeReader> {
+        self.session_input.take()
     }
 
     /// The launcher and the caller, if the caller holds `cap`.

@@ -1,0 +1,460 @@
+//! Bounded in-memory pipes between the stages of a pipeline.
+//!
+//! A pipe joins one stage's stdout to the next stage's stdin, as a shell's
+//! pipe does, and serves both ends as WASI streams (`wasi:io/streams`, which
+//! the preview 1 lane uses too) and as tokio `AsyncRead`/`AsyncWrite`.
+//!
+//! Invariant: a pipe never holds more than its capacity
+//! ([`crate::limits::PIPE_CAPACITY`]) of the writer's bytes, so memory stays
+//! bounded whatever a producer writes: while the pipe is full the writer
+//! waits (back-pressure). The reader sees end of input once every handle
+//! of the writer is gone or closed. Once the reader is gone, the writer's
+//! next write fails with [`BrokenPipe`] as a trap, which ends that stage at
+//! once and tears its instance down; the engine reports it as a quiet end
+//! ([`BROKEN_PIPE_EXIT`]), as SIGPIPE ends a process in a shell pipeline.
+
+use bytes::{Buf, Bytes, BytesMut};
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
+use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
+
+/// The exit code of a stage ended by a closed pipe: 128 + SIGPIPE, what a
+/// shell reports for a writer its reader left behind.
+pub const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// The trap a write into a pipe whose reader is gone ends its stage with.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("broken pipe: the reading stage has exited")]
+pub struct BrokenPipe;
+
+#[derive(Debug, Default)]
+struct State {
+    buf: BytesMut,
+    writer_gone: bool,
+    reader_gone: bool,
+    readable: Option<Waker>,
+    writable: Option<Waker>,
+    written: u64,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    capacity: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn close_writer(&self) {
+        let waker = {
+            let mut s = self.lock();
+            s.writer_gone = true;
+            s.readable.take()
+        };
+        waker.map(Waker::wake);
+    }
+
+    fn close_reader(&self) {
+        let waker = {
+            let mut s = self.lock();
+            s.reader_gone = true;
+            s.buf = BytesMut::new();
+            s.writable.take()
+        };
+        waker.map(Waker::wake);
+    }
+
+    /// Ready to read: bytes waiting, or the writer gone (end of input).
+    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut s = self.lock();
+        if !s.buf.is_empty() || s.writer_gone {
+            return Poll::Ready(());
+        }
+        s.readable = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Ready to write: room in the pipe, or the reader gone (the write
+    /// will fail).
+    fn poll_writable(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut s = self.lock();
+        if s.buf.len() < self.capacity || s.reader_gone {
+            return Poll::Ready(());
+        }
+        s.writable = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Takes up to `max` bytes; `None` at end of input.
+    fn take(&self, max: usize) -> Option<Bytes> {
+        let (bytes, waker) = {
+            let mut s = self.lock();
+            if s.buf.is_empty() {
+                return if s.writer_gone {
+                    None
+                } else {
+                    Some(Bytes::new())
+                };
+            }
+            let n = max.min(s.buf.len());
+            (s.buf.split_to(n).freeze(), s.writable.take())
+        };
+        waker.map(Waker::wake);
+        Some(bytes)
+    }
+
+    /// Room for this many bytes, or the broken pipe.
+    fn room(&self) -> Result<usize, BrokenPipe> {
+        let s = self.lock();
+        if s.reader_gone {
+            return Err(BrokenPipe);
+        }
+        Ok(self.capacity.saturating_sub(s.buf.len()))
+    }
+
+    /// Appends `bytes`, which must fit (`Ok(false)` if they do not).
+    fn put(&self, bytes: &[u8]) -> Result<bool, BrokenPipe> {
+        let waker = {
+            let mut s = self.lock();
+            if s.reader_gone {
+                return Err(BrokenPipe);
+            }
+            if bytes.len() > self.capacity.saturating_sub(s.buf.len()) {
+                return Ok(false);
+            }
+            s.buf.extend_from_slice(bytes);
+            s.written += bytes.len() as u64;
+            s.readable.take()
+        };
+        waker.map(Waker::wake);
+        Ok(true)
+    }
+}
+
+/// Closes its side of the pipe when the last handle of that side goes.
+#[derive(Debug)]
+struct End {
+    shared: Arc<Shared>,
+    writer: bool,
+}
+
+impl Drop for End {
+    fn drop(&mut self) {
+        if self.writer {
+            self.shared.close_writer();
+        } else {
+            self.shared.close_reader();
+        }
+    }
+}
+
+/// The writing end of a pipe (a stage's stdout). Clones share the end.
+#[derive(Debug, Clone)]
+pub struct PipeWriter {
+    end: Arc<End>,
+}
+
+/// The reading end of a pipe (a stage's stdin). Clones share the end.
+#[derive(Debug, Clone)]
+pub struct PipeReader {
+    end: Arc<End>,
+}
+
+/// A new pipe holding at most `capacity` bytes in flight, with `preload`
+/// already in it (it may exceed the capacity: it is the caller's bytes,
+/// not the writer's).
+pub fn pipe(capacity: usize, preload: &[u8]) -> (PipeWriter, PipeReader) {
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            buf: BytesMut::from(preload),
+            ..State::default()
+        }),
+        capacity: capacity.max(1),
+    });
+    let writer = PipeWriter {
+        end: Arc::new(End {
+            shared: shared.clone(),
+            writer: true,
+        }),
+    };
+    let reader = PipeReader {
+        end: Arc::new(End {
+            shared,
+            writer: false,
+        }),
+    };
+    (writer, reader)
+}
+
+impl PipeWriter {
+    /// Ends the input of the reader, whatever other handles remain.
+    pub fn close(&self) {
+        self.end.shared.close_writer();
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.end.shared.lock().written
+    }
+
+    /// Whether the reader is gone.
+    pub fn is_broken(&self) -> bool {
+        self.end.shared.lock().reader_gone
+    }
+}
+
+impl PipeReader {
+    /// Goes away as a reader: the writer's next write is a broken pipe.
+    pub fn close(&self) {
+        self.end.shared.close_reader();
+    }
+}
+
+/// A pipe fed from `source` by a thread of its own (the host process's
+/// stdin, say): it holds at most `capacity` bytes ahead of its reader, and
+/// stops reading `source` once the reader is gone.
+pub fn feed(source: impl io::Read + Send + 'static, capacity: usize) -> io::Result<PipeReader> {
+    let (writer, reader) = pipe(capacity, b"");
+    std::thread::Builder::new()
+        .name("wb-stdin".into())
+        .spawn(move || pump(source, writer))?;
+    Ok(reader)
+}
+
+fn pump(mut source: impl io::Read, mut writer: PipeWriter) {
+    use tokio::io::AsyncWriteExt;
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = match source.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if futures::executor::block_on(writer.write_all(&chunk[..n])).is_err() {
+            break;
+        }
+    }
+    writer.close();
+}
+
+fn broken() -> StreamError {
+    StreamError::Trap(wasmtime::Error::new(BrokenPipe))
+}
+
+#[async_trait::async_trait]
+impl Pollable for PipeWriter {
+    async fn ready(&mut self) {
+        std::future::poll_fn(|cx| self.end.shared.poll_writable(cx)).await
+    }
+}
+
+impl OutputStream for PipeWriter {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        match self.end.shared.put(&bytes) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(StreamError::trap("write larger than check-write permitted")),
+            Err(BrokenPipe) => Err(broken()),
+        }
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        self.end.shared.room().map(drop).map_err(|_| broken())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        self.end.shared.room().map_err(|_| broken())
+    }
+}
+
+#[async_trait::async_trait]
+impl Pollable for PipeReader {
+    async fn ready(&mut self) {
+        std::future::poll_fn(|cx| self.end.shared.poll_readable(cx)).await
+    }
+}
+
+impl InputStream for PipeReader {
+    fn read(&mut self, size: usize) -> StreamResult<Bytes> {
+        self.end.shared.take(size).ok_or(StreamError::Closed)
+    }
+}
+
+impl AsyncRead for PipeReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let shared = &self.end.shared;
+        if shared.poll_readable(cx).is_pending() {
+            return Poll::Pending;
+        }
+        if let Some(bytes) = shared.take(buf.remaining()) {
+            buf.put_slice(bytes.chunk());
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for PipeWriter {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bytes: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let shared = &self.end.shared;
+        if shared.poll_writable(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let pipe_error = |_| io::Error::from(io::ErrorKind::BrokenPipe);
+        let n = bytes.len().min(shared.room().map_err(pipe_error)?);
+        shared.put(&bytes[..n]).map_err(pipe_error)?;
+        Poll::Ready(Ok(n))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.close();
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl IsTerminal for PipeReader {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl IsTerminal for PipeWriter {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdinStream for PipeReader {
+    fn p2_stream(&self) -> Box<dyn InputStream> {
+        Box::new(self.clone())
+    }
+
+    fn async_stream(&self) -> Box<dyn AsyncRead + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+impl StdoutStream for PipeWriter {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
+    fn async_stream(&self) -> Box<dyn AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_writer_never_puts_more_than_the_capacity_in_flight() {
+        let (mut w, _r) = pipe(8, b"");
+        assert_eq!(w.check_write().unwrap(), 8);
+        OutputStream::write(&mut w, Bytes::from_static(b"12345678")).unwrap();
+        assert_eq!(w.check_write().unwrap(), 0);
+        assert!(matches!(
+            OutputStream::write(&mut w, Bytes::from_static(b"9")),
+            Err(StreamError::Trap(_))
+        ));
+        assert_eq!(w.written(), 8);
+    }
+
+    #[test]
+    fn a_reader_gets_the_bytes_in_order_then_end_of_input() {
+        block_on(async {
+            let (mut w, mut r) = pipe(4, b"ab");
+            let writer = async move {
+                w.write_all(b"cdefghij").await.unwrap();
+            };
+            let reader = async move {
+                let mut all = Vec::new();
+                r.read_to_end(&mut all).await.unwrap();
+                all
+            };
+            let ((), all) = tokio::join!(writer, reader);
+            assert_eq!(all, b"abcdefghij");
+        });
+    }
+
+    #[test]
+    fn a_write_after_the_reader_is_gone_is_a_broken_pipe_trap() {
+        let (mut w, r) = pipe(8, b"");
+        drop(r);
+        assert!(w.is_broken());
+        let err = match w.check_write() {
+            Err(StreamError::Trap(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert!(err.downcast_ref::<BrokenPipe>().is_some());
+        assert!(matches!(
+            OutputStream::write(&mut w, Bytes::from_static(b"x")),
+            Err(StreamError::Trap(_))
+        ));
+    }
+
+    #[test]
+    fn a_writer_blocked_on_a_full_pipe_wakes_when_the_reader_leaves() {
+        block_on(async {
+            let (mut w, r) = pipe(2, b"");
+            let writer = tokio::spawn(async move { w.write_all(b"too long").await });
+            tokio::task::yield_now().await;
+            r.close();
+            let e = writer.await.unwrap().unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+        });
+    }
+
+    #[test]
+    fn a_fed_pipe_streams_its_source_then_ends() {
+        block_on(async {
+            let source = std::io::Cursor::new(vec![7u8; 300_000]);
+            let mut r = feed(source, 1024).unwrap();
+            let mut all = Vec::new();
+            r.read_to_end(&mut all).await.unwrap();
+            assert_eq!(all.len(), 300_000);
+            assert!(all.iter().all(|b| *b == 7));
+        });
+    }
+
+    #[test]
+    fn closing_one_clone_of_the_writer_ends_the_input() {
+        let (w, mut r) = pipe(8, b"x");
+        let other = w.clone();
+        w.close();
+        assert_eq!(
+            InputStream::read(&mut r, 8).unwrap(),
+            Bytes::from_static(b"x")
+        );
+        assert!(matches!(
+            InputStream::read(&mut r, 8),
+            Err(StreamError::Closed)
+        ));
+        drop(other);
+    }
+}
