@@ -253,3 +253,26 @@ async fn a_line_past_the_stage_limit_is_refused_with_the_limit() {
     };
     assert!(why.contains("at most 32 stages"), "{why}");
 }
+
+#[test]
+fn wbx_run_streams_its_stdin_past_what_it_could_once_read_up_front() {
+    let home = tempfile::tempdir().unwrap();
+    let input = seq(9_000_000);
+    assert!(input.len() > workbooks::limits::MAX_STDIN_BYTES);
+    let out = crate::common::wbx(home.path(), &["run", "wc -l"], input.as_bytes());
+    assert!(out.status.success(), "{}", crate::common::text(&out.stderr));
+    assert_eq!(crate::common::text(&out.stdout).trim(), "9000000");
+}
+
+#[test]
+fn wbx_run_prints_the_head_of_an_endless_pipeline_and_exits_zero() {
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::common::wbx(home.path(), &["run", "seq 1 100000000 | head -n 3"], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::text(&out.stderr)
+    );
+    assert_eq!(crate::common::text(&out.stdout), "1\n2\n3\n");
+}
