@@ -58,7 +58,9 @@ impl Shared {
             s.writer_gone = true;
             s.readable.take()
         };
-        waker.map(Waker::wake);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
 
     fn close_reader(&self) {
@@ -68,7 +70,9 @@ impl Shared {
             s.buf = BytesMut::new();
             s.writable.take()
         };
-        waker.map(Waker::wake);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
 
     /// Ready to read: bytes waiting, or the writer gone (end of input).
@@ -106,7 +110,9 @@ impl Shared {
             let n = max.min(s.buf.len());
             (s.buf.split_to(n).freeze(), s.writable.take())
         };
-        waker.map(Waker::wake);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
         Some(bytes)
     }
 
@@ -133,7 +139,9 @@ impl Shared {
             s.written += bytes.len() as u64;
             s.readable.take()
         };
-        waker.map(Waker::wake);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
         Ok(true)
     }
 }

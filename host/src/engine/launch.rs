@@ -121,7 +121,7 @@ impl Engine {
 
     /// Runs a command the ladder admitted, holding its concurrency slot to
     /// the end; `elapsed` counts from here.
-    pub(crate) async fn run_admitted(
+    async fn run_admitted(
         &self,
         env: &CommandEnv,
         resolved: &Resolved,

@@ -126,3 +126,29 @@ async fn a_preopen_the_child_would_read_differently_is_refused() {
     let err = e.run_command("kat", vec![], opts).await.unwrap_err();
     assert!(err.to_string().contains("contains `::`"), "{err}");
 }
+
+#[tokio::test]
+async fn an_os_process_stage_takes_its_place_in_a_streaming_pipeline() {
+    let home = tempfile::tempdir().unwrap();
+    let e = engine_running(home.path(), Path::new(env!("CARGO_BIN_EXE_wbx")));
+    register(&e, "kat-proc", CLI_CAT, Tier::OsProcess);
+    // Its input is read whole from the pipe before it and its output
+    // written on into the pipe after it.
+    let o = e
+        .run_line("seq 1 20000 | kat-proc | wc -l", LineOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "20000");
+    assert_eq!(o.stages[1].exit, 0);
+    assert_eq!(o.stages[1].stdout_bytes, o.stages[0].stdout_bytes);
+    // Ahead of a reader that leaves early, it ends as a broken pipe too.
+    let o = e
+        .run_line(
+            "seq 1 200000 | kat-proc | head -n 1",
+            LineOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(&o.stdout[..], b"1\n");
+    assert_eq!(o.exit, 0);
+}
