@@ -143,3 +143,21 @@ pub fn wbx(home: &Path, args: &[&str], stdin: &[u8]) -> std::process::Output {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// An engine a test owns, homed in a fresh temp dir, with each `(name,
+/// probe path)` registered as an in-process command.
+pub fn engine_with_commands(commands: &[(&str, &str)]) -> (tempfile::TempDir, Engine) {
+    let home = tempfile::tempdir().expect("temp home");
+    let e = own_engine(home.path());
+    for (name, path) in commands {
+        e.registry()
+            .register(
+                name,
+                std::fs::read(path).expect("probe"),
+                workbooks::commands::ArgMode::Argv,
+                workbooks::commands::Tier::Instance,
+            )
+            .expect("register");
+    }
+    (home, e)
+}

@@ -1,30 +1,17 @@
 //! exec: spawn, wait, kill, and the live-process cap.
 
-use crate::common::{engine, own_engine};
+use crate::common::engine;
 use guest_artifacts::*;
-use workbooks::commands::{ArgMode, Tier};
 use workbooks::{Engine, LineOptions};
 
 guest_artifacts::foreach_exec!(assert_test_exists);
 
 fn fresh() -> (tempfile::TempDir, Engine) {
-    let home = tempfile::tempdir().unwrap();
-    let e = own_engine(home.path());
-    for (name, path) in [
+    crate::common::engine_with_commands(&[
         ("kat", CLI_CAT),
         ("spin", LIMITS_RUNAWAY_LOOP),
         ("spawner", EXEC_SPAWN),
-    ] {
-        e.registry()
-            .register(
-                name,
-                std::fs::read(path).unwrap(),
-                ArgMode::Argv,
-                Tier::Instance,
-            )
-            .unwrap();
-    }
-    (home, e)
+    ])
 }
 
 async fn spawner(e: &Engine, args: &[&str]) -> String {

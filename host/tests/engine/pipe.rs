@@ -2,33 +2,19 @@
 //! writer whose reader left ends quietly, and each stage keeps its own
 //! budgets, as the attacker and the careless user would find them.
 
-use crate::common::own_engine;
 use guest_artifacts::*;
 use std::time::Duration;
-use workbooks::commands::{ArgMode, Tier};
 use workbooks::{CommandError, Engine, LineError, LineOptions, LineOutcome};
 
 guest_artifacts::foreach_pipe!(assert_test_exists);
 
 fn fresh() -> (tempfile::TempDir, Engine) {
-    let home = tempfile::tempdir().unwrap();
-    let e = own_engine(home.path());
-    for (name, path) in [
+    crate::common::engine_with_commands(&[
         ("slow", PIPE_SLOW_READER),
         ("trapper", PIPE_TRAP_MIDSTREAM),
         ("chat", PIPE_STDERR_CHATTER),
         ("kat", CLI_CAT),
-    ] {
-        e.registry()
-            .register(
-                name,
-                std::fs::read(path).unwrap(),
-                ArgMode::Argv,
-                Tier::Instance,
-            )
-            .unwrap();
-    }
-    (home, e)
+    ])
 }
 
 async fn line(e: &Engine, text: &str, opts: LineOptions) -> Result<LineOutcome, LineError> {

@@ -1,29 +1,16 @@
 //! The pipe shell: the subset exactly, byte-exact pipes, redirections in the
 //! sandbox, and no argument ever read as shell text.
 
-use crate::common::own_engine;
 use std::time::Duration;
 use workbooks::commands::{ArgMode, Tier};
 use workbooks::{CommandError, Engine, LineError, LineOptions, LineOutcome, Preopen};
 
 fn fresh() -> (tempfile::TempDir, Engine) {
-    let home = tempfile::tempdir().unwrap();
-    let e = own_engine(home.path());
-    for (name, path) in [
+    crate::common::engine_with_commands(&[
         ("kat", guest_artifacts::CLI_CAT),
         ("code", guest_artifacts::CLI_EXIT_CODE),
         ("spin", guest_artifacts::LIMITS_RUNAWAY_LOOP),
-    ] {
-        e.registry()
-            .register(
-                name,
-                std::fs::read(path).unwrap(),
-                ArgMode::Argv,
-                Tier::Instance,
-            )
-            .unwrap();
-    }
-    (home, e)
+    ])
 }
 
 async fn line(e: &Engine, text: &str, stdin: &str) -> Result<LineOutcome, LineError> {
