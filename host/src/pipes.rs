@@ -236,6 +236,27 @@ pub fn feed(source: impl io::Read + Send + 'static, capacity: usize) -> io::Resu
     Ok(reader)
 }
 
+/// Where a session's stdin for its pipelines comes from, opened only when
+/// a stage first asks for it: a line that never reads stdin starts no
+/// thread and takes nothing from the host's stdin.
+#[derive(Debug, Clone)]
+pub enum SessionInput {
+    /// A pipe already holding (or being fed) the bytes.
+    Pipe(PipeReader),
+    /// The host process's own stdin, fed into a pipe once opened.
+    ProcessStdin,
+}
+
+impl SessionInput {
+    /// The stream itself; the host's stdin starts being fed now.
+    pub fn open(self) -> io::Result<PipeReader> {
+        match self {
+            SessionInput::Pipe(reader) => Ok(reader),
+            SessionInput::ProcessStdin => feed(std::io::stdin(), crate::limits::PIPE_CAPACITY),
+        }
+    }
+}
+
 fn pump(mut source: impl io::Read, mut writer: PipeWriter) {
     use tokio::io::AsyncWriteExt;
     let mut chunk = vec![0u8; 64 << 10];
@@ -373,13 +394,6 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
-
     #[test]
     fn a_writer_never_puts_more_than_the_capacity_in_flight() {
         let (mut w, _r) = pipe(8, b"");
@@ -393,21 +407,19 @@ mod tests {
         assert_eq!(w.written(), 8);
     }
 
-    #[test]
-    fn a_reader_gets_the_bytes_in_order_then_end_of_input() {
-        block_on(async {
-            let (mut w, mut r) = pipe(4, b"ab");
-            let writer = async move {
-                w.write_all(b"cdefghij").await.unwrap();
-            };
-            let reader = async move {
-                let mut all = Vec::new();
-                r.read_to_end(&mut all).await.unwrap();
-                all
-            };
-            let ((), all) = tokio::join!(writer, reader);
-            assert_eq!(all, b"abcdefghij");
-        });
+    #[tokio::test]
+    async fn a_reader_gets_the_bytes_in_order_then_end_of_input() {
+        let (mut w, mut r) = pipe(4, b"ab");
+        let writer = async move {
+            w.write_all(b"cdefghij").await.unwrap();
+        };
+        let reader = async move {
+            let mut all = Vec::new();
+            r.read_to_end(&mut all).await.unwrap();
+            all
+        };
+        let ((), all) = tokio::join!(writer, reader);
+        assert_eq!(all, b"abcdefghij");
     }
 
     #[test]
@@ -426,28 +438,23 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn a_writer_blocked_on_a_full_pipe_wakes_when_the_reader_leaves() {
-        block_on(async {
-            let (mut w, r) = pipe(2, b"");
-            let writer = tokio::spawn(async move { w.write_all(b"too long").await });
-            tokio::task::yield_now().await;
-            r.close();
-            let e = writer.await.unwrap().unwrap_err();
-            assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
-        });
+    #[tokio::test]
+    async fn a_writer_blocked_on_a_full_pipe_wakes_when_the_reader_leaves() {
+        let (mut w, r) = pipe(2, b"");
+        let writer = tokio::spawn(async move { w.write_all(b"too long").await });
+        tokio::task::yield_now().await;
+        r.close();
+        let e = writer.await.unwrap().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
     }
 
-    #[test]
-    fn a_fed_pipe_streams_its_source_then_ends() {
-        block_on(async {
-            let source = std::io::Cursor::new(vec![7u8; 300_000]);
-            let mut r = feed(source, 1024).unwrap();
-            let mut all = Vec::new();
-            r.read_to_end(&mut all).await.unwrap();
-            assert_eq!(all.len(), 300_000);
-            assert!(all.iter().all(|b| *b == 7));
-        });
+    #[tokio::test]
+    async fn a_fed_pipe_streams_its_source_then_ends() {
+        let source: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let mut r = feed(std::io::Cursor::new(source.clone()), 1024).unwrap();
+        let mut all = Vec::new();
+        r.read_to_end(&mut all).await.unwrap();
+        assert_eq!(all, source);
     }
 
     #[test]

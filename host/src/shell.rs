@@ -14,7 +14,7 @@ use crate::embedded;
 use crate::engine::Engine;
 use crate::limits::Deadline;
 use crate::limits::{MAX_STDIN_BYTES, PIPE_CAPACITY};
-use crate::pipes::{PipeReader, feed, pipe};
+use crate::pipes::{SessionInput, pipe};
 use crate::policy::{Cap, CapSet, Grant, PolicyError, Resolution};
 use crate::run::{RunError, classify};
 use crate::state::{Preopen, SessionError, SessionOptions, Stdin};
@@ -159,14 +159,14 @@ pub enum LineError {
 }
 
 /// The line's stdin as the stream its first reading stage gets.
-fn line_input(stdin: Stdin) -> Result<Option<PipeReader>, LineError> {
-    Ok(match stdin {
+fn line_input(stdin: Stdin) -> Option<SessionInput> {
+    match stdin {
         Stdin::Empty => None,
         // Preloaded, its writer gone: these bytes, then end of input.
-        Stdin::Bytes(bytes) => Some(pipe(PIPE_CAPACITY, &bytes).1),
-        Stdin::Inherit => Some(feed(std::io::stdin(), PIPE_CAPACITY).map_err(LineError::Stdin)?),
-        Stdin::Pipe(reader) => Some(reader),
-    })
+        Stdin::Bytes(bytes) => Some(SessionInput::Pipe(pipe(PIPE_CAPACITY, &bytes).1)),
+        Stdin::Inherit => Some(SessionInput::ProcessStdin),
+        Stdin::Pipe(reader) => Some(SessionInput::Pipe(reader)),
+    }
 }
 
 fn shell_artifact() -> Artifact {
@@ -226,7 +226,7 @@ impl Engine {
             env: opts.env.into(),
         };
         crate::environ::check(&session.commands.env).map_err(SessionError::from)?;
-        session.pipeline_stdin = line_input(opts.stdin)?;
+        session.pipeline_stdin = line_input(opts.stdin);
         let (mut store, _) = self.new_store(&shell_grant, &session)?;
         store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
         let pre = docked
@@ -320,8 +320,8 @@ impl Engine {
                 error: CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64),
             });
         }
-        let input = match line_input(opts.stdin)? {
-            Some(reader) => StageInput::Stream(reader),
+        let input = match line_input(opts.stdin) {
+            Some(input) => StageInput::Stream(input.open().map_err(LineError::Stdin)?),
             None => StageInput::Bytes(Bytes::new()),
         };
         let stage = StageSpec {

@@ -21,7 +21,7 @@ use crate::limits::{
     Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
     MemoryLimiter,
 };
-use crate::pipes::{PipeReader, PipeWriter};
+use crate::pipes::{PipeReader, PipeWriter, SessionInput};
 use crate::policy::{Cap, Grant};
 pub use crate::preopen::Preopen;
 use crate::preopen::preopen_all;
@@ -132,7 +132,7 @@ pub struct SessionOptions {
     /// The stream a pipeline run from this session hands its first stage
     /// that asks for the session's stdin (the command line's own stdin, for
     /// the shell); none by default, so that stage reads nothing.
-    pub pipeline_stdin: Option<PipeReader>,
+    pub pipeline_stdin: Option<SessionInput>,
 }
 
 impl SessionOptions {

@@ -25,7 +25,7 @@ use crate::commands::ladder::Slot;
 use crate::commands::{
     CommandEnv, CommandError, CommandOutput, PipelineError, StageRun, StageSpec,
 };
-use crate::pipes::PipeReader;
+use crate::pipes::SessionInput;
 use crate::policy::{Cap, CapSet};
 use bytes::Bytes;
 use std::future::Future;
@@ -107,7 +107,7 @@ pub(crate) struct LaunchCtx {
     runner: Option<(Arc<dyn Launcher>, CommandEnv)>,
     granted: CapSet,
     /// The session's stream for a pipeline's `session` input, taken once.
-    session_input: Option<PipeReader>,
+    session_input: Option<SessionInput>,
 }
 
 impl std::fmt::Debug for LaunchCtx {
@@ -132,13 +132,13 @@ impl LaunchCtx {
 
     /// The same, holding `input` for the first pipeline stage that asks for
     /// the session's stdin.
-    pub(crate) fn with_session_input(mut self, input: Option<PipeReader>) -> Self {
+    pub(crate) fn with_session_input(mut self, input: Option<SessionInput>) -> Self {
         self.session_input = input;
         self
     }
 
     /// The session's stdin for a pipeline, once; `None` after that.
-    pub(crate) fn take_session_input(&mut self) -> Option<PipeReader> {
+    pub(crate) fn take_session_input(&mut self) -> Option<SessionInput> {
         self.session_input.take()
     }
 
