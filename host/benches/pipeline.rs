@@ -3,9 +3,13 @@
 //! 1. a 4-stage pipeline in process vs `sh -c` with native coreutils;
 //! 2. the whole process: `wbx run '<pipeline>'` vs `sh -c '<pipeline>'`;
 //! 3. `jq` on a 50 MB JSON file: the sandboxed built-in vs the same jq
-//!    crate (same jaq crates, same code) compiled natively.
+//!    crate (same jaq crates, same code) compiled natively;
+//! 4. what one more stage costs the host: a line of 9 `true`s against a
+//!    line of one, and the parts of a stage (dock, run) on their own.
 //!
-//! `cargo bench -p workbooks --bench pipeline`
+//! `cargo bench -p workbooks --bench pipeline` runs them all;
+//! `cargo bench -p workbooks --bench pipeline -- stages jq` runs those named
+//! (`inprocess`, `process`, `jq`, `stages`).
 
 mod support;
 use support::median;
@@ -13,7 +17,7 @@ use support::median;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use workbooks::{Engine, LineOptions, Preopen};
+use workbooks::{Artifact, Engine, Grant, LineOptions, Preopen, SessionOptions};
 
 /// Runs of one side in a row before switching to the other.
 const BLOCK: usize = 10;
@@ -118,6 +122,16 @@ fn big_json(path: &Path, bytes: usize) {
     f.write_all(b"]\n").expect("write");
 }
 
+/// The sections named on the command line, or all of them.
+fn wanted(section: &str) -> bool {
+    const SECTIONS: [&str; 4] = ["inprocess", "process", "jq", "stages"];
+    let named: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| SECTIONS.contains(&a.as_str()))
+        .collect();
+    named.is_empty() || named.iter().any(|a| a == section)
+}
+
 fn main() {
     let full = support::start();
     let n = if full { 100 } else { 2 };
@@ -128,8 +142,22 @@ fn main() {
         .enable_all()
         .build()
         .expect("rt");
+    if wanted("inprocess") {
+        in_process(&engine, &rt, n);
+    }
+    if wanted("process") {
+        whole_process(home.path(), n);
+    }
+    if wanted("jq") {
+        jq_big(home.path(), &rt, full);
+    }
+    if wanted("stages") {
+        stage_cost(&engine, &rt, n);
+    }
+}
 
-    // 1. In process vs sh -c.
+/// 1. In process vs sh -c.
+fn in_process(engine: &Engine, rt: &tokio::runtime::Runtime, n: usize) {
     let expected = sh(PIPELINE);
     let (ours, native) = interleave(
         n * 4,
@@ -149,14 +177,17 @@ fn main() {
         native,
         "sh -c",
     );
+}
 
-    // 2. Whole process.
+/// 2. Whole process.
+fn whole_process(home: &Path, n: usize) {
+    let expected = sh(PIPELINE);
     let (ours, native) = interleave(
         n,
         || {
             let out = Command::new(env!("CARGO_BIN_EXE_wbx"))
                 .args(["run", PIPELINE])
-                .env("WB_HOME", home.path())
+                .env("WB_HOME", home)
                 .stdin(Stdio::null())
                 .output()
                 .expect("wbx");
@@ -167,8 +198,10 @@ fn main() {
         },
     );
     report("whole process: `wbx run` vs `sh -c`", ours, native, "sh -c");
+}
 
-    // 3. jq on 50 MB.
+/// 3. jq on 50 MB.
+fn jq_big(home: &Path, rt: &tokio::runtime::Runtime, full: bool) {
     let data = tempfile::tempdir().expect("data");
     let size = if full { 50 << 20 } else { 1 << 20 };
     big_json(&data.path().join("big.json"), size);
@@ -194,7 +227,7 @@ fn main() {
     };
     // A second engine whose pool slots have room for the 2 GiB jq needs.
     let big = Engine::builder()
-        .home(home.path())
+        .home(home)
         .max_memory(2 << 30)
         .build()
         .expect("engine");
@@ -223,5 +256,74 @@ fn main() {
         ours,
         theirs,
         "native jq",
+    );
+}
+
+/// Median of `n` timed calls of `f`, after `n / 10 + 1` untimed ones.
+fn timed(n: usize, mut f: impl FnMut()) -> Duration {
+    for _ in 0..n / 10 + 1 {
+        f();
+    }
+    let samples = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    median(samples)
+}
+
+/// 4. What one more stage costs the host, and its parts.
+fn stage_cost(engine: &Engine, rt: &tokio::runtime::Runtime, n: usize) {
+    const STAGES: usize = 9;
+    let n = n * 4;
+    let line = |stages: usize| vec!["true"; stages].join(" | ");
+    let run = |l: &str| {
+        let out = rt
+            .block_on(engine.run_line(l, LineOptions::default()))
+            .expect("line");
+        assert_eq!(out.stages.len(), l.split('|').count());
+    };
+    let (one, many) = (line(1), line(STAGES));
+    let t_one = timed(n, || run(&one));
+    let t_many = timed(n, || run(&many));
+    let per_stage = t_many.saturating_sub(t_one) / (STAGES as u32 - 1);
+
+    // The parts of a stage, on the smallest command component.
+    let artifact = Artifact::from_file(guest_artifacts::CLI_HELLO).expect("probe");
+    let grant = Grant::profile("compute");
+    let docked = engine.dock(&artifact, &grant).expect("dock");
+    let t_dock = timed(n * 10, || {
+        engine.dock(&artifact, &grant).expect("dock");
+    });
+    let t_run = timed(n * 10, || {
+        let out = rt
+            .block_on(engine.run(&docked, SessionOptions::new("hello", "default")))
+            .expect("run");
+        assert_eq!(&out.stdout[..], b"hello\n");
+    });
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!("host cost of one more stage");
+    println!(
+        "  line `true` (shell + 1 stage)     median {:>10.1} µs",
+        us(t_one)
+    );
+    println!(
+        "  line of {STAGES} `true`s               median {:>10.1} µs",
+        us(t_many)
+    );
+    println!(
+        "  each stage past the first          {:>17.1} µs",
+        us(per_stage)
+    );
+    println!("parts of a stage (`hello` component)");
+    println!(
+        "  dock, cached                       median {:>10.1} µs",
+        us(t_dock)
+    );
+    println!(
+        "  store + instantiate + run + drop   median {:>10.1} µs",
+        us(t_run)
     );
 }

@@ -58,5 +58,5 @@ pub use policy::{Cap, CapSet, Grant, PolicyError, Profile};
 pub use preopen::PreopenError;
 pub use run::{RunError, RunOutput};
 pub use serve::{ServeError, ServeOptions, Server, TcpServer};
-pub use shell::{LineError, LineOptions, LineOutcome, StageReport};
+pub use shell::{LineError, LineOptions, LineOutcome, LineStdout, StageReport};
 pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin};

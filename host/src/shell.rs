@@ -8,13 +8,13 @@
 
 use crate::artifact::Artifact;
 use crate::bindings::exports::workbooks::engine::shell::{Error as ShellError, GuestIndices};
-use crate::commands::{CommandError, CommandPolicy, StageInput, StageSpec};
+use crate::commands::{CommandError, CommandPolicy, StageInput, StageSink, StageSpec};
 use crate::dock::DockError;
 use crate::embedded;
 use crate::engine::Engine;
 use crate::limits::Deadline;
-use crate::limits::{MAX_STDIN_BYTES, PIPE_CAPACITY};
-use crate::pipes::{SessionInput, pipe};
+use crate::limits::{MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES, PIPE_CAPACITY};
+use crate::pipes::{SessionInput, SessionOutput, pipe};
 use crate::policy::{Cap, CapSet, Grant, PolicyError, Resolution};
 use crate::run::{RunError, classify};
 use crate::state::{Preopen, SessionError, SessionOptions, Stdin};
@@ -47,6 +47,9 @@ pub struct LineOptions {
     pub dirs: Vec<Preopen>,
     /// The line's stdin: it streams into the first stage that reads stdin.
     pub stdin: Stdin,
+    /// Where the line's stdout goes: kept and returned (the default), or
+    /// written through to the host process's stdout as it is produced.
+    pub stdout: LineStdout,
     /// The environment of every stage (exactly these pairs; the line's own
     /// `NAME=value` words stay shell variables).
     pub env: Vec<(String, String)>,
@@ -72,6 +75,7 @@ impl Default for LineOptions {
             session_id: "run".into(),
             dirs: Vec::new(),
             stdin: Stdin::Empty,
+            stdout: LineStdout::Capture,
             env: Vec::new(),
             stage_timeout: None,
             stage_fuel: None,
@@ -80,6 +84,19 @@ impl Default for LineOptions {
             shell_fuel: None,
         }
     }
+}
+
+/// Where a line's stdout goes. The last stage of each pipeline (unless
+/// redirected) writes it directly, as it produces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LineStdout {
+    /// Kept, within the output cap ([`MAX_CAPTURED_OUTPUT_BYTES`] for the
+    /// whole line), and returned in [`LineOutcome::stdout`].
+    #[default]
+    Capture,
+    /// Written through to the host process's stdout, with no cap (as a
+    /// shell's would be); [`LineOutcome::stdout`] is then empty.
+    Inherit,
 }
 
 /// What one stage did.
@@ -227,6 +244,11 @@ impl Engine {
         };
         crate::environ::check(&session.commands.env).map_err(SessionError::from)?;
         session.pipeline_stdin = line_input(opts.stdin);
+        let stdout = match opts.stdout {
+            LineStdout::Capture => SessionOutput::capture(MAX_CAPTURED_OUTPUT_BYTES),
+            LineStdout::Inherit => SessionOutput::inherit(),
+        };
+        session.pipeline_stdout = Some(stdout.clone());
         let (mut store, _) = self.new_store(&shell_grant, &session)?;
         store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
         let pre = docked
@@ -262,7 +284,7 @@ impl Engine {
             },
         })?;
         Ok(LineOutcome {
-            stdout: Bytes::from(out.stdout),
+            stdout: stdout.take(),
             stderr: Bytes::from(out.stderr),
             exit: out.exit_code,
             stages: out
@@ -328,7 +350,7 @@ impl Engine {
             name: name.to_string(),
             argv,
             input,
-            capture: true,
+            stdout: StageSink::Capture,
         };
         let mut runs = self
             .run_pipeline(&env, Cap::Commands, vec![stage])

@@ -21,7 +21,7 @@ use crate::limits::{
     Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
     MemoryLimiter,
 };
-use crate::pipes::{PipeReader, PipeWriter, SessionInput};
+use crate::pipes::{PipeReader, PipeWriter, SessionInput, SessionOutput};
 use crate::policy::{Cap, Grant};
 pub use crate::preopen::Preopen;
 use crate::preopen::preopen_all;
@@ -91,6 +91,9 @@ pub enum Output {
     Pipe(PipeWriter),
     /// Thrown away (a stage whose next stage reads elsewhere).
     Discard,
+    /// A stream shared with other sessions: a command line's own stdout,
+    /// written by the last stage of each of its pipelines.
+    Shared(SessionOutput),
 }
 
 /// How one session (a command run or an instance) is set up.
@@ -133,6 +136,10 @@ pub struct SessionOptions {
     /// that asks for the session's stdin (the command line's own stdin, for
     /// the shell); none by default, so that stage reads nothing.
     pub pipeline_stdin: Option<SessionInput>,
+    /// The stream a pipeline run from this session hands a stage that asks
+    /// to write the session's stdout (the command line's own stdout, for
+    /// the shell); without one, such a stage's stdout is captured.
+    pub pipeline_stdout: Option<SessionOutput>,
 }
 
 impl SessionOptions {
@@ -154,6 +161,7 @@ impl SessionOptions {
             memory: None,
             commands: CommandPolicy::default(),
             pipeline_stdin: None,
+            pipeline_stdout: None,
         }
     }
 }
@@ -326,6 +334,9 @@ fn wasi_for(
         Output::Discard => {
             wasi.stdout(SinkOutputStream);
         }
+        Output::Shared(out) => {
+            wasi.stdout(out.clone());
+        }
     }
     match &opts.stderr {
         Output::Capture => {
@@ -341,6 +352,9 @@ fn wasi_for(
         }
         Output::Discard => {
             wasi.stderr(SinkOutputStream);
+        }
+        Output::Shared(out) => {
+            wasi.stderr(out.clone());
         }
     }
     preopen_all(&mut wasi, home, grant, &opts.dirs)?;
@@ -368,6 +382,7 @@ fn launch_for(host: &StoreHost<'_>, grant: &Grant, opts: &SessionOptions) -> Lau
     };
     LaunchCtx::new((host.launcher)(), env, grant.caps)
         .with_session_input(opts.pipeline_stdin.clone())
+        .with_session_output(opts.pipeline_stdout.clone())
 }
 
 /// Builds a store for `opts` under `grant`. Storage is opened only when a

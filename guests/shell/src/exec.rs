@@ -3,7 +3,7 @@
 //! redirections confined to the preopened directories.
 
 use crate::bindings::exports::workbooks::engine::shell::{Error, Outcome, Stage};
-use crate::bindings::workbooks::engine::command_types::{PipelineStage, StageInput};
+use crate::bindings::workbooks::engine::command_types::{PipelineStage, StageInput, StageSink};
 use crate::bindings::workbooks::engine::commands;
 use crate::parse::{Join, RedirectKind, Script, Simple};
 use std::collections::HashMap;
@@ -13,7 +13,6 @@ use std::io::Write;
 pub struct Session {
     vars: HashMap<String, String>,
     preopens: Vec<Vec<String>>,
-    stdout: Vec<u8>,
     stderr: Vec<u8>,
     stages: Vec<Stage>,
 }
@@ -40,7 +39,6 @@ impl Session {
         Self {
             vars: HashMap::new(),
             preopens: preopens.iter().filter_map(|p| components(p)).collect(),
-            stdout: Vec::new(),
             stderr: Vec::new(),
             stages: Vec::new(),
         }
@@ -98,7 +96,6 @@ impl Session {
             }
         }
         Ok(Outcome {
-            stdout: self.stdout,
             stderr: self.stderr,
             exit_code: status,
             stages: self.stages,
@@ -107,7 +104,7 @@ impl Session {
 
     fn pipeline(&mut self, stages: Vec<Simple>) -> Result<i32, Error> {
         let last = stages.len() - 1;
-        // The stages that run, what each one's captured stdout is for, and
+        // The stages that run, the file each redirected stdout is for, and
         // whether the line ends on a stage with no command.
         let mut specs: Vec<PipelineStage> = Vec::new();
         let mut sinks: Vec<Option<(String, bool)>> = Vec::new();
@@ -161,7 +158,15 @@ impl Session {
                 name: name.clone(),
                 argv: args.to_vec(),
                 input,
-                capture: sink.is_some() || i == last,
+                // A redirected stdout comes back here for its file; the
+                // last stage writes the line's stdout itself.
+                stdout: if sink.is_some() {
+                    StageSink::Capture
+                } else if i == last {
+                    StageSink::Session
+                } else {
+                    StageSink::Pipe
+                },
             });
             sinks.push(sink);
         }
@@ -188,9 +193,8 @@ impl Session {
             });
             self.stderr.extend_from_slice(&out.output.stderr);
             status = out.output.exit_code;
-            match sink {
-                Some((target, append)) => self.write_file(&target, &out.output.stdout, append)?,
-                None => self.stdout.extend_from_slice(&out.output.stdout),
+            if let Some((target, append)) = sink {
+                self.write_file(&target, &out.output.stdout, append)?;
             }
         }
         Ok(if ends_empty { 0 } else { status })

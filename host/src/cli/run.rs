@@ -4,6 +4,7 @@ use crate::options::{StageArgs, engine_with, runtime, stdin_stream};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;
+use workbooks::LineStdout;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -21,6 +22,11 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
         let mut opts = args.stage.to_options()?;
         opts.stdin = stdin_stream();
+        // Passed through as it is produced, as a shell's is; kept only to
+        // go into the JSON.
+        if !args.json {
+            opts.stdout = LineStdout::Inherit;
+        }
         let engine = engine_with(home, false, opts.stage_memory)?;
         let outcome = runtime()?.block_on(engine.run_line(&args.line, opts));
         match outcome {
@@ -32,9 +38,6 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             }
             Ok(out) => {
                 let _ = std::io::stderr().write_all(&out.stderr);
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(&out.stdout);
-                let _ = stdout.flush();
                 Ok(u8::try_from(out.exit).unwrap_or(1))
             }
             Err(e) => {

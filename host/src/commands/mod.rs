@@ -24,7 +24,7 @@ pub mod wire;
 
 pub use registry::{ArgMode, Entry, Registry, RegistryError, Tier};
 
-use crate::pipes::PipeReader;
+use crate::pipes::{PipeReader, SessionOutput};
 use crate::policy::{CapSet, Grant};
 use crate::preopen::Preopen;
 use bytes::Bytes;
@@ -113,9 +113,21 @@ pub struct StageSpec {
     pub argv: Vec<String>,
     /// Where its stdin comes from.
     pub input: StageInput,
-    /// Keep its stdout (within the capture cap) and return it, rather than
-    /// pipe it into the next stage.
-    pub capture: bool,
+    /// Where its stdout goes.
+    pub stdout: StageSink,
+}
+
+/// Where a pipeline stage's stdout goes.
+#[derive(Debug, Clone)]
+pub enum StageSink {
+    /// Into the next stage's stdin through a bounded pipe (into nothing
+    /// when the next stage reads elsewhere, or there is none).
+    Pipe,
+    /// Kept, within the capture cap, and returned with its output.
+    Capture,
+    /// A stream the host holds (the line's own stdout), written as the
+    /// stage produces.
+    Stream(SessionOutput),
 }
 
 /// What one stage of a pipeline did: its output (stdout only when

@@ -22,10 +22,13 @@ use super::launch::{budgets, shape, shape_args};
 use crate::commands::ladder::{Resolved, Slot};
 use crate::commands::registry::{ArgMode, Tier};
 use crate::commands::{
-    CommandEnv, CommandError, CommandOutput, PipelineError, StageInput, StageRun, StageSpec,
+    CommandEnv, CommandError, CommandOutput, PipelineError, StageInput, StageRun, StageSink,
+    StageSpec,
 };
-use crate::limits::{MAX_PIPELINE_STAGES, MAX_STDIN_BYTES, PIPE_CAPACITY};
-use crate::pipes::{BROKEN_PIPE_EXIT, PipeReader, pipe};
+use crate::limits::{
+    MAX_CAPTURED_OUTPUT_BYTES, MAX_PIPELINE_STAGES, MAX_STDIN_BYTES, PIPE_CAPACITY,
+};
+use crate::pipes::{BROKEN_PIPE_EXIT, PipeReader, SessionOutputError, pipe};
 use crate::policy::Cap;
 use crate::state::{Output, Stdin};
 use bytes::Bytes;
@@ -107,14 +110,15 @@ impl Engine {
                     Stdin::Pipe(reader)
                 }
             };
-            let stdout = if stage.capture {
-                Output::Capture
-            } else if i < last {
-                let (writer, reader) = pipe(PIPE_CAPACITY, b"");
-                upstream = Some(reader);
-                Output::Pipe(writer)
-            } else {
-                Output::Discard
+            let stdout = match stage.stdout {
+                StageSink::Capture => Output::Capture,
+                StageSink::Stream(out) => Output::Shared(out),
+                StageSink::Pipe if i < last => {
+                    let (writer, reader) = pipe(PIPE_CAPACITY, b"");
+                    upstream = Some(reader);
+                    Output::Pipe(writer)
+                }
+                StageSink::Pipe => Output::Discard,
             };
             wired.push(Wired {
                 resolved,
@@ -142,6 +146,10 @@ impl Engine {
             Output::Pipe(w) => Some(w.clone()),
             _ => None,
         };
+        let shared = match &w.stdout {
+            Output::Shared(out) => Some((out.clone(), out.written())),
+            _ => None,
+        };
         let streams = w.resolved.tier != Tier::OsProcess && w.resolved.arg_mode == ArgMode::Argv;
         let result = if streams {
             match shape_args(&w.resolved, w.argv) {
@@ -161,11 +169,19 @@ impl Engine {
         if let Some(w) = &writer {
             w.close();
         }
+        // Past the shared stream's cap, that speaks before a trap the
+        // failed write may have caused.
+        if shared.as_ref().is_some_and(|(out, _)| out.over_cap()) {
+            return Err(CommandError::OutputTooLarge(
+                MAX_CAPTURED_OUTPUT_BYTES as u64,
+            ));
+        }
         let mut output = result?;
         output.elapsed = start.elapsed();
-        let stdout_bytes = match &writer {
-            Some(w) => w.written(),
-            None => output.stdout.len() as u64,
+        let stdout_bytes = match (&writer, &shared) {
+            (Some(w), _) => w.written(),
+            (None, Some((out, before))) => out.written() - before,
+            (None, None) => output.stdout.len() as u64,
         };
         Ok(StageRun {
             output,
@@ -198,6 +214,17 @@ impl Engine {
                 let bytes = std::mem::take(&mut out.stdout);
                 if writer.clone().write_all(&bytes).await.is_err() {
                     out.exit_code = BROKEN_PIPE_EXIT;
+                }
+            }
+            Output::Shared(shared) => {
+                let bytes = std::mem::take(&mut out.stdout);
+                match shared.write_all(&bytes) {
+                    Ok(()) => {}
+                    Err(SessionOutputError::Broken(_)) => out.exit_code = BROKEN_PIPE_EXIT,
+                    Err(SessionOutputError::OverCap(cap)) => {
+                        return Err(CommandError::OutputTooLarge(cap as u64));
+                    }
+                    Err(e) => return Err(CommandError::Refused(e.to_string())),
                 }
             }
             Output::Discard => out.stdout = Bytes::new(),

@@ -84,6 +84,55 @@ async fn what_leaves_the_pipeline_is_still_capped() {
 }
 
 #[tokio::test]
+async fn the_output_cap_counts_everything_the_line_writes_not_each_pipeline_alone() {
+    let (_h, e) = fresh();
+    // Each `seq` writes about 5.3 MiB, under the cap alone; together they
+    // pass it, and the one that does is named.
+    let one = seq(800_000).len();
+    assert!(one < workbooks::limits::MAX_CAPTURED_OUTPUT_BYTES);
+    assert!(2 * one > workbooks::limits::MAX_CAPTURED_OUTPUT_BYTES);
+    let o = line(&e, "seq 1 800000", LineOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(o.stdout.len(), one);
+    let err = line(&e, "seq 1 800000; seq 1 800000", LineOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, LineError::Command { name, error: CommandError::OutputTooLarge(_) } if name == "seq"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_pipelines_of_a_line_write_its_stdout_in_order_and_are_counted() {
+    let (_h, e) = fresh();
+    let o = line(
+        &e,
+        "echo one; seq 1 3 | tail -n 1; echo two > /dev/null; echo three",
+        LineOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(crate::common::text(&o.stdout), "one\n3\nthree\n");
+    let written: Vec<(String, u64)> = o
+        .stages
+        .iter()
+        .map(|s| (s.argv.join(" "), s.stdout_bytes))
+        .collect();
+    assert_eq!(
+        written,
+        [
+            ("echo one".to_string(), 4),
+            ("seq 1 3".to_string(), 6),
+            ("tail -n 1".to_string(), 2),
+            ("echo two".to_string(), 4),
+            ("echo three".to_string(), 6),
+        ]
+    );
+}
+
+#[tokio::test]
 /// A slow reader behind a fast writer loses nothing.
 async fn pipe_slow_reader() {
     let (_h, e) = fresh();
@@ -264,4 +313,45 @@ fn wbx_run_prints_the_head_of_an_endless_pipeline_and_exits_zero() {
         crate::common::text(&out.stderr)
     );
     assert_eq!(crate::common::text(&out.stdout), "1\n2\n3\n");
+}
+
+#[test]
+fn wbx_run_passes_a_lines_output_through_past_the_capture_cap() {
+    let home = tempfile::tempdir().unwrap();
+    // About 21 MiB: written through as produced, as a shell's would be.
+    let out = crate::common::wbx(home.path(), &["run", "seq 1 3000000"], b"");
+    assert!(out.status.success(), "{}", crate::common::text(&out.stderr));
+    assert_eq!(out.stdout.len(), seq(3_000_000).len());
+    assert!(out.stdout.ends_with(b"\n2999999\n3000000\n"));
+    // Kept for `--json`, the same output is held to the cap, by name.
+    let out = crate::common::wbx(home.path(), &["run", "--json", "seq 1 3000000"], b"");
+    assert!(!out.status.success());
+    let err = crate::common::text(&out.stderr);
+    assert!(
+        err.contains("seq") && err.contains("output_too_large"),
+        "{err}"
+    );
+}
+
+#[test]
+fn wbx_run_ends_an_endless_line_when_its_own_reader_leaves() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let home = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+        .args(["run", "seq 1 100000000000"])
+        .env("WB_HOME", home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "1");
+    assert_eq!(lines.next().unwrap().unwrap(), "2");
+    // The reader leaves, as `head` would: seq's next write is a broken
+    // pipe, well before its fuel or deadline could end it.
+    drop(lines);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(141));
 }

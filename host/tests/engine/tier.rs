@@ -151,4 +151,11 @@ async fn an_os_process_stage_takes_its_place_in_a_streaming_pipeline() {
         .unwrap();
     assert_eq!(&o.stdout[..], b"1\n");
     assert_eq!(o.exit, 0);
+    // Last, it writes the line's own stdout when it ends.
+    let o = e
+        .run_line("seq 1 3 | kat-proc", LineOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(&o.stdout[..], b"1\n2\n3\n");
+    assert_eq!(o.stages[1].stdout_bytes, 6);
 }

@@ -1,6 +1,6 @@
 use super::{Job, LaunchView};
 use crate::bindings::workbooks::engine::command_types::{
-    CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput,
+    CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
 };
 use crate::bindings::workbooks::host::launch::{Host, HostJob};
 use crate::commands::{self, CommandError, StageSpec};
@@ -86,11 +86,19 @@ impl Host for LaunchView<'_> {
                     None => commands::StageInput::Bytes(Bytes::new()),
                 },
             };
+            let stdout = match stage.stdout {
+                StageSink::Pipe => commands::StageSink::Pipe,
+                StageSink::Capture => commands::StageSink::Capture,
+                StageSink::Session => self
+                    .ctx
+                    .session_output()
+                    .map_or(commands::StageSink::Capture, commands::StageSink::Stream),
+            };
             specs.push(StageSpec {
                 name: stage.name,
                 argv: stage.argv,
                 input,
-                capture: stage.capture,
+                stdout,
             });
         }
         let Some((launcher, env)) = self.ctx.runner(Cap::Commands) else {
@@ -214,7 +222,7 @@ mod tests {
             name: name.into(),
             argv: Vec::new(),
             input: StageInput::Pipe,
-            capture: true,
+            stdout: StageSink::Capture,
         }
     }
 

@@ -25,7 +25,7 @@ use crate::commands::ladder::Slot;
 use crate::commands::{
     CommandEnv, CommandError, CommandOutput, PipelineError, StageRun, StageSpec,
 };
-use crate::pipes::SessionInput;
+use crate::pipes::{SessionInput, SessionOutput};
 use crate::policy::{Cap, CapSet};
 use bytes::Bytes;
 use std::future::Future;
@@ -108,6 +108,8 @@ pub(crate) struct LaunchCtx {
     granted: CapSet,
     /// The session's stream for a pipeline's `session` input, taken once.
     session_input: Option<SessionInput>,
+    /// The session's stdout for a pipeline's `session` output, shared.
+    session_output: Option<SessionOutput>,
 }
 
 impl std::fmt::Debug for LaunchCtx {
@@ -127,6 +129,7 @@ impl LaunchCtx {
             runner: Some((launcher, env)),
             granted: caps.intersect(CAPS),
             session_input: None,
+            session_output: None,
         }
     }
 
@@ -140,6 +143,18 @@ impl LaunchCtx {
     /// The session's stdin for a pipeline, once; `None` after that.
     pub(crate) fn take_session_input(&mut self) -> Option<SessionInput> {
         self.session_input.take()
+    }
+
+    /// The same, holding `output` for every pipeline stage that asks to
+    /// write the session's stdout.
+    pub(crate) fn with_session_output(mut self, output: Option<SessionOutput>) -> Self {
+        self.session_output = output;
+        self
+    }
+
+    /// The session's stdout for a pipeline stage, if it has one.
+    pub(crate) fn session_output(&self) -> Option<SessionOutput> {
+        self.session_output.clone()
     }
 
     /// The launcher and the caller, if the caller holds `cap`.

@@ -13,6 +13,9 @@
 //! once and tears its instance down; the engine reports it as a quiet end
 //! ([`BROKEN_PIPE_EXIT`]), as SIGPIPE ends a process in a shell pipeline.
 
+mod session_output;
+pub use session_output::{SessionOutput, SessionOutputError};
+
 use bytes::{Buf, Bytes, BytesMut};
 use std::io;
 use std::pin::Pin;
