@@ -1,7 +1,8 @@
 //! `wbx exec` against `wasmtime run` on wasip1 core modules, both as child
 //! processes with warm compile caches, in the same run: the slowest case of
 //! the WASI test suite (found by timing every case once under wasmtime) and
-//! CPython's `-c 'print(1)'`. Prints both medians and the ratio.
+//! CPython's `-c 'print(1)'`, and the smallest command component (`hello`).
+//! Prints both medians and the ratio.
 //!
 //! `WASMTIME=/path/to/wasmtime WB_SUITES_DIR=../shared/testdata \
 //!  WB_CATALOG_DIR=target/catalog cargo bench -p workbooks --bench wasip1`
@@ -134,7 +135,7 @@ fn suite_cases(dir: &Path) -> Vec<Case> {
 
 fn main() {
     let full = support::start();
-    let n = if full { 15 } else { 1 };
+    let n = if full { 31 } else { 1 };
     let Some(bin) = std::env::var_os("WASMTIME")
         .map(PathBuf::from)
         .or_else(|| which("wasmtime"))
@@ -143,7 +144,16 @@ fn main() {
         return;
     };
     let home = tempfile::tempdir().expect("home");
-    let mut measured = Vec::new();
+    // The smallest command component: what starting costs, and little else.
+    let hello = PathBuf::from(guest_artifacts::CLI_HELLO);
+    let mut measured = vec![Case {
+        label: "hello (component)".into(),
+        args: Vec::new(),
+        env: Vec::new(),
+        root: None,
+        profile: narrowest(&hello),
+        wasm: hello,
+    }];
     let suites = std::env::var_os("WB_SUITES_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("../../shared/testdata"));

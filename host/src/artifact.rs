@@ -75,18 +75,31 @@ pub enum ArtifactError {
 impl Artifact {
     /// Wraps bytes, checking the binary header and validating them.
     pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Result<Artifact, ArtifactError> {
-        let bytes: Vec<u8> = bytes.into();
+        let artifact = Self::unvalidated(bytes.into())?;
+        artifact.validate()?;
+        Ok(artifact)
+    }
+
+    /// Wraps bytes after checking the binary header only. For bytes whose
+    /// compiled form the engine already holds: they were validated when
+    /// they were compiled, and the cache entry is sealed over their hash.
+    pub(crate) fn unvalidated(bytes: Vec<u8>) -> Result<Artifact, ArtifactError> {
         let kind = match bytes.get(..8) {
             Some(h) if h == COMPONENT_HEADER => ArtifactKind::Component,
             Some(h) if h == MODULE_HEADER => ArtifactKind::Module,
             _ => return Err(ArtifactError::NotWasm),
         };
+        Ok(Self::trusted(bytes, kind))
+    }
+
+    /// Validates the bytes as WebAssembly (components included).
+    pub(crate) fn validate(&self) -> Result<(), ArtifactError> {
         let mut features = wasmparser::WasmFeatures::default();
         features.insert(wasmparser::WasmFeatures::COMPONENT_MODEL);
         wasmparser::Validator::new_with_features(features)
-            .validate_all(&bytes)
+            .validate_all(&self.bytes)
             .map_err(|e| ArtifactError::Invalid(e.to_string()))?;
-        Ok(Self::trusted(bytes, kind))
+        Ok(())
     }
 
     /// Wraps bytes the engine itself built (embedded components, its own
@@ -241,6 +254,12 @@ impl CompileCache {
         };
         self.lock().insert(sha, compiled.clone());
         Ok(compiled)
+    }
+
+    /// Whether the compiled form of the artifact hashing to `sha` is at
+    /// hand, in memory or on disk (its seal is checked when it is loaded).
+    pub(crate) fn holds(&self, sha: &[u8; 32]) -> bool {
+        self.lock().contains_key(sha) || self.path(sha).is_some_and(|p| p.is_file())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Compiled>> {

@@ -12,8 +12,7 @@ use crate::{exit, fail};
 use std::path::PathBuf;
 use workbooks::commands::frames::{self, Verdict};
 use workbooks::{
-    Artifact, CapSet, CommandError, Grant, Output, Preopen, Profile, RunError, SessionOptions,
-    Stdin,
+    CapSet, CommandError, Grant, Output, Preopen, Profile, RunError, SessionOptions, Stdin,
 };
 
 #[derive(Debug, clap::Args)]
@@ -181,8 +180,11 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let env =
         crate::options::parse_env(&args.env).map_err(|code| Failure::before("usage", "", code))?;
-    let artifact =
-        Artifact::from_file(&args.file).map_err(|e| Failure::before("load", e, exit::LOAD))?;
+    let engine = crate::options::engine_with(home, false, args.memory.map(|m| m << 20))
+        .map_err(|code| Failure::before("engine", "", code))?;
+    let artifact = engine
+        .load_artifact(&args.file)
+        .map_err(|e| Failure::before("load", e, exit::LOAD))?;
     if let Some(expected) = &args.expect_sha256
         && artifact.sha256_hex() != expected.to_ascii_lowercase()
     {
@@ -192,8 +194,6 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
             exit::LOAD,
         ));
     }
-    let engine = crate::options::engine_with(home, false, args.memory.map(|m| m << 20))
-        .map_err(|code| Failure::before("engine", "", code))?;
     let docked = engine
         .dock(&artifact, &grant)
         .map_err(|e| Failure::before("refused", &e, exit::for_dock_error(&e)))?;

@@ -464,6 +464,12 @@ impl Docker {
         }
     }
 
+    /// Whether the compiled form of the artifact hashing to `sha` is at
+    /// hand (so the artifact was validated when it was compiled).
+    pub(crate) fn holds_compiled(&self, sha: &[u8; 32]) -> bool {
+        self.compiled.holds(sha)
+    }
+
     /// The brokers an embedder replaced, with their components.
     pub(crate) fn replaced_brokers(&self) -> impl Iterator<Item = (Cap, &Artifact)> {
         self.brokers.replaced()

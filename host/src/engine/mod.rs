@@ -16,7 +16,7 @@ mod module_lane;
 mod os_process;
 mod pipeline;
 
-use crate::artifact::Artifact;
+use crate::artifact::{Artifact, ArtifactError};
 use crate::cadence::{Cadence, RateLimiter};
 use crate::cap::launch::Launcher;
 use crate::cap::secrets::keyring::{Keyring, Secret};
@@ -355,6 +355,24 @@ impl Engine {
     /// The engine's database, opened on first use.
     pub fn storage(&self) -> Result<Storage, StorageError> {
         self.inner.storage.get()
+    }
+
+    /// Reads an artifact from `path` for this engine. Its bytes are
+    /// validated unless their compiled form is already in this engine's
+    /// cache (they were validated then, and the entry is sealed over their
+    /// hash): a large program that ran before starts without a second
+    /// validation pass.
+    pub fn load_artifact(&self, path: impl AsRef<Path>) -> Result<Artifact, ArtifactError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| ArtifactError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let artifact = Artifact::unvalidated(bytes)?;
+        if !self.inner.docker.holds_compiled(&artifact.sha256()) {
+            artifact.validate()?;
+        }
+        Ok(artifact)
     }
 
     /// Docks `artifact` under `grant`: the import pre-check, composition

@@ -297,3 +297,43 @@ fn core_modules_dock_as_commands_and_are_refused_on_the_handler_lane() {
         .unwrap_err();
     assert!(matches!(e, DockError::NotAComponent), "{e}");
 }
+
+#[test]
+fn an_artifact_is_validated_on_load_until_its_compiled_form_is_cached() {
+    let home = tempfile::tempdir().unwrap();
+    let e = workbooks::Engine::builder()
+        .home(home.path())
+        .pooling(false)
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("hello.wasm");
+    std::fs::copy(CLI_HELLO, &good).unwrap();
+    // A well-formed header over a body that is not WebAssembly.
+    let mut bytes = std::fs::read(CLI_HELLO).unwrap();
+    let tail = bytes.len() - 64;
+    bytes[tail..].fill(0xff);
+    let bad = dir.path().join("bad.wasm");
+    std::fs::write(&bad, &bytes).unwrap();
+
+    let first = e.load_artifact(&good).unwrap();
+    e.dock(&first, &Grant::profile("compute")).unwrap();
+    // Cached now: loading it again gives the same artifact, and so would
+    // a new engine on the same home (it reads the sealed cache).
+    assert_eq!(e.load_artifact(&good).unwrap().sha256(), first.sha256());
+    // The damaged copy hashes differently, so nothing vouches for it: it
+    // is validated, and refused by name, before anything docks it.
+    for engine in [
+        &e,
+        &workbooks::Engine::builder()
+            .home(home.path())
+            .pooling(false)
+            .build()
+            .unwrap(),
+    ] {
+        match engine.load_artifact(&bad) {
+            Err(workbooks::ArtifactError::Invalid(why)) => assert!(!why.is_empty()),
+            other => panic!("{:?}", other.map(|a| a.sha256_hex())),
+        }
+    }
+}
