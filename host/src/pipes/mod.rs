@@ -13,16 +13,13 @@
 //! once and tears its instance down; the engine reports it as a quiet end
 //! ([`BROKEN_PIPE_EXIT`]), as SIGPIPE ends a process in a shell pipeline.
 
-mod session_output;
-pub use session_output::{SessionOutput, SessionOutputError};
-
 use bytes::{Buf, Bytes, BytesMut};
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
+use wasmtime_wasi::cli::{IsTerminal, StdinStream};
 use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
 
 /// The exit code of a stage ended by a closed pipe: 128 + SIGPIPE, what a
@@ -382,15 +379,27 @@ impl StdinStream for PipeReader {
     }
 }
 
-impl StdoutStream for PipeWriter {
-    fn p2_stream(&self) -> Box<dyn OutputStream> {
-        Box::new(self.clone())
-    }
+/// Serves a cheaply cloned writer as a WASI stdout: each store gets a
+/// clone, writing into the same place.
+macro_rules! stdout_stream_by_clone {
+    ($writer:ty) => {
+        impl wasmtime_wasi::cli::StdoutStream for $writer {
+            fn p2_stream(&self) -> Box<dyn wasmtime_wasi::p2::OutputStream> {
+                Box::new(self.clone())
+            }
 
-    fn async_stream(&self) -> Box<dyn AsyncWrite + Send + Sync> {
-        Box::new(self.clone())
-    }
+            fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+                Box::new(self.clone())
+            }
+        }
+    };
 }
+use stdout_stream_by_clone;
+
+stdout_stream_by_clone!(PipeWriter);
+
+mod session_output;
+pub use session_output::{SessionOutput, SessionOutputError};
 
 #[cfg(test)]
 mod tests {

@@ -22,7 +22,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use tokio::io::AsyncWrite;
-use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::cli::IsTerminal;
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 
 /// What an inherited session output offers a writer per `check-write`.
@@ -204,15 +204,7 @@ impl IsTerminal for SessionOutput {
     }
 }
 
-impl StdoutStream for SessionOutput {
-    fn p2_stream(&self) -> Box<dyn OutputStream> {
-        Box::new(self.clone())
-    }
-
-    fn async_stream(&self) -> Box<dyn AsyncWrite + Send + Sync> {
-        Box::new(self.clone())
-    }
-}
+super::stdout_stream_by_clone!(SessionOutput);
 
 #[cfg(test)]
 mod tests {
