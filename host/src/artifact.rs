@@ -232,26 +232,53 @@ impl CompileCache {
         }
     }
 
+    /// The compiled component of the artifact hashing to `sha`, from the
+    /// cache only (in memory, or on disk with its seal checked): `None`
+    /// when it is not there, or was discarded.
+    pub(crate) fn cached_component(
+        &self,
+        engine: &wasmtime::Engine,
+        sha: &[u8; 32],
+    ) -> Option<Component> {
+        match self.cached(engine, sha, ArtifactKind::Component)? {
+            Compiled::Component(c) => Some(c),
+            Compiled::Module(_) => None,
+        }
+    }
+
+    fn cached(
+        &self,
+        engine: &wasmtime::Engine,
+        sha: &[u8; 32],
+        kind: ArtifactKind,
+    ) -> Option<Compiled> {
+        if let Some(c) = self.lock().get(sha) {
+            return Some(c.clone());
+        }
+        let path = self.path(sha).filter(|p| p.is_file())?;
+        match self.load(engine, &path, sha, kind) {
+            Ok(c) => {
+                self.lock().insert(*sha, c.clone());
+                Some(c)
+            }
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "discarding compile cache entry");
+                Seal::discard(&path);
+                None
+            }
+        }
+    }
+
     fn compiled(
         &self,
         engine: &wasmtime::Engine,
         artifact: &Artifact,
     ) -> wasmtime::Result<Compiled> {
         let sha = artifact.sha256();
-        if let Some(c) = self.lock().get(&sha) {
-            return Ok(c.clone());
+        if let Some(c) = self.cached(engine, &sha, artifact.kind()) {
+            return Ok(c);
         }
-        let compiled = match self.path(&sha).filter(|p| p.is_file()) {
-            Some(path) => match self.load(engine, &path, &sha, artifact.kind()) {
-                Ok(c) => c,
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "discarding compile cache entry");
-                    Seal::discard(&path);
-                    self.compile(engine, artifact)?
-                }
-            },
-            None => self.compile(engine, artifact)?,
-        };
+        let compiled = self.compile(engine, artifact)?;
         self.lock().insert(sha, compiled.clone());
         Ok(compiled)
     }

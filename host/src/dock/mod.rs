@@ -15,6 +15,7 @@
 
 pub mod brokers;
 mod compose;
+mod composed;
 pub mod imports;
 mod linker;
 pub(crate) mod module;
@@ -28,7 +29,7 @@ use crate::artifact::{Artifact, ArtifactKind, CompileCache};
 use crate::policy::{Cap, CapSet, Grant, Profile};
 use crate::seal::Seal;
 use crate::state::{ModuleState, StoreState};
-use sha2::{Digest, Sha256};
+use composed::Compositions;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -396,25 +397,10 @@ fn same_interface(a: &str, b: &str) -> bool {
     key(a) == key(b)
 }
 
-/// The name of a composition in the on-disk cache: the composer's version,
-/// the guest and each broker in order, so a new composer (or a replaced
-/// broker) never reads an old composition.
-fn composition_key(composer: &str, guest: &[u8; 32], brokers: &[[u8; 32]]) -> String {
-    let mut h = Sha256::new();
-    h.update((composer.len() as u64).to_le_bytes());
-    h.update(composer.as_bytes());
-    h.update(guest);
-    for b in brokers {
-        h.update(b);
-    }
-    hex::encode(h.finalize())
-}
-
 /// Docks artifacts, caching every expensive step.
 pub(crate) struct Docker {
     compiled: CompileCache,
-    seal: Seal,
-    composed_dir: Option<PathBuf>,
+    compositions: Compositions,
     brokers: brokers::Brokers,
     linkers: Mutex<HashMap<(CapSet, Lane), Linker<StoreState>>>,
     docked: Mutex<DockedCache>,
@@ -455,8 +441,7 @@ impl Docker {
                 cache_dir.as_ref().map(|d| d.join("compiled")),
                 seal.clone(),
             ),
-            seal,
-            composed_dir: cache_dir.map(|d| d.join("composed")),
+            compositions: Compositions::new(cache_dir.as_deref(), seal),
             brokers,
             linkers: Mutex::new(HashMap::new()),
             docked: Mutex::new(HashMap::new()),
@@ -508,21 +493,13 @@ impl Docker {
     ) -> Result<Arc<Docked>, DockError> {
         let surface = surface(artifact)?;
         let (brokers, imports) = check(&surface, grant, lane, &self.brokers)?;
-        let composed = if brokers.is_empty() {
-            None
+        let (component, linked, composed_sha256) = if brokers.is_empty() {
+            let linked = surface.imports.clone();
+            recheck(&linked, grant, lane, &brokers, &self.brokers)?;
+            (self.compile(engine, artifact)?, linked, None)
         } else {
-            Some(self.compose(artifact, &brokers)?)
+            self.composed(engine, artifact, &brokers, grant, lane)?
         };
-        let final_artifact = composed.as_ref().unwrap_or(artifact);
-        let linked = imports::surface(final_artifact.bytes())
-            .map_err(DockError::Compose)?
-            .map(|s| s.imports)
-            .unwrap_or_default();
-        recheck(&linked, grant, lane, &brokers, &self.brokers)?;
-        let component = self
-            .compiled
-            .component(engine, final_artifact)
-            .map_err(|e| DockError::Compile(format!("{e:#}")))?;
         let linker = self.linker(engine, grant.caps, lane)?;
         let pre = linker
             .instantiate_pre(&component)
@@ -549,7 +526,7 @@ impl Docker {
                 })
                 .collect(),
             artifact_sha256: artifact.sha256_hex(),
-            composed_sha256: composed.as_ref().map(Artifact::sha256_hex),
+            composed_sha256,
             signer: None,
         };
         Ok(Arc::new(Docked {
@@ -571,50 +548,60 @@ impl Docker {
         })
     }
 
-    /// The guest composed with `brokers`, from the on-disk cache when there.
-    /// The cache key covers the guest, each broker and the composer's
-    /// version, so a new composer never reads an old composition.
-    fn compose(
+    fn compile(
         &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+    ) -> Result<wasmtime::component::Component, DockError> {
+        self.compiled
+            .component(engine, artifact)
+            .map_err(|e| DockError::Compile(format!("{e:#}")))
+    }
+
+    /// The guest composed with `brokers`, compiled, with what it imports
+    /// (checked against `grant`) and its sha256 in hex. From the cached
+    /// index and compiled form when both are there, without touching the
+    /// composed bytes; otherwise composed (or read back), parsed, compiled
+    /// and indexed.
+    fn composed(
+        &self,
+        engine: &wasmtime::Engine,
         guest: &Artifact,
         brokers: &[&brokers::Broker],
-    ) -> Result<Artifact, DockError> {
-        let broker_hashes: Vec<[u8; 32]> = brokers.iter().map(|b| b.artifact.sha256()).collect();
-        let key = composition_key(compose::COMPOSER, &guest.sha256(), &broker_hashes);
-        let context = format!("composed:{key}").into_bytes();
-        let path = self
-            .composed_dir
-            .as_ref()
-            .map(|d| d.join(format!("{key}.wasm")));
-        if let Some(sealed) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
-            match self.seal.unseal(&context, &sealed) {
-                Some(bytes) => {
-                    return Ok(Artifact::trusted(bytes.to_vec(), ArtifactKind::Component));
-                }
-                None => tracing::warn!(key, "discarding a composition whose seal does not match"),
-            }
+        grant: &Grant,
+        lane: Lane,
+    ) -> Result<(wasmtime::component::Component, Vec<String>, Option<String>), DockError> {
+        let key = Compositions::key_of(guest, brokers);
+        let indexed = self.compositions.index(&key).and_then(|index| {
+            let compiled = self.compiled.cached_component(engine, &index.hash()?)?;
+            Some((index, compiled))
+        });
+        if let Some((index, component)) = indexed {
+            recheck(&index.linked, grant, lane, brokers, &self.brokers)?;
+            return Ok((component, index.linked, Some(index.sha256)));
         }
-        let plugs: Vec<compose::Plug<'_>> = brokers
-            .iter()
-            .map(|b| compose::Plug {
-                name: &b.name,
-                bytes: b.artifact.bytes(),
-            })
-            .collect();
-        let bytes = compose::plug(guest.bytes(), &plugs).map_err(DockError::Compose)?;
-        if let Some(path) = &path
-            && let Some(sealed) = self.seal.seal(&context, &bytes)
-            && let Err(e) = crate::files::write_atomic(path, &sealed)
-        {
-            tracing::warn!(path = %path.display(), error = %e, "could not cache composition");
-        }
-        Ok(Artifact::trusted(bytes, ArtifactKind::Component))
+        let composed = self.compositions.compose(&key, guest, brokers)?;
+        let linked = imports::surface(composed.bytes())
+            .map_err(DockError::Compose)?
+            .map(|s| s.imports)
+            .unwrap_or_default();
+        recheck(&linked, grant, lane, brokers, &self.brokers)?;
+        let component = self.compile(engine, &composed)?;
+        let index = composed::Index {
+            sha256: composed.sha256_hex(),
+            linked,
+        };
+        self.compositions.write_index(&key, &index);
+        Ok((component, index.linked, Some(index.sha256)))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{DockError, Lane, brokers::Brokers, composition_key, recheck, same_interface};
+    use super::{
+        DockError, Lane, brokers::Brokers, composed::key as composition_key, recheck,
+        same_interface,
+    };
     use crate::policy::{Cap, Grant};
 
     fn names(list: &[&str]) -> Vec<String> {

@@ -194,3 +194,84 @@ async fn a_tampered_composition_is_discarded_and_composed_again() {
         .unwrap();
     assert_eq!(text(&out.stdout), "kv works\n");
 }
+
+/// The composition-index files of `home`, each with its sealed bytes.
+fn composition_indexes(home: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    std::fs::read_dir(home.join("cache/composed-index"))
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_cached_composition_docks_without_reading_its_composed_bytes() {
+    let home = tempfile::tempdir().unwrap();
+    let grant = Grant::profile("minimal");
+    let probe = || Artifact::from_file(DOCK_KV).unwrap();
+    let first = own_engine(home.path()).dock(&probe(), &grant).unwrap();
+    assert_eq!(composition_indexes(home.path()).len(), 1);
+    // Bytes no seal holds in the composition's place: a dock that read
+    // them would throw them away and write the composition back.
+    let composed = std::fs::read_dir(home.path().join("cache/composed"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(&composed, b"not read").unwrap();
+    let e = own_engine(home.path());
+    let docked = e.dock(&probe(), &grant).unwrap();
+    assert_eq!(std::fs::read(&composed).unwrap(), b"not read");
+    assert_eq!(docked.receipt(), first.receipt());
+    let out = e
+        .run(&docked, SessionOptions::new("probe", "default"))
+        .await
+        .unwrap();
+    assert_eq!(text(&out.stdout), "kv works\n");
+}
+
+#[tokio::test]
+async fn a_composition_index_taken_from_another_composition_is_never_trusted() {
+    let home = tempfile::tempdir().unwrap();
+    let grant = Grant::profile("minimal");
+    let kv = || Artifact::from_file(DOCK_KV).unwrap();
+    let (kv_receipt, queue_receipt) = {
+        let e = own_engine(home.path());
+        let kv = e.dock(&kv(), &grant).unwrap().receipt().clone();
+        let queue = e
+            .dock(&Artifact::from_file(DOCK_QUEUE).unwrap(), &grant)
+            .unwrap()
+            .receipt()
+            .clone();
+        (kv, queue)
+    };
+    let kv_sha = kv_receipt.composed_sha256.clone().unwrap();
+    let queue_sha = queue_receipt.composed_sha256.clone().unwrap();
+    assert_ne!(kv_sha, queue_sha);
+    let indexes = composition_indexes(home.path());
+    let holds = |bytes: &[u8], sha: &str| String::from_utf8_lossy(bytes).contains(sha);
+    let (kv_index, _) = indexes.iter().find(|(_, b)| holds(b, &kv_sha)).unwrap();
+    let (_, queue_bytes) = indexes.iter().find(|(_, b)| holds(b, &queue_sha)).unwrap();
+    // The queue composition's index, validly sealed, under the kv one's
+    // name: it would dock the queue guest's code for the kv guest.
+    std::fs::write(kv_index, queue_bytes).unwrap();
+    let e = own_engine(home.path());
+    let docked = e.dock(&kv(), &grant).unwrap();
+    assert_eq!(docked.receipt(), &kv_receipt);
+    // Damaged, it is refused the same way.
+    std::fs::write(kv_index, b"{\"sha256\":\"00\",\"linked\":[]}").unwrap();
+    let e = own_engine(home.path());
+    assert_eq!(e.dock(&kv(), &grant).unwrap().receipt(), &kv_receipt);
+    let out = e
+        .run(
+            &e.dock(&kv(), &grant).unwrap(),
+            SessionOptions::new("probe", "default"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&out.stdout), "kv works\n");
+}

@@ -1,0 +1,143 @@
+//! The on-disk cache of compositions: each guest plugged with its brokers
+//! (`compose.rs`), and beside it a small index naming the composed bytes'
+//! sha256 and their imports. With the index and the compiled form at hand,
+//! a cached composition docks without reading, hashing or parsing the
+//! composed bytes: the start of every `wbx run` docks the shell this way.
+//!
+//! Invariant: every entry is sealed with the home's key (`seal.rs`) over
+//! what it claims to be, its composition key, so an entry edited, or copied
+//! from another composition, fails its seal and is built again. The key
+//! covers the composer's version, the guest and each broker in order, so a
+//! new composer or a replaced broker never reads an old entry. The imports
+//! an index lists are checked against the grant exactly as freshly parsed
+//! ones are.
+
+use super::{DockError, brokers::Broker, compose};
+use crate::artifact::{Artifact, ArtifactKind};
+use crate::seal::Seal;
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+
+/// What a composition is, without its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Index {
+    /// The composed bytes' sha256, lowercase hex: the compile cache's key.
+    pub(crate) sha256: String,
+    /// Its top-level imports, in binary order.
+    pub(crate) linked: Vec<String>,
+}
+
+impl Index {
+    /// The sha256 as bytes, if well formed.
+    pub(crate) fn hash(&self) -> Option<[u8; 32]> {
+        hex::decode(&self.sha256).ok()?.try_into().ok()
+    }
+}
+
+/// The cache of compositions under a home's `cache/`.
+pub(crate) struct Compositions {
+    composed: Option<PathBuf>,
+    index: Option<PathBuf>,
+    seal: Seal,
+}
+
+/// The name of a composition in the cache: the composer's version, the
+/// guest and each broker in order.
+pub(crate) fn key(composer: &str, guest: &[u8; 32], brokers: &[[u8; 32]]) -> String {
+    let mut h = Sha256::new();
+    h.update((composer.len() as u64).to_le_bytes());
+    h.update(composer.as_bytes());
+    h.update(guest);
+    for b in brokers {
+        h.update(b);
+    }
+    hex::encode(h.finalize())
+}
+
+impl Compositions {
+    /// A cache under `cache_dir` when given (none otherwise), its entries
+    /// sealed with `seal`.
+    pub(crate) fn new(cache_dir: Option<&std::path::Path>, seal: Seal) -> Self {
+        Self {
+            composed: cache_dir.map(|d| d.join("composed")),
+            index: cache_dir.map(|d| d.join("composed-index")),
+            seal,
+        }
+    }
+
+    /// The key of `guest` plugged with `brokers`.
+    pub(crate) fn key_of(guest: &Artifact, brokers: &[&Broker]) -> String {
+        let hashes: Vec<[u8; 32]> = brokers.iter().map(|b| b.artifact.sha256()).collect();
+        key(compose::COMPOSER, &guest.sha256(), &hashes)
+    }
+
+    /// The index of composition `key`, when cached and its seal holds.
+    pub(crate) fn index(&self, key: &str) -> Option<Index> {
+        let path = self.index.as_ref()?.join(format!("{key}.json"));
+        let sealed = std::fs::read(&path).ok()?;
+        let context = format!("composed-index:{key}").into_bytes();
+        match self.seal.unseal(&context, &sealed) {
+            Some(bytes) => serde_json::from_slice(bytes).ok(),
+            None => {
+                tracing::warn!(
+                    key,
+                    "discarding a composition index whose seal does not match"
+                );
+                None
+            }
+        }
+    }
+
+    /// Records the index of composition `key`.
+    pub(crate) fn write_index(&self, key: &str, index: &Index) {
+        let Some(dir) = &self.index else { return };
+        let path = dir.join(format!("{key}.json"));
+        let context = format!("composed-index:{key}").into_bytes();
+        let Ok(json) = serde_json::to_vec(index) else {
+            return;
+        };
+        if let Some(sealed) = self.seal.seal(&context, &json)
+            && let Err(e) = crate::files::write_atomic(&path, &sealed)
+        {
+            tracing::warn!(path = %path.display(), error = %e, "could not cache a composition index");
+        }
+    }
+
+    /// `guest` composed with `brokers` under `key`, from the cache when
+    /// there and sealed.
+    pub(crate) fn compose(
+        &self,
+        key: &str,
+        guest: &Artifact,
+        brokers: &[&Broker],
+    ) -> Result<Artifact, DockError> {
+        let context = format!("composed:{key}").into_bytes();
+        let path = self
+            .composed
+            .as_ref()
+            .map(|d| d.join(format!("{key}.wasm")));
+        if let Some(sealed) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+            match self.seal.unseal(&context, &sealed) {
+                Some(bytes) => {
+                    return Ok(Artifact::trusted(bytes.to_vec(), ArtifactKind::Component));
+                }
+                None => tracing::warn!(key, "discarding a composition whose seal does not match"),
+            }
+        }
+        let plugs: Vec<compose::Plug<'_>> = brokers
+            .iter()
+            .map(|b| compose::Plug {
+                name: &b.name,
+                bytes: b.artifact.bytes(),
+            })
+            .collect();
+        let bytes = compose::plug(guest.bytes(), &plugs).map_err(DockError::Compose)?;
+        if let Some(path) = &path
+            && let Some(sealed) = self.seal.seal(&context, &bytes)
+            && let Err(e) = crate::files::write_atomic(path, &sealed)
+        {
+            tracing::warn!(path = %path.display(), error = %e, "could not cache composition");
+        }
+        Ok(Artifact::trusted(bytes, ArtifactKind::Component))
+    }
+}
