@@ -199,7 +199,19 @@ mod tests {
             cap: Cap,
             stages: Vec<StageSpec>,
         ) -> Piping<'a> {
-            let names: Vec<_> = stages.iter().map(|s| s.name.as_str()).collect();
+            // A stage that writes the session's stdout is marked, and writes
+            // its name there.
+            let names: Vec<String> = stages
+                .iter()
+                .map(|s| match &s.stdout {
+                    commands::StageSink::Stream(out) => {
+                        out.write_all(s.name.as_bytes()).unwrap();
+                        format!("{}@session", s.name)
+                    }
+                    commands::StageSink::Pipe => format!("{}@pipe", s.name),
+                    commands::StageSink::Capture => s.name.clone(),
+                })
+                .collect();
             self.0.lock().unwrap().push((cap, names.join("|")));
             Box::pin(async { Ok(Vec::new()) })
         }
@@ -224,6 +236,54 @@ mod tests {
             input: StageInput::Pipe,
             stdout: StageSink::Capture,
         }
+    }
+
+    #[tokio::test]
+    async fn a_session_sink_reaches_the_sessions_stdout_only_where_it_has_one() {
+        let launcher = Arc::new(Recorder::default());
+        let mut table = ResourceTable::new();
+        let session = |name: &str| PipelineStage {
+            stdout: StageSink::Session,
+            ..stage(name)
+        };
+        // Without one (any component but the shell), it is captured.
+        let mut plain = ctx(&launcher, &[Cap::Commands]);
+        let mut view = LaunchView {
+            ctx: &mut plain,
+            table: &mut table,
+        };
+        view.pipeline(vec![session("alone")])
+            .await
+            .unwrap()
+            .unwrap();
+        // With one, every stage asking gets the same stream.
+        let out = crate::pipes::SessionOutput::capture(64);
+        let mut shell = ctx(&launcher, &[Cap::Commands]).with_session_output(Some(out.clone()));
+        let mut view = LaunchView {
+            ctx: &mut shell,
+            table: &mut table,
+        };
+        let piped = PipelineStage {
+            stdout: StageSink::Pipe,
+            ..stage("first")
+        };
+        view.pipeline(vec![piped, session("last")])
+            .await
+            .unwrap()
+            .unwrap();
+        view.pipeline(vec![session("again")])
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            *launcher.0.lock().unwrap(),
+            [
+                (Cap::Commands, "alone".to_string()),
+                (Cap::Commands, "first@pipe|last@session".to_string()),
+                (Cap::Commands, "again@session".to_string()),
+            ]
+        );
+        assert_eq!(&out.take()[..], b"lastagain");
     }
 
     fn ctx(launcher: &Arc<Recorder>, caps: &[Cap]) -> LaunchCtx {
