@@ -125,12 +125,18 @@ impl Artifact {
 
     /// Reads and wraps a file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Artifact, ArtifactError> {
-        let path = path.as_ref();
+        let artifact = Self::read_unvalidated(path.as_ref())?;
+        artifact.validate()?;
+        Ok(artifact)
+    }
+
+    /// Reads a file and checks its header only (see [`Self::unvalidated`]).
+    pub(crate) fn read_unvalidated(path: &Path) -> Result<Artifact, ArtifactError> {
         let bytes = std::fs::read(path).map_err(|source| ArtifactError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        Artifact::from_bytes(bytes)
+        Self::unvalidated(bytes)
     }
 
     /// The raw bytes.

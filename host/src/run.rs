@@ -8,16 +8,13 @@
 
 use crate::dock::{Docked, Guest};
 use crate::engine::Engine;
-use crate::limits::{
-    Deadline, DeadlineExceeded, HOST_WAIT_GRACE, MAX_CAPTURED_OUTPUT_BYTES, MemoryLimiter,
-};
-use crate::pipes::{BROKEN_PIPE_EXIT, BrokenPipe};
+use crate::limits::{Deadline, DeadlineExceeded, HOST_WAIT_GRACE, MemoryLimiter};
+use crate::pipes::{BROKEN_PIPE_EXIT, BrokenPipe, SessionOutput};
 use crate::state::{Captured, SessionError, SessionOptions, StoreState};
 use bytes::Bytes;
 use std::time::{Duration, Instant};
 use wasmtime::Trap;
 use wasmtime_wasi::I32Exit;
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 /// What a finished run produced.
 #[derive(Debug, Clone)]
@@ -149,19 +146,16 @@ pub(crate) fn classify_with(
     }
 }
 
-fn full(pipe: &Option<MemoryOutputPipe>) -> bool {
-    pipe.as_ref()
-        .is_some_and(|p| p.contents().len() > MAX_CAPTURED_OUTPUT_BYTES)
-}
-
-/// The first captured stream past its cap, as the error that names it.
+/// The first captured or shared stream written past its cap, as the error
+/// that names it.
 fn over_cap(captured: &Captured) -> Result<(), RunError> {
-    for (stream, pipe) in [("stdout", &captured.stdout), ("stderr", &captured.stderr)] {
-        if full(pipe) {
-            return Err(RunError::OutputLimit {
-                stream,
-                limit: MAX_CAPTURED_OUTPUT_BYTES,
-            });
+    let own = [("stdout", &captured.stdout), ("stderr", &captured.stderr)]
+        .into_iter()
+        .filter_map(|(stream, out)| Some((stream, out.as_ref()?)));
+    let shared = captured.shared.iter().map(|(stream, out)| (*stream, out));
+    for (stream, out) in own.chain(shared) {
+        if let Some(limit) = out.passed_cap() {
+            return Err(RunError::OutputLimit { stream, limit });
         }
     }
     Ok(())
@@ -201,11 +195,8 @@ pub(crate) fn output(
     fuel: Option<u64>,
     fuel_left: u64,
 ) -> RunOutput {
-    let take = |p: &Option<MemoryOutputPipe>| {
-        p.as_ref()
-            .map(MemoryOutputPipe::contents)
-            .unwrap_or_default()
-    };
+    let take =
+        |out: &Option<SessionOutput>| out.as_ref().map(SessionOutput::take).unwrap_or_default();
     RunOutput {
         exit_code,
         stdout: take(&captured.stdout),

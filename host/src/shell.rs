@@ -13,7 +13,7 @@ use crate::dock::DockError;
 use crate::embedded;
 use crate::engine::Engine;
 use crate::limits::Deadline;
-use crate::limits::{MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES, PIPE_CAPACITY};
+use crate::limits::{MAX_CAPTURED_OUTPUT_BYTES, PIPE_CAPACITY};
 use crate::pipes::{SessionInput, SessionOutput, pipe};
 use crate::policy::{Cap, CapSet, Grant, PolicyError, Resolution};
 use crate::run::{RunError, classify};
@@ -334,17 +334,14 @@ impl Engine {
             },
         };
         crate::environ::check(&env.policy.env).map_err(SessionError::from)?;
-        if let Stdin::Bytes(bytes) = &opts.stdin
-            && bytes.len() > MAX_STDIN_BYTES
-        {
-            return Err(LineError::Command {
-                name: name.to_string(),
-                error: CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64),
-            });
-        }
-        let input = match line_input(opts.stdin) {
-            Some(input) => StageInput::Stream(input.open().map_err(LineError::Stdin)?),
-            None => StageInput::Bytes(Bytes::new()),
+        // Bytes go in as they are, within the stdin cap every stage's bytes
+        // are held to; a stream is read as the command goes.
+        let input = match opts.stdin {
+            Stdin::Bytes(bytes) => StageInput::Bytes(bytes),
+            stdin => match line_input(stdin) {
+                Some(input) => StageInput::Stream(input.open().map_err(LineError::Stdin)?),
+                None => StageInput::Bytes(Bytes::new()),
+            },
         };
         let stage = StageSpec {
             name: name.to_string(),

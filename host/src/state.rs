@@ -32,8 +32,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceTable;
+use wasmtime_wasi::cli::StdoutStream;
 use wasmtime_wasi::p1::WasiP1Ctx;
-use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe, SinkOutputStream};
+use wasmtime_wasi::p2::pipe::{MemoryInputPipe, SinkOutputStream};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -244,11 +245,46 @@ impl HasDeadline for StoreState {
     }
 }
 
-/// The captured output streams of a store, readable after the call.
+/// The output streams of a store the run reads back or checks after the
+/// call: its own captured stdout and stderr, and the shared streams it
+/// wrote under their caps.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Captured {
-    pub(crate) stdout: Option<MemoryOutputPipe>,
-    pub(crate) stderr: Option<MemoryOutputPipe>,
+    pub(crate) stdout: Option<SessionOutput>,
+    pub(crate) stderr: Option<SessionOutput>,
+    /// Shared streams (`Output::Shared`) by the name of the stream the
+    /// guest writes them as.
+    pub(crate) shared: Vec<(&'static str, SessionOutput)>,
+}
+
+/// The WASI stream `output` names for the guest's `stream` ("stdout" or
+/// "stderr"; `host` is the host process's own), noting in `captured` what
+/// the run reads back or checks.
+fn output_stream(
+    output: &Output,
+    stream: &'static str,
+    host: Box<dyn StdoutStream + Sync>,
+    captured: &mut Captured,
+) -> Box<dyn StdoutStream + Sync> {
+    match output {
+        Output::Capture => {
+            let kept = SessionOutput::capture(MAX_CAPTURED_OUTPUT_BYTES);
+            let slot = if stream == "stdout" {
+                &mut captured.stdout
+            } else {
+                &mut captured.stderr
+            };
+            *slot = Some(kept.clone());
+            Box::new(kept)
+        }
+        Output::Inherit => host,
+        Output::Pipe(writer) => Box::new(writer.clone()),
+        Output::Discard => Box::new(SinkOutputStream),
+        Output::Shared(out) => {
+            captured.shared.push((stream, out.clone()));
+            Box::new(out.clone())
+        }
+    }
 }
 
 /// The data of a core-module store (the preview 1 lane).
@@ -319,44 +355,18 @@ fn wasi_for(
         }
     }
     let mut captured = Captured::default();
-    match &opts.stdout {
-        Output::Capture => {
-            let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
-            wasi.stdout(pipe.clone());
-            captured.stdout = Some(pipe);
-        }
-        Output::Inherit => {
-            wasi.stdout(std::io::stdout());
-        }
-        Output::Pipe(writer) => {
-            wasi.stdout(writer.clone());
-        }
-        Output::Discard => {
-            wasi.stdout(SinkOutputStream);
-        }
-        Output::Shared(out) => {
-            wasi.stdout(out.clone());
-        }
-    }
-    match &opts.stderr {
-        Output::Capture => {
-            let pipe = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT_BYTES + 1);
-            wasi.stderr(pipe.clone());
-            captured.stderr = Some(pipe);
-        }
-        Output::Inherit => {
-            wasi.stderr(std::io::stderr());
-        }
-        Output::Pipe(writer) => {
-            wasi.stderr(writer.clone());
-        }
-        Output::Discard => {
-            wasi.stderr(SinkOutputStream);
-        }
-        Output::Shared(out) => {
-            wasi.stderr(out.clone());
-        }
-    }
+    wasi.stdout(output_stream(
+        &opts.stdout,
+        "stdout",
+        Box::new(std::io::stdout()),
+        &mut captured,
+    ));
+    wasi.stderr(output_stream(
+        &opts.stderr,
+        "stderr",
+        Box::new(std::io::stderr()),
+        &mut captured,
+    ));
     preopen_all(&mut wasi, home, grant, &opts.dirs)?;
     Ok((wasi, captured))
 }

@@ -151,6 +151,24 @@ pub struct PipelineError {
     pub error: CommandError,
 }
 
+impl PipelineError {
+    /// Refuses a pipeline of more than
+    /// [`crate::limits::MAX_PIPELINE_STAGES`] stages, at the first stage
+    /// past the limit.
+    pub fn check_length(stages: usize) -> Result<(), PipelineError> {
+        use crate::limits::MAX_PIPELINE_STAGES;
+        if stages <= MAX_PIPELINE_STAGES {
+            return Ok(());
+        }
+        Err(PipelineError {
+            index: MAX_PIPELINE_STAGES as u32,
+            error: CommandError::Refused(format!(
+                "a pipeline has at most {MAX_PIPELINE_STAGES} stages; this one has {stages}"
+            )),
+        })
+    }
+}
+
 /// Why a command did not run to an exit code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -226,5 +244,22 @@ impl CommandError {
             CommandError::Trap(_) => "trap",
             CommandError::Refused(_) => "refused",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CommandError, PipelineError};
+    use crate::limits::MAX_PIPELINE_STAGES;
+
+    #[test]
+    fn a_pipeline_one_stage_past_the_limit_is_refused_at_that_stage() {
+        assert!(PipelineError::check_length(MAX_PIPELINE_STAGES).is_ok());
+        let err = PipelineError::check_length(MAX_PIPELINE_STAGES + 1).unwrap_err();
+        assert_eq!(err.index as usize, MAX_PIPELINE_STAGES);
+        assert!(
+            matches!(&err.error, CommandError::Refused(why) if why.contains("at most 32 stages; this one has 33")),
+            "{err}"
+        );
     }
 }

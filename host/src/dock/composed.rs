@@ -16,7 +16,7 @@ use super::{DockError, brokers::Broker, compose};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::seal::Seal;
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What a composition is, without its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -74,33 +74,17 @@ impl Compositions {
     /// The index of composition `key`, when cached and its seal holds.
     pub(crate) fn index(&self, key: &str) -> Option<Index> {
         let path = self.index.as_ref()?.join(format!("{key}.json"));
-        let sealed = std::fs::read(&path).ok()?;
-        let context = format!("composed-index:{key}").into_bytes();
-        match self.seal.unseal(&context, &sealed) {
-            Some(bytes) => serde_json::from_slice(bytes).ok(),
-            None => {
-                tracing::warn!(
-                    key,
-                    "discarding a composition index whose seal does not match"
-                );
-                None
-            }
-        }
+        let json = self.read_sealed(&path, &format!("composed-index:{key}"))?;
+        serde_json::from_slice(&json).ok()
     }
 
     /// Records the index of composition `key`.
     pub(crate) fn write_index(&self, key: &str, index: &Index) {
-        let Some(dir) = &self.index else { return };
-        let path = dir.join(format!("{key}.json"));
-        let context = format!("composed-index:{key}").into_bytes();
-        let Ok(json) = serde_json::to_vec(index) else {
+        let (Some(dir), Ok(json)) = (&self.index, serde_json::to_vec(index)) else {
             return;
         };
-        if let Some(sealed) = self.seal.seal(&context, &json)
-            && let Err(e) = crate::files::write_atomic(&path, &sealed)
-        {
-            tracing::warn!(path = %path.display(), error = %e, "could not cache a composition index");
-        }
+        let path = dir.join(format!("{key}.json"));
+        self.write_sealed(&path, &format!("composed-index:{key}"), &json);
     }
 
     /// `guest` composed with `brokers` under `key`, from the cache when
@@ -111,18 +95,13 @@ impl Compositions {
         guest: &Artifact,
         brokers: &[&Broker],
     ) -> Result<Artifact, DockError> {
-        let context = format!("composed:{key}").into_bytes();
+        let context = format!("composed:{key}");
         let path = self
             .composed
             .as_ref()
             .map(|d| d.join(format!("{key}.wasm")));
-        if let Some(sealed) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
-            match self.seal.unseal(&context, &sealed) {
-                Some(bytes) => {
-                    return Ok(Artifact::trusted(bytes.to_vec(), ArtifactKind::Component));
-                }
-                None => tracing::warn!(key, "discarding a composition whose seal does not match"),
-            }
+        if let Some(bytes) = path.as_ref().and_then(|p| self.read_sealed(p, &context)) {
+            return Ok(Artifact::trusted(bytes, ArtifactKind::Component));
         }
         let plugs: Vec<compose::Plug<'_>> = brokers
             .iter()
@@ -132,12 +111,30 @@ impl Compositions {
             })
             .collect();
         let bytes = compose::plug(guest.bytes(), &plugs).map_err(DockError::Compose)?;
-        if let Some(path) = &path
-            && let Some(sealed) = self.seal.seal(&context, &bytes)
-            && let Err(e) = crate::files::write_atomic(path, &sealed)
-        {
-            tracing::warn!(path = %path.display(), error = %e, "could not cache composition");
+        if let Some(path) = &path {
+            self.write_sealed(path, &context, &bytes);
         }
         Ok(Artifact::trusted(bytes, ArtifactKind::Component))
+    }
+
+    /// The bytes of the entry at `path`, if it is there and its seal over
+    /// `context` holds; an entry whose seal fails is ignored (and rebuilt).
+    fn read_sealed(&self, path: &Path, context: &str) -> Option<Vec<u8>> {
+        let sealed = std::fs::read(path).ok()?;
+        let bytes = self.seal.unseal(context.as_bytes(), &sealed);
+        if bytes.is_none() {
+            tracing::warn!(path = %path.display(), "discarding a cache entry whose seal does not match");
+        }
+        bytes.map(<[u8]>::to_vec)
+    }
+
+    /// Writes `bytes` to `path` sealed over `context`; a cache that cannot
+    /// be written only makes the next start slower.
+    fn write_sealed(&self, path: &Path, context: &str, bytes: &[u8]) {
+        if let Some(sealed) = self.seal.seal(context.as_bytes(), bytes)
+            && let Err(e) = crate::files::write_atomic(path, &sealed)
+        {
+            tracing::warn!(path = %path.display(), error = %e, "could not write a cache entry");
+        }
     }
 }

@@ -363,12 +363,7 @@ impl Engine {
     /// hash): a large program that ran before starts without a second
     /// validation pass.
     pub fn load_artifact(&self, path: impl AsRef<Path>) -> Result<Artifact, ArtifactError> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| ArtifactError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let artifact = Artifact::unvalidated(bytes)?;
+        let artifact = Artifact::read_unvalidated(path.as_ref())?;
         if !self.inner.docker.holds_compiled(&artifact.sha256()) {
             artifact.validate()?;
         }

@@ -25,9 +25,7 @@ use crate::commands::{
     CommandEnv, CommandError, CommandOutput, PipelineError, StageInput, StageRun, StageSink,
     StageSpec,
 };
-use crate::limits::{
-    MAX_CAPTURED_OUTPUT_BYTES, MAX_PIPELINE_STAGES, MAX_STDIN_BYTES, PIPE_CAPACITY,
-};
+use crate::limits::{MAX_STDIN_BYTES, PIPE_CAPACITY};
 use crate::pipes::{BROKEN_PIPE_EXIT, PipeReader, SessionOutputError, pipe};
 use crate::policy::Cap;
 use crate::state::{Output, Stdin};
@@ -56,15 +54,7 @@ impl Engine {
         cap: Cap,
         stages: Vec<StageSpec>,
     ) -> Result<Vec<StageRun>, PipelineError> {
-        if stages.len() > MAX_PIPELINE_STAGES {
-            return Err(PipelineError {
-                index: MAX_PIPELINE_STAGES as u32,
-                error: CommandError::Refused(format!(
-                    "a pipeline has at most {MAX_PIPELINE_STAGES} stages; this one has {}",
-                    stages.len()
-                )),
-            });
-        }
+        PipelineError::check_length(stages.len())?;
         let wired = self.admit_all(env, cap, stages)?;
         let running = wired.into_iter().enumerate().map(|(index, w)| async move {
             self.run_stage(env, w).await.map_err(|error| PipelineError {
@@ -146,6 +136,7 @@ impl Engine {
             Output::Pipe(w) => Some(w.clone()),
             _ => None,
         };
+        // What the shared stream held before, to count this stage's part.
         let shared = match &w.stdout {
             Output::Shared(out) => Some((out.clone(), out.written())),
             _ => None,
@@ -168,13 +159,6 @@ impl Engine {
         }
         if let Some(w) = &writer {
             w.close();
-        }
-        // Past the shared stream's cap, that speaks before a trap the
-        // failed write may have caused.
-        if shared.as_ref().is_some_and(|(out, _)| out.over_cap()) {
-            return Err(CommandError::OutputTooLarge(
-                MAX_CAPTURED_OUTPUT_BYTES as u64,
-            ));
         }
         let mut output = result?;
         output.elapsed = start.elapsed();

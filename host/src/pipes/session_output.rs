@@ -1,4 +1,7 @@
-//! The session's own stdout, shared by every stage that writes it.
+//! An output stream kept in memory under a cap, or written through to the
+//! host process's stdout; clones write into the same place. Every captured
+//! stdout and stderr of a session is one, and so is a command line's own
+//! stdout, shared by every stage that writes it.
 //!
 //! The last stage of each pipeline on a command line writes here directly,
 //! as it produces, instead of handing its output back through the shell
@@ -94,7 +97,15 @@ impl SessionOutput {
 
     /// Whether a captured output was written past its cap.
     pub fn over_cap(&self) -> bool {
-        matches!(&self.lock().target, Target::Capture { bytes, cap } if bytes.len() > *cap)
+        self.passed_cap().is_some()
+    }
+
+    /// The cap a captured output was written past, if it was.
+    pub fn passed_cap(&self) -> Option<usize> {
+        match &self.lock().target {
+            Target::Capture { bytes, cap } if bytes.len() > *cap => Some(*cap),
+            _ => None,
+        }
     }
 
     /// The captured bytes, leaving it empty (always empty when inherited).

@@ -21,6 +21,15 @@ async fn line(e: &Engine, text: &str, opts: LineOptions) -> Result<LineOutcome, 
     e.run_line(text, opts).await
 }
 
+/// The stage `text` failed on, by name, and why; panics if the line did
+/// not fail at a stage.
+async fn stage_failure(e: &Engine, text: &str, opts: LineOptions) -> (String, CommandError) {
+    match line(e, text, opts).await {
+        Err(LineError::Command { name, error }) => (name, error),
+        other => panic!("{text}: {other:?}"),
+    }
+}
+
 fn seq(n: u64) -> String {
     (1..=n).map(|i| format!("{i}\n")).collect()
 }
@@ -70,16 +79,35 @@ async fn a_pipe_carries_far_more_than_the_output_cap() {
 async fn what_leaves_the_pipeline_is_still_capped() {
     let (_h, e) = fresh();
     // About 15 MiB out of the last stage.
-    let err = line(
+    let (name, error) = stage_failure(
         &e,
         "seq 1 3000000 | head -n 2000000",
         LineOptions::default(),
     )
-    .await
-    .unwrap_err();
+    .await;
     assert!(
-        matches!(&err, LineError::Command { name, error: CommandError::OutputTooLarge(_) } if name == "head"),
-        "{err}"
+        name == "head" && matches!(error, CommandError::OutputTooLarge(_)),
+        "{name}: {error}"
+    );
+}
+
+#[tokio::test]
+async fn a_stages_stderr_is_held_to_the_cap_though_its_stdout_is_piped() {
+    let (_h, e) = fresh();
+    // About 10 MiB of stderr from the middle stage: its stdout streams on
+    // to `wc`, but its stderr leaves the line and is capped by name.
+    let (name, error) = stage_failure(
+        &e,
+        "seq 1 1100000 | chat a | wc -l",
+        LineOptions {
+            stage_fuel: Some(u64::MAX),
+            ..LineOptions::default()
+        },
+    )
+    .await;
+    assert!(
+        name == "chat" && matches!(error, CommandError::OutputTooLarge(_)),
+        "{name}: {error}"
     );
 }
 
@@ -95,12 +123,11 @@ async fn the_output_cap_counts_everything_the_line_writes_not_each_pipeline_alon
         .await
         .unwrap();
     assert_eq!(o.stdout.len(), one);
-    let err = line(&e, "seq 1 800000; seq 1 800000", LineOptions::default())
-        .await
-        .unwrap_err();
+    let (name, error) =
+        stage_failure(&e, "seq 1 800000; seq 1 800000", LineOptions::default()).await;
     assert!(
-        matches!(&err, LineError::Command { name, error: CommandError::OutputTooLarge(_) } if name == "seq"),
-        "{err}"
+        name == "seq" && matches!(error, CommandError::OutputTooLarge(_)),
+        "{name}: {error}"
     );
 }
 
@@ -153,16 +180,15 @@ async fn pipe_slow_reader() {
 /// A stage that traps mid-stream fails the line by name and stops the rest.
 async fn pipe_trap_midstream() {
     let (_h, e) = fresh();
-    let err = line(
+    let (name, error) = stage_failure(
         &e,
         "seq 1 100000000 | trapper | wc -l",
         LineOptions::default(),
     )
-    .await
-    .unwrap_err();
+    .await;
     assert!(
-        matches!(&err, LineError::Command { name, error: CommandError::Trap(_) } if name == "trapper"),
-        "{err}"
+        name == "trapper" && matches!(error, CommandError::Trap(_)),
+        "{name}: {error}"
     );
 }
 
@@ -173,12 +199,10 @@ async fn an_infinite_producer_is_stopped_by_its_own_fuel() {
         stage_fuel: Some(50_000_000),
         ..LineOptions::default()
     };
-    let err = line(&e, "seq 1 1000000000000 | wc -l", opts)
-        .await
-        .unwrap_err();
+    let (name, error) = stage_failure(&e, "seq 1 1000000000000 | wc -l", opts).await;
     assert!(
-        matches!(&err, LineError::Command { name, error: CommandError::Fuel } if name == "seq"),
-        "{err}"
+        name == "seq" && matches!(error, CommandError::Fuel),
+        "{name}: {error}"
     );
 }
 
@@ -190,15 +214,13 @@ async fn an_infinite_producer_is_stopped_by_its_own_deadline() {
         stage_timeout: Some(Duration::from_millis(300)),
         ..LineOptions::default()
     };
-    let err = line(&e, "seq 1 1000000000000 | wc -l", opts)
-        .await
-        .unwrap_err();
+    let (name, error) = stage_failure(&e, "seq 1 1000000000000 | wc -l", opts).await;
     // Both stages run out of the same 300 ms; on a loaded machine either
     // may be polled past its deadline first, and the line names that one.
     assert!(
-        matches!(&err, LineError::Command { name, error: CommandError::Timeout(d) }
-            if (name == "seq" || name == "wc") && *d == Duration::from_millis(300)),
-        "{err}"
+        (name == "seq" || name == "wc")
+            && error == CommandError::Timeout(Duration::from_millis(300)),
+        "{name}: {error}"
     );
 }
 
@@ -264,16 +286,15 @@ async fn a_stage_with_its_own_input_leaves_the_writer_before_it_writing_into_not
 #[tokio::test]
 async fn an_unknown_stage_anywhere_refuses_the_whole_line_by_name() {
     let (_h, e) = fresh();
-    let err = line(
+    let (name, error) = stage_failure(
         &e,
         "seq 1 3 | kat | no-such-command",
         LineOptions::default(),
     )
-    .await
-    .unwrap_err();
+    .await;
     assert!(
-        matches!(&err, LineError::Command { name, error: CommandError::Unknown(_) } if name == "no-such-command"),
-        "{err}"
+        name == "no-such-command" && matches!(error, CommandError::Unknown(_)),
+        "{name}: {error}"
     );
 }
 

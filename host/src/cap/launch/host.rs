@@ -3,8 +3,7 @@ use crate::bindings::workbooks::engine::command_types::{
     CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
 };
 use crate::bindings::workbooks::host::launch::{Host, HostJob};
-use crate::commands::{self, CommandError, StageSpec};
-use crate::limits::MAX_PIPELINE_STAGES;
+use crate::commands::{self, CommandError, PipelineError, StageSpec};
 use crate::policy::Cap;
 use bytes::Bytes;
 use wasmtime::component::Resource;
@@ -63,15 +62,11 @@ impl Host for LaunchView<'_> {
                 error,
             }))
         };
-        if stages.len() > MAX_PIPELINE_STAGES {
-            return fail(
-                MAX_PIPELINE_STAGES,
-                Error::Refused(format!(
-                    "a pipeline has at most {MAX_PIPELINE_STAGES} stages; this one has {}",
-                    stages.len()
-                )),
-            );
+        if let Err(e) = PipelineError::check_length(stages.len()) {
+            return fail(e.index as usize, to_wit_error(e.error));
         }
+        // Checked before the session's streams are taken; the launcher is
+        // borrowed only once the stages are converted.
         if self.ctx.runner(Cap::Commands).is_none() {
             return fail(0, Error::Denied);
         }
@@ -172,6 +167,7 @@ mod tests {
     use super::super::{LaunchCtx, Launcher, Piping, Running};
     use super::*;
     use crate::commands::{CommandEnv, CommandPolicy};
+    use crate::limits::MAX_PIPELINE_STAGES;
     use crate::policy::{CapSet, Grant};
     use std::sync::{Arc, Mutex};
     use wasmtime::component::ResourceTable;
