@@ -12,7 +12,7 @@
 
 use crate::policy::{Cap, CapSet};
 use std::sync::OnceLock;
-use wasmparser::{Encoding, Parser, Payload};
+use wasmparser::{Chunk, Encoding, Parser, Payload};
 
 /// What an import needs in order to be linked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,35 +107,51 @@ pub struct Surface {
 }
 
 /// Reads the top-level imports and exports of a component binary. Returns
-/// `None` for a core module.
+/// `None` for a core module. Nested modules and components are stepped
+/// over whole, not parsed: only the outermost sections are read.
 pub fn surface(bytes: &[u8]) -> Result<Option<Surface>, String> {
     let mut surface = Surface::default();
-    let mut depth = 0usize;
-    for payload in Parser::new(0).parse_all(bytes) {
-        match payload.map_err(|e| e.to_string())? {
-            Payload::Version { encoding, .. } => {
-                if depth == 0 && encoding == Encoding::Module {
-                    return Ok(None);
-                }
-                depth += 1;
+    let mut parser = Parser::new(0);
+    let mut rest = bytes;
+    loop {
+        let (consumed, payload) = match parser.parse(rest, true).map_err(|e| e.to_string())? {
+            Chunk::Parsed { consumed, payload } => (consumed, payload),
+            Chunk::NeedMoreData(_) => return Err("unexpected end of the binary".into()),
+        };
+        rest = &rest[consumed..];
+        match payload {
+            Payload::Version {
+                encoding: Encoding::Module,
+                ..
+            } => return Ok(None),
+            Payload::ModuleSection {
+                unchecked_range, ..
             }
-            Payload::End(_) => depth = depth.saturating_sub(1),
-            Payload::ComponentImportSection(reader) if depth == 1 => {
+            | Payload::ComponentSection {
+                unchecked_range, ..
+            } => {
+                let len = usize::try_from(unchecked_range.end - unchecked_range.start)
+                    .map_err(|e| e.to_string())?;
+                rest = rest
+                    .get(len..)
+                    .ok_or("a nested section runs past the end of the binary")?;
+            }
+            Payload::ComponentImportSection(reader) => {
                 for import in reader {
                     let import = import.map_err(|e| e.to_string())?;
                     surface.imports.push(import.name.name.to_string());
                 }
             }
-            Payload::ComponentExportSection(reader) if depth == 1 => {
+            Payload::ComponentExportSection(reader) => {
                 for export in reader {
                     let export = export.map_err(|e| e.to_string())?;
                     surface.exports.push(export.name.name.to_string());
                 }
             }
+            Payload::End(_) => return Ok(Some(surface)),
             _ => {}
         }
     }
-    Ok(Some(surface))
 }
 
 fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
@@ -200,6 +216,47 @@ pub fn classify(name: &str) -> Need {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const NESTING: &str = r#"(component
+        (import "wasi:cli/stdout@0.2.6" (instance))
+        (component $inner (import "evil:any/thing" (instance)))
+        (core module $m (import "evil" "f" (func)))
+        (export "inner" (component $inner))
+    )"#;
+
+    #[test]
+    fn only_the_outermost_imports_and_exports_are_read() {
+        let bytes = wat::parse_str(NESTING).unwrap();
+        let outer = surface(&bytes).unwrap().unwrap();
+        assert_eq!(outer.imports, ["wasi:cli/stdout@0.2.6"]);
+        assert_eq!(outer.exports, ["inner"]);
+        let module = wat::parse_str("(module (import \"a\" \"b\" (func)))").unwrap();
+        assert!(surface(&module).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_binary_cut_inside_a_nested_section_is_an_error_not_a_surface() {
+        let bytes = wat::parse_str(NESTING).unwrap();
+        let nested: Vec<_> = Parser::new(0)
+            .parse_all(&bytes)
+            .filter_map(|p| match p.unwrap() {
+                Payload::ModuleSection {
+                    unchecked_range, ..
+                }
+                | Payload::ComponentSection {
+                    unchecked_range, ..
+                } => Some(unchecked_range),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(nested.len(), 2);
+        for range in nested {
+            for len in range.start + 1..range.end {
+                let cut = &bytes[..len as usize];
+                assert!(surface(cut).is_err(), "cut at {len} read as whole");
+            }
+        }
+    }
 
     #[test]
     fn imports_map_to_their_cap_words() {
