@@ -12,7 +12,7 @@
 //!
 //! Invariant: captured, it never keeps more than its cap plus one byte. A
 //! write past the cap traps, which ends the writing stage at once, and
-//! [`SessionOutput::over_cap`] tells the engine to report that stage as over
+//! [`SessionOutput::passed_cap`] tells the engine to report that stage as over
 //! the output cap; until then `check-write` offers only the room left.
 //! Inherited, it is the host process's stdout, written through; once that
 //! stdout is closed (the reader of `wbx run … | head` exited) the writing
@@ -93,11 +93,6 @@ impl SessionOutput {
     /// Bytes written so far, by every stage.
     pub fn written(&self) -> u64 {
         self.lock().written
-    }
-
-    /// Whether a captured output was written past its cap.
-    pub fn over_cap(&self) -> bool {
-        self.passed_cap().is_some()
     }
 
     /// The cap a captured output was written past, if it was.
@@ -229,7 +224,7 @@ mod tests {
         a.write(Bytes::from_static(b"one ")).unwrap();
         b.write(Bytes::from_static(b"two")).unwrap();
         assert_eq!(out.written(), 7);
-        assert!(!out.over_cap());
+        assert_eq!(out.passed_cap(), None);
         assert_eq!(&out.take()[..], b"one two");
     }
 
@@ -241,7 +236,7 @@ mod tests {
             out.write(Bytes::from_static(b"123456")),
             Err(StreamError::Trap(_))
         ));
-        assert!(out.over_cap());
+        assert_eq!(out.passed_cap(), Some(4));
         assert!(matches!(out.check_write(), Err(StreamError::Closed)));
         // It kept no more than its cap plus the byte that marks it over.
         assert_eq!(out.take().len(), 5);
@@ -251,11 +246,11 @@ mod tests {
     fn exactly_the_cap_is_not_over_it() {
         let out = SessionOutput::capture(4);
         out.write_all(b"1234").unwrap();
-        assert!(!out.over_cap());
+        assert_eq!(out.passed_cap(), None);
         assert!(matches!(
             out.write_all(b"5"),
             Err(SessionOutputError::OverCap(4))
         ));
-        assert!(out.over_cap());
+        assert_eq!(out.passed_cap(), Some(4));
     }
 }

@@ -3,7 +3,7 @@
 //! `wasi:filesystem`) instantiates iff granted, every refusal names the
 //! capability, and every receipt lists exactly what was linked.
 
-use crate::common::{artifact, engine, ok_stdout, run, run_narrowed};
+use crate::common::{artifact, engine, ok_stdout, own_engine, run, run_narrowed};
 use guest_artifacts::*;
 use workbooks::dock::imports::{self, Need};
 use workbooks::dock::{Lane, analyse};
@@ -301,11 +301,7 @@ fn core_modules_dock_as_commands_and_are_refused_on_the_handler_lane() {
 #[test]
 fn an_artifact_is_validated_on_load_until_its_compiled_form_is_cached() {
     let home = tempfile::tempdir().unwrap();
-    let e = workbooks::Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .unwrap();
+    let e = own_engine(home.path());
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("hello.wasm");
     std::fs::copy(CLI_HELLO, &good).unwrap();
@@ -323,14 +319,7 @@ fn an_artifact_is_validated_on_load_until_its_compiled_form_is_cached() {
     assert_eq!(e.load_artifact(&good).unwrap().sha256(), first.sha256());
     // The damaged copy hashes differently, so nothing vouches for it: it
     // is validated, and refused by name, before anything docks it.
-    for engine in [
-        &e,
-        &workbooks::Engine::builder()
-            .home(home.path())
-            .pooling(false)
-            .build()
-            .unwrap(),
-    ] {
+    for engine in [&e, &own_engine(home.path())] {
         match engine.load_artifact(&bad) {
             Err(workbooks::ArtifactError::Invalid(why)) => assert!(!why.is_empty()),
             other => panic!("{:?}", other.map(|a| a.sha256_hex())),

@@ -17,14 +17,19 @@ fn fresh() -> (tempfile::TempDir, Engine) {
     ])
 }
 
-async fn line(e: &Engine, text: &str, opts: LineOptions) -> Result<LineOutcome, LineError> {
-    e.run_line(text, opts).await
+/// What `text` printed and did, on the default options; panics if the
+/// line failed.
+async fn ran(e: &Engine, text: &str) -> LineOutcome {
+    match e.run_line(text, LineOptions::default()).await {
+        Ok(o) => o,
+        Err(err) => panic!("{text}: {err}"),
+    }
 }
 
 /// The stage `text` failed on, by name, and why; panics if the line did
 /// not fail at a stage.
 async fn stage_failure(e: &Engine, text: &str, opts: LineOptions) -> (String, CommandError) {
-    match line(e, text, opts).await {
+    match e.run_line(text, opts).await {
         Err(LineError::Command { name, error }) => (name, error),
         other => panic!("{text}: {other:?}"),
     }
@@ -39,9 +44,7 @@ async fn seq_into_head_prints_three_lines_and_the_writer_ends_at_its_next_write(
     let (_h, e) = fresh();
     // Run to completion, seq would need far more than its fuel: only a
     // writer stopped by its reader's exit gets this line an exit code.
-    let o = line(&e, "seq 1 100000000 | head -n 3", LineOptions::default())
-        .await
-        .unwrap();
+    let o = ran(&e, "seq 1 100000000 | head -n 3").await;
     assert_eq!(&o.stdout[..], b"1\n2\n3\n");
     assert_eq!(o.exit, 0);
     assert!(o.stderr.is_empty(), "{:?}", o.stderr);
@@ -54,9 +57,7 @@ async fn seq_into_head_prints_three_lines_and_the_writer_ends_at_its_next_write(
 #[tokio::test]
 async fn a_writer_whose_reader_never_reads_ends_quietly() {
     let (_h, e) = fresh();
-    let o = line(&e, "seq 1 1000000000 | true", LineOptions::default())
-        .await
-        .unwrap();
+    let o = ran(&e, "seq 1 1000000000 | true").await;
     assert_eq!(o.exit, 0);
     assert!(o.stdout.is_empty() && o.stderr.is_empty());
     assert_eq!(o.stages[0].exit, 141);
@@ -67,9 +68,7 @@ async fn a_pipe_carries_far_more_than_the_output_cap() {
     let (_h, e) = fresh();
     // About 21 MiB between the stages, past the 8 MiB a captured stream
     // may hold.
-    let o = line(&e, "seq 1 3000000 | wc -l", LineOptions::default())
-        .await
-        .unwrap();
+    let o = ran(&e, "seq 1 3000000 | wc -l").await;
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "3000000");
     assert_eq!(o.stages[0].exit, 0);
     assert_eq!(o.stages[0].stdout_bytes, seq(3_000_000).len() as u64);
@@ -119,9 +118,7 @@ async fn the_output_cap_counts_everything_the_line_writes_not_each_pipeline_alon
     let one = seq(800_000).len();
     assert!(one < workbooks::limits::MAX_CAPTURED_OUTPUT_BYTES);
     assert!(2 * one > workbooks::limits::MAX_CAPTURED_OUTPUT_BYTES);
-    let o = line(&e, "seq 1 800000", LineOptions::default())
-        .await
-        .unwrap();
+    let o = ran(&e, "seq 1 800000").await;
     assert_eq!(o.stdout.len(), one);
     let (name, error) =
         stage_failure(&e, "seq 1 800000; seq 1 800000", LineOptions::default()).await;
@@ -134,13 +131,11 @@ async fn the_output_cap_counts_everything_the_line_writes_not_each_pipeline_alon
 #[tokio::test]
 async fn the_pipelines_of_a_line_write_its_stdout_in_order_and_are_counted() {
     let (_h, e) = fresh();
-    let o = line(
+    let o = ran(
         &e,
         "echo one; seq 1 3 | tail -n 1; echo two > /dev/null; echo three",
-        LineOptions::default(),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(crate::common::text(&o.stdout), "one\n3\nthree\n");
     let written: Vec<(String, u64)> = o
         .stages
@@ -163,9 +158,7 @@ async fn the_pipelines_of_a_line_write_its_stdout_in_order_and_are_counted() {
 /// A slow reader behind a fast writer loses nothing.
 async fn pipe_slow_reader() {
     let (_h, e) = fresh();
-    let o = line(&e, "seq 1 300000 | slow", LineOptions::default())
-        .await
-        .unwrap();
+    let o = ran(&e, "seq 1 300000 | slow").await;
     let text = seq(300_000);
     let sum = text
         .bytes()
@@ -228,13 +221,7 @@ async fn an_infinite_producer_is_stopped_by_its_own_deadline() {
 /// Stderr from several stages at once arrives whole.
 async fn pipe_stderr_chatter() {
     let (_h, e) = fresh();
-    let o = line(
-        &e,
-        "seq 1 2000 | chat a | chat b | chat c",
-        LineOptions::default(),
-    )
-    .await
-    .unwrap();
+    let o = ran(&e, "seq 1 2000 | chat a | chat b | chat c").await;
     assert_eq!(String::from_utf8_lossy(&o.stdout), seq(2000));
     let stderr = String::from_utf8_lossy(&o.stderr);
     for tag in ["a", "b", "c"] {
@@ -256,7 +243,7 @@ async fn the_line_stdin_streams_into_the_first_stage_past_any_pipe_capacity() {
         stdin: input.clone().into(),
         ..LineOptions::default()
     };
-    let o = line(&e, "kat | wc -c", opts).await.unwrap();
+    let o = e.run_line("kat | wc -c", opts).await.unwrap();
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim(),
         input.len().to_string()
@@ -276,7 +263,8 @@ async fn a_stage_with_its_own_input_leaves_the_writer_before_it_writing_into_not
         }],
         ..LineOptions::default()
     };
-    let o = line(&e, "seq 1 1000000000 | kat < /work/in.txt", opts)
+    let o = e
+        .run_line("seq 1 1000000000 | kat < /work/in.txt", opts)
         .await
         .unwrap();
     assert_eq!(&o.stdout[..], b"from the file\n");
@@ -302,7 +290,7 @@ async fn an_unknown_stage_anywhere_refuses_the_whole_line_by_name() {
 async fn a_line_past_the_stage_limit_is_refused_with_the_limit() {
     let (_h, e) = fresh();
     let text = vec!["true"; workbooks::limits::MAX_PIPELINE_STAGES + 1].join(" | ");
-    let err = line(&e, &text, LineOptions::default()).await.unwrap_err();
+    let err = e.run_line(&text, LineOptions::default()).await.unwrap_err();
     let LineError::Command {
         error: CommandError::Refused(why),
         ..
