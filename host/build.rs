@@ -83,6 +83,16 @@ fn main() {
         "cargo:rustc-env=WAC_GRAPH_VERSION={}",
         locked_version(&lock, "wac-graph")
     );
+    // The compile cache's engine key: a build with the compiler and one
+    // without must name their entries alike (`src/artifact.rs`).
+    println!(
+        "cargo:rustc-env=WASMTIME_VERSION={}",
+        locked_version(&lock, "wasmtime")
+    );
+    println!(
+        "cargo:rustc-env=WB_TARGET={}",
+        std::env::var("TARGET").expect("set by cargo")
+    );
 }
 
 /// The version of `package` in a Cargo.lock, so the composer's version can

@@ -1,7 +1,9 @@
 //! The engine's main job against its native peers, same run, ratios
 //! printed:
 //! 1. a 4-stage pipeline in process vs `sh -c` with native coreutils;
-//! 2. the whole process: `wbx run '<pipeline>'` vs `sh -c '<pipeline>'`;
+//! 2. the whole process: `wbx run '<pipeline>'` vs `sh -c '<pipeline>'`,
+//!    and `wbx run true` vs `sh -c true`; the same for the compiler-less
+//!    `wbr` when it is built (`cargo build --release -p wbr`, on its own);
 //! 3. `jq` on a 50 MB JSON file: the sandboxed built-in vs the same jq
 //!    crate (same jaq crates, same code) compiled natively;
 //! 4. what one more stage costs the host: a line of 9 `true`s against a
@@ -13,6 +15,8 @@
 
 mod support;
 use support::median;
+#[path = "support/installed.rs"]
+mod installed;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -179,25 +183,32 @@ fn in_process(engine: &Engine, rt: &tokio::runtime::Runtime, n: usize) {
     );
 }
 
-/// 2. Whole process.
+/// 2. Whole process: a pipeline and the smallest line, installed runners.
 fn whole_process(home: &Path, n: usize) {
-    let expected = sh(PIPELINE);
-    let (ours, native) = interleave(
-        n,
-        || {
-            let out = Command::new(env!("CARGO_BIN_EXE_wbx"))
-                .args(["run", PIPELINE])
-                .env("WB_HOME", home)
-                .stdin(Stdio::null())
-                .output()
-                .expect("wbx");
-            assert_eq!(out.stdout, expected);
-        },
-        || {
-            sh(PIPELINE);
-        },
-    );
-    report("whole process: `wbx run` vs `sh -c`", ours, native, "sh -c");
+    let (_installed, runners) = installed::runners(Path::new(env!("CARGO_BIN_EXE_wbx")));
+    for (name, bin) in &runners {
+        for line in [PIPELINE, "true"] {
+            let expected = sh(line);
+            let (ours, native) = interleave(
+                n,
+                || {
+                    let out = Command::new(bin)
+                        .args(["run", line])
+                        .env("WB_HOME", home)
+                        .stdin(Stdio::null())
+                        .output()
+                        .expect("runner");
+                    assert_eq!(out.stdout, expected);
+                    assert!(out.status.success(), "{name} run {line}");
+                },
+                || {
+                    sh(line);
+                },
+            );
+            let what = format!("whole process: `{name} run '{line}'` vs `sh -c`");
+            report(&what, ours, native, "sh -c");
+        }
+    }
 }
 
 /// 3. jq on 50 MB.

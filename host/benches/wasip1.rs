@@ -11,6 +11,8 @@
 
 mod support;
 use support::median;
+#[path = "support/installed.rs"]
+mod installed;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -66,8 +68,9 @@ fn wasmtime(bin: &Path, case: &Case, scratch: Option<&Path>) -> Command {
     cmd
 }
 
-fn wbx(home: &Path, case: &Case, scratch: Option<&Path>) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wbx"));
+/// `runner exec` (`wbx`, or the compiler-less `wbr`) of `case`.
+fn ours(runner: &Path, home: &Path, case: &Case, scratch: Option<&Path>) -> Command {
+    let mut cmd = Command::new(runner);
     cmd.arg("--home").arg(home).arg("exec");
     cmd.arg("--profile").arg(&case.profile);
     if let Some(dir) = scratch {
@@ -190,21 +193,24 @@ fn main() {
         }),
         _ => println!("wasip1: no python.wasm in WB_CATALOG_DIR, CPython skipped"),
     }
+    let (_installed, runners) = installed::runners(Path::new(env!("CARGO_BIN_EXE_wbx")));
     println!(
-        "wbx exec vs wasmtime run ({}), child processes, warm caches, median of {n}",
+        "exec (installed copies) vs wasmtime run ({}), child processes, warm caches, median of {n}",
         version(&bin)
     );
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     for case in &measured {
-        let ours = measure(case, n, &|s| wbx(home.path(), case, s));
         let peer = measure(case, n, &|s| wasmtime(&bin, case, s));
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        println!(
-            "  {:<40} wbx {:>8.2} ms   wasmtime {:>8.2} ms   ratio wbx/wasmtime {:.2}",
-            case.label,
-            ms(ours),
-            ms(peer),
-            ours.as_secs_f64() / peer.as_secs_f64()
-        );
+        for (name, runner) in &runners {
+            let took = measure(case, n, &|s| ours(runner, home.path(), case, s));
+            println!(
+                "  {:<40} {name} {:>8.2} ms   wasmtime {:>8.2} ms   ratio {name}/wasmtime {:.2}",
+                case.label,
+                ms(took),
+                ms(peer),
+                took.as_secs_f64() / peer.as_secs_f64()
+            );
+        }
     }
 }
 

@@ -4,17 +4,21 @@
 //! Compiling a component is the expensive step (tens to hundreds of ms), so
 //! it is paid once per content hash: compiled code is kept in memory and
 //! serialized to `<home>/cache/compiled/<sha256>-<engine>.cwasm`, where
-//! `<engine>` hashes wasmtime's compatibility key (version and settings).
+//! `<engine>` hashes wasmtime's version, the target and the settings this
+//! engine always uses. A build without a compiler names entries the same
+//! way, so it loads what a full build compiled (`compiler.rs`); wasmtime
+//! itself refuses, on load, an entry whose flags, tunables or features do
+//! not match the loading engine, and such an entry is compiled again.
 //! Deserializing runs native code from that file, so every entry is sealed
 //! with the home's key over its name and bytes (`seal.rs`) and loaded
 //! only if the seal checks out (mapped through the very descriptor that was
 //! checked, or from the bytes that were hashed); a file that fails is
 //! discarded with its seal and the artifact recompiled.
 
+use crate::compiler::{Compiler, compile_with_helper};
 use crate::seal::{Opened, Seal};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wasmtime::Module;
@@ -160,18 +164,21 @@ impl Artifact {
     }
 }
 
-/// Feeds `Hash` output into sha256, for a hash that is stable across runs.
-struct ShaHasher(Sha256);
+/// What names this engine's compiled code: wasmtime's version, the target,
+/// and the settings `EngineBuilder::build` always applies (the ones that
+/// change generated code). Nothing here depends on whether the build
+/// carries a compiler.
+const ENGINE_IDENTITY: &str = concat!(
+    "wasmtime ",
+    env!("WASMTIME_VERSION"),
+    " ",
+    env!("WB_TARGET"),
+    " component-model epoch-interruption consume-fuel"
+);
 
-impl Hasher for ShaHasher {
-    fn finish(&self) -> u64 {
-        let d = self.0.clone().finalize();
-        u64::from_le_bytes(d[..8].try_into().unwrap_or_default())
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
-    }
+/// The short hash of [`ENGINE_IDENTITY`] in every entry's name.
+fn engine_key() -> String {
+    hex::encode(&Sha256::digest(ENGINE_IDENTITY.as_bytes())[..8])
 }
 
 /// Compiled code of either kind.
@@ -187,20 +194,21 @@ pub(crate) struct CompileCache {
     seal: Seal,
     engine_key: String,
     memory: Mutex<HashMap<[u8; 32], Compiled>>,
+    compiler: Compiler,
+    home: PathBuf,
 }
 
 impl CompileCache {
-    /// A cache for `engine`, persisted in `dir` when given, its entries
-    /// sealed with `seal`.
-    pub(crate) fn new(engine: &wasmtime::Engine, dir: Option<PathBuf>, seal: Seal) -> Self {
-        let mut h = ShaHasher(Sha256::new());
-        engine.precompile_compatibility_hash().hash(&mut h);
-        let engine_key = hex::encode(&h.0.finalize()[..8]);
+    /// A cache of `home`, persisted in `dir` when given, its entries
+    /// sealed with `seal`, filled on a miss by `compiler`.
+    pub(crate) fn new(dir: Option<PathBuf>, seal: Seal, compiler: Compiler, home: &Path) -> Self {
         Self {
             dir,
             seal,
-            engine_key,
+            engine_key: engine_key(),
             memory: Mutex::new(HashMap::new()),
+            compiler,
+            home: home.to_path_buf(),
         }
     }
 
@@ -289,6 +297,15 @@ impl CompileCache {
         Ok(compiled)
     }
 
+    /// Compiles `artifact` into the cache unless it is there already.
+    pub(crate) fn precompile(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+    ) -> wasmtime::Result<()> {
+        self.compiled(engine, artifact).map(|_| ())
+    }
+
     /// Whether the compiled form of the artifact hashing to `sha` is at
     /// hand, in memory or on disk (its seal is checked when it is loaded).
     pub(crate) fn holds(&self, sha: &[u8; 32]) -> bool {
@@ -335,7 +352,47 @@ impl CompileCache {
         }
     }
 
+    /// Compiles `artifact` with this cache's compiler: here, or by the
+    /// helper into the disk cache and then loaded from there.
     fn compile(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+    ) -> wasmtime::Result<Compiled> {
+        let Compiler::Helper(program) = &self.compiler else {
+            return self.compile_here(engine, artifact);
+        };
+        if self.dir.is_none() {
+            wasmtime::bail!(
+                "this binary has no compiler, and without a disk cache its helper cannot hand code back"
+            );
+        }
+        let kind = match artifact.kind() {
+            ArtifactKind::Component => "component",
+            ArtifactKind::Module => "core module",
+        };
+        compile_with_helper(program, &self.home, artifact.bytes(), kind)
+            .map_err(wasmtime::Error::msg)?;
+        self.cached(engine, &artifact.sha256(), artifact.kind())
+            .ok_or_else(|| {
+                wasmtime::format_err!(
+                    "the compile helper {} left no entry this engine can load",
+                    program.display()
+                )
+            })
+    }
+
+    #[cfg(not(feature = "compile"))]
+    fn compile_here(
+        &self,
+        _engine: &wasmtime::Engine,
+        _artifact: &Artifact,
+    ) -> wasmtime::Result<Compiled> {
+        wasmtime::bail!("this binary was built without a compiler (the `compile` feature)")
+    }
+
+    #[cfg(feature = "compile")]
+    fn compile_here(
         &self,
         engine: &wasmtime::Engine,
         artifact: &Artifact,

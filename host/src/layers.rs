@@ -6,8 +6,8 @@
 
 /// Lowest first.
 const LAYERS: &[&str] = &[
-    "policy", "limits", "environ", "pipes", "files", "seal", "artifact", "embedded", "store",
-    "cadence", "egress", "preopen", "commands", "cap", "state", "dock", "engine",
+    "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact", "embedded",
+    "store", "cadence", "egress", "preopen", "commands", "cap", "state", "dock", "engine",
 ];
 
 /// The text of `file` that is code: no comment lines, nothing from the

@@ -58,7 +58,7 @@ fn registry_failure(e: RegistryError) -> u8 {
         RegistryError::NotFound(_) => exit::NOT_FOUND,
         RegistryError::Io(_) | RegistryError::Corrupt { .. } => exit::ENGINE,
     };
-    eprintln!("wbx: {e}");
+    eprintln!("{}: {e}", crate::BIN);
     code
 }
 
@@ -151,7 +151,7 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                         Ok(u8::try_from(out.exit_code).unwrap_or(1))
                     }
                     Err(e) => {
-                        eprintln!("wbx: {e}");
+                        eprintln!("{}: {e}", crate::BIN);
                         Ok(exit::for_line_error(&e))
                     }
                 }

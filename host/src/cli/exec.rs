@@ -141,7 +141,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         }
         Err(Failure::Run(e)) => {
             // Run errors already start with their kind ("timeout: ...").
-            eprintln!("wbx: {e}");
+            eprintln!("{}: {e}", crate::BIN);
             exit::for_run_error(&e)
         }
         // Already reported where it happened.

@@ -12,6 +12,7 @@ mod exit;
 mod inspect;
 mod net;
 mod options;
+mod precompile;
 mod profiles;
 mod run;
 mod secret;
@@ -24,7 +25,13 @@ use std::process::ExitCode;
 
 /// A plugin host for WebAssembly components, with capability profiles.
 #[derive(Debug, Parser)]
-#[command(name = "wbx", version, about, long_about = None)]
+#[command(
+    name = BIN,
+    version,
+    long_version = workbooks::compiler::BUILD,
+    about,
+    long_about = None
+)]
 struct Cli {
     /// Engine home: caches and the database (default ./.workbooks).
     #[arg(long, global = true, env = "WB_HOME", value_name = "DIR")]
@@ -52,6 +59,8 @@ enum Command {
     /// Manage the command registry.
     #[command(subcommand)]
     Command(command::Command),
+    /// Compile a component or core module into the home's compile cache.
+    Precompile(precompile::Args),
     /// Run third-party test suites (jq, toybox, busybox) through the
     /// sandboxed built-ins and count pass / fail / skipped.
     Conformance(conformance::Args),
@@ -113,6 +122,7 @@ fn main() -> ExitCode {
         Command::Exec(args) => exec::run(args, home),
         Command::Run(args) => run::run(args, home),
         Command::Command(cmd) => command::run(cmd, home),
+        Command::Precompile(args) => precompile::run(args, home),
         Command::Conformance(args) => conformance::run(args, home),
         Command::Audit(args) => audit::audit(args, home),
         Command::Revoke(args) => audit::revoke(args, home, true),
@@ -128,8 +138,12 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// This binary's name (`wbx`, or `wbr` for the compiler-less runner),
+/// which starts every message it prints.
+pub(crate) const BIN: &str = env!("CARGO_BIN_NAME");
+
 /// Prints `wbx: <kind>: <message>` on stderr and returns `code`.
 pub(crate) fn fail(kind: &str, message: impl std::fmt::Display, code: u8) -> u8 {
-    eprintln!("wbx: {kind}: {message}");
+    eprintln!("{BIN}: {kind}: {message}");
     code
 }

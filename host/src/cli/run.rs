@@ -41,7 +41,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 Ok(u8::try_from(out.exit).unwrap_or(1))
             }
             Err(e) => {
-                eprintln!("wbx: {e}");
+                eprintln!("{}: {e}", crate::BIN);
                 Ok(exit::for_line_error(&e))
             }
         }

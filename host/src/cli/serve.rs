@@ -124,7 +124,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 _ = terminate.recv() => Ok(()),
             }
         })?;
-        eprintln!("wbx: serve: stopped");
+        eprintln!("{}: serve: stopped", crate::BIN);
         Ok(0)
     };
     body().unwrap_or_else(|c| c)

@@ -26,12 +26,13 @@ pub use imports::{Lane, Need, Surface};
 pub use receipt::{BrokerReceipt, ImportReceipt, Receipt};
 
 use crate::artifact::{Artifact, ArtifactKind, CompileCache};
+use crate::compiler::Compiler;
 use crate::policy::{Cap, CapSet, Grant, Profile};
 use crate::seal::Seal;
 use crate::state::{ModuleState, StoreState};
 use composed::Compositions;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::{InstancePre, Linker};
 use wasmtime_wasi::p2::bindings::CommandPre;
@@ -428,18 +429,21 @@ fn cached<K: Eq + std::hash::Hash, V: Clone, E>(
 
 impl Docker {
     /// A docker whose caches live under `cache_dir` when given, their
-    /// entries sealed with `seal`, composing guests with `brokers`.
+    /// entries sealed with `seal`, compiled by `compiler` for `home`,
+    /// composing guests with `brokers`.
     pub(crate) fn new(
-        engine: &wasmtime::Engine,
         cache_dir: Option<PathBuf>,
         seal: Seal,
+        compiler: Compiler,
+        home: &Path,
         brokers: brokers::Brokers,
     ) -> Self {
         Self {
             compiled: CompileCache::new(
-                engine,
                 cache_dir.as_ref().map(|d| d.join("compiled")),
                 seal.clone(),
+                compiler,
+                home,
             ),
             compositions: Compositions::new(cache_dir.as_deref(), seal),
             brokers,
@@ -447,6 +451,18 @@ impl Docker {
             docked: Mutex::new(HashMap::new()),
             modules: module::ModuleDocks::default(),
         }
+    }
+
+    /// Compiles `artifact` (a component or a core module) into the cache,
+    /// unless it is there already.
+    pub(crate) fn precompile(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+    ) -> Result<(), DockError> {
+        self.compiled
+            .precompile(engine, artifact)
+            .map_err(|e| DockError::Compile(format!("{e:#}")))
     }
 
     /// Whether the compiled form of the artifact hashing to `sha` is at

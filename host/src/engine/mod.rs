@@ -22,6 +22,7 @@ use crate::cap::launch::Launcher;
 use crate::cap::secrets::keyring::{Keyring, Secret};
 use crate::commands::Registry;
 use crate::commands::ladder::{Ladder, Slots};
+use crate::compiler::Compiler;
 use crate::dock::{DockError, Docked, Docker, Lane, Receipt};
 use crate::egress::{Cidr, HttpClient, NetAccess, NetGuard, Resolver, SystemResolver};
 use crate::limits::NET_MAX_BODY_BYTES;
@@ -73,6 +74,9 @@ pub enum EngineError {
     /// A replacement broker was refused.
     #[error(transparent)]
     Broker(#[from] crate::dock::BrokerError),
+    /// In-process compiling was asked of a build without a compiler.
+    #[error("this build has no compiler (the `compile` feature): use a compile helper")]
+    NoCompiler,
 }
 
 /// Configures an [`Engine`].
@@ -92,6 +96,7 @@ pub struct EngineBuilder {
     secrets: HashMap<(String, String), Secret>,
     max_memory: usize,
     brokers: Vec<(Cap, Vec<u8>)>,
+    compiler: Compiler,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -122,6 +127,7 @@ impl Default for EngineBuilder {
             secrets: HashMap::new(),
             max_memory: crate::policy::Profile::Posix.memory_bytes(),
             brokers: Vec::new(),
+            compiler: Compiler::default(),
         }
     }
 }
@@ -161,7 +167,7 @@ impl EngineBuilder {
     }
 
     /// The `wbx` binary that runs `os_process`-tier commands (default: this
-    /// process's own executable when it is `wbx`).
+    /// process's own executable when it is `wbx` or `wbr`).
     pub fn wbx_binary(mut self, path: impl Into<PathBuf>) -> Self {
         self.wbx = Some(path.into());
         self
@@ -224,8 +230,19 @@ impl EngineBuilder {
         self
     }
 
+    /// How artifacts missing from the compile cache are compiled (default:
+    /// in process when this build has a compiler, else by the `wbx` beside
+    /// this executable; see [`Compiler`]).
+    pub fn compiler(mut self, compiler: Compiler) -> Self {
+        self.compiler = compiler;
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, EngineError> {
+        if self.compiler == Compiler::InProcess && !Compiler::in_process_available() {
+            return Err(EngineError::NoCompiler);
+        }
         let mut brokers = crate::dock::brokers::Brokers::default();
         for (cap, bytes) in self.brokers {
             brokers.replace(cap, bytes)?;
@@ -282,7 +299,7 @@ impl EngineBuilder {
         let wbx = self.wbx.or_else(|| {
             std::env::current_exe()
                 .ok()
-                .filter(|p| p.file_stem().is_some_and(|n| n == "wbx"))
+                .filter(|p| p.file_stem().is_some_and(|n| n == "wbx" || n == "wbr"))
         });
         Ok(Engine {
             inner: Arc::new(Inner {
@@ -299,7 +316,7 @@ impl EngineBuilder {
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
                 max_memory: self.max_memory,
-                docker: Docker::new(&wasmtime, cache, seal, brokers),
+                docker: Docker::new(cache, seal, self.compiler, &home, brokers),
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
@@ -368,6 +385,14 @@ impl Engine {
             artifact.validate()?;
         }
         Ok(artifact)
+    }
+
+    /// Compiles `artifact` (a component or a core module) into this
+    /// engine's compile cache, unless its compiled form is there already:
+    /// what `wbx precompile` does, and what a build without a compiler asks
+    /// of its helper.
+    pub fn precompile(&self, artifact: &Artifact) -> Result<(), DockError> {
+        self.inner.docker.precompile(&self.inner.wasmtime, artifact)
     }
 
     /// Docks `artifact` under `grant`: the import pre-check, composition

@@ -15,6 +15,7 @@ mod brokers;
 mod cli;
 mod commands;
 mod common;
+mod compiler;
 mod dock;
 mod exec;
 mod instance;
