@@ -4,6 +4,7 @@
 //! 2. the whole process: `wbx run '<pipeline>'` vs `sh -c '<pipeline>'`,
 //!    and `wbx run true` vs `sh -c true`; the same for the compiler-less
 //!    `wbr` when it is built (`cargo build --release -p wbr`, on its own);
+//!    then all of it again as clients of a `wbx daemon`;
 //! 3. `jq` on a 50 MB JSON file: the sandboxed built-in vs the same jq
 //!    crate (same jaq crates, same code) compiled natively;
 //! 4. what one more stage costs the host: a line of 9 `true`s against a
@@ -183,32 +184,55 @@ fn in_process(engine: &Engine, rt: &tokio::runtime::Runtime, n: usize) {
     );
 }
 
-/// 2. Whole process: a pipeline and the smallest line, installed runners.
+/// Section 2, the whole process: a pipeline and the smallest line through
+/// installed runners, alone and then as clients of a `wbx daemon`.
 fn whole_process(home: &Path, n: usize) {
     let (_installed, runners) = installed::runners(Path::new(env!("CARGO_BIN_EXE_wbx")));
-    for (name, bin) in &runners {
-        for line in [PIPELINE, "true"] {
-            let expected = sh(line);
-            let (ours, native) = interleave(
-                n,
-                || {
-                    let out = Command::new(bin)
-                        .args(["run", line])
-                        .env("WB_HOME", home)
-                        .stdin(Stdio::null())
-                        .output()
-                        .expect("runner");
-                    assert_eq!(out.stdout, expected);
-                    assert!(out.status.success(), "{name} run {line}");
-                },
-                || {
-                    sh(line);
-                },
-            );
-            let what = format!("whole process: `{name} run '{line}'` vs `sh -c`");
-            report(&what, ours, native, "sh -c");
+    let measure_all = |how: &str| {
+        for (name, bin) in &runners {
+            for line in [PIPELINE, "true"] {
+                let expected = sh(line);
+                let (ours, native) = interleave(
+                    n,
+                    || {
+                        let out = Command::new(bin)
+                            .args(["run", line])
+                            .env("WB_HOME", home)
+                            .stdin(Stdio::null())
+                            .output()
+                            .expect("runner");
+                        assert_eq!(out.stdout, expected);
+                        assert!(out.status.success(), "{name} run {line}");
+                    },
+                    || {
+                        sh(line);
+                    },
+                );
+                let what = format!("whole process{how}: `{name} run '{line}'` vs `sh -c`");
+                report(&what, ours, native, "sh -c");
+            }
         }
+    };
+    measure_all("");
+    let wbx = &runners[0].1;
+    let mut daemon = Command::new(wbx)
+        .arg("daemon")
+        .env("WB_HOME", home)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("wbx daemon");
+    let start = Instant::now();
+    while std::os::unix::net::UnixStream::connect(home.join("daemon.sock")).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the daemon never listened"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
+    measure_all(" through `wbx daemon`");
+    let _ = daemon.kill();
+    let _ = daemon.wait();
 }
 
 /// 3. jq on 50 MB.

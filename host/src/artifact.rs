@@ -177,7 +177,7 @@ const ENGINE_IDENTITY: &str = concat!(
 );
 
 /// The short hash of [`ENGINE_IDENTITY`] in every entry's name.
-fn engine_key() -> String {
+pub(crate) fn engine_key() -> String {
     hex::encode(&Sha256::digest(ENGINE_IDENTITY.as_bytes())[..8])
 }
 

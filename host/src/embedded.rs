@@ -64,3 +64,21 @@ pub(crate) const UPPER: Embedded = Embedded {
 };
 
 include!(concat!(env!("OUT_DIR"), "/embedded_brokers.rs"));
+
+/// What identifies this build to another process of it (a `wbx daemon`
+/// and its clients): the crate's version, the compile cache's engine key
+/// and the hash of every shipped component. Two processes with the same
+/// id run a line alike.
+pub(crate) fn build_id() -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(crate::artifact::engine_key().as_bytes());
+    for shipped in [SHELL, WBOX, JQ, GREP, UPPER] {
+        h.update(shipped.sha256);
+    }
+    for (_, _, broker) in BROKERS {
+        h.update(broker.sha256);
+    }
+    hex::encode(&h.finalize()[..16])
+}

@@ -88,7 +88,7 @@ impl Default for LineOptions {
 
 /// Where a line's stdout goes. The last stage of each pipeline (unless
 /// redirected) writes it directly, as it produces.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub enum LineStdout {
     /// Kept, within the output cap ([`MAX_CAPTURED_OUTPUT_BYTES`] for the
     /// whole line), and returned in [`LineOutcome::stdout`].
@@ -97,6 +97,10 @@ pub enum LineStdout {
     /// Written through to the host process's stdout, with no cap (as a
     /// shell's would be); [`LineOutcome::stdout`] is then empty.
     Inherit,
+    /// Written through to this writer (a client's stdout across a
+    /// socket, say), with no cap, as `Inherit` is; [`LineOutcome::stdout`]
+    /// is then empty.
+    Writer(SessionOutput),
 }
 
 /// What one stage did.
@@ -183,6 +187,7 @@ fn line_input(stdin: Stdin) -> Option<SessionInput> {
         Stdin::Bytes(bytes) => Some(SessionInput::Pipe(pipe(PIPE_CAPACITY, &bytes).1)),
         Stdin::Inherit => Some(SessionInput::ProcessStdin),
         Stdin::Pipe(reader) => Some(SessionInput::Pipe(reader)),
+        Stdin::Deferred(opener) => Some(SessionInput::Deferred(opener)),
     }
 }
 
@@ -247,6 +252,7 @@ impl Engine {
         let stdout = match opts.stdout {
             LineStdout::Capture => SessionOutput::capture(MAX_CAPTURED_OUTPUT_BYTES),
             LineStdout::Inherit => SessionOutput::inherit(),
+            LineStdout::Writer(out) => out,
         };
         session.pipeline_stdout = Some(stdout.clone());
         let (mut store, _) = self.new_store(&shell_grant, &session)?;

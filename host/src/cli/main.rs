@@ -7,6 +7,7 @@
 mod audit;
 mod command;
 mod conformance;
+mod daemon;
 mod exec;
 mod exit;
 mod inspect;
@@ -61,6 +62,9 @@ enum Command {
     Command(command::Command),
     /// Compile a component or core module into the home's compile cache.
     Precompile(precompile::Args),
+    /// Keep one warm engine for the home and run the `run` lines of its
+    /// clients (same build, same user) until SIGINT or SIGTERM.
+    Daemon(daemon::Args),
     /// Run third-party test suites (jq, toybox, busybox) through the
     /// sandboxed built-ins and count pass / fail / skipped.
     Conformance(conformance::Args),
@@ -123,6 +127,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args, home),
         Command::Command(cmd) => command::run(cmd, home),
         Command::Precompile(args) => precompile::run(args, home),
+        Command::Daemon(args) => daemon::run(args, home),
         Command::Conformance(args) => conformance::run(args, home),
         Command::Audit(args) => audit::audit(args, home),
         Command::Revoke(args) => audit::revoke(args, home, true),

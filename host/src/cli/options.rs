@@ -107,6 +107,12 @@ pub(crate) fn flush_audit() {
 /// The brokers given with `--broker CAP=FILE`, read once.
 static BROKERS: std::sync::OnceLock<Vec<(workbooks::Cap, Vec<u8>)>> = std::sync::OnceLock::new();
 
+/// Whether any `--broker CAP=FILE` was given (a daemon serves only its
+/// own brokers, so such a line runs here).
+pub(crate) fn brokers_given() -> bool {
+    BROKERS.get().is_some_and(|b| !b.is_empty())
+}
+
 /// Reads every `--broker CAP=FILE`, or returns the exit code of a usage
 /// error. The engine checks each when it is built.
 pub(crate) fn set_brokers(specs: &[String]) -> Result<(), u8> {

@@ -54,6 +54,13 @@ const RATE_LIMIT_CALLS: u64 = 120_000;
 /// The rate limiter's window.
 const RATE_LIMIT_WINDOW: Duration = Duration::from_secs(60);
 
+/// What identifies this build to another process of it: the version, the
+/// compile cache's engine key and the hash of every shipped component. A
+/// `wbx daemon` serves only clients of the same build.
+pub fn build_id() -> String {
+    crate::embedded::build_id()
+}
+
 /// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
 pub fn default_home() -> PathBuf {
     std::env::var_os("WB_HOME")

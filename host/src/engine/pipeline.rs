@@ -220,20 +220,22 @@ impl Engine {
 
 /// All of `stdin`, refused past the stdin cap.
 async fn read_whole(stdin: Stdin) -> Result<Bytes, CommandError> {
-    match stdin {
-        Stdin::Empty | Stdin::Inherit => Ok(Bytes::new()),
-        Stdin::Bytes(bytes) => Ok(bytes),
-        Stdin::Pipe(reader) => {
-            let mut all = Vec::new();
-            reader
-                .take(MAX_STDIN_BYTES as u64 + 1)
-                .read_to_end(&mut all)
-                .await
-                .map_err(|e| CommandError::Refused(format!("reading stdin: {e}")))?;
-            if all.len() > MAX_STDIN_BYTES {
-                return Err(CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64));
-            }
-            Ok(all.into())
-        }
+    let reader = match stdin {
+        Stdin::Empty | Stdin::Inherit => return Ok(Bytes::new()),
+        Stdin::Bytes(bytes) => return Ok(bytes),
+        Stdin::Pipe(reader) => reader,
+        Stdin::Deferred(opener) => opener
+            .open()
+            .map_err(|e| CommandError::Refused(format!("opening stdin: {e}")))?,
+    };
+    let mut all = Vec::new();
+    reader
+        .take(MAX_STDIN_BYTES as u64 + 1)
+        .read_to_end(&mut all)
+        .await
+        .map_err(|e| CommandError::Refused(format!("reading stdin: {e}")))?;
+    if all.len() > MAX_STDIN_BYTES {
+        return Err(CommandError::StdinTooLarge(MAX_STDIN_BYTES as u64));
     }
+    Ok(all.into())
 }

@@ -245,6 +245,8 @@ pub enum SessionInput {
     Pipe(PipeReader),
     /// The host process's own stdin, fed into a pipe once opened.
     ProcessStdin,
+    /// A stream its owner starts feeding only when it is opened.
+    Deferred(Opener),
 }
 
 impl SessionInput {
@@ -253,7 +255,33 @@ impl SessionInput {
         match self {
             SessionInput::Pipe(reader) => Ok(reader),
             SessionInput::ProcessStdin => feed(std::io::stdin(), crate::limits::PIPE_CAPACITY),
+            SessionInput::Deferred(opener) => opener.open(),
         }
+    }
+}
+
+/// Opens an input stream on first use, as the host's own stdin is opened:
+/// for a stdin that lives elsewhere (a client's, across a socket) and must
+/// not be asked for unless a stage reads it. Clones open the same stream;
+/// the function given decides what a second open returns.
+#[derive(Clone)]
+pub struct Opener(Arc<dyn Fn() -> io::Result<PipeReader> + Send + Sync>);
+
+impl Opener {
+    /// An opener calling `open`.
+    pub fn new(open: impl Fn() -> io::Result<PipeReader> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(open))
+    }
+
+    /// The stream.
+    pub fn open(&self) -> io::Result<PipeReader> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Opener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Opener")
     }
 }
 

@@ -14,9 +14,10 @@
 //! write past the cap traps, which ends the writing stage at once, and
 //! [`SessionOutput::passed_cap`] tells the engine to report that stage as over
 //! the output cap; until then `check-write` offers only the room left.
-//! Inherited, it is the host process's stdout, written through; once that
-//! stdout is closed (the reader of `wbx run … | head` exited) the writing
-//! stage ends on a [`BrokenPipe`], as a shell's last stage ends on SIGPIPE.
+//! Inherited, it is the host process's stdout (or another writer, such as a
+//! client's stdout across a socket), written through; once that stream is
+//! closed (the reader of `wbx run … | head` exited) the writing stage ends
+//! on a [`BrokenPipe`], as a shell's last stage ends on SIGPIPE.
 
 use super::BrokenPipe;
 use bytes::{Bytes, BytesMut};
@@ -37,6 +38,25 @@ enum Target {
     Capture { bytes: BytesMut, cap: usize },
     /// The host process's stdout.
     Inherit,
+    /// Another writer, written through and flushed at every write.
+    Writer(Through),
+}
+
+/// A writer an output is written through to.
+struct Through(Box<dyn Write + Send>);
+
+impl std::fmt::Debug for Through {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Through")
+    }
+}
+
+/// A failed write through to a stream, by what it means to the stage.
+fn write_error(e: io::Error) -> SessionOutputError {
+    match e.kind() {
+        io::ErrorKind::BrokenPipe => SessionOutputError::Broken(BrokenPipe),
+        _ => SessionOutputError::Io(e),
+    }
 }
 
 #[derive(Debug)]
@@ -80,6 +100,13 @@ impl SessionOutput {
         Self::with(Target::Inherit)
     }
 
+    /// `writer`, written through (not a terminal); a write it fails with
+    /// [`io::ErrorKind::BrokenPipe`] ends the writing stage as a closed
+    /// stdout does.
+    pub fn through(writer: impl Write + Send + 'static) -> Self {
+        Self::with(Target::Writer(Through(Box::new(writer))))
+    }
+
     fn with(target: Target) -> Self {
         Self {
             sink: Arc::new(Mutex::new(Sink { target, written: 0 })),
@@ -107,7 +134,7 @@ impl SessionOutput {
     pub fn take(&self) -> Bytes {
         match &mut self.lock().target {
             Target::Capture { bytes, .. } => std::mem::take(bytes).freeze(),
-            Target::Inherit => Bytes::new(),
+            Target::Inherit | Target::Writer(_) => Bytes::new(),
         }
     }
 
@@ -126,10 +153,12 @@ impl SessionOutput {
                 let mut out = io::stdout().lock();
                 out.write_all(data)
                     .and_then(|()| out.flush())
-                    .map_err(|e| match e.kind() {
-                        io::ErrorKind::BrokenPipe => SessionOutputError::Broken(BrokenPipe),
-                        _ => SessionOutputError::Io(e),
-                    })?;
+                    .map_err(write_error)?;
+            }
+            Target::Writer(Through(out)) => {
+                out.write_all(data)
+                    .and_then(|()| out.flush())
+                    .map_err(write_error)?;
             }
         }
         sink.written += data.len() as u64;
@@ -142,7 +171,7 @@ impl SessionOutput {
             Target::Capture { bytes, cap } => {
                 (*cap + 1).checked_sub(bytes.len()).filter(|n| *n > 0)
             }
-            Target::Inherit => Some(INHERITED_WRITE_BUDGET),
+            Target::Inherit | Target::Writer(_) => Some(INHERITED_WRITE_BUDGET),
         }
     }
 }
@@ -204,7 +233,7 @@ impl AsyncWrite for SessionOutput {
 impl IsTerminal for SessionOutput {
     fn is_terminal(&self) -> bool {
         match self.lock().target {
-            Target::Capture { .. } => false,
+            Target::Capture { .. } | Target::Writer(_) => false,
             Target::Inherit => std::io::IsTerminal::is_terminal(&io::stdout()),
         }
     }

@@ -16,6 +16,7 @@ mod cli;
 mod commands;
 mod common;
 mod compiler;
+mod daemon;
 mod dock;
 mod exec;
 mod instance;

@@ -1,0 +1,335 @@
+//! `wbx daemon` serves the `run` lines of its home's clients: the same
+//! output, stderr and exit code as a local run, stdin taken only when a
+//! stage reads it, a line stopped when its client goes away, and every
+//! request no client of this build would send refused.
+
+use crate::common::text;
+use std::io::{Read, Seek, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `wbx daemon` on a home of its own, logging at info to a file; killed
+/// when dropped.
+struct Daemon {
+    child: Child,
+    home: tempfile::TempDir,
+    log: PathBuf,
+}
+
+/// Waits (up to a minute, whatever the machine) for `done`.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(60), "never: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Daemon {
+    fn start() -> Daemon {
+        let home = tempfile::tempdir().unwrap();
+        let log = home.path().join("daemon.log");
+        let child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+            .args(["daemon"])
+            .env("WB_HOME", home.path())
+            .env("WB_LOG", "info")
+            .env_remove("WB_NET_ALLOW")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let socket = home.path().join("daemon.sock");
+        eventually("the daemon listens", || {
+            UnixStream::connect(&socket).is_ok()
+        });
+        Daemon { child, home, log }
+    }
+
+    fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap()
+    }
+
+    fn served(&self) -> usize {
+        self.log().matches("daemon: serving a line").count()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `wbx` with `args` on `home` and `env` set, none of ours that matter.
+fn wbx(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wbx"));
+    cmd.args(args)
+        .env("WB_HOME", home)
+        .env_remove("WB_LOG")
+        .env_remove("WB_NET_ALLOW")
+        .env_remove("WB_DAEMON")
+        .envs(env.iter().copied());
+    cmd
+}
+
+/// `wbx` with `args` on `home`, `stdin` fed, `env` set.
+fn client(home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
+    let mut child = wbx(home, args, env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+const LOCAL: &[(&str, &str)] = &[("WB_DAEMON", "0")];
+
+#[test]
+fn lines_through_the_daemon_print_and_exit_as_they_do_locally() {
+    let d = Daemon::start();
+    let cases: &[(&[&str], &[u8])] = &[
+        (&["run", "echo hi there | upper"], b""),
+        (&["run", "cat | wc -c"], b"hello"),
+        (&["run", "false || echo fell through"], b""),
+        (&["run", "false"], b""),
+        (&["run", "no-such-command"], b""),
+        (&["run", "echo 'unterminated"], b""),
+        (&["run", "--profile", "nonsense", "true"], b""),
+        (&["run", "--json", "echo a; echo b"], b""),
+    ];
+    for (args, stdin) in cases {
+        let local = client(d.home(), args, stdin, LOCAL);
+        let served_before = d.served();
+        let daemon = client(d.home(), args, stdin, &[]);
+        assert_eq!(daemon.status.code(), local.status.code(), "{args:?}");
+        assert_eq!(text(&daemon.stderr), text(&local.stderr), "{args:?}");
+        if args.contains(&"--json") {
+            let (a, b): (serde_json::Value, serde_json::Value) = (
+                serde_json::from_slice(&daemon.stdout).unwrap(),
+                serde_json::from_slice(&local.stdout).unwrap(),
+            );
+            for field in ["stdout", "stderr", "exit"] {
+                assert_eq!(a[field], b[field], "{field}");
+            }
+            assert_eq!(a["stdout"], "a\nb\n");
+        } else {
+            assert_eq!(text(&daemon.stdout), text(&local.stdout), "{args:?}");
+        }
+        // The usage error never reaches the daemon; every other line is
+        // served there.
+        let expected = usize::from(!args.contains(&"nonsense"));
+        assert_eq!(d.served(), served_before + expected, "{args:?}");
+    }
+    assert_eq!(
+        text(&client(d.home(), &["run", "echo hi there | upper"], b"", &[]).stdout),
+        "HI THERE\n"
+    );
+}
+
+#[test]
+fn stdin_is_taken_as_a_local_run_takes_it_and_only_then() {
+    let d = Daemon::start();
+    let data = d.home().join("input.txt");
+    std::fs::write(&data, "one\ntwo\n").unwrap();
+    let mut file = std::fs::File::open(&data).unwrap();
+    // What of our stdin a run of `line` takes (the child shares our file's
+    // offset), and what it prints.
+    let mut taken = |line: &str, env: &[(&str, &str)]| {
+        file.rewind().unwrap();
+        let run = wbx(d.home(), &["run", line], env)
+            .stdin(file.try_clone().unwrap())
+            .output()
+            .unwrap();
+        (file.stream_position().unwrap(), text(&run.stdout))
+    };
+    // No stage reads the line's stdin: none of it is taken, nor asked for.
+    // (A stage wired to it that never reads, `true`, may take some or none
+    // in either mode, depending on when the line ends.)
+    for env in [&[][..], LOCAL] {
+        assert_eq!(taken("cat < /dev/null", env), (0, String::new()));
+        assert_eq!(taken("head -n 1", env), (8, "one\n".into()));
+        assert_eq!(taken("cat | wc -l", env), (8, "2\n".into()));
+    }
+    assert_eq!(d.served(), 3);
+}
+
+#[test]
+fn a_client_that_goes_away_stops_its_line() {
+    let d = Daemon::start();
+    // Warm first: a cold cache compiles the stages before the line yields.
+    let warm = client(d.home(), &["run", "seq 1 3 | wc -l"], b"", &[]);
+    assert_eq!(text(&warm.stdout).trim(), "3");
+    let args = ["run", "--timeout", "600000", "--fuel", "1000000000000000"];
+    let mut run = wbx(d.home(), &args, &[])
+        .arg("seq 1 1000000000000 | wc -l")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    eventually("the line is served", || d.served() == 2);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    // Left alone the line would count for minutes: it is stopped instead.
+    eventually("the line is stopped", || {
+        d.log()
+            .contains("the client went away; its line was stopped")
+    });
+}
+
+#[test]
+fn a_closed_stdout_ends_the_writing_stage_as_it_does_locally() {
+    let d = Daemon::start();
+    let first_line_then_close = |env: &[(&str, &str)]| {
+        let mut run = wbx(d.home(), &["run", "seq 1 100000000; echo after"], env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = run.stdout.take().unwrap();
+        let mut first = [0u8; 2];
+        stdout.read_exact(&mut first).unwrap();
+        assert_eq!(&first, b"1\n");
+        drop(stdout);
+        run.wait_with_output().unwrap()
+    };
+    let local = first_line_then_close(LOCAL);
+    let daemon = first_line_then_close(&[]);
+    assert_eq!(daemon.status.code(), local.status.code());
+    assert_eq!(text(&daemon.stderr), text(&local.stderr));
+    assert_eq!(d.served(), 1);
+}
+
+/// One raw frame.
+fn frame(tag: u8, payload: &[u8]) -> Vec<u8> {
+    let mut bytes = vec![tag];
+    bytes.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+/// What the daemon answers `bytes` with: its first frame's tag and
+/// payload, or `None` when it closes the connection.
+fn answer(home: &Path, bytes: &[u8]) -> Option<(u8, String)> {
+    let mut s = UnixStream::connect(home.join("daemon.sock")).unwrap();
+    // The daemon may answer, and close, before it has read all of it.
+    let _ = s.write_all(bytes);
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).ok()?;
+    let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut payload = vec![0u8; len];
+    s.read_exact(&mut payload).unwrap();
+    Some((head[0], String::from_utf8_lossy(&payload).into_owned()))
+}
+
+fn request(build: &str, dir: &str) -> Vec<u8> {
+    let json = serde_json::json!({
+        "build": build, "net_allow": null, "bin": "wbx", "line": "true",
+        "json": false, "stdin": false, "profile": "posix", "caps": null,
+        "dirs": [[dir, "/d", false]], "timeout_ms": null, "fuel": null,
+        "memory_mib": null, "tenant": "default", "env": []
+    });
+    frame(b'Q', json.to_string().as_bytes())
+}
+
+#[test]
+fn the_daemon_refuses_what_no_client_of_its_build_sends() {
+    let d = Daemon::start();
+    let ours = workbooks::build_id();
+    let abs = d.home().join("data");
+    std::fs::create_dir(&abs).unwrap();
+
+    let (tag, why) = answer(d.home(), &request("another-build", abs.to_str().unwrap())).unwrap();
+    assert_eq!(
+        (tag, why.contains("is not the daemon's")),
+        (b'R', true),
+        "{why}"
+    );
+    let (tag, why) = answer(d.home(), &request(&ours, "data")).unwrap();
+    assert_eq!(tag, b'R');
+    assert!(why.contains("a preopen of a relative path data"), "{why}");
+    // A frame claiming 4 GiB, a first frame that is not a request, and a
+    // request that is not JSON each close their connection, and nothing
+    // else: the daemon still serves.
+    assert_eq!(answer(d.home(), &[b'Q', 0xff, 0xff, 0xff, 0xff]), None);
+    assert_eq!(answer(d.home(), &frame(b'S', b"stdin first")), None);
+    assert_eq!(answer(d.home(), &frame(b'Q', b"{not json")), None);
+    let (tag, _) = answer(d.home(), &request(&ours, abs.to_str().unwrap())).unwrap();
+    assert_eq!(tag, b'A');
+    let out = client(d.home(), &["run", "echo still here"], b"", &[]);
+    assert_eq!(text(&out.stdout), "still here\n");
+    assert_eq!(d.served(), 2);
+}
+
+#[test]
+fn a_line_the_daemon_cannot_hold_runs_in_its_client() {
+    let d = Daemon::start();
+    // More memory per stage than a pool slot holds.
+    let out = client(d.home(), &["run", "--memory", "1024", "echo big"], b"", &[]);
+    assert_eq!(text(&out.stdout), "big\n");
+    assert!(
+        d.log()
+            .contains("--memory 1024 MiB is over the daemon's 256 MiB")
+    );
+    // Sixteen connections that never send a request hold every worker:
+    // the next line is refused by the daemon and runs in its client.
+    let silent: Vec<UnixStream> = (0..16)
+        .map(|_| UnixStream::connect(d.home().join("daemon.sock")).unwrap())
+        .collect();
+    let out = client(d.home(), &["run", "echo crowded"], b"", &[]);
+    assert_eq!(text(&out.stdout), "crowded\n");
+    eventually("the refusal is sent", || {
+        answer(d.home(), &request(&workbooks::build_id(), "/"))
+            .is_some_and(|(tag, why)| tag == b'R' && why.contains("serving 16 lines already"))
+    });
+    assert_eq!(d.served(), 0);
+    drop(silent);
+}
+
+#[test]
+fn a_client_with_another_net_allow_runs_the_line_itself() {
+    let d = Daemon::start();
+    let out = client(
+        d.home(),
+        &["run", "echo mine"],
+        b"",
+        &[("WB_NET_ALLOW", "127.0.0.1/32")],
+    );
+    assert_eq!(text(&out.stdout), "mine\n");
+    assert_eq!(d.served(), 0);
+    assert!(d.log().contains("WB_NET_ALLOW is not the daemon's"));
+}
+
+#[test]
+fn the_socket_is_the_owners_alone_and_a_second_daemon_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = Daemon::start();
+    let mode = std::fs::metadata(d.home().join("daemon.sock"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let second = client(d.home(), &["daemon"], b"", &[]);
+    assert_eq!(second.status.code(), Some(64));
+    assert!(
+        text(&second.stderr).contains("a daemon already serves"),
+        "{}",
+        text(&second.stderr)
+    );
+}
