@@ -299,7 +299,17 @@ fn a_line_the_daemon_cannot_hold_runs_in_its_client() {
             .is_some_and(|(tag, why)| tag == b'R' && why.contains("serving 16 lines already"))
     });
     assert_eq!(d.served(), 0);
+    // Once they hang up their workers are free, and idle workers take the
+    // next lines, one after another.
     drop(silent);
+    eventually("a line is served again", || {
+        client(d.home(), &["run", "echo back"], b"", &[]).stdout == b"back\n" && d.served() == 1
+    });
+    for n in 2..=20 {
+        let out = client(d.home(), &["run", "echo again"], b"", &[]);
+        assert_eq!(text(&out.stdout), "again\n");
+        assert_eq!(d.served(), n);
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! daemon has accepted, the line is its own: a daemon lost mid-line is an
 //! error, never a second run.
 
-use super::wire::{self, Request, read_frame, write_frame};
+use super::wire::{self, Request, lock, read_frame, write_frame};
 use crate::options::brokers_given;
 use crate::{exit, fail, run};
 use std::io::{IsTerminal, Read, Write};
@@ -78,10 +78,6 @@ fn request(args: &run::Args) -> Result<Request, u8> {
         tenant: stage.tenant.clone(),
         env: stage.env.clone(),
     })
-}
-
-fn lock(m: &Mutex<UnixStream>) -> std::sync::MutexGuard<'_, UnixStream> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Relays the daemon's frames until the exit code.

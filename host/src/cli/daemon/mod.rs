@@ -37,7 +37,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use wire::{Request, read_frame, write_frame};
+use wire::{Request, lock, read_frame, write_frame};
 use workbooks::limits::PIPE_CAPACITY;
 use workbooks::pipes::pipe;
 use workbooks::state::Stdin;
@@ -134,102 +134,98 @@ fn admit(workers: &Workers, stream: tokio::net::UnixStream, owner: u32) {
     workers.hand(stream);
 }
 
-fn counted(m: &Mutex<(usize, usize)>) -> std::sync::MutexGuard<'_, (usize, usize)> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Worker threads that outlive their line: each keeps its runtime and
-/// wasmtime's per-thread state warm for the next. Idle ones wait on one
-/// queue; a line that finds none idle starts another, up to [`MAX_LINES`].
+/// wasmtime's per-thread state warm for the next. A line goes to an idle
+/// worker, else to a new one, up to [`MAX_LINES`].
 struct Workers {
     engine: Engine,
-    queue: Arc<Mutex<std::sync::mpsc::Receiver<UnixStream>>>,
-    hand_to: std::sync::mpsc::Sender<UnixStream>,
-    /// (alive, idle) workers.
-    counts: Arc<Mutex<(usize, usize)>>,
+    pool: Arc<Mutex<Pool>>,
+}
+
+#[derive(Default)]
+struct Pool {
+    /// How to reach each idle worker, by its number.
+    idle: Vec<(u64, std::sync::mpsc::Sender<UnixStream>)>,
+    alive: usize,
+    started: u64,
+}
+
+fn pool(m: &Mutex<Pool>) -> std::sync::MutexGuard<'_, Pool> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Workers {
     fn new(engine: Engine) -> Self {
-        let (hand_to, queue) = std::sync::mpsc::channel();
         Self {
             engine,
-            queue: Arc::new(Mutex::new(queue)),
-            hand_to,
-            counts: Arc::new(Mutex::new((0, 0))),
+            pool: Arc::default(),
         }
     }
 
     fn hand(&self, mut stream: UnixStream) {
-        let mut counts = counted(&self.counts);
-        let (alive, idle) = *counts;
-        if idle > 0 {
-            counts.1 -= 1;
-            drop(counts);
-            let _ = self.hand_to.send(stream);
-            return;
+        let mut p = pool(&self.pool);
+        // Sent under the lock: a worker giving up looks for its entry
+        // under it too, so it either is handed this line or leaves.
+        while let Some((_, to)) = p.idle.pop() {
+            match to.send(stream) {
+                Ok(()) => return,
+                Err(returned) => stream = returned.0,
+            }
         }
-        if alive >= MAX_LINES {
-            drop(counts);
+        if p.alive >= MAX_LINES {
+            drop(p);
             let why = format!("the daemon is serving {MAX_LINES} lines already");
             let _ = write_frame(&mut stream, wire::REFUSED, why.as_bytes());
             return;
         }
-        counts.0 += 1;
-        drop(counts);
-        let engine = self.engine.clone();
-        let (queue, counts) = (self.queue.clone(), self.counts.clone());
+        p.alive += 1;
+        p.started += 1;
+        let id = p.started;
+        drop(p);
+        let (engine, shared) = (self.engine.clone(), self.pool.clone());
         let spawned = std::thread::Builder::new()
             .name("wb-daemon-line".into())
-            .spawn(move || work(&engine, stream, &queue, &counts));
+            .spawn(move || work(&engine, id, stream, &shared));
         if let Err(e) = spawned {
             tracing::warn!(error = %e, "daemon: cannot start a worker");
-            counted(&self.counts).0 -= 1;
+            pool(&self.pool).alive -= 1;
         }
     }
 }
 
-/// A worker: `first`, then whatever it is handed, until idle too long.
-fn work(
-    engine: &Engine,
-    first: UnixStream,
-    queue: &Mutex<std::sync::mpsc::Receiver<UnixStream>>,
-    counts: &Mutex<(usize, usize)>,
-) {
+/// Worker `id`: `first`, then whatever it is handed, until idle too long.
+fn work(engine: &Engine, id: u64, first: UnixStream, shared: &Mutex<Pool>) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
-    let rt = match rt {
-        Ok(rt) => rt,
-        Err(e) => {
-            tracing::warn!(error = %e, "daemon: no runtime for a worker");
-            counted(counts).0 -= 1;
-            return;
-        }
+    let Ok(rt) = rt else {
+        tracing::warn!("daemon: no runtime for a worker");
+        pool(shared).alive -= 1;
+        return;
     };
+    let (to_me, mine) = std::sync::mpsc::channel();
     let mut next = Some(first);
     while let Some(stream) = next.take() {
         if let Err(e) = serve_line(engine, &rt, stream) {
             tracing::info!(error = %e, "daemon: a connection ended");
         }
-        counted(counts).1 += 1;
-        let handed = queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .recv_timeout(WORKER_IDLE);
-        match handed {
-            Ok(stream) => next = Some(stream),
-            Err(_) => {
-                let mut c = counted(counts);
-                c.0 -= 1;
-                c.1 -= 1;
+        pool(shared).idle.push((id, to_me.clone()));
+        next = mine.recv_timeout(WORKER_IDLE).ok();
+        if next.is_none() {
+            let mut p = pool(shared);
+            match p.idle.iter().position(|(n, _)| *n == id) {
+                Some(at) => {
+                    p.idle.remove(at);
+                    p.alive -= 1;
+                }
+                // Handed a line as it gave up: the line was sent already.
+                None => match mine.try_recv() {
+                    Ok(stream) => next = Some(stream),
+                    Err(_) => p.alive -= 1,
+                },
             }
         }
     }
-}
-
-fn lock(m: &Mutex<UnixStream>) -> std::sync::MutexGuard<'_, UnixStream> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// One client's line, from its request to its exit code, on `rt`.

@@ -12,7 +12,9 @@
 //! it ends as on a closed pipe. A client that goes away cancels its line.
 
 use std::io::{self, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 
 /// The file in a home the daemon listens on.
 pub(crate) const SOCKET: &str = "daemon.sock";
@@ -65,6 +67,11 @@ pub(crate) struct Request {
     pub(crate) memory_mib: Option<usize>,
     pub(crate) tenant: String,
     pub(crate) env: Vec<String>,
+}
+
+/// The socket a side shares between its threads.
+pub(crate) fn lock(m: &Mutex<UnixStream>) -> MutexGuard<'_, UnixStream> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Writes one frame.
