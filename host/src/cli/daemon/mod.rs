@@ -54,6 +54,9 @@ const MAX_LINES: usize = 16;
 /// connects and says nothing holds a worker no longer than this.
 const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long the daemon waits after a failed accept before the next.
+const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// How long an idle worker thread waits for another line before it ends.
 const WORKER_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -108,7 +111,11 @@ async fn serve(engine: &Engine, socket: &std::path::Path) -> io::Result<()> {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => admit(&workers, stream, owner),
-                Err(e) => tracing::warn!(error = %e, "daemon: accept failed"),
+                Err(e) => {
+                    // Out of descriptors, say: wait a little, never spin.
+                    tracing::warn!(error = %e, "daemon: accept failed");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
             },
             _ = term.recv() => return Ok(()),
             _ = int.recv() => return Ok(()),
