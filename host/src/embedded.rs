@@ -68,8 +68,13 @@ include!(concat!(env!("OUT_DIR"), "/embedded_brokers.rs"));
 /// What identifies this build to another process of it (a `wbx daemon`
 /// and its clients): the crate's version, the compile cache's engine key
 /// and the hash of every shipped component. Two processes with the same
-/// id run a line alike.
-pub(crate) fn build_id() -> String {
+/// id run a line alike. Computed once per process.
+pub(crate) fn build_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(compute_build_id)
+}
+
+fn compute_build_id() -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());

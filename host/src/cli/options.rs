@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use workbooks::state::Stdin;
 use workbooks::{CapSet, LineOptions, Preopen, Profile};
 
-/// How stages run: profile, caps, preopens, budgets, tenant.
-#[derive(Debug, Clone, clap::Args)]
+/// How stages run: profile, caps, preopens, budgets, tenant. A daemon's
+/// client sends them as they are, but its preopens apart, made absolute.
+#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
 pub(crate) struct StageArgs {
     /// Capability profile the commands run under.
     #[arg(long, default_value = "compute", value_name = "P")]
@@ -17,6 +18,7 @@ pub(crate) struct StageArgs {
     pub(crate) caps: Option<String>,
     /// Preopen a host directory as HOST::GUEST (add ::ro for read-only).
     #[arg(long = "dir", value_name = "HOST::GUEST")]
+    #[serde(skip)]
     pub(crate) dirs: Vec<String>,
     /// Wall-clock budget of each command in milliseconds (default 30000).
     #[arg(long, value_name = "MS")]
@@ -39,17 +41,22 @@ pub(crate) struct StageArgs {
 impl StageArgs {
     /// The library options, or the exit code of a usage error.
     pub(crate) fn to_options(&self) -> Result<LineOptions, u8> {
-        Profile::parse(&self.profile).map_err(|e| fail("usage", e, exit::USAGE))?;
+        self.line_options()
+            .map_err(|e| fail("usage", e, exit::USAGE))
+    }
+
+    /// The library options, or why they are a usage error.
+    pub(crate) fn line_options(&self) -> Result<LineOptions, String> {
+        Profile::parse(&self.profile).map_err(|e| e.to_string())?;
         let caps = match &self.caps {
             None => None,
-            Some(words) => Some(CapSet::parse(words).map_err(|e| fail("usage", e, exit::USAGE))?),
+            Some(words) => Some(CapSet::parse(words).map_err(|e| e.to_string())?),
         };
         let dirs = self
             .dirs
             .iter()
             .map(|d| Preopen::parse(d))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| fail("usage", e, exit::USAGE))?;
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(LineOptions {
             profile: self.profile.clone(),
             caps,
@@ -58,7 +65,7 @@ impl StageArgs {
             stage_timeout: self.timeout.map(std::time::Duration::from_millis),
             stage_fuel: self.fuel,
             stage_memory: self.memory.map(|m| m << 20),
-            env: parse_env(&self.env)?,
+            env: env_pairs(&self.env)?,
             ..LineOptions::default()
         })
     }
@@ -66,12 +73,17 @@ impl StageArgs {
 
 /// The `--env NAME=VALUE` pairs, or the exit code of a usage error.
 pub(crate) fn parse_env(specs: &[String]) -> Result<Vec<(String, String)>, u8> {
+    env_pairs(specs).map_err(|e| fail("usage", e, exit::USAGE))
+}
+
+/// The `--env NAME=VALUE` pairs, or why they are a usage error.
+fn env_pairs(specs: &[String]) -> Result<Vec<(String, String)>, String> {
     let pairs = specs
         .iter()
         .map(|s| workbooks::environ::parse(s))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| fail("usage", e, exit::USAGE))?;
-    workbooks::environ::check(&pairs).map_err(|e| fail("usage", e, exit::USAGE))?;
+        .map_err(|e| e.to_string())?;
+    workbooks::environ::check(&pairs).map_err(|e| e.to_string())?;
     Ok(pairs)
 }
 

@@ -21,22 +21,16 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
-    let bytes = if args.file.as_os_str() == "-" {
+    let artifact = if args.file.as_os_str() == "-" {
         let mut bytes = Vec::new();
         if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
             return fail("load", format!("reading stdin: {e}"), exit::LOAD);
         }
-        bytes
+        Artifact::from_bytes(bytes)
     } else {
-        match std::fs::read(&args.file) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                let message = format!("cannot read {}: {e}", args.file.display());
-                return fail("load", message, exit::LOAD);
-            }
-        }
+        Artifact::from_file(&args.file)
     };
-    let artifact = match Artifact::from_bytes(bytes) {
+    let artifact = match artifact {
         Ok(a) => a,
         Err(e) => return fail("load", e, exit::LOAD),
     };

@@ -57,7 +57,7 @@ const RATE_LIMIT_WINDOW: Duration = Duration::from_secs(60);
 /// What identifies this build to another process of it: the version, the
 /// compile cache's engine key and the hash of every shipped component. A
 /// `wbx daemon` serves only clients of the same build.
-pub fn build_id() -> String {
+pub fn build_id() -> &'static str {
     crate::embedded::build_id()
 }
 

@@ -36,18 +36,22 @@ const INHERITED_WRITE_BUDGET: usize = 64 * 1024;
 enum Target {
     /// Kept in memory, up to `cap` bytes (one more marks it over).
     Capture { bytes: BytesMut, cap: usize },
-    /// The host process's stdout.
-    Inherit,
-    /// Another writer, written through and flushed at every write.
-    Writer(Through),
+    /// Written through, and flushed at every write: the host process's
+    /// stdout, or another writer.
+    Through(Through),
 }
 
-/// A writer an output is written through to.
-struct Through(Box<dyn Write + Send>);
+/// A writer an output is written through to, and whether it is a terminal.
+struct Through {
+    out: Box<dyn Write + Send>,
+    terminal: bool,
+}
 
 impl std::fmt::Debug for Through {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Through")
+        f.debug_struct("Through")
+            .field("terminal", &self.terminal)
+            .finish_non_exhaustive()
     }
 }
 
@@ -97,14 +101,20 @@ impl SessionOutput {
 
     /// The host process's own stdout, written through.
     pub fn inherit() -> Self {
-        Self::with(Target::Inherit)
+        Self::with(Target::Through(Through {
+            terminal: std::io::IsTerminal::is_terminal(&io::stdout()),
+            out: Box::new(io::stdout()),
+        }))
     }
 
     /// `writer`, written through (not a terminal); a write it fails with
     /// [`io::ErrorKind::BrokenPipe`] ends the writing stage as a closed
     /// stdout does.
     pub fn through(writer: impl Write + Send + 'static) -> Self {
-        Self::with(Target::Writer(Through(Box::new(writer))))
+        Self::with(Target::Through(Through {
+            out: Box::new(writer),
+            terminal: false,
+        }))
     }
 
     fn with(target: Target) -> Self {
@@ -134,7 +144,7 @@ impl SessionOutput {
     pub fn take(&self) -> Bytes {
         match &mut self.lock().target {
             Target::Capture { bytes, .. } => std::mem::take(bytes).freeze(),
-            Target::Inherit | Target::Writer(_) => Bytes::new(),
+            Target::Through(_) => Bytes::new(),
         }
     }
 
@@ -149,13 +159,7 @@ impl SessionOutput {
                     return Err(SessionOutputError::OverCap(*cap));
                 }
             }
-            Target::Inherit => {
-                let mut out = io::stdout().lock();
-                out.write_all(data)
-                    .and_then(|()| out.flush())
-                    .map_err(write_error)?;
-            }
-            Target::Writer(Through(out)) => {
+            Target::Through(Through { out, .. }) => {
                 out.write_all(data)
                     .and_then(|()| out.flush())
                     .map_err(write_error)?;
@@ -171,7 +175,7 @@ impl SessionOutput {
             Target::Capture { bytes, cap } => {
                 (*cap + 1).checked_sub(bytes.len()).filter(|n| *n > 0)
             }
-            Target::Inherit | Target::Writer(_) => Some(INHERITED_WRITE_BUDGET),
+            Target::Through(_) => Some(INHERITED_WRITE_BUDGET),
         }
     }
 }
@@ -232,9 +236,9 @@ impl AsyncWrite for SessionOutput {
 
 impl IsTerminal for SessionOutput {
     fn is_terminal(&self) -> bool {
-        match self.lock().target {
-            Target::Capture { .. } | Target::Writer(_) => false,
-            Target::Inherit => std::io::IsTerminal::is_terminal(&io::stdout()),
+        match &self.lock().target {
+            Target::Capture { .. } => false,
+            Target::Through(through) => through.terminal,
         }
     }
 }

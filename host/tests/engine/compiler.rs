@@ -176,6 +176,26 @@ async fn a_helper_that_succeeds_without_writing_a_sealed_entry_runs_nothing() {
     );
 }
 
+#[tokio::test]
+async fn the_helper_runs_marked_so_that_it_never_hands_on_a_miss_itself() {
+    let home = tempfile::tempdir().unwrap();
+    // A helper that compiles only when it was started marked as a helper.
+    let marked = home.path().join("marked.sh");
+    std::fs::write(
+        &marked,
+        format!(
+            "#!/bin/sh\n[ \"$WB_NO_HELPER\" = 1 ] || {{ echo unmarked >&2; exit 3; }}\nexec '{}' \"$@\"\n",
+            env!("CARGO_BIN_EXE_wbx")
+        ),
+    )
+    .unwrap();
+    set_executable(&marked);
+    assert_eq!(
+        hello(&helped_by(home.path(), &marked)).await.unwrap(),
+        "hello\n"
+    );
+}
+
 #[test]
 fn precompile_fills_the_cache_that_a_helped_engine_reads() {
     let home = tempfile::tempdir().unwrap();

@@ -68,7 +68,8 @@ impl Drop for Daemon {
     }
 }
 
-/// `wbx` with `args` on `home` and `env` set, none of ours that matter.
+/// `wbx` with `args` on `home` and `env` set, none of ours that matter,
+/// its stdout and stderr piped.
 fn wbx(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_wbx"));
     cmd.args(args)
@@ -76,18 +77,15 @@ fn wbx(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
         .env_remove("WB_LOG")
         .env_remove("WB_NET_ALLOW")
         .env_remove("WB_DAEMON")
-        .envs(env.iter().copied());
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     cmd
 }
 
 /// `wbx` with `args` on `home`, `stdin` fed, `env` set.
 fn client(home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
-    let mut child = wbx(home, args, env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = wbx(home, args, env).stdin(Stdio::piped()).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let stdin = stdin.to_vec();
     let feeder = std::thread::spawn(move || {
@@ -179,7 +177,6 @@ fn a_client_that_goes_away_stops_its_line() {
     let mut run = wbx(d.home(), &args, &[])
         .arg("seq 1 1000000000000 | wc -l")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     eventually("the line is served", || d.served() == 2);
@@ -198,8 +195,6 @@ fn a_closed_stdout_ends_the_writing_stage_as_it_does_locally() {
     let first_line_then_close = |env: &[(&str, &str)]| {
         let mut run = wbx(d.home(), &["run", "seq 1 100000000; echo after"], env)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut stdout = run.stdout.take().unwrap();
@@ -241,9 +236,11 @@ fn answer(home: &Path, bytes: &[u8]) -> Option<(u8, String)> {
 fn request(build: &str, dir: &str) -> Vec<u8> {
     let json = serde_json::json!({
         "build": build, "net_allow": null, "bin": "wbx", "line": "true",
-        "json": false, "stdin": false, "profile": "posix", "caps": null,
-        "dirs": [[dir, "/d", false]], "timeout_ms": null, "fuel": null,
-        "memory_mib": null, "tenant": "default", "env": []
+        "json": false, "stdin": false, "dirs": [[dir, "/d", false]],
+        "stage": {
+            "profile": "posix", "caps": null, "timeout": null, "fuel": null,
+            "memory": null, "tenant": "default", "env": []
+        }
     });
     frame(b'Q', json.to_string().as_bytes())
 }
@@ -261,7 +258,7 @@ fn the_daemon_refuses_what_no_client_of_its_build_sends() {
         (b'R', true),
         "{why}"
     );
-    let (tag, why) = answer(d.home(), &request(&ours, "data")).unwrap();
+    let (tag, why) = answer(d.home(), &request(ours, "data")).unwrap();
     assert_eq!(tag, b'R');
     assert!(why.contains("a preopen of a relative path data"), "{why}");
     // A frame claiming 4 GiB, a first frame that is not a request, and a
@@ -270,7 +267,7 @@ fn the_daemon_refuses_what_no_client_of_its_build_sends() {
     assert_eq!(answer(d.home(), &[b'Q', 0xff, 0xff, 0xff, 0xff]), None);
     assert_eq!(answer(d.home(), &frame(b'S', b"stdin first")), None);
     assert_eq!(answer(d.home(), &frame(b'Q', b"{not json")), None);
-    let (tag, _) = answer(d.home(), &request(&ours, abs.to_str().unwrap())).unwrap();
+    let (tag, _) = answer(d.home(), &request(ours, abs.to_str().unwrap())).unwrap();
     assert_eq!(tag, b'A');
     let out = client(d.home(), &["run", "echo still here"], b"", &[]);
     assert_eq!(text(&out.stdout), "still here\n");
@@ -295,7 +292,7 @@ fn a_line_the_daemon_cannot_hold_runs_in_its_client() {
     let out = client(d.home(), &["run", "echo crowded"], b"", &[]);
     assert_eq!(text(&out.stdout), "crowded\n");
     eventually("the refusal is sent", || {
-        answer(d.home(), &request(&workbooks::build_id(), "/"))
+        answer(d.home(), &request(workbooks::build_id(), "/"))
             .is_some_and(|(tag, why)| tag == b'R' && why.contains("serving 16 lines already"))
     });
     assert_eq!(d.served(), 0);
@@ -310,6 +307,22 @@ fn a_line_the_daemon_cannot_hold_runs_in_its_client() {
         assert_eq!(text(&out.stdout), "again\n");
         assert_eq!(d.served(), n);
     }
+}
+
+#[test]
+fn a_connection_that_never_sends_its_request_is_closed() {
+    let d = Daemon::start();
+    let mut silent = UnixStream::connect(d.home().join("daemon.sock")).unwrap();
+    // The daemon gives up after its 5 s request timeout; a minute is only
+    // a bound on the test.
+    silent
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert_eq!(silent.read(&mut byte).unwrap(), 0, "closed, unanswered");
+    let out = client(d.home(), &["run", "echo next"], b"", &[]);
+    assert_eq!(text(&out.stdout), "next\n");
+    assert_eq!(d.served(), 1);
 }
 
 #[test]

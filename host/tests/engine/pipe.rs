@@ -35,6 +35,17 @@ async fn stage_failure(e: &Engine, text: &str, opts: LineOptions) -> (String, Co
     }
 }
 
+/// The stage of `text` that went over the output cap; panics if the line
+/// failed otherwise.
+async fn over_cap_at(e: &Engine, text: &str, opts: LineOptions) -> String {
+    let (name, error) = stage_failure(e, text, opts).await;
+    assert!(
+        matches!(error, CommandError::OutputTooLarge(_)),
+        "{name}: {error}"
+    );
+    name
+}
+
 fn seq(n: u64) -> String {
     (1..=n).map(|i| format!("{i}\n")).collect()
 }
@@ -78,16 +89,13 @@ async fn a_pipe_carries_far_more_than_the_output_cap() {
 async fn what_leaves_the_pipeline_is_still_capped() {
     let (_h, e) = fresh();
     // About 15 MiB out of the last stage.
-    let (name, error) = stage_failure(
+    let name = over_cap_at(
         &e,
         "seq 1 3000000 | head -n 2000000",
         LineOptions::default(),
     )
     .await;
-    assert!(
-        name == "head" && matches!(error, CommandError::OutputTooLarge(_)),
-        "{name}: {error}"
-    );
+    assert_eq!(name, "head");
 }
 
 #[tokio::test]
@@ -95,7 +103,7 @@ async fn a_stages_stderr_is_held_to_the_cap_though_its_stdout_is_piped() {
     let (_h, e) = fresh();
     // About 10 MiB of stderr from the middle stage: its stdout streams on
     // to `wc`, but its stderr leaves the line and is capped by name.
-    let (name, error) = stage_failure(
+    let name = over_cap_at(
         &e,
         "seq 1 1100000 | chat a | wc -l",
         LineOptions {
@@ -104,10 +112,7 @@ async fn a_stages_stderr_is_held_to_the_cap_though_its_stdout_is_piped() {
         },
     )
     .await;
-    assert!(
-        name == "chat" && matches!(error, CommandError::OutputTooLarge(_)),
-        "{name}: {error}"
-    );
+    assert_eq!(name, "chat");
 }
 
 #[tokio::test]
@@ -120,12 +125,8 @@ async fn the_output_cap_counts_everything_the_line_writes_not_each_pipeline_alon
     assert!(2 * one > workbooks::limits::MAX_CAPTURED_OUTPUT_BYTES);
     let o = ran(&e, "seq 1 800000").await;
     assert_eq!(o.stdout.len(), one);
-    let (name, error) =
-        stage_failure(&e, "seq 1 800000; seq 1 800000", LineOptions::default()).await;
-    assert!(
-        name == "seq" && matches!(error, CommandError::OutputTooLarge(_)),
-        "{name}: {error}"
-    );
+    let name = over_cap_at(&e, "seq 1 800000; seq 1 800000", LineOptions::default()).await;
+    assert_eq!(name, "seq");
 }
 
 #[tokio::test]

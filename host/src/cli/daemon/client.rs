@@ -63,20 +63,14 @@ fn request(args: &run::Args) -> Result<Request, u8> {
         })
         .collect::<Result<_, u8>>()?;
     Ok(Request {
-        build: workbooks::build_id(),
+        build: workbooks::build_id().into(),
         net_allow: std::env::var("WB_NET_ALLOW").ok(),
         bin: crate::BIN.into(),
         line: args.line.clone(),
         json: args.json,
         stdin: !std::io::stdin().is_terminal(),
-        profile: stage.profile.clone(),
-        caps: stage.caps.clone(),
+        stage: stage.clone(),
         dirs,
-        timeout_ms: stage.timeout,
-        fuel: stage.fuel,
-        memory_mib: stage.memory,
-        tenant: stage.tenant.clone(),
-        env: stage.env.clone(),
     })
 }
 

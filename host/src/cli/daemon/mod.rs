@@ -29,7 +29,7 @@
 pub(crate) mod client;
 pub(crate) mod wire;
 
-use crate::options::{engine_with, parse_env, runtime};
+use crate::options::{engine_with, runtime};
 use crate::{exit, fail, run};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -41,9 +41,7 @@ use wire::{Request, lock, read_frame, write_frame};
 use workbooks::limits::PIPE_CAPACITY;
 use workbooks::pipes::pipe;
 use workbooks::state::Stdin;
-use workbooks::{
-    CapSet, Engine, LineOptions, LineStdout, Opener, Preopen, Profile, SessionOutput, build_id,
-};
+use workbooks::{Engine, LineOptions, LineStdout, Opener, Preopen, SessionOutput, build_id};
 
 /// Lines served at once; past it a client runs its line itself. Each line
 /// holds a worker thread and, per stage, pooled instances (the engine's
@@ -336,42 +334,25 @@ fn options(request: &Request, engine_memory: usize) -> Result<LineOptions, Strin
     if request.net_allow != std::env::var("WB_NET_ALLOW").ok() {
         return Err("the client's WB_NET_ALLOW is not the daemon's".into());
     }
-    Profile::parse(&request.profile).map_err(|e| e.to_string())?;
-    let caps = match &request.caps {
-        None => None,
-        Some(words) => Some(CapSet::parse(words).map_err(|e| e.to_string())?),
-    };
-    let mut dirs = Vec::with_capacity(request.dirs.len());
+    let mut opts = request.stage.line_options()?;
     for (host, guest, read_only) in &request.dirs {
         if !host.is_absolute() {
             return Err(format!("a preopen of a relative path {}", host.display()));
         }
-        dirs.push(Preopen {
+        opts.dirs.push(Preopen {
             host: host.clone(),
             guest: guest.clone(),
             read_only: *read_only,
         });
     }
-    let env = parse_env(&request.env).map_err(|_| "a bad --env".to_string())?;
-    let memory = request.memory_mib.map(|m| m << 20);
-    if memory.is_some_and(|bytes| bytes > engine_memory) {
+    if opts.stage_memory.is_some_and(|bytes| bytes > engine_memory) {
         return Err(format!(
             "--memory {} MiB is over the daemon's {} MiB per instance",
-            request.memory_mib.unwrap_or_default(),
+            request.stage.memory.unwrap_or_default(),
             engine_memory >> 20
         ));
     }
-    Ok(LineOptions {
-        profile: request.profile.clone(),
-        caps,
-        tenant: request.tenant.clone(),
-        dirs,
-        stage_timeout: request.timeout_ms.map(std::time::Duration::from_millis),
-        stage_fuel: request.fuel,
-        stage_memory: memory,
-        env,
-        ..LineOptions::default()
-    })
+    Ok(opts)
 }
 
 /// The client's stdout, across the socket.

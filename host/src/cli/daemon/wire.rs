@@ -11,6 +11,7 @@
 //! code. A client whose stdout was closed says `P`, and the stage writing
 //! it ends as on a closed pipe. A client that goes away cancels its line.
 
+use crate::options::StageArgs;
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -58,15 +59,10 @@ pub(crate) struct Request {
     pub(crate) json: bool,
     /// Whether the client has a stdin to offer (not a terminal).
     pub(crate) stdin: bool,
-    pub(crate) profile: String,
-    pub(crate) caps: Option<String>,
+    /// The stage flags as given, but the preopens.
+    pub(crate) stage: StageArgs,
     /// `(absolute host path, guest path, read-only)`.
     pub(crate) dirs: Vec<(PathBuf, String, bool)>,
-    pub(crate) timeout_ms: Option<u64>,
-    pub(crate) fuel: Option<u64>,
-    pub(crate) memory_mib: Option<usize>,
-    pub(crate) tenant: String,
-    pub(crate) env: Vec<String>,
 }
 
 /// The socket a side shares between its threads.
