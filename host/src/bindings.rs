@@ -2,8 +2,9 @@
 //! always-linked `session-info`; `vfs` and `net`, served in the host
 //! because they move bulk bytes (see their modules); the host primitives
 //! that first-party brokers import (`storage`, `http`, `keys`, `fifo`,
-//! `wire`, `launch`); and the exports the host calls (the shell broker's,
-//! a TCP service's). The other guest-facing interfaces are served by
+//! `wire`, `launch`, `completions`) and the agent component's `tools` and
+//! `telemetry`; and the exports the host calls (the shell broker's, a TCP
+//! service's, the agent's). The other guest-facing interfaces are served by
 //! broker components and have no host binding.
 
 wasmtime::component::bindgen!({
@@ -23,6 +24,8 @@ wasmtime::component::bindgen!({
         "workbooks:host/fifo.pop": async,
         "workbooks:host/fifo.len": async,
         "workbooks:host/http.get": async,
+        "workbooks:host/completions.post": async,
+        "workbooks:host/tools.call": async,
     },
     exports: { default: async },
     with: {

@@ -56,6 +56,13 @@ pub(crate) const GREP: Embedded = Embedded {
     sha256: sha256::GREP,
 };
 
+/// The agent loop (`workbooks:engine/agent`).
+pub(crate) const AGENT: Embedded = Embedded {
+    name: "workbooks:agent",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/agent.wasm")),
+    sha256: sha256::AGENT,
+};
+
 /// upper: stdin uppercased.
 pub(crate) const UPPER: Embedded = Embedded {
     name: "upper",
@@ -79,7 +86,7 @@ fn compute_build_id() -> String {
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(crate::artifact::engine_key().as_bytes());
-    for shipped in [SHELL, WBOX, JQ, GREP, UPPER] {
+    for shipped in [SHELL, WBOX, JQ, GREP, UPPER, AGENT] {
         h.update(shipped.sha256);
     }
     for (_, _, broker) in BROKERS {

@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod agent;
 pub mod artifact;
 mod bindings;
 pub mod cadence;
@@ -48,7 +49,9 @@ pub mod store;
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+pub use agent::{AgentError, AgentOptions, AgentRecord, RunStatus, StepObserver};
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
+pub use cap::llm::{LlmBounds, LlmEndpoint};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use compiler::Compiler;

@@ -141,7 +141,7 @@ pub(crate) fn preopen_all(
 
 /// Checks the preopens of a session under `grant` for an engine homed at
 /// `home`: none at all without `vfs`, and none that contains the home or
-/// lies inside it.
+/// lies inside it, but for an agent run's own workdir.
 fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), PreopenError> {
     let Some(first) = dirs.first() else {
         return Ok(());
@@ -152,7 +152,8 @@ fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), Pr
     let home = resolved(home);
     for dir in dirs {
         let host = resolved(&dir.host);
-        if home.starts_with(&host) || host.starts_with(&home) {
+        let inside = host.starts_with(&home) && !in_run_workdir(&home, &host);
+        if home.starts_with(&host) || inside {
             return Err(PreopenError::ReachesHome {
                 host: dir.host.display().to_string(),
                 home: home.display().to_string(),
@@ -162,9 +163,57 @@ fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), Pr
     Ok(())
 }
 
+/// Whether `host` is an agent run's workdir or inside one
+/// (`<home>/runs/<tenant>/<id>/workdir`): the one part of the home a guest
+/// may be shown, as it holds only what that run's tools wrote. Both paths
+/// are resolved, so no link can make another part look like one.
+fn in_run_workdir(home: &Path, host: &Path) -> bool {
+    use std::path::Component::Normal;
+    let Ok(rest) = host.strip_prefix(home) else {
+        return false;
+    };
+    let parts: Vec<_> = rest.components().collect();
+    matches!(
+        parts.as_slice(),
+        [Normal(runs), Normal(_), Normal(_), Normal(workdir), ..]
+            if *runs == crate::agent::RUNS_DIR && *workdir == crate::agent::WORKDIR
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn of_the_home_only_a_run_workdir_may_be_preopened() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path().canonicalize().unwrap();
+        let grant = Grant::profile("minimal");
+        let dir = |p: &str| Preopen {
+            host: home.join(p),
+            guest: "/".into(),
+            read_only: false,
+        };
+        for ok in ["runs/acme/r1/workdir", "runs/acme/r1/workdir/sub"] {
+            assert!(check_preopens(&home, &grant, &[dir(ok)]).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "runs",
+            "runs/acme",
+            "runs/acme/r1",
+            "runs/acme/r1/record",
+            "db",
+            "cache",
+        ] {
+            assert!(check_preopens(&home, &grant, &[dir(bad)]).is_err(), "{bad}");
+        }
+        // A link inside a workdir pointing back at the home is resolved.
+        let work = home.join("runs/acme/r1/workdir");
+        std::fs::create_dir_all(&work).unwrap();
+        std::os::unix::fs::symlink(&home, work.join("up")).unwrap();
+        assert!(check_preopens(&home, &grant, &[dir("runs/acme/r1/workdir/up")]).is_err());
+    }
 
     #[test]
     fn specs_parse_with_their_modes() {

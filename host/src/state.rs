@@ -211,6 +211,8 @@ pub(crate) struct StoreState {
     pub(crate) browse: BrowseCtx,
     pub(crate) queue: QueueCtx,
     pub(crate) secrets: SecretsCtx,
+    pub(crate) llm: crate::cap::llm::LlmCtx,
+    pub(crate) agent: crate::agent::AgentCtx,
 }
 
 impl StoreState {
@@ -319,6 +321,8 @@ pub(crate) struct StoreHost<'a> {
     pub(crate) cadence: &'a Arc<Cadence>,
     /// The signing keys (`secrets`).
     pub(crate) keyring: &'a Arc<Keyring>,
+    /// The operator's model endpoint, when one is configured.
+    pub(crate) llm: Option<&'a Arc<crate::cap::llm::LlmService>>,
     /// The session tenant's network reach.
     pub(crate) access: NetAccess,
     /// The session's memory cap.
@@ -460,6 +464,10 @@ pub(crate) fn new_store(
     let browse = BrowseCtx {
         access: has(Cap::Browse).then(|| access.clone()),
     };
+    let mut llm = crate::cap::llm::LlmCtx::default();
+    if has(Cap::Llm) {
+        llm = crate::cap::llm::LlmCtx::new(host.llm.cloned(), opts.tenant.clone(), cadence.clone());
+    }
     let launch = launch_for(&host, grant, opts);
 
     let profile = grant.profile.effective;
@@ -482,6 +490,8 @@ pub(crate) fn new_store(
         browse,
         queue,
         secrets,
+        llm,
+        agent: Default::default(),
     };
     let store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;
     Ok((store, captured))

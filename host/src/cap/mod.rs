@@ -7,6 +7,7 @@
 pub(crate) mod browse;
 pub(crate) mod kv;
 pub(crate) mod launch;
+pub mod llm;
 pub(crate) mod net;
 pub(crate) mod net_types;
 pub(crate) mod queue;

@@ -4,6 +4,7 @@
 //! print one line on stderr (`wbx: <kind>: <message>`) and exit with a code
 //! from [`exit`], distinct per kind and documented in the README.
 
+mod agent;
 mod audit;
 mod command;
 mod conformance;
@@ -79,6 +80,9 @@ enum Command {
     Net(net::NetCommand),
     /// Fetch a URL through the broker (the SSRF floor, pinning, caps).
     Fetch(net::FetchArgs),
+    /// Run the agent loop (the model at WB_LLM_BASE_URL, key WB_LLM_API_KEY).
+    #[command(subcommand)]
+    Agent(agent::AgentCommand),
     /// Manage the host's signing secrets.
     #[command(subcommand)]
     Secret(secret::SecretCommand),
@@ -135,6 +139,7 @@ fn main() -> ExitCode {
         Command::Net(cmd) => net::check(cmd, home),
         Command::Fetch(args) => net::fetch(args, home),
         Command::Secret(cmd) => secret::run(cmd, home),
+        Command::Agent(cmd) => agent::run(cmd, home),
         Command::Serve(args) => serve::run(args, home),
         Command::Vfs(cmd) => vfs::run(cmd, home),
     };

@@ -156,6 +156,7 @@ pub(crate) fn engine_with(
     let mut builder = workbooks::Engine::builder()
         .home(home)
         .net_allow(allow)
+        .llm(llm_endpoint())
         .pooling(pooling);
     if let Some(bytes) = memory {
         builder = builder.max_memory(bytes.max(workbooks::Profile::Posix.memory_bytes()));
@@ -169,6 +170,23 @@ pub(crate) fn engine_with(
     let _ = KEEP.set(engine.clone());
     Ok(engine)
 }
+
+/// The OpenAI-compatible endpoint from the environment: `WB_LLM_BASE_URL`
+/// (OpenRouter's by default), the key from `WB_LLM_API_KEY` or
+/// `OPENROUTER_API_KEY`, the model from `WB_LLM_MODEL`.
+pub(crate) fn llm_endpoint() -> workbooks::LlmEndpoint {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let base = var("WB_LLM_BASE_URL").unwrap_or_else(|| DEFAULT_LLM_BASE_URL.into());
+    let key = var("WB_LLM_API_KEY").or_else(|| var("OPENROUTER_API_KEY"));
+    let model = var("WB_LLM_MODEL").unwrap_or_else(|| DEFAULT_LLM_MODEL.into());
+    workbooks::LlmEndpoint::new(&base, key, model)
+}
+
+/// The endpoint when `WB_LLM_BASE_URL` is not set.
+const DEFAULT_LLM_BASE_URL: &str = "https://openrouter.ai/api/v1";
+
+/// The model when `WB_LLM_MODEL` is not set.
+const DEFAULT_LLM_MODEL: &str = "xiaomi/mimo-v2.5";
 
 /// A current-thread runtime, or the exit code of the failure.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, u8> {

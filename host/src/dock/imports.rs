@@ -37,6 +37,9 @@ pub enum Lane {
     /// response through the `wasi:http/types` values, so those are linked
     /// for every grant; outbound `wasi:http` still needs `net`.
     HttpHandler,
+    /// The agent component (`guests/agent`): the host's `tools` and
+    /// `telemetry` of one run are linked for it, and for nothing else.
+    Agent,
 }
 
 /// The caps whose brokers a host primitive serves: a broker of one of
@@ -85,8 +88,18 @@ fn unversioned(name: &str) -> &str {
 pub fn classify_on(lane: Lane, name: &str) -> Need {
     match classify(name) {
         Need::Cap(Cap::Net) if lane == Lane::HttpHandler && is_http_types(name) => Need::Base,
+        Need::HostPrimitive if lane == Lane::Agent && is_agent_primitive(name) => Need::Base,
         need => need,
     }
+}
+
+/// Whether `name` is the agent lane's `tools` or `telemetry`, at any
+/// version.
+fn is_agent_primitive(name: &str) -> bool {
+    matches!(
+        unversioned(name),
+        "workbooks:host/tools" | "workbooks:host/telemetry"
+    )
 }
 
 /// Whether `name` is `wasi:http/types` at any version.
@@ -206,7 +219,7 @@ pub fn classify(name: &str) -> Need {
         }
         "wasi:sockets" if wasi_02 => Need::Cap(Cap::Net),
         "workbooks:engine" if engine_01 => match iface {
-            "session-info" | "command-types" | "net-types" => Need::Base,
+            "session-info" | "command-types" | "net-types" | "llm-types" => Need::Base,
             word => Cap::from_word(word).map_or(Need::Unknown, Need::Cap),
         },
         _ => Need::Unknown,

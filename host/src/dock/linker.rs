@@ -57,10 +57,15 @@ pub(crate) fn link(
             table: &mut s.table,
         })?;
     }
+    if lane == Lane::Agent {
+        crate::agent::add_to_linker(l, |s| &mut s.agent)?;
+    }
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
-    // Types shared by commands, exec and shell: no functions, no reach.
+    // Types shared by commands, exec and shell, by the network caps, and
+    // by llm and the agent loop: no functions, no reach.
     l.instance("workbooks:engine/command-types@0.1.0")?;
     l.instance("workbooks:engine/net-types@0.1.0")?;
+    l.instance("workbooks:engine/llm-types@0.1.0")?;
     for c in caps.iter() {
         match c {
             Cap::Vfs => cap::vfs::add_to_linker(l, |s| &mut s.vfs)?,
@@ -75,10 +80,11 @@ pub(crate) fn link(
                 cap::net::add_to_linker(l, |s| &mut s.net, StoreState::http, StoreState::lookup)?
             }
             Cap::Browse => cap::browse::add_to_linker(l, |s| &mut s.browse)?,
-            // No component-lane binding: llm and parallel are not served by
-            // this engine (docking refuses their imports by name); posix
-            // binds nothing in the component lane by design.
-            Cap::Llm | Cap::Posix | Cap::Parallel => {}
+            Cap::Llm => cap::llm::add_to_linker(l, |s| &mut s.llm)?,
+            // No component-lane binding: parallel is not served by this
+            // engine (docking refuses its imports by name); posix binds
+            // nothing in the component lane by design.
+            Cap::Posix | Cap::Parallel => {}
         }
     }
     Ok(linker)

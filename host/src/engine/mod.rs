@@ -104,6 +104,7 @@ pub struct EngineBuilder {
     max_memory: usize,
     brokers: Vec<(Cap, Vec<u8>)>,
     compiler: Compiler,
+    llm: Option<crate::cap::llm::LlmEndpoint>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -135,6 +136,7 @@ impl Default for EngineBuilder {
             max_memory: crate::policy::Profile::Posix.memory_bytes(),
             brokers: Vec::new(),
             compiler: Compiler::default(),
+            llm: None,
         }
     }
 }
@@ -245,6 +247,13 @@ impl EngineBuilder {
         self
     }
 
+    /// The OpenAI-compatible endpoint behind the `llm` cap (and the agent
+    /// loop). Without one, `llm` calls fail as not configured.
+    pub fn llm(mut self, endpoint: crate::cap::llm::LlmEndpoint) -> Self {
+        self.llm = Some(endpoint);
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, EngineError> {
         if self.compiler == Compiler::InProcess && !Compiler::in_process_available() {
@@ -298,6 +307,9 @@ impl EngineBuilder {
         );
         let tls =
             crate::egress::capped_http::tls_config(&self.tls_roots).map_err(EngineError::Config)?;
+        let llm = self
+            .llm
+            .map(|e| Arc::new(crate::cap::llm::LlmService::new(e, tls.clone())));
         let http = Arc::new(HttpClient::new(guard, tls));
         let keyring = Arc::new(Keyring::new(
             Some(home.join(crate::cap::secrets::keyring::SECRETS_DIR)),
@@ -319,6 +331,7 @@ impl EngineBuilder {
                 process_slots: Arc::default(),
                 wbx,
                 http,
+                llm,
                 keyring,
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
@@ -350,6 +363,7 @@ struct Inner {
     process_slots: Arc<Slots>,
     wbx: Option<PathBuf>,
     http: Arc<HttpClient>,
+    llm: Option<Arc<crate::cap::llm::LlmService>>,
     keyring: Arc<Keyring>,
     net_max_body: usize,
     net_timeout: Duration,
@@ -536,6 +550,7 @@ impl Engine {
             storage: &self.inner.storage,
             cadence: &self.inner.cadence,
             keyring: &self.inner.keyring,
+            llm: self.inner.llm.as_ref(),
             access: self.net_access(&opts.tenant),
             memory: self.memory_cap(opts.memory, grant.profile.effective),
             launcher: &launcher,

@@ -215,3 +215,69 @@ pub const SERVE_MAX_CONNECTIONS_PER_CLIENT: usize = 32;
 /// keep-alive connection is kept, by default: a client trickling header
 /// lines is cut off here.
 pub const SERVE_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+// ---- llm and the agent loop ----------------------------------------------
+
+/// Wall-clock budget of one chat/completions request, by default: a model
+/// that stops answering is cut off here.
+pub const LLM_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Times a transient failure (408, 409, 429 other than a spent quota, 5xx,
+/// a timeout, a broken connection) is retried, by default.
+pub const LLM_RETRIES: u32 = 2;
+
+/// The whole completion, retries included, by default:
+/// `(retries + 1) × 120 s + 15 s`. An HTTP client whose own timeout does
+/// not fire cannot hold a run past it.
+pub const LLM_HARD_DEADLINE: Duration = Duration::from_secs(375);
+
+/// The longest `Retry-After` honoured; a longer one is cut to this.
+pub const LLM_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// The wait before a retry when the endpoint gives no `Retry-After`.
+pub const LLM_RETRY_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Bytes of one chat/completions request the host sends: stops a broker
+/// from making the host buffer a transcript without bound.
+pub const LLM_MAX_REQUEST_BYTES: usize = 8 << 20;
+
+/// Bytes of one chat/completions reply the host reads.
+pub const LLM_MAX_REPLY_BYTES: usize = 8 << 20;
+
+/// Wall-clock budget of one agent tool call, by default; past it the call
+/// is killed and the model reads that it was.
+pub const AGENT_TOOL_TIMEOUT: Duration = Duration::from_secs(150);
+
+/// Model turns of an agent run, by default (`wbx agent run`).
+pub const AGENT_MAX_STEPS: u32 = 12;
+
+/// Model turns of a run started over HTTP, by default.
+pub const AGENT_API_MAX_STEPS: u32 = 40;
+
+/// Characters of a tool's output the model reads back.
+pub const AGENT_TOOL_OUTPUT_CHARS: u32 = 4000;
+
+/// Characters of a tool's output kept in `_steps.jsonl`.
+pub const AGENT_STEP_LOG_CHARS: usize = 200;
+
+/// Characters of a tool's output kept in `events.org`.
+pub const AGENT_EVENTS_ORG_CHARS: usize = 300;
+
+/// Tool calls one model turn may make; the rest are answered with an
+/// error. Stops a turn from queueing unbounded work.
+pub const AGENT_MAX_CALLS_PER_TURN: usize = 16;
+
+/// Wall-clock budget of the agent component itself, however it spends its
+/// steps: each model turn and tool call has its own bound, and this stops
+/// a run from outliving any caller.
+pub const AGENT_RUN_DEADLINE: Duration = Duration::from_secs(6 * 3600);
+
+/// Fuel of the agent component for a whole run: the loop only builds and
+/// reads transcripts.
+pub const AGENT_FUEL: u64 = 50_000_000_000;
+
+/// Bytes `vfs_read` returns from one file.
+pub const AGENT_VFS_READ_BYTES: u64 = 1 << 20;
+
+/// Bytes `vfs_write` writes in one call.
+pub const AGENT_VFS_WRITE_BYTES: usize = 8 << 20;

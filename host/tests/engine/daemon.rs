@@ -36,6 +36,9 @@ impl Daemon {
             .env("WB_HOME", home.path())
             .env("WB_LOG", "info")
             .env_remove("WB_NET_ALLOW")
+            .envs(LLM_ENV)
+            .env_remove("WB_LLM_API_KEY")
+            .env_remove("OPENROUTER_API_KEY")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -77,6 +80,9 @@ fn wbx(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
         .env_remove("WB_LOG")
         .env_remove("WB_NET_ALLOW")
         .env_remove("WB_DAEMON")
+        .envs(LLM_ENV)
+        .env_remove("WB_LLM_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -233,9 +239,16 @@ fn answer(home: &Path, bytes: &[u8]) -> Option<(u8, String)> {
     Some((head[0], String::from_utf8_lossy(&payload).into_owned()))
 }
 
+/// The model endpoint every daemon and client here is given.
+const LLM_ENV: [(&str, &str); 2] = [
+    ("WB_LLM_BASE_URL", "http://127.0.0.1:9/v1"),
+    ("WB_LLM_MODEL", "daemon-model"),
+];
+
 fn request(build: &str, dir: &str) -> Vec<u8> {
+    let llm = workbooks::LlmEndpoint::new(LLM_ENV[0].1, None, LLM_ENV[1].1).fingerprint();
     let json = serde_json::json!({
-        "build": build, "net_allow": null, "bin": "wbx", "line": "true",
+        "build": build, "net_allow": null, "llm": llm, "bin": "wbx", "line": "true",
         "json": false, "stdin": false, "dirs": [[dir, "/d", false]],
         "stage": {
             "profile": "posix", "caps": null, "timeout": null, "fuel": null,
@@ -337,6 +350,23 @@ fn a_client_with_another_net_allow_runs_the_line_itself() {
     assert_eq!(text(&out.stdout), "mine\n");
     assert_eq!(d.served(), 0);
     assert!(d.log().contains("WB_NET_ALLOW is not the daemon's"));
+}
+
+#[test]
+fn a_client_with_another_model_endpoint_runs_the_line_itself() {
+    let d = Daemon::start();
+    let out = client(
+        d.home(),
+        &["run", "echo mine"],
+        b"",
+        &[("WB_LLM_MODEL", "another/model")],
+    );
+    assert_eq!(text(&out.stdout), "mine\n");
+    assert_eq!(d.served(), 0);
+    assert!(
+        d.log()
+            .contains("model endpoint (WB_LLM_*) is not the daemon's")
+    );
 }
 
 #[test]

@@ -294,7 +294,9 @@ async fn info_says_which_granted_caps_bind_nothing() {
         info.notes
     );
     assert!(
-        info.notes.iter().any(|n| n.starts_with("llm: not served")),
+        info.notes
+            .iter()
+            .any(|n| n.starts_with("parallel: not served")),
         "{:?}",
         info.notes
     );

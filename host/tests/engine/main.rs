@@ -11,6 +11,7 @@ macro_rules! assert_test_exists {
     };
 }
 
+mod agent;
 mod brokers;
 mod cli;
 mod commands;
@@ -22,6 +23,7 @@ mod exec;
 mod instance;
 mod kv;
 mod limits;
+mod model_server;
 mod modules;
 mod net;
 mod pipe;

@@ -493,3 +493,59 @@ async fn revocation_stops_a_principal_mid_session_and_rate_limits_cut_it_off() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("NetError::Revoked"));
     assert!(e.cadence().audit().summary().counts.contains_key("revoked"));
 }
+
+/// A guest granted `llm` asks the operator's model through the llm broker
+/// (the key added by the host); below `network`, or narrowed without
+/// `llm`, the import is refused by name.
+#[tokio::test]
+async fn net_llm() {
+    use crate::agent::{KEY, engine_for, quick_bounds};
+    use crate::model_server::{self, text};
+    use workbooks::{Cap, CapSet, DockError};
+    let server = model_server::start(vec![text("forty-two")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let engine = engine_for(home.path(), &server, quick_bounds());
+    let probe = Artifact::from_file(NET_LLM).unwrap();
+    let docked = engine.dock(&probe, &Grant::profile("network")).unwrap();
+    let mut opts = SessionOptions::new("asker", "acme");
+    opts.args = vec!["six times seven?".into(), "picked-model".into()];
+    let out = engine.run(&docked, opts).await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "answer: forty-two\n");
+    let seen = server.requests();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].body["model"], "picked-model");
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+    assert_eq!(seen[0].messages()[0]["content"], "six times seven?");
+    assert!(
+        docked
+            .receipt()
+            .brokers
+            .iter()
+            .any(|b| b.name == "workbooks:llm-broker")
+    );
+    // Below network, or narrowed without llm, the import is refused by name.
+    let narrowed = Grant::narrowed("network", CapSet::of(&[Cap::Net])).unwrap();
+    for grant in [
+        Grant::profile("minimal"),
+        Grant::profile("compute"),
+        narrowed,
+    ] {
+        match engine.dock(&probe, &grant) {
+            Err(DockError::NotGranted {
+                cap: Cap::Llm,
+                interface,
+                ..
+            }) => {
+                assert!(
+                    interface.starts_with("workbooks:engine/llm@"),
+                    "{interface}"
+                )
+            }
+            other => panic!("{grant:?}: {other:?}"),
+        }
+    }
+    assert_eq!(server.requests().len(), 1);
+}

@@ -65,6 +65,7 @@ fn request(args: &run::Args) -> Result<Request, u8> {
     Ok(Request {
         build: workbooks::build_id().into(),
         net_allow: std::env::var("WB_NET_ALLOW").ok(),
+        llm: crate::options::llm_endpoint().fingerprint(),
         bin: crate::BIN.into(),
         line: args.line.clone(),
         json: args.json,

@@ -334,6 +334,9 @@ fn options(request: &Request, engine_memory: usize) -> Result<LineOptions, Strin
     if request.net_allow != std::env::var("WB_NET_ALLOW").ok() {
         return Err("the client's WB_NET_ALLOW is not the daemon's".into());
     }
+    if request.llm != crate::options::llm_endpoint().fingerprint() {
+        return Err("the client's model endpoint (WB_LLM_*) is not the daemon's".into());
+    }
     let mut opts = request.stage.line_options()?;
     for (host, guest, read_only) in &request.dirs {
         if !host.is_absolute() {

@@ -53,6 +53,9 @@ pub(crate) struct Request {
     pub(crate) build: String,
     /// The client's `WB_NET_ALLOW`; the daemon serves its own only.
     pub(crate) net_allow: Option<String>,
+    /// The fingerprint of the client's model endpoint (`WB_LLM_*`); the
+    /// daemon serves its own only.
+    pub(crate) llm: String,
     /// The client binary's name, which starts its messages.
     pub(crate) bin: String,
     pub(crate) line: String,

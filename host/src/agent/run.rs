@@ -1,0 +1,334 @@
+//! One agent run: dock the loop, give it its tools, call it, write the
+//! trace.
+
+use super::AgentCtx;
+use super::tools::{Ran, Toolbox};
+use super::trace::{self, StepEvent, StepLog, TurnEvent};
+use crate::bindings::exports::workbooks::engine::agent::{
+    GuestIndices, RunOptions, RunStatus as WitStatus,
+};
+use crate::bindings::workbooks::engine::llm_types::ToolCall;
+use crate::dock::{DockError, Lane};
+use crate::engine::Engine;
+use crate::limits::{
+    AGENT_FUEL, AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_RUN_DEADLINE,
+    AGENT_TOOL_OUTPUT_CHARS, AGENT_TOOL_TIMEOUT, Deadline,
+};
+use crate::policy::{Cap, CapSet, Grant, PolicyError};
+use crate::state::{SessionError, SessionOptions};
+use crate::store::{StorageError, validate_name};
+use serde::Serialize;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// The model answered without calling a tool.
+    Finished,
+    /// The model called `done`.
+    Done,
+    /// The step budget ran out.
+    Stopped,
+    /// The model could not be asked, or the loop itself failed.
+    Failed,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// The system prompt.
+    pub system: String,
+    /// The task.
+    pub task: String,
+    /// The model; the endpoint's default when `None`.
+    pub model: Option<String>,
+    /// Model turns at most (12 by default).
+    pub max_steps: u32,
+    /// The sampling temperature (0.4 by default).
+    pub temperature: Option<f32>,
+    /// The agent's name, stamped on every step event.
+    pub agent: String,
+    /// The tenant the run and its tools act as.
+    pub tenant: String,
+    /// The run's id; a fresh one when `None`.
+    pub id: Option<String>,
+    /// The working dir; `<home>/runs/<tenant>/<id>/workdir` when `None`.
+    pub workdir: Option<PathBuf>,
+    /// The bound of one tool call (150 s by default).
+    pub tool_timeout: Duration,
+    /// Called with each step event as the host writes it (a live view).
+    pub on_step: Option<StepObserver>,
+}
+
+/// A callback for step events, as they happen.
+#[derive(Clone)]
+pub struct StepObserver(pub std::sync::Arc<dyn Fn(&StepEvent) + Send + Sync>);
+
+impl std::fmt::Debug for StepObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StepObserver")
+    }
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        Self {
+            system: String::new(),
+            task: String::new(),
+            model: None,
+            max_steps: AGENT_MAX_STEPS,
+            temperature: Some(0.4),
+            agent: "agent".into(),
+            tenant: "default".into(),
+            id: None,
+            workdir: None,
+            tool_timeout: AGENT_TOOL_TIMEOUT,
+            on_step: None,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentRecord {
+    /// The run's id.
+    pub id: String,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Model turns that called tools.
+    pub steps: u32,
+    /// The result: the model's text, `done`'s argument, or the
+    /// `stopped: …` / `error: …` line.
+    pub result: String,
+    /// The working dir (holding `_steps.jsonl` and `events.org`).
+    pub workdir: PathBuf,
+    /// The tools the run had.
+    pub tools: Vec<String>,
+    /// Every tool call, in order.
+    pub events: Vec<StepEvent>,
+    /// Every model turn, in order.
+    pub turns: Vec<TurnEvent>,
+    /// The first trace write that failed, if any (the run went on).
+    pub trace_error: Option<String>,
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The tenant or run id is not a valid name.
+    #[error(transparent)]
+    Name(#[from] StorageError),
+    /// The grant could not be formed (a host bug).
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The agent component could not be docked.
+    #[error("agent: {0}")]
+    Dock(#[from] DockError),
+    /// The store could not be set up.
+    #[error("agent: {0}")]
+    Session(#[from] SessionError),
+    /// The working dir could not be made.
+    #[error("agent workdir {path}: {error}")]
+    Workdir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+/// The run a store serves: its tools and the trace so far.
+pub(crate) struct RunCtx {
+    pub(crate) toolbox: Toolbox,
+    pub(crate) agent: String,
+    pub(crate) events: Vec<StepEvent>,
+    pub(crate) turns: Vec<TurnEvent>,
+    pub(crate) log: StepLog,
+    pub(crate) on_step: Option<StepObserver>,
+    /// Calls made in the current step: (step, count).
+    calls: (u32, usize),
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// A fresh run id: the time and 48 random bits.
+fn fresh_id() -> String {
+    let mut bytes = [0u8; 6];
+    let _ = getrandom::fill(&mut bytes);
+    format!("{}-{}", unix_now(), hex::encode(bytes))
+}
+
+/// How a bound is written to the model: whole seconds when it is one.
+fn written(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+impl RunCtx {
+    /// Runs one call of `step` within its bound and records it.
+    pub(crate) async fn call(&mut self, step: u32, call: ToolCall) -> Ran {
+        if self.calls.0 != step {
+            self.calls = (step, 0);
+        }
+        self.calls.1 += 1;
+        let parsed: Option<Value> = serde_json::from_str(&call.arguments).ok();
+        let args = parsed
+            .clone()
+            .unwrap_or_else(|| Value::String(call.arguments.clone()));
+        let start = Instant::now();
+        let ran = if self.calls.1 > AGENT_MAX_CALLS_PER_TURN {
+            Ran::failed(format!(
+                "tool error: more than {AGENT_MAX_CALLS_PER_TURN} tool calls in one turn; {} was not run",
+                call.name
+            ))
+        } else {
+            let bound = self.toolbox.tool_timeout;
+            let work = self
+                .toolbox
+                .run(&call.name, parsed.as_ref().unwrap_or(&Value::Null));
+            match tokio::time::timeout(bound, work).await {
+                Ok(ran) => ran,
+                Err(_) => Ran::failed(format!(
+                    "tool error: {} timed out after {} (killed)",
+                    call.name,
+                    written(bound)
+                )),
+            }
+        };
+        let event = StepEvent {
+            step,
+            agent: self.agent.clone(),
+            tool: call.name,
+            args,
+            output: trace::clip(&ran.output, AGENT_TOOL_OUTPUT_CHARS as usize),
+            exit_code: ran.exit_code,
+            error: ran.error.clone(),
+            dur_ms: start.elapsed().as_millis() as u64,
+            ts: unix_now(),
+        };
+        self.log.append(&event);
+        if let Some(observer) = &self.on_step {
+            (observer.0)(&event);
+        }
+        self.events.push(event);
+        ran
+    }
+}
+
+impl Engine {
+    /// Runs the agent loop for `opts`. Every way a run can end is a
+    /// record (a failed model turn is `status: failed` with an `error: …`
+    /// result); only a run that cannot start is an error.
+    pub async fn run_agent(&self, opts: AgentOptions) -> Result<AgentRecord, AgentError> {
+        validate_name("tenant", &opts.tenant)?;
+        let id = opts.id.clone().unwrap_or_else(fresh_id);
+        validate_name("run", &id)?;
+        let workdir = opts.workdir.clone().unwrap_or_else(|| {
+            self.home()
+                .join(super::RUNS_DIR)
+                .join(&opts.tenant)
+                .join(&id)
+                .join(super::WORKDIR)
+        });
+        let made = std::fs::create_dir_all(&workdir).and_then(|()| workdir.canonicalize());
+        let workdir = made.map_err(|error| AgentError::Workdir {
+            path: workdir.clone(),
+            error,
+        })?;
+        let grant = Grant::narrowed("network", CapSet::of(&[Cap::Llm]))?;
+        let docked = self.dock_on(&crate::embedded::AGENT.artifact(), &grant, Lane::Agent)?;
+        let pre = docked
+            .component()
+            .ok_or_else(|| DockError::Link("the agent is not a component".into()))?;
+        let indices = GuestIndices::new(pre)
+            .map_err(|e| DockError::Link(format!("the agent does not export agent: {e:#}")))?;
+        let mut session = SessionOptions::new(id.clone(), opts.tenant.clone());
+        session.fuel = Some(AGENT_FUEL);
+        let (mut store, _) = self.new_store(&grant, &session)?;
+        store.data_mut().deadline = Deadline::after(AGENT_RUN_DEADLINE);
+        let tools = super::tools::base_tools();
+        let tool_names = tools.iter().map(|t| t.name.to_string()).collect();
+        store.data_mut().agent = AgentCtx {
+            run: Some(Box::new(RunCtx {
+                toolbox: Toolbox {
+                    engine: self.clone(),
+                    tenant: opts.tenant.clone(),
+                    run_id: id.clone(),
+                    workdir: workdir.clone(),
+                    tool_timeout: opts.tool_timeout,
+                },
+                agent: opts.agent.clone(),
+                events: Vec::new(),
+                turns: Vec::new(),
+                log: StepLog::new(&workdir),
+                on_step: opts.on_step.clone(),
+                calls: (0, 0),
+            })),
+        };
+        let options = RunOptions {
+            model: opts.model.clone(),
+            max_steps: opts.max_steps,
+            temperature: opts.temperature,
+            max_tool_output: AGENT_TOOL_OUTPUT_CHARS,
+        };
+        let called = async {
+            let instance = pre.instantiate_async(&mut store).await?;
+            let agent = indices.load(&mut store, &instance)?;
+            agent
+                .call_run(&mut store, &opts.system, &opts.task, &options)
+                .await
+        }
+        .await;
+        let (status, steps, result) = match called {
+            Ok(r) => {
+                let status = match r.status {
+                    WitStatus::Finished => RunStatus::Finished,
+                    WitStatus::Done => RunStatus::Done,
+                    WitStatus::Stopped => RunStatus::Stopped,
+                    WitStatus::Failed => RunStatus::Failed,
+                };
+                (status, r.steps, r.result)
+            }
+            Err(e) => {
+                let why = crate::run::classify(e, store.data(), Some(AGENT_FUEL));
+                let steps = store
+                    .data()
+                    .agent
+                    .run
+                    .as_ref()
+                    .map_or(0, |r| r.turns.len() as u32);
+                (RunStatus::Failed, steps, format!("error: agent: {why}"))
+            }
+        };
+        let run = store.data_mut().agent.run.take();
+        let (events, turns, mut trace_error) = match run {
+            Some(r) => (r.events, r.turns, r.log.failure),
+            None => (Vec::new(), Vec::new(), None),
+        };
+        let org = trace::events_org(&opts.agent, &events, &result);
+        if let Err(e) = std::fs::write(workdir.join("events.org"), org) {
+            trace_error.get_or_insert(format!("events.org: {e}"));
+        }
+        Ok(AgentRecord {
+            id,
+            status,
+            steps,
+            result,
+            workdir,
+            tools: tool_names,
+            events,
+            turns,
+            trace_error,
+        })
+    }
+}

@@ -1,0 +1,229 @@
+//! The tools an agent run may call, and how the host runs each.
+//!
+//! Base tools for every run: `shell`, `vfs_read`, `vfs_write`,
+//! `file_issue`, `done`. `git`, `publish` and `image` need the exec grant,
+//! which only the host could give and no run holds yet; each answers
+//! `<tool> not permitted (no exec capability)`. No tool runs a host
+//! command line: `shell` is the in-sandbox pipe shell over the engine's
+//! commands, with the workdir as its only directory.
+
+use super::workdir::{ESCAPES, confine};
+use crate::engine::Engine;
+use crate::limits::{AGENT_VFS_READ_BYTES, AGENT_VFS_WRITE_BYTES};
+use crate::policy::{Cap, CapSet};
+use crate::preopen::Preopen;
+use crate::shell::LineOptions;
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Tools only a host grant can give a run.
+pub(crate) const EXEC_ONLY: [&str; 3] = ["git", "publish", "image"];
+
+/// A tool's definition: name, description, JSON schema of its arguments.
+pub(crate) struct ToolDef {
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) parameters: Value,
+}
+
+fn string_args(args: &[(&str, &str)]) -> Value {
+    let props: serde_json::Map<String, Value> = args
+        .iter()
+        .map(|(k, d)| (k.to_string(), json!({"type": "string", "description": d})))
+        .collect();
+    let required: Vec<&str> = args.iter().map(|(k, _)| *k).collect();
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+/// The base tools, in the order the model is shown them.
+pub(crate) fn base_tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef {
+            name: "shell",
+            description: "Run a pipeline in the sandboxed pipe shell (coreutils, jq, grep; | ; && || and redirections) in your working dir. No host processes.",
+            parameters: string_args(&[("pipeline", "the command line")]),
+        },
+        ToolDef {
+            name: "vfs_read",
+            description: "Read a file of your working dir.",
+            parameters: string_args(&[("path", "a path inside your working dir")]),
+        },
+        ToolDef {
+            name: "vfs_write",
+            description: "Write a file of your working dir (replacing it).",
+            parameters: string_args(&[
+                ("path", "a path inside your working dir"),
+                ("content", "the whole new content"),
+            ]),
+        },
+        ToolDef {
+            name: "file_issue",
+            description: "File an issue when your tools fall short, then carry on.",
+            parameters: string_args(&[
+                ("title", "a short title"),
+                ("need", "what you needed"),
+                ("tried", "what you tried"),
+            ]),
+        },
+        ToolDef {
+            name: "done",
+            description: "Finish the run with this result.",
+            parameters: string_args(&[("result", "the result")]),
+        },
+    ]
+}
+
+/// What one call produced, before it becomes the model's text.
+pub(crate) struct Ran {
+    pub(crate) output: String,
+    pub(crate) exit_code: i32,
+    pub(crate) error: Option<String>,
+    /// The `done` tool's result.
+    pub(crate) finished: Option<String>,
+}
+
+impl Ran {
+    fn ok(output: String) -> Self {
+        Self {
+            output,
+            exit_code: 0,
+            error: None,
+            finished: None,
+        }
+    }
+
+    pub(crate) fn failed(message: String) -> Self {
+        Self {
+            output: message.clone(),
+            exit_code: 1,
+            error: Some(message),
+            finished: None,
+        }
+    }
+}
+
+/// What a run's tools reach.
+pub(crate) struct Toolbox {
+    pub(crate) engine: Engine,
+    pub(crate) tenant: String,
+    pub(crate) run_id: String,
+    pub(crate) workdir: PathBuf,
+    pub(crate) tool_timeout: Duration,
+}
+
+/// The string argument `key`, or the error the model reads.
+fn arg<'a>(tool: &str, args: &'a Value, key: &str) -> Result<&'a str, Ran> {
+    args.get(key).and_then(Value::as_str).ok_or_else(|| {
+        Ran::failed(format!(
+            "{tool} error: required arg `{key}` missing or not a string"
+        ))
+    })
+}
+
+impl Toolbox {
+    /// Runs tool `name` with `args` (already parsed; `Null` when the model
+    /// wrote no JSON object).
+    pub(crate) async fn run(&self, name: &str, args: &Value) -> Ran {
+        let got = match name {
+            "shell" => self.shell(args).await,
+            "vfs_read" => self.vfs_read(args),
+            "vfs_write" => self.vfs_write(args),
+            "file_issue" => self.file_issue(args),
+            "done" => arg("done", args, "result").map(|r| Ran {
+                finished: Some(r.to_string()),
+                ..Ran::ok(r.to_string())
+            }),
+            // No run holds the exec grant in this engine yet.
+            n if EXEC_ONLY.contains(&n) => Err(Ran::failed(format!(
+                "{n} not permitted (no exec capability)"
+            ))),
+            other => Err(Ran::failed(format!("tool error: unknown tool `{other}`"))),
+        };
+        got.unwrap_or_else(|e| e)
+    }
+
+    async fn shell(&self, args: &Value) -> Result<Ran, Ran> {
+        let pipeline = arg("shell", args, "pipeline")?;
+        let opts = LineOptions {
+            profile: "minimal".into(),
+            caps: Some(CapSet::of(&[Cap::Vfs, Cap::Commands])),
+            tenant: self.tenant.clone(),
+            session_id: self.run_id.clone(),
+            dirs: vec![Preopen {
+                host: self.workdir.clone(),
+                guest: "/".into(),
+                read_only: false,
+            }],
+            ..LineOptions::default()
+        };
+        match self.engine.run_line(pipeline, opts).await {
+            Ok(out) => {
+                let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+                text.push_str(&String::from_utf8_lossy(&out.stderr));
+                Ok(Ran {
+                    output: text,
+                    exit_code: out.exit,
+                    error: None,
+                    finished: None,
+                })
+            }
+            Err(e) => Err(Ran::failed(format!("shell error: {e}"))),
+        }
+    }
+
+    fn vfs_read(&self, args: &Value) -> Result<Ran, Ran> {
+        let path = arg("vfs_read", args, "path")?;
+        let at = confine(&self.workdir, path).ok_or_else(|| Ran::failed(ESCAPES.into()))?;
+        let mut bytes = Vec::new();
+        std::fs::File::open(&at)
+            .and_then(|f| f.take(AGENT_VFS_READ_BYTES).read_to_end(&mut bytes))
+            .map_err(|e| Ran::failed(format!("vfs_read error: {path}: {e}")))?;
+        Ok(Ran::ok(String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    fn vfs_write(&self, args: &Value) -> Result<Ran, Ran> {
+        let path = arg("vfs_write", args, "path")?;
+        let content = arg("vfs_write", args, "content")?;
+        if content.len() > AGENT_VFS_WRITE_BYTES {
+            return Err(Ran::failed(format!(
+                "vfs_write error: content is over {AGENT_VFS_WRITE_BYTES} bytes"
+            )));
+        }
+        let at = confine(&self.workdir, path).ok_or_else(|| Ran::failed(ESCAPES.into()))?;
+        let written = match at.parent() {
+            Some(dir) => std::fs::create_dir_all(dir),
+            None => Ok(()),
+        }
+        .and_then(|()| {
+            // Created directories were checked too: none may be a link.
+            confine(&self.workdir, path)
+                .map(|_| ())
+                .ok_or_else(|| std::io::Error::other("path escapes"))
+        })
+        .and_then(|()| std::fs::write(&at, content));
+        written.map_err(|e| Ran::failed(format!("vfs_write error: {path}: {e}")))?;
+        Ok(Ran::ok(format!("wrote {} bytes to {path}", content.len())))
+    }
+
+    fn file_issue(&self, args: &Value) -> Result<Ran, Ran> {
+        let title = arg("file_issue", args, "title")?;
+        let need = arg("file_issue", args, "need")?;
+        let tried = arg("file_issue", args, "tried")?;
+        let path = self.workdir.join("_issues.jsonl");
+        let line = json!({"title": title, "need": need, "tried": tried, "run": self.run_id});
+        let filed = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| {
+                use std::io::Write;
+                writeln!(f, "{line}")
+            });
+        filed.map_err(|e| Ran::failed(format!("file_issue error: {e}")))?;
+        Ok(Ran::ok(format!(
+            "issue filed: {title}. Note it and carry on with what you can do."
+        )))
+    }
+}

@@ -1,0 +1,263 @@
+//! The operator's chat/completions endpoint and the host's bounds on it.
+
+use crate::egress::{Cidr, HttpClient, HttpError, HttpLimits, HttpRequest, NetGuard};
+use crate::limits::{
+    LLM_HARD_DEADLINE, LLM_MAX_REPLY_BYTES, LLM_MAX_REQUEST_BYTES, LLM_MAX_RETRY_AFTER,
+    LLM_REQUEST_TIMEOUT, LLM_RETRIES, LLM_RETRY_BACKOFF,
+};
+use bytes::Bytes;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The time bounds of one completion. Each defaults to the engine's
+/// constant; tests and operators may shorten them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LlmBounds {
+    /// One request.
+    pub request_timeout: Duration,
+    /// Retries of a transient failure.
+    pub retries: u32,
+    /// The whole completion, retries included.
+    pub hard_deadline: Duration,
+    /// The longest `Retry-After` honoured.
+    pub max_retry_after: Duration,
+    /// The wait before a retry without `Retry-After`.
+    pub backoff: Duration,
+}
+
+impl Default for LlmBounds {
+    fn default() -> Self {
+        Self {
+            request_timeout: LLM_REQUEST_TIMEOUT,
+            retries: LLM_RETRIES,
+            hard_deadline: LLM_HARD_DEADLINE,
+            max_retry_after: LLM_MAX_RETRY_AFTER,
+            backoff: LLM_RETRY_BACKOFF,
+        }
+    }
+}
+
+/// An OpenAI-compatible chat/completions endpoint, as the operator
+/// configures it.
+#[derive(Clone)]
+pub struct LlmEndpoint {
+    /// The full URL requests are posted to (`…/chat/completions`).
+    pub url: String,
+    /// The bearer key, if the endpoint wants one.
+    pub api_key: Option<String>,
+    /// The model used when a request names none.
+    pub model: String,
+    /// The time bounds.
+    pub bounds: LlmBounds,
+}
+
+impl std::fmt::Debug for LlmEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmEndpoint")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<held>"))
+            .field("model", &self.model)
+            .field("bounds", &self.bounds)
+            .finish()
+    }
+}
+
+impl LlmEndpoint {
+    /// The endpoint under `base_url` (`…/chat/completions` is appended),
+    /// with the default bounds.
+    pub fn new(base_url: &str, api_key: Option<String>, model: impl Into<String>) -> Self {
+        Self {
+            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            api_key,
+            model: model.into(),
+            bounds: LlmBounds::default(),
+        }
+    }
+
+    /// A digest of the URL, model and key (never the key itself): two
+    /// processes with the same fingerprint reach the same model the same
+    /// way.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for part in [&self.url, &self.model] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        if let Some(key) = &self.api_key {
+            h.update(Sha256::digest(key.as_bytes()));
+        }
+        hex::encode(h.finalize())
+    }
+}
+
+/// Why a completion got no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PostFailure {
+    /// The last attempt ran out of its request budget.
+    Timeout(Duration),
+    /// The outer deadline passed.
+    HardTimeout,
+    /// The request or the reply passed its cap (bytes).
+    TooLarge(u64),
+    /// The endpoint could not be reached.
+    Transport(String),
+}
+
+/// The endpoint with its own client: the operator chose the address, so
+/// it may be anywhere (a model server on loopback included); the guest's
+/// floor does not apply, and no redirect is followed.
+pub(crate) struct LlmService {
+    endpoint: LlmEndpoint,
+    client: HttpClient,
+}
+
+impl LlmService {
+    /// A service for `endpoint`, verifying TLS peers with `tls`.
+    pub(crate) fn new(endpoint: LlmEndpoint, tls: Arc<rustls::ClientConfig>) -> Self {
+        let anywhere = ["0.0.0.0/0", "::/0"]
+            .iter()
+            .filter_map(|c| Cidr::parse(c).ok())
+            .collect();
+        let guard = NetGuard::new(anywhere, Arc::new(crate::egress::SystemResolver));
+        Self {
+            endpoint,
+            client: HttpClient::new(guard, tls),
+        }
+    }
+
+    /// The configuration.
+    pub(crate) fn endpoint(&self) -> &LlmEndpoint {
+        &self.endpoint
+    }
+
+    /// Posts `body` and returns the last answer's status and body,
+    /// retrying transient failures within the bounds.
+    pub(crate) async fn post(&self, body: Vec<u8>) -> Result<(u16, Bytes), PostFailure> {
+        if body.len() > LLM_MAX_REQUEST_BYTES {
+            return Err(PostFailure::TooLarge(LLM_MAX_REQUEST_BYTES as u64));
+        }
+        let bounds = self.endpoint.bounds;
+        tokio::time::timeout(bounds.hard_deadline, self.attempts(Bytes::from(body)))
+            .await
+            .unwrap_or(Err(PostFailure::HardTimeout))
+    }
+
+    async fn attempts(&self, body: Bytes) -> Result<(u16, Bytes), PostFailure> {
+        let bounds = self.endpoint.bounds;
+        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+        if let Some(key) = &self.endpoint.api_key {
+            headers.push(("authorization".to_string(), format!("Bearer {key}")));
+        }
+        let request = HttpRequest {
+            method: http::Method::POST,
+            url: self.endpoint.url.clone(),
+            headers,
+            body,
+        };
+        let limits = HttpLimits {
+            max_body: LLM_MAX_REPLY_BYTES,
+            deadline: bounds.request_timeout,
+            max_redirects: 0,
+            shared: None,
+        };
+        let mut attempt = 0;
+        loop {
+            let got = self.client.fetch(request.clone(), &limits).await;
+            let wait = match &got {
+                Ok(r) if transient(r.status, &r.body) => retry_after(&r.headers)
+                    .unwrap_or(bounds.backoff)
+                    .min(bounds.max_retry_after),
+                Ok(_) => Duration::MAX,
+                Err(e) if retried(e) => bounds.backoff,
+                Err(_) => Duration::MAX,
+            };
+            if wait == Duration::MAX || attempt >= bounds.retries {
+                return match got {
+                    Ok(r) => Ok((r.status, r.body)),
+                    Err(HttpError::Timeout(d)) => Err(PostFailure::Timeout(d)),
+                    Err(HttpError::TooLarge(n)) => Err(PostFailure::TooLarge(n)),
+                    Err(e) => Err(PostFailure::Transport(e.to_string())),
+                };
+            }
+            attempt += 1;
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// Whether an answer is worth asking again: 408, 409, 429 unless the quota
+/// is spent, any 5xx. A 402 (payment) or a spent quota never is.
+fn transient(status: u16, body: &[u8]) -> bool {
+    match status {
+        408 | 409 | 500..=599 => true,
+        429 => !quota_spent(body),
+        _ => false,
+    }
+}
+
+/// Whether a 429's body says the account's quota or credit is spent (a
+/// retry cannot help), as OpenAI-compatible endpoints word it.
+fn quota_spent(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body).to_ascii_lowercase();
+    [
+        "insufficient_quota",
+        "quota exceeded",
+        "exceeded your current quota",
+        "credits",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+/// Whether a failure to get an answer is worth another attempt.
+fn retried(e: &HttpError) -> bool {
+    matches!(
+        e,
+        HttpError::Timeout(_) | HttpError::Connect { .. } | HttpError::Protocol(_)
+    )
+}
+
+/// A `Retry-After` given in seconds.
+fn retry_after(headers: &[(String, String)]) -> Option<Duration> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+        .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| Duration::from_secs_f64(s.min(86_400.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_answers_are_retried_but_a_spent_quota_or_payment_never_is() {
+        for s in [408, 409, 429, 500, 502, 503, 599] {
+            assert!(transient(s, b"{}"), "{s}");
+        }
+        for s in [200, 400, 401, 402, 403, 404, 422] {
+            assert!(!transient(s, b"{}"), "{s}");
+        }
+        let spent = br#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}"#;
+        assert!(!transient(429, spent));
+    }
+
+    #[test]
+    fn retry_after_is_read_in_seconds_and_anything_else_is_ignored() {
+        let h = |v: &str| vec![("Retry-After".to_string(), v.to_string())];
+        assert_eq!(retry_after(&h("2")), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after(&h("0.5")), Some(Duration::from_millis(500)));
+        assert_eq!(retry_after(&h("Wed, 21 Oct 2015 07:28:00 GMT")), None);
+        assert_eq!(retry_after(&h("-3")), None);
+        assert_eq!(retry_after(&[]), None);
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug_output() {
+        let e = LlmEndpoint::new("http://127.0.0.1:9/v1/", Some("sk-secret".into()), "m");
+        assert_eq!(e.url, "http://127.0.0.1:9/v1/chat/completions");
+        assert!(!format!("{e:?}").contains("sk-secret"));
+    }
+}

@@ -1,0 +1,54 @@
+//! `llm`: chat completion with the operator's model.
+//!
+//! Three layers, like browse. A guest imports `workbooks:engine/llm`; the
+//! dock composes it with the llm broker (`guests/llm-broker`), which writes
+//! the OpenAI-compatible request and reads the reply inside the sandbox,
+//! and posts through the host primitive `workbooks:host/completions`
+//! served here.
+//!
+//! Invariant: the endpoint and its key are operator configuration, held
+//! here and nowhere else. No component sees the key or names the URL; the
+//! host follows no redirect (the key goes to the configured origin only),
+//! caps both bodies, and keeps every bound (per request, retries, the
+//! outer deadline) whatever the broker asks. Each post passes the cadence
+//! as the store's principal.
+
+mod endpoint;
+mod host;
+
+pub use endpoint::{LlmBounds, LlmEndpoint};
+pub(crate) use endpoint::{LlmService, PostFailure};
+
+use crate::bindings::workbooks::host::completions;
+use crate::cadence::Cadence;
+use std::sync::Arc;
+use wasmtime::component::{HasSelf, Linker};
+
+/// The reach of one store: the endpoint and who is asking. The default
+/// reaches nothing.
+#[derive(Default)]
+pub(crate) struct LlmCtx {
+    reach: Option<(Arc<LlmService>, String, Arc<Cadence>)>,
+}
+
+impl LlmCtx {
+    /// Reaches `service` as `principal`, under `cadence`; nothing when the
+    /// operator configured no endpoint.
+    pub(crate) fn new(
+        service: Option<Arc<LlmService>>,
+        principal: String,
+        cadence: Arc<Cadence>,
+    ) -> Self {
+        Self {
+            reach: service.map(|s| (s, principal, cadence)),
+        }
+    }
+}
+
+/// Links the `completions` primitive the llm broker imports.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut LlmCtx,
+) -> wasmtime::Result<()> {
+    completions::add_to_linker::<T, HasSelf<LlmCtx>>(linker, get)
+}

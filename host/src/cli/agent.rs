@@ -1,0 +1,102 @@
+//! `wbx agent run`: one agent run against the operator's model endpoint
+//! (`WB_LLM_BASE_URL`, `WB_LLM_API_KEY` or `OPENROUTER_API_KEY`,
+//! `WB_LLM_MODEL`), its tools run in the sandbox, its trace in the workdir.
+
+use crate::options::{engine, runtime};
+use crate::{exit, fail};
+use std::path::PathBuf;
+use std::sync::Arc;
+use workbooks::agent::StepEvent;
+use workbooks::{AgentOptions, RunStatus};
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum AgentCommand {
+    /// Run the agent loop on a task and print its result.
+    Run(RunArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The task.
+    #[arg(long)]
+    task: String,
+    /// The system prompt.
+    #[arg(
+        long,
+        default_value = "You are a careful agent. Use your tools; call done with the result when finished."
+    )]
+    system: String,
+    /// The model (default: WB_LLM_MODEL, else the engine's default).
+    #[arg(long)]
+    model: Option<String>,
+    /// Model turns at most.
+    #[arg(long, default_value_t = workbooks::limits::AGENT_MAX_STEPS)]
+    max_steps: u32,
+    /// The working dir (default: a fresh one under <home>/runs/<tenant>/).
+    #[arg(long)]
+    workdir: Option<PathBuf>,
+    /// The tenant the run acts as.
+    #[arg(long, default_value = "default")]
+    tenant: String,
+    /// The agent's name in the trace.
+    #[arg(long, default_value = "agent")]
+    agent: String,
+    /// Print the run record as JSON (id, status, steps, result, workdir, …).
+    #[arg(long)]
+    json: bool,
+}
+
+/// One line of live progress on stderr.
+fn progress(e: &StepEvent) {
+    let args = e.args.to_string();
+    let args: String = args.chars().take(80).collect();
+    let verdict = match &e.error {
+        Some(err) => format!("error: {}", err.chars().take(80).collect::<String>()),
+        None => format!("exit {}", e.exit_code),
+    };
+    eprintln!(
+        "step {}: {} {args} ({verdict}, {} ms)",
+        e.step, e.tool, e.dur_ms
+    );
+}
+
+pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
+    let AgentCommand::Run(args) = cmd;
+    let body = || -> Result<u8, u8> {
+        let engine = engine(home)?;
+        let opts = AgentOptions {
+            system: args.system,
+            task: args.task,
+            model: args.model,
+            max_steps: args.max_steps,
+            agent: args.agent,
+            tenant: args.tenant,
+            workdir: args.workdir,
+            on_step: (!args.json).then(|| workbooks::StepObserver(Arc::new(progress))),
+            ..AgentOptions::default()
+        };
+        let record = runtime()?
+            .block_on(engine.run_agent(opts))
+            .map_err(|e| fail("agent", e, exit::ENGINE))?;
+        if args.json {
+            match serde_json::to_string_pretty(&record) {
+                Ok(j) => println!("{j}"),
+                Err(e) => return Err(fail("agent", e, exit::ENGINE)),
+            }
+        } else {
+            println!("{}", record.result);
+            eprintln!(
+                "{}: {:?} after {} steps; trace in {}",
+                crate::BIN,
+                record.status,
+                record.steps,
+                record.workdir.display()
+            );
+        }
+        Ok(match record.status {
+            RunStatus::Finished | RunStatus::Done => 0,
+            RunStatus::Stopped | RunStatus::Failed => 1,
+        })
+    };
+    body().unwrap_or_else(|c| c)
+}
