@@ -56,6 +56,13 @@ pub(crate) const GREP: Embedded = Embedded {
     sha256: sha256::GREP,
 };
 
+/// search: BM25 ranking of a directory's files.
+pub(crate) const SEARCH: Embedded = Embedded {
+    name: "search",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/search.wasm")),
+    sha256: sha256::SEARCH,
+};
+
 /// The agent loop (`workbooks:engine/agent`).
 pub(crate) const AGENT: Embedded = Embedded {
     name: "workbooks:agent",
@@ -86,7 +93,7 @@ fn compute_build_id() -> String {
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(crate::artifact::engine_key().as_bytes());
-    for shipped in [SHELL, WBOX, JQ, GREP, UPPER, AGENT] {
+    for shipped in [SHELL, WBOX, JQ, GREP, UPPER, SEARCH, AGENT] {
         h.update(shipped.sha256);
     }
     for (_, _, broker) in BROKERS {

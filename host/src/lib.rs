@@ -33,6 +33,7 @@ mod files;
 pub mod instance;
 #[cfg(test)]
 mod layers;
+pub mod ledger;
 pub mod limits;
 pub mod pipes;
 pub mod policy;

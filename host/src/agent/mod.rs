@@ -16,12 +16,14 @@
 //! is written by the host from what it ran, never by the component or the
 //! model.
 
+mod definition;
 mod host;
 mod run;
 mod tools;
 mod trace;
 mod workdir;
 
+pub use definition::{AgentDef, DefError, parse_org};
 pub use run::{AgentError, AgentOptions, AgentRecord, RunStatus, StepObserver};
 pub use trace::{StepEvent, TurnEvent};
 

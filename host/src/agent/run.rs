@@ -111,6 +111,8 @@ pub struct AgentRecord {
     pub events: Vec<StepEvent>,
     /// Every model turn, in order.
     pub turns: Vec<TurnEvent>,
+    /// The signed ledger over `_steps.jsonl`, when it could be written.
+    pub ledger: Option<crate::ledger::Sealed>,
     /// The first trace write that failed, if any (the run went on).
     pub trace_error: Option<String>,
 }
@@ -319,6 +321,12 @@ impl Engine {
         if let Err(e) = std::fs::write(workdir.join("events.org"), org) {
             trace_error.get_or_insert(format!("events.org: {e}"));
         }
+        let ledger = crate::ledger::seal(self.keyring(), &opts.tenant, &id, &workdir);
+        let ledger = ledger
+            .map_err(|e| {
+                trace_error.get_or_insert(e.to_string());
+            })
+            .ok();
         Ok(AgentRecord {
             id,
             status,
@@ -328,6 +336,7 @@ impl Engine {
             tools: tool_names,
             events,
             turns,
+            ledger,
             trace_error,
         })
     }

@@ -1,6 +1,6 @@
 //! The tools an agent run may call, and how the host runs each.
 //!
-//! Base tools for every run: `shell`, `vfs_read`, `vfs_write`,
+//! Base tools for every run: `shell`, `search`, `vfs_read`, `vfs_write`,
 //! `file_issue`, `done`. `git`, `publish` and `image` need the exec grant,
 //! which only the host could give and no run holds yet; each answers
 //! `<tool> not permitted (no exec capability)`. No tool runs a host
@@ -44,6 +44,11 @@ pub(crate) fn base_tools() -> Vec<ToolDef> {
             name: "shell",
             description: "Run a pipeline in the sandboxed pipe shell (coreutils, jq, grep; | ; && || and redirections) in your working dir. No host processes.",
             parameters: string_args(&[("pipeline", "the command line")]),
+        },
+        ToolDef {
+            name: "search",
+            description: "Rank the files of your working dir against a query (BM25), best 5, with the lines that matched.",
+            parameters: string_args(&[("query", "words to look for")]),
         },
         ToolDef {
             name: "vfs_read",
@@ -128,6 +133,7 @@ impl Toolbox {
     pub(crate) async fn run(&self, name: &str, args: &Value) -> Ran {
         let got = match name {
             "shell" => self.shell(args).await,
+            "search" => self.search(args).await,
             "vfs_read" => self.vfs_read(args),
             "vfs_write" => self.vfs_write(args),
             "file_issue" => self.file_issue(args),
@@ -146,19 +152,7 @@ impl Toolbox {
 
     async fn shell(&self, args: &Value) -> Result<Ran, Ran> {
         let pipeline = arg("shell", args, "pipeline")?;
-        let opts = LineOptions {
-            profile: "minimal".into(),
-            caps: Some(CapSet::of(&[Cap::Vfs, Cap::Commands])),
-            tenant: self.tenant.clone(),
-            session_id: self.run_id.clone(),
-            dirs: vec![Preopen {
-                host: self.workdir.clone(),
-                guest: "/".into(),
-                read_only: false,
-            }],
-            ..LineOptions::default()
-        };
-        match self.engine.run_line(pipeline, opts).await {
+        match self.engine.run_line(pipeline, self.sandboxed()).await {
             Ok(out) => {
                 let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
                 text.push_str(&String::from_utf8_lossy(&out.stderr));
@@ -170,6 +164,44 @@ impl Toolbox {
                 })
             }
             Err(e) => Err(Ran::failed(format!("shell error: {e}"))),
+        }
+    }
+
+    /// The line options of a tool run in the sandbox: `minimal` narrowed to
+    /// `vfs` and `commands`, the workdir as `/`, as the run's tenant.
+    fn sandboxed(&self) -> LineOptions {
+        LineOptions {
+            profile: "minimal".into(),
+            caps: Some(CapSet::of(&[Cap::Vfs, Cap::Commands])),
+            tenant: self.tenant.clone(),
+            session_id: self.run_id.clone(),
+            dirs: vec![Preopen {
+                host: self.workdir.clone(),
+                guest: "/".into(),
+                read_only: false,
+            }],
+            ..LineOptions::default()
+        }
+    }
+
+    /// The `search` command over the workdir, in the sandbox.
+    async fn search(&self, args: &Value) -> Result<Ran, Ran> {
+        let query = arg("search", args, "query")?;
+        let argv = vec!["-C".to_string(), "/".to_string(), query.to_string()];
+        let mut opts = self.sandboxed();
+        opts.dirs[0].read_only = true;
+        match self.engine.run_command("search", argv, opts).await {
+            Ok(out) => {
+                let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+                text.push_str(&String::from_utf8_lossy(&out.stderr));
+                Ok(Ran {
+                    output: text,
+                    exit_code: out.exit_code,
+                    error: None,
+                    finished: None,
+                })
+            }
+            Err(e) => Err(Ran::failed(format!("search error: {e}"))),
         }
     }
 

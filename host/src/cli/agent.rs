@@ -1,13 +1,18 @@
 //! `wbx agent run`: one agent run against the operator's model endpoint
 //! (`WB_LLM_BASE_URL`, `WB_LLM_API_KEY` or `OPENROUTER_API_KEY`,
-//! `WB_LLM_MODEL`), its tools run in the sandbox, its trace in the workdir.
+//! `WB_LLM_MODEL`), its tools run in the sandbox, its trace and signed
+//! ledger in the workdir.
 
 use crate::options::{engine, runtime};
 use crate::{exit, fail};
 use std::path::PathBuf;
 use std::sync::Arc;
-use workbooks::agent::StepEvent;
+use workbooks::agent::{AgentDef, StepEvent, parse_org};
 use workbooks::{AgentOptions, RunStatus};
+
+/// The system prompt when neither `--system` nor `--def` gives one.
+const DEFAULT_SYSTEM: &str =
+    "You are a careful agent. Use your tools; call done with the result when finished.";
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum AgentCommand {
@@ -20,13 +25,14 @@ pub(crate) struct RunArgs {
     /// The task.
     #[arg(long)]
     task: String,
-    /// The system prompt.
-    #[arg(
-        long,
-        default_value = "You are a careful agent. Use your tools; call done with the result when finished."
-    )]
-    system: String,
-    /// The model (default: WB_LLM_MODEL, else the engine's default).
+    /// An org file defining the agent: its first `:agent:` node (ID,
+    /// MODEL, system prompt).
+    #[arg(long, value_name = "FILE.org")]
+    def: Option<PathBuf>,
+    /// The system prompt (default: the definition's, else a generic one).
+    #[arg(long)]
+    system: Option<String>,
+    /// The model (default: the definition's, else WB_LLM_MODEL).
     #[arg(long)]
     model: Option<String>,
     /// Model turns at most.
@@ -38,9 +44,10 @@ pub(crate) struct RunArgs {
     /// The tenant the run acts as.
     #[arg(long, default_value = "default")]
     tenant: String,
-    /// The agent's name in the trace.
-    #[arg(long, default_value = "agent")]
-    agent: String,
+    /// The agent's name in the trace (default: the definition's ID, else
+    /// `agent`).
+    #[arg(long)]
+    agent: Option<String>,
     /// Print the run record as JSON (id, status, steps, result, workdir, …).
     #[arg(long)]
     json: bool,
@@ -60,16 +67,31 @@ fn progress(e: &StepEvent) {
     );
 }
 
+/// The definition in `path`, or the exit code of a usage error.
+fn definition(path: &PathBuf) -> Result<AgentDef, u8> {
+    let usage =
+        |e: &dyn std::fmt::Display| fail("usage", format!("{}: {e}", path.display()), exit::USAGE);
+    let text = std::fs::read_to_string(path).map_err(|e| usage(&e))?;
+    parse_org(&text).map_err(|e| usage(&e))
+}
+
 pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
     let AgentCommand::Run(args) = cmd;
     let body = || -> Result<u8, u8> {
+        let def = match &args.def {
+            Some(path) => definition(path)?,
+            None => AgentDef::default(),
+        };
         let engine = engine(home)?;
         let opts = AgentOptions {
-            system: args.system,
+            system: args
+                .system
+                .or(Some(def.system).filter(|s| !s.is_empty()))
+                .unwrap_or_else(|| DEFAULT_SYSTEM.into()),
             task: args.task,
-            model: args.model,
+            model: args.model.or(def.model),
             max_steps: args.max_steps,
-            agent: args.agent,
+            agent: args.agent.or(def.id).unwrap_or_else(|| "agent".into()),
             tenant: args.tenant,
             workdir: args.workdir,
             on_step: (!args.json).then(|| workbooks::StepObserver(Arc::new(progress))),

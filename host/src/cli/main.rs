@@ -12,6 +12,7 @@ mod daemon;
 mod exec;
 mod exit;
 mod inspect;
+mod ledger;
 mod net;
 mod options;
 mod precompile;
@@ -83,6 +84,9 @@ enum Command {
     /// Run the agent loop (the model at WB_LLM_BASE_URL, key WB_LLM_API_KEY).
     #[command(subcommand)]
     Agent(agent::AgentCommand),
+    /// Check an agent run's signed ledger, or prove one of its lines.
+    #[command(subcommand)]
+    Ledger(ledger::LedgerCommand),
     /// Manage the host's signing secrets.
     #[command(subcommand)]
     Secret(secret::SecretCommand),
@@ -140,6 +144,7 @@ fn main() -> ExitCode {
         Command::Fetch(args) => net::fetch(args, home),
         Command::Secret(cmd) => secret::run(cmd, home),
         Command::Agent(cmd) => agent::run(cmd, home),
+        Command::Ledger(cmd) => ledger::run(cmd, home),
         Command::Serve(args) => serve::run(args, home),
         Command::Vfs(cmd) => vfs::run(cmd, home),
     };

@@ -32,7 +32,7 @@ pub(crate) fn engine_for(
     own_builder(home).llm(endpoint).build().expect("engine")
 }
 
-fn task(text: &str) -> AgentOptions {
+pub(crate) fn task(text: &str) -> AgentOptions {
     AgentOptions {
         system: "You are a careful worker.".into(),
         task: text.into(),
@@ -41,7 +41,7 @@ fn task(text: &str) -> AgentOptions {
     }
 }
 
-async fn run(
+pub(crate) async fn run(
     script: Vec<Answer>,
     opts: AgentOptions,
 ) -> (AgentRecord, Vec<model_server::Seen>, tempfile::TempDir) {
@@ -105,7 +105,14 @@ async fn a_turn_without_tool_calls_is_the_result_and_the_request_is_the_real_wir
         .collect();
     assert_eq!(
         tools,
-        ["shell", "vfs_read", "vfs_write", "file_issue", "done"]
+        [
+            "shell",
+            "search",
+            "vfs_read",
+            "vfs_write",
+            "file_issue",
+            "done"
+        ]
     );
     assert!(
         !tools.contains(&"run"),
@@ -511,4 +518,110 @@ async fn wbx_agent_run_prints_the_record_as_json() {
         "hi\n"
     );
     assert_eq!(server.requests()[0].body["model"], "cli-model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wbx_agent_run_takes_its_agent_from_an_org_definition() {
+    let server = model_server::start(vec![
+        tool_calls(&[("s", "shell", r#"{"pipeline":"true"}"#)]),
+        text("roster kept"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let def = home.path().join("waldo.org");
+    std::fs::write(
+        &def,
+        "* Waldo :agent:\n:PROPERTIES:\n:ID: waldo\n:MODEL: org-model\n:END:\n** System prompt\nYou keep the roster.\n",
+    )
+    .unwrap();
+    let not_agent = home.path().join("notes.org");
+    std::fs::write(&not_agent, "* Notes\nnothing here\n").unwrap();
+    let (base, h) = (server.base_url(), home.path().to_path_buf());
+    let (def, not_agent) = (
+        def.to_str().unwrap().to_string(),
+        not_agent.to_str().unwrap().to_string(),
+    );
+    let (out, refused) = tokio::task::spawn_blocking(move || {
+        let wbx = |def: &str| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
+                .args(["agent", "run", "--task", "keep it", "--def", def])
+                .env("WB_HOME", &h)
+                .env("WB_LLM_BASE_URL", &base)
+                .output()
+                .unwrap()
+        };
+        (wbx(&def), wbx(&not_agent))
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "roster kept\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("step 1: shell {\"pipeline\":\"true\"} (exit 0,"),
+        "{stderr}"
+    );
+    let first = &server.requests()[0];
+    assert_eq!(first.body["model"], "org-model");
+    assert_eq!(first.messages()[0]["content"], "You keep the roster.");
+    assert_eq!(refused.status.code(), Some(64));
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(why.contains("no :agent: node"), "{why}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn search_ranks_the_workdirs_files_in_the_sandbox() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join("notes")).unwrap();
+    std::fs::write(
+        work.path().join("notes/roster.md"),
+        "ada\ngrace\nthe roster roster\n",
+    )
+    .unwrap();
+    std::fs::write(work.path().join("plan.txt"), "publish the roster page\n").unwrap();
+    std::fs::write(work.path().join("other.txt"), "unrelated\n").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.txt"),
+        "roster roster roster roster\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path(), work.path().join("link")).unwrap();
+    let script = vec![
+        tool_calls(&[
+            ("s", "search", r#"{"query":"roster"}"#),
+            ("z", "search", r#"{"query":"zebra"}"#),
+        ]),
+        text("found"),
+    ];
+    let opts = AgentOptions {
+        workdir: Some(work.path().to_path_buf()),
+        ..task("find the roster")
+    };
+    let (record, seen, _home) = run(script, opts).await;
+    assert_eq!(record.result, "found");
+    let answers = tool_answers(&seen[1]);
+    let hits: Vec<&str> = answers[0]
+        .1
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .collect();
+    assert_eq!(hits.len(), 2, "{}", answers[0].1);
+    assert!(
+        hits[0].starts_with("notes/roster.md (score "),
+        "{}",
+        answers[0].1
+    );
+    assert!(hits[1].starts_with("plan.txt (score "), "{}", answers[0].1);
+    assert!(
+        !answers[0].1.contains("secret"),
+        "a link led the search out"
+    );
+    assert_eq!(answers[1].1, "no files match `zebra`\n");
+    assert_eq!(record.events[1].exit_code, 1);
 }

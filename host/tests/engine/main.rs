@@ -22,6 +22,7 @@ mod dock;
 mod exec;
 mod instance;
 mod kv;
+mod ledger;
 mod limits;
 mod model_server;
 mod modules;

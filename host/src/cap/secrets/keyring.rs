@@ -227,6 +227,42 @@ impl Keyring {
 
     /// Stores `secret` as `name` for `tenant` in the home.
     pub fn set(&self, tenant: &str, name: &str, secret: Secret) -> std::io::Result<()> {
+        self.change(tenant, name, |all| {
+            all.insert(name.to_string(), secret);
+            Ok(())
+        })
+    }
+
+    /// The secret `name` of `tenant`; when it has none, one made by `make`
+    /// and stored first. Under the tenant's file lock, so two callers
+    /// never store two different secrets.
+    pub fn get_or_insert_with(
+        &self,
+        tenant: &str,
+        name: &str,
+        make: impl FnOnce() -> std::io::Result<Secret>,
+    ) -> std::io::Result<Secret> {
+        if let Some(s) = self.get(tenant, name) {
+            return Ok(s);
+        }
+        self.change(tenant, name, |all| {
+            if let Some(s) = all.get(name) {
+                return Ok(s.clone());
+            }
+            let s = make()?;
+            all.insert(name.to_string(), s.clone());
+            Ok(s)
+        })
+    }
+
+    /// Applies `f` to `tenant`'s stored secrets under its file lock and
+    /// writes them back.
+    fn change<R>(
+        &self,
+        tenant: &str,
+        name: &str,
+        f: impl FnOnce(&mut BTreeMap<String, Secret>) -> std::io::Result<R>,
+    ) -> std::io::Result<R> {
         use std::os::unix::fs::PermissionsExt;
         let file = self
             .file(tenant)
@@ -250,7 +286,7 @@ impl Keyring {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(e),
         };
-        all.insert(name.to_string(), secret);
+        let got = f(&mut all)?;
         let bytes = serde_json::to_vec_pretty(&all).map_err(std::io::Error::other)?;
         let tmp = crate::files::write_private_temp(dir, tenant, &bytes)?;
         let written = std::fs::rename(&tmp, &file);
@@ -263,7 +299,7 @@ impl Keyring {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(tenant);
-        Ok(())
+        Ok(got)
     }
 }
 
