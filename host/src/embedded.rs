@@ -63,6 +63,13 @@ pub(crate) const SEARCH: Embedded = Embedded {
     sha256: sha256::SEARCH,
 };
 
+/// fetch: a page as text, through `browse`.
+pub(crate) const FETCH: Embedded = Embedded {
+    name: "fetch",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/fetch.wasm")),
+    sha256: sha256::FETCH,
+};
+
 /// The agent loop (`workbooks:engine/agent`).
 pub(crate) const AGENT: Embedded = Embedded {
     name: "workbooks:agent",
@@ -93,7 +100,7 @@ fn compute_build_id() -> String {
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(crate::artifact::engine_key().as_bytes());
-    for shipped in [SHELL, WBOX, JQ, GREP, UPPER, SEARCH, AGENT] {
+    for shipped in [SHELL, WBOX, JQ, GREP, UPPER, SEARCH, FETCH, AGENT] {
         h.update(shipped.sha256);
     }
     for (_, _, broker) in BROKERS {

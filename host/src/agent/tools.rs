@@ -1,6 +1,6 @@
 //! The tools an agent run may call, and how the host runs each.
 //!
-//! Base tools for every run: `shell`, `search`, `vfs_read`, `vfs_write`,
+//! Base tools for every run: `shell`, `search`, `fetch`, `vfs_read`, `vfs_write`,
 //! `file_issue`, `done`. `git`, `publish` and `image` need the exec grant,
 //! which only the host could give and no run holds yet; each answers
 //! `<tool> not permitted (no exec capability)`. No tool runs a host
@@ -49,6 +49,11 @@ pub(crate) fn base_tools() -> Vec<ToolDef> {
             name: "search",
             description: "Rank the files of your working dir against a query (BM25), best 5, with the lines that matched.",
             parameters: string_args(&[("query", "words to look for")]),
+        },
+        ToolDef {
+            name: "fetch",
+            description: "GET a web page (http or https, public addresses only) as readable text.",
+            parameters: string_args(&[("url", "the page's URL")]),
         },
         ToolDef {
             name: "vfs_read",
@@ -134,6 +139,7 @@ impl Toolbox {
         let got = match name {
             "shell" => self.shell(args).await,
             "search" => self.search(args).await,
+            "fetch" => self.fetch(args).await,
             "vfs_read" => self.vfs_read(args),
             "vfs_write" => self.vfs_write(args),
             "file_issue" => self.file_issue(args),
@@ -184,24 +190,47 @@ impl Toolbox {
         }
     }
 
-    /// The `search` command over the workdir, in the sandbox.
+    /// The `search` command over the workdir (read-only), in the sandbox.
     async fn search(&self, args: &Value) -> Result<Ran, Ran> {
         let query = arg("search", args, "query")?;
         let argv = vec!["-C".to_string(), "/".to_string(), query.to_string()];
         let mut opts = self.sandboxed();
         opts.dirs[0].read_only = true;
-        match self.engine.run_command("search", argv, opts).await {
+        self.command("search", argv, opts).await
+    }
+
+    /// The `fetch` command, under `network` narrowed to `browse` and no
+    /// directory: the host fetches behind the floor (20 s), the browse
+    /// broker turns the page into text.
+    async fn fetch(&self, args: &Value) -> Result<Ran, Ran> {
+        let url = arg("fetch", args, "url")?;
+        let opts = LineOptions {
+            profile: "network".into(),
+            caps: Some(CapSet::of(&[Cap::Browse])),
+            tenant: self.tenant.clone(),
+            session_id: self.run_id.clone(),
+            ..LineOptions::default()
+        };
+        self.command("fetch", vec![url.to_string()], opts).await
+    }
+
+    /// Runs the built-in `name`: its stdout and stderr are the output; a
+    /// failing exit makes its stderr the error.
+    async fn command(&self, name: &str, argv: Vec<String>, opts: LineOptions) -> Result<Ran, Ran> {
+        match self.engine.run_command(name, argv, opts).await {
             Ok(out) => {
+                let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
                 let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-                text.push_str(&String::from_utf8_lossy(&out.stderr));
+                text.push_str(&stderr);
+                let failed = out.exit_code != 0 && !stderr.is_empty();
                 Ok(Ran {
                     output: text,
                     exit_code: out.exit_code,
-                    error: None,
+                    error: failed.then(|| stderr.trim_end().to_string()),
                     finished: None,
                 })
             }
-            Err(e) => Err(Ran::failed(format!("search error: {e}"))),
+            Err(e) => Err(Ran::failed(format!("{name} error: {e}"))),
         }
     }
 

@@ -12,7 +12,7 @@ pub const APPLETS: [&str; 16] = [
 ];
 
 /// Built-in command names besides the applets.
-pub const COMMANDS: [&str; 5] = ["wbox", "jq", "grep", "upper", "search"];
+pub const COMMANDS: [&str; 6] = ["wbox", "jq", "grep", "upper", "search", "fetch"];
 
 /// Names of the engine's own components, reserved as well.
 const ENGINE_COMPONENTS: [&str; 2] = ["shell", "kv-broker"];
@@ -37,6 +37,7 @@ pub(crate) fn resolve(name: &str) -> Option<Resolved> {
         "grep" => (embedded::GREP.artifact(), None),
         "upper" => (embedded::UPPER.artifact(), None),
         "search" => (embedded::SEARCH.artifact(), None),
+        "fetch" => (embedded::FETCH.artifact(), None),
         applet => {
             let applet = APPLETS.iter().find(|a| **a == applet)?;
             (embedded::WBOX.artifact(), Some(*applet))

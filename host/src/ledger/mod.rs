@@ -108,6 +108,19 @@ fn read(path: PathBuf) -> Result<Vec<u8>, LedgerError> {
     std::fs::read(&path).map_err(|error| LedgerError::Io { path, error })
 }
 
+/// The trace of `workdir`; a run that called no tool has none, and its
+/// ledger holds no line.
+pub(crate) fn read_steps(workdir: &Path) -> Result<Vec<u8>, LedgerError> {
+    match std::fs::read(workdir.join(STEPS)) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(error) => Err(LedgerError::Io {
+            path: workdir.join(STEPS),
+            error,
+        }),
+    }
+}
+
 fn write(path: PathBuf, bytes: &[u8]) -> Result<(), LedgerError> {
     std::fs::write(&path, bytes).map_err(|error| LedgerError::Io { path, error })
 }
@@ -189,16 +202,7 @@ pub fn seal(
     run_id: &str,
     workdir: &Path,
 ) -> Result<Sealed, LedgerError> {
-    let text = match std::fs::read(workdir.join(STEPS)) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(error) => {
-            return Err(LedgerError::Io {
-                path: workdir.join(STEPS),
-                error,
-            });
-        }
-    };
+    let text = read_steps(workdir)?;
     let leaves: Vec<Hash> = lines(&text).into_iter().map(record_hash).collect();
     let broken = |e: tlog_tiles::Error| LedgerError::Broken(e.to_string());
     let tree = Tree::of(&leaves).map_err(broken)?;
@@ -289,7 +293,7 @@ pub fn verify(
             "{LEAVES} does not hash to the signed root"
         )));
     }
-    let text = read(workdir.join(STEPS))?;
+    let text = read_steps(workdir)?;
     let lines = lines(&text);
     for (i, leaf) in leaves.iter().enumerate() {
         match lines.get(i) {

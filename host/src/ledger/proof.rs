@@ -1,6 +1,6 @@
 //! Inclusion proofs of one step line, checkable offline.
 
-use super::{CHECKPOINT, LedgerError, STEPS, Tree, lines, open_note, read, read_leaves};
+use super::{CHECKPOINT, LedgerError, Tree, lines, open_note, read, read_leaves, read_steps};
 use crate::cap::secrets::keyring::Keyring;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -42,8 +42,11 @@ pub fn prove(
     let broken = |e: tlog_tiles::Error| LedgerError::Broken(e.to_string());
     let tree = Tree::of(&leaves).map_err(broken)?;
     let path = prove_record(sealed.size, line - 1, &tree).map_err(broken)?;
-    let text = read(workdir.join(STEPS))?;
-    let text = lines(&text)[(line - 1) as usize];
+    let steps = read_steps(workdir)?;
+    let text = lines(&steps)
+        .get((line - 1) as usize)
+        .copied()
+        .ok_or_else(|| LedgerError::Broken(format!("line {line} is gone from the trace")))?;
     Ok(InclusionProof {
         line,
         text: String::from_utf8_lossy(text).into_owned(),

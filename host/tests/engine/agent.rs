@@ -108,6 +108,7 @@ async fn a_turn_without_tool_calls_is_the_result_and_the_request_is_the_real_wir
         [
             "shell",
             "search",
+            "fetch",
             "vfs_read",
             "vfs_write",
             "file_issue",
@@ -624,4 +625,43 @@ async fn search_ranks_the_workdirs_files_in_the_sandbox() {
     );
     assert_eq!(answers[1].1, "no files match `zebra`\n");
     assert_eq!(record.events[1].exit_code, 1);
+}
+
+#[tokio::test]
+async fn fetch_reads_a_page_as_text_and_the_floor_still_holds() {
+    use workbooks::Cidr;
+    let pages = crate::servers::http().await;
+    let server = model_server::start(vec![
+        tool_calls(&[
+            ("p", "fetch", &format!(r#"{{"url":"{}"}}"#, pages.url("/html"))),
+            ("m", "fetch", r#"{"url":"http://169.254.169.254/latest/meta-data/"}"#),
+            ("f", "fetch", r#"{"url":"file:///etc/passwd"}"#),
+        ]),
+        text("read"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let mut endpoint = LlmEndpoint::new(&server.base_url(), None, "m");
+    endpoint.bounds = quick_bounds();
+    // The page server is on loopback: the operator opens exactly that.
+    let engine = own_builder(home.path())
+        .llm(endpoint)
+        .net_allow(vec![Cidr::parse("127.0.0.1/32").unwrap()])
+        .build()
+        .unwrap();
+    let record = engine.run_agent(task("read the page")).await.unwrap();
+    assert_eq!(record.result, "read");
+    let answers = tool_answers(&server.requests()[1]);
+    assert_eq!(
+        answers[0].1,
+        "Test Page\n\nHello\nfrom the loopback server & friends\n"
+    );
+    for (i, e) in record.events.iter().enumerate().skip(1) {
+        assert_eq!(e.exit_code, 1, "{e:?}");
+        let why = e.error.as_deref().unwrap_or_default();
+        assert!(why.starts_with("fetch: "), "{i}: {why}");
+    }
+    assert!(answers[1].1.contains("Denied"), "{}", answers[1].1);
+    assert!(answers[2].1.contains("file:///etc/passwd"), "{}", answers[2].1);
+    assert!(!answers[2].1.contains("root:"), "{}", answers[2].1);
 }

@@ -217,3 +217,16 @@ async fn an_inclusion_proof_checks_offline_and_only_for_its_own_line_and_key() {
     );
     assert_eq!(refused.status.code(), Some(1));
 }
+
+#[tokio::test]
+async fn a_run_that_called_no_tool_seals_an_empty_ledger_that_verifies() {
+    let (record, _, home) = run(vec![model_server::text("nothing to do")], task("idle")).await;
+    assert_eq!(record.ledger.as_ref().map(|l| l.size), Some(0));
+    assert!(!record.workdir.join(ledger::STEPS).exists());
+    let sealed = ledger::verify(&keyring(home.path()), &record.workdir, None).unwrap();
+    assert_eq!(sealed.size, 0);
+    // A line added where there was none is caught.
+    std::fs::write(record.workdir.join(ledger::STEPS), "{\"step\":1}\n").unwrap();
+    let e = broken(ledger::verify(&keyring(home.path()), &record.workdir, None));
+    assert_eq!(e, "line 1 of _steps.jsonl is not in the ledger (appended)");
+}
