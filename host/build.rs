@@ -7,7 +7,9 @@ mod build_support;
 
 /// Guest crates embedded in `wbx` besides the brokers, by package name;
 /// the artifact is the package name with `-` turned into `_`.
-const BUILT_INS: &[&str] = &["shell", "wbox", "jq", "grep", "upper", "search", "fetch", "agent"];
+const BUILT_INS: &[&str] = &[
+    "shell", "wbox", "jq", "grep", "upper", "search", "fetch", "agent",
+];
 
 /// The cap word of every `guests/<word>-broker` crate, sorted: each is
 /// shipped as the broker of `workbooks:engine/<word>@0.1.0`.

@@ -16,15 +16,22 @@
 //! is written by the host from what it ran, never by the component or the
 //! model.
 
+#[cfg(feature = "api")]
+pub mod api;
 mod definition;
 mod host;
+#[cfg(feature = "api")]
+mod openapi;
+pub mod replay;
 mod run;
+mod sessions;
 mod tools;
 mod trace;
 mod workdir;
 
 pub use definition::{AgentDef, DefError, parse_org};
 pub use run::{AgentError, AgentOptions, AgentRecord, RunStatus, StepObserver};
+pub use sessions::{LiveEvent, SessionError, SessionRecord, SessionStatus, Sessions};
 pub use trace::{StepEvent, TurnEvent};
 
 use crate::bindings::workbooks::host::{telemetry, tools as tools_wit};

@@ -3,7 +3,9 @@
 
 use super::AgentCtx;
 use super::tools::{Ran, Toolbox};
+use super::replay::{self, RunFile, WORLD_TOOLS, World};
 use super::trace::{self, StepEvent, StepLog, TurnEvent};
+use crate::cap::llm::tape::{self, Tape};
 use crate::bindings::exports::workbooks::engine::agent::{
     GuestIndices, RunOptions, RunStatus as WitStatus,
 };
@@ -61,6 +63,9 @@ pub struct AgentOptions {
     pub tool_timeout: Duration,
     /// Called with each step event as the host writes it (a live view).
     pub on_step: Option<StepObserver>,
+    /// Replay the run recorded in this workdir: its model answers and
+    /// outside outputs, with no network (see [`replay`](super::replay)).
+    pub replay_of: Option<PathBuf>,
 }
 
 /// A callback for step events, as they happen.
@@ -87,6 +92,7 @@ impl Default for AgentOptions {
             workdir: None,
             tool_timeout: AGENT_TOOL_TIMEOUT,
             on_step: None,
+            replay_of: None,
         }
     }
 }
@@ -150,6 +156,8 @@ pub(crate) struct RunCtx {
     pub(crate) turns: Vec<TurnEvent>,
     pub(crate) log: StepLog,
     pub(crate) on_step: Option<StepObserver>,
+    /// Where outside calls are recorded, or replayed from.
+    pub(crate) world: World,
     /// Calls made in the current step: (step, count).
     calls: (u32, usize),
 }
@@ -161,7 +169,7 @@ fn unix_now() -> u64 {
 }
 
 /// A fresh run id: the time and 48 random bits.
-fn fresh_id() -> String {
+pub(crate) fn fresh_id() -> String {
     let mut bytes = [0u8; 6];
     let _ = getrandom::fill(&mut bytes);
     format!("{}-{}", unix_now(), hex::encode(bytes))
@@ -188,7 +196,15 @@ impl RunCtx {
             .clone()
             .unwrap_or_else(|| Value::String(call.arguments.clone()));
         let start = Instant::now();
-        let ran = if self.calls.1 > AGENT_MAX_CALLS_PER_TURN {
+        let outside = WORLD_TOOLS.contains(&call.name.as_str());
+        let replayed = if outside {
+            self.world.replayed(&call.name, &args)
+        } else {
+            None
+        };
+        let ran = if let Some(ran) = replayed {
+            ran
+        } else if self.calls.1 > AGENT_MAX_CALLS_PER_TURN {
             Ran::failed(format!(
                 "tool error: more than {AGENT_MAX_CALLS_PER_TURN} tool calls in one turn; {} was not run",
                 call.name
@@ -207,6 +223,13 @@ impl RunCtx {
                 )),
             }
         };
+        if outside {
+            self.world.record(&call.name, &args, &ran);
+        }
+        let (dur_ms, ts) = self
+            .world
+            .clock()
+            .unwrap_or_else(|| (start.elapsed().as_millis() as u64, unix_now()));
         let event = StepEvent {
             step,
             agent: self.agent.clone(),
@@ -215,8 +238,8 @@ impl RunCtx {
             output: trace::clip(&ran.output, AGENT_TOOL_OUTPUT_CHARS as usize),
             exit_code: ran.exit_code,
             error: ran.error.clone(),
-            dur_ms: start.elapsed().as_millis() as u64,
-            ts: unix_now(),
+            dur_ms,
+            ts,
         };
         self.log.append(&event);
         if let Some(observer) = &self.on_step {
@@ -243,6 +266,7 @@ impl Engine {
                 .join(super::WORKDIR)
         });
         let made = std::fs::create_dir_all(&workdir).and_then(|()| workdir.canonicalize());
+        let started_empty = std::fs::read_dir(&workdir).is_ok_and(|mut d| d.next().is_none());
         let workdir = made.map_err(|error| AgentError::Workdir {
             path: workdir.clone(),
             error,
@@ -258,6 +282,36 @@ impl Engine {
         session.fuel = Some(AGENT_FUEL);
         let (mut store, _) = self.new_store(&grant, &session)?;
         store.data_mut().deadline = Deadline::after(AGENT_RUN_DEADLINE);
+        let (tape, world) = match &opts.replay_of {
+            Some(recorded) => {
+                let (tape, playback) = replay::load(recorded);
+                (tape, World::Replay(playback))
+            }
+            None => (
+                Tape::Record(Vec::new()),
+                World::Record(workdir.join(replay::WORLD_FILE)),
+            ),
+        };
+        let tape = std::sync::Arc::new(std::sync::Mutex::new(tape));
+        store.data_mut().llm.tape = Some(tape.clone());
+        let run_file = RunFile {
+            id: id.clone(),
+            tenant: opts.tenant.clone(),
+            agent: opts.agent.clone(),
+            system: opts.system.clone(),
+            task: opts.task.clone(),
+            model: opts.model.clone(),
+            max_steps: opts.max_steps,
+            temperature: opts.temperature,
+            started_empty,
+        };
+        let mut trace_error = None;
+        let written = serde_json::to_vec_pretty(&run_file)
+            .map_err(std::io::Error::other)
+            .and_then(|b| std::fs::write(workdir.join(replay::RUN_FILE), b));
+        if let Err(e) = written {
+            trace_error = Some(format!("{}: {e}", replay::RUN_FILE));
+        }
         let tools = super::tools::base_tools();
         let tool_names = tools.iter().map(|t| t.name.to_string()).collect();
         store.data_mut().agent = AgentCtx {
@@ -274,6 +328,7 @@ impl Engine {
                 turns: Vec::new(),
                 log: StepLog::new(&workdir),
                 on_step: opts.on_step.clone(),
+                world,
                 calls: (0, 0),
             })),
         };
@@ -313,10 +368,20 @@ impl Engine {
             }
         };
         let run = store.data_mut().agent.run.take();
-        let (events, turns, mut trace_error) = match run {
-            Some(r) => (r.events, r.turns, r.log.failure),
-            None => (Vec::new(), Vec::new(), None),
+        let (events, turns) = match run {
+            Some(r) => {
+                if let Some(e) = r.log.failure {
+                    trace_error.get_or_insert(e);
+                }
+                (r.events, r.turns)
+            }
+            None => (Vec::new(), Vec::new()),
         };
+        if let Tape::Record(takes) = &*tape::lock(&tape)
+            && let Err(e) = replay::write_takes(&workdir, takes)
+        {
+            trace_error.get_or_insert(format!("{}: {e}", replay::MODEL_FILE));
+        }
         let org = trace::events_org(&opts.agent, &events, &result);
         if let Err(e) = std::fs::write(workdir.join("events.org"), org) {
             trace_error.get_or_insert(format!("events.org: {e}"));

@@ -7,7 +7,7 @@ use crate::options::{engine, runtime};
 use crate::{exit, fail};
 use std::path::PathBuf;
 use std::sync::Arc;
-use workbooks::agent::{AgentDef, StepEvent, parse_org};
+use workbooks::agent::{AgentDef, StepEvent, parse_org, replay};
 use workbooks::{AgentOptions, RunStatus};
 
 /// The system prompt when neither `--system` nor `--def` gives one.
@@ -18,6 +18,19 @@ const DEFAULT_SYSTEM: &str =
 pub(crate) enum AgentCommand {
     /// Run the agent loop on a task and print its result.
     Run(RunArgs),
+    /// Re-run a finished run against its recorded model answers, with no
+    /// network, in a fresh workdir; exit 0 when it writes the same
+    /// _steps.jsonl and ledger root, 1 naming the first line that differs.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ReplayArgs {
+    /// The finished run's workdir.
+    workdir: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -76,7 +89,10 @@ fn definition(path: &PathBuf) -> Result<AgentDef, u8> {
 }
 
 pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
-    let AgentCommand::Run(args) = cmd;
+    let args = match cmd {
+        AgentCommand::Run(args) => args,
+        AgentCommand::Replay(args) => return replay(args, home),
+    };
     let body = || -> Result<u8, u8> {
         let def = match &args.def {
             Some(path) => definition(path)?,
@@ -119,6 +135,84 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             RunStatus::Finished | RunStatus::Done => 0,
             RunStatus::Stopped | RunStatus::Failed => 1,
         })
+    };
+    body().unwrap_or_else(|c| c)
+}
+
+/// The lines of a trace, none when there is no trace.
+fn trace_lines(workdir: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(workdir.join(workbooks::ledger::STEPS))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
+    let body = || -> Result<u8, u8> {
+        let recorded = replay::run_file(&args.workdir).map_err(|e| {
+            fail(
+                "usage",
+                format!("{} is not a run's workdir ({}: {e})", args.workdir.display(), replay::RUN_FILE),
+                exit::USAGE,
+            )
+        })?;
+        if !recorded.started_empty {
+            return Err(fail(
+                "replay",
+                "the run began in a workdir that held files; a replay starts from an empty one",
+                1,
+            ));
+        }
+        let original = args
+            .workdir
+            .canonicalize()
+            .map_err(|e| fail("usage", format!("{}: {e}", args.workdir.display()), exit::USAGE))?;
+        let engine = engine(home.clone())?;
+        let original_root = workbooks::ledger::verify(engine.keyring(), &original, None)
+            .map_err(|e| fail("replay", format!("the original run's ledger: {e}"), 1))?
+            .root;
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let fresh = engine
+            .home()
+            .join("runs")
+            .join(&recorded.tenant)
+            .join(format!("{}-replay-{stamp}", recorded.id))
+            .join("workdir");
+        let mut opts = recorded.options();
+        opts.workdir = Some(fresh);
+        opts.replay_of = Some(original.clone());
+        let record = runtime()?
+            .block_on(engine.run_agent(opts))
+            .map_err(|e| fail("replay", e, exit::ENGINE))?;
+        let (was, now) = (trace_lines(&original), trace_lines(&record.workdir));
+        let first_diff = (0..was.len().max(now.len())).find(|i| was.get(*i) != now.get(*i));
+        let root = record.ledger.as_ref().map(|l| l.root.clone()).unwrap_or_default();
+        let same = first_diff.is_none() && root == original_root;
+        if args.json {
+            let out = serde_json::json!({
+                "id": record.id, "same": same, "status": record.status, "result": record.result,
+                "steps": record.steps, "root": root, "original_root": original_root,
+                "first_different_line": first_diff.map(|i| i + 1),
+                "workdir": record.workdir,
+            });
+            println!("{out}");
+        } else if same {
+            println!(
+                "replayed {}: {} lines of {} and ledger root {root} are the same",
+                record.id,
+                now.len(),
+                workbooks::ledger::STEPS
+            );
+        } else {
+            match first_diff {
+                Some(i) => eprintln!("{}: replay: line {} of {} differs", crate::BIN, i + 1, workbooks::ledger::STEPS),
+                None => eprintln!("{}: replay: the ledger root differs", crate::BIN),
+            }
+        }
+        Ok(if same { 0 } else { 1 })
     };
     body().unwrap_or_else(|c| c)
 }

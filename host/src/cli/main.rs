@@ -20,6 +20,8 @@ mod profiles;
 mod run;
 mod secret;
 mod serve;
+#[cfg(feature = "api")]
+mod serve_api;
 mod vfs;
 
 use clap::{Parser, Subcommand};
@@ -90,6 +92,9 @@ enum Command {
     /// Manage the host's signing secrets.
     #[command(subcommand)]
     Secret(secret::SecretCommand),
+    /// Serve the HTTP API of supervised agent runs (loopback by default).
+    #[cfg(feature = "api")]
+    ServeApi(serve_api::Args),
     /// Serve a component exporting wasi:http/incoming-handler.
     Serve(serve::Args),
     /// Settle vfs volumes written before volumes were scoped by tenant.
@@ -146,6 +151,8 @@ fn main() -> ExitCode {
         Command::Agent(cmd) => agent::run(cmd, home),
         Command::Ledger(cmd) => ledger::run(cmd, home),
         Command::Serve(args) => serve::run(args, home),
+        #[cfg(feature = "api")]
+        Command::ServeApi(args) => serve_api::run(args, home),
         Command::Vfs(cmd) => vfs::run(cmd, home),
     };
     // Denials coalesced in memory reach the audit file before the exit.

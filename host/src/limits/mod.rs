@@ -281,3 +281,13 @@ pub const AGENT_VFS_READ_BYTES: u64 = 1 << 20;
 
 /// Bytes `vfs_write` writes in one call.
 pub const AGENT_VFS_WRITE_BYTES: usize = 8 << 20;
+
+/// Agent runs one engine supervises at once; a start past it is refused,
+/// so callers cannot queue unbounded work.
+pub const AGENT_MAX_LIVE_RUNS: usize = 16;
+
+/// Items one run's review queue holds; a put past it is refused.
+pub const AGENT_REVIEW_QUEUE_ITEMS: usize = 1000;
+
+/// Bytes of one review-queue item.
+pub const AGENT_REVIEW_ITEM_BYTES: usize = 64 << 10;

@@ -633,8 +633,16 @@ async fn fetch_reads_a_page_as_text_and_the_floor_still_holds() {
     let pages = crate::servers::http().await;
     let server = model_server::start(vec![
         tool_calls(&[
-            ("p", "fetch", &format!(r#"{{"url":"{}"}}"#, pages.url("/html"))),
-            ("m", "fetch", r#"{"url":"http://169.254.169.254/latest/meta-data/"}"#),
+            (
+                "p",
+                "fetch",
+                &format!(r#"{{"url":"{}"}}"#, pages.url("/html")),
+            ),
+            (
+                "m",
+                "fetch",
+                r#"{"url":"http://169.254.169.254/latest/meta-data/"}"#,
+            ),
             ("f", "fetch", r#"{"url":"file:///etc/passwd"}"#),
         ]),
         text("read"),
@@ -662,6 +670,10 @@ async fn fetch_reads_a_page_as_text_and_the_floor_still_holds() {
         assert!(why.starts_with("fetch: "), "{i}: {why}");
     }
     assert!(answers[1].1.contains("Denied"), "{}", answers[1].1);
-    assert!(answers[2].1.contains("file:///etc/passwd"), "{}", answers[2].1);
+    assert!(
+        answers[2].1.contains("file:///etc/passwd"),
+        "{}",
+        answers[2].1
+    );
     assert!(!answers[2].1.contains("root:"), "{}", answers[2].1);
 }

@@ -12,6 +12,7 @@ macro_rules! assert_test_exists {
 }
 
 mod agent;
+mod api;
 mod brokers;
 mod cli;
 mod commands;
@@ -29,6 +30,7 @@ mod modules;
 mod net;
 mod pipe;
 mod queue;
+mod replay;
 mod sandbox;
 mod secrets;
 mod serve;

@@ -11,6 +11,38 @@ impl Host for LlmCtx {
     }
 
     async fn post(&mut self, body: Vec<u8>) -> Result<Reply, PostError> {
+        use super::tape::{Answer, Take, Tape, lock};
+        use sha2::{Digest, Sha256};
+        let request_sha256 = hex::encode(Sha256::digest(&body));
+        if let Some(tape) = &self.tape
+            && let Tape::Replay(takes) = &mut *lock(tape)
+        {
+            let take = takes.pop_front().ok_or_else(|| {
+                PostError::Transport("replay: the record holds no more model answers".into())
+            })?;
+            if take.request_sha256 != request_sha256 {
+                return Err(PostError::Transport(
+                    "replay diverged: this model request is not the recorded one".into(),
+                ));
+            }
+            return take.answer.result();
+        }
+        let got = self.post_now(body).await;
+        if let Some(tape) = &self.tape
+            && let Tape::Record(takes) = &mut *lock(tape)
+        {
+            takes.push(Take {
+                request_sha256,
+                answer: Answer::of(&got),
+            });
+        }
+        got
+    }
+}
+
+impl LlmCtx {
+    /// Posts to the endpoint, under the cadence.
+    async fn post_now(&mut self, body: Vec<u8>) -> Result<Reply, PostError> {
         let Some((service, principal, cadence)) = &self.reach else {
             return Err(PostError::NotConfigured);
         };

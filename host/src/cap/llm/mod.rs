@@ -15,6 +15,7 @@
 
 mod endpoint;
 mod host;
+pub mod tape;
 
 pub use endpoint::{LlmBounds, LlmEndpoint};
 pub(crate) use endpoint::{LlmService, PostFailure};
@@ -29,6 +30,8 @@ use wasmtime::component::{HasSelf, Linker};
 #[derive(Default)]
 pub(crate) struct LlmCtx {
     reach: Option<(Arc<LlmService>, String, Arc<Cadence>)>,
+    /// Where the answers are recorded, or replayed from (agent runs).
+    pub(crate) tape: Option<tape::SharedTape>,
 }
 
 impl LlmCtx {
@@ -41,6 +44,7 @@ impl LlmCtx {
     ) -> Self {
         Self {
             reach: service.map(|s| (s, principal, cadence)),
+            tape: None,
         }
     }
 }

@@ -1,0 +1,306 @@
+//! The HTTP API of supervised agent runs (axum): start, read, stream,
+//! list and cancel runs, and their review queues.
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /api/run` | start a run: 202 `{id, status: "running", exec}` |
+//! | `GET /api/run/{id}` | `{id, status, steps, result, tools, events_org, …}` |
+//! | `GET /api/run/{id}/stream` | WebSocket: `{type: "step", …}` frames, then `{type: "done", …}` |
+//! | `GET /api/runs` | every run, newest first |
+//! | `DELETE /api/run/{id}` | cancel a live run |
+//! | `POST /api/run/{id}/review`, `POST /api/run/{id}/review/take` | its review queue |
+//! | `GET /api/openapi.json` | the OpenAPI document |
+//!
+//! Threat: a caller reaching the API. Every route serves one tenant, set
+//! by the operator; with a token, every route wants `Authorization:
+//! Bearer <token>` (compared in constant time). A caller asking for exec
+//! gets a plain run: no run holds the exec grant in this engine. The
+//! response never carries a host path.
+
+use super::sessions::{LiveEvent, SessionError, SessionRecord, Sessions};
+use super::trace::{StepEvent, clip};
+use super::{AgentOptions, StepObserver};
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Characters of a tool's output in a live frame.
+const FRAME_OUTPUT_CHARS: usize = 500;
+
+/// How the API serves.
+#[derive(Debug, Clone)]
+pub struct ApiOptions {
+    /// The tenant every run acts as.
+    pub tenant: String,
+    /// The bearer token every request must carry, if any.
+    pub token: Option<String>,
+    /// Model turns of a run that names none.
+    pub max_steps: u32,
+}
+
+#[derive(Clone)]
+struct Api {
+    sessions: Sessions,
+    opts: ApiOptions,
+}
+
+/// A run request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunRequest {
+    task: String,
+    system: Option<String>,
+    model: Option<String>,
+    max_steps: Option<u32>,
+    agent: Option<String>,
+    /// Honoured by no run of this engine (see the module docs).
+    #[serde(default)]
+    exec: bool,
+}
+
+/// The system prompt of a run that names none.
+const DEFAULT_SYSTEM: &str =
+    "You are a careful agent. Use your tools; call done with the result when finished.";
+
+fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    (status, Json(json!({"error": message.to_string()}))).into_response()
+}
+
+fn session_error(e: SessionError) -> Response {
+    let status = match &e {
+        SessionError::NotFound(_) => StatusCode::NOT_FOUND,
+        SessionError::TooMany => StatusCode::TOO_MANY_REQUESTS,
+        SessionError::Start(_) => StatusCode::BAD_REQUEST,
+        SessionError::Review(_) => StatusCode::CONFLICT,
+        SessionError::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, e)
+}
+
+/// A record as the API shows it (no host paths).
+fn shown(sessions: &Sessions, r: &SessionRecord) -> Value {
+    json!({
+        "id": r.id,
+        "status": r.status,
+        "steps": r.steps,
+        "result": r.result,
+        "tools": r.tools,
+        "agent": r.agent,
+        "task": r.task,
+        "started": r.started,
+        "ended": r.ended,
+        "events_org": sessions.events_org(r),
+    })
+}
+
+fn step_frame(e: &StepEvent) -> Value {
+    let mut e = e.clone();
+    e.output = clip(&e.output, FRAME_OUTPUT_CHARS);
+    let mut v = serde_json::to_value(e).unwrap_or_default();
+    v["type"] = json!("step");
+    v
+}
+
+fn done_frame(r: &SessionRecord) -> Value {
+    json!({"type": "done", "id": r.id, "status": r.status, "steps": r.steps, "result": r.result})
+}
+
+/// Equal without a timing that tells how much of a guess was right.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+async fn auth(State(api): State<Api>, req: Request, next: Next) -> Response {
+    if let Some(token) = &api.opts.token {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes())) {
+            return error(StatusCode::UNAUTHORIZED, "a bearer token is required");
+        }
+    }
+    next.run(req).await
+}
+
+async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response {
+    if req.task.trim().is_empty() {
+        return error(StatusCode::BAD_REQUEST, "task is empty");
+    }
+    let opts = AgentOptions {
+        system: req.system.unwrap_or_else(|| DEFAULT_SYSTEM.into()),
+        task: req.task,
+        model: req.model,
+        max_steps: req.max_steps.unwrap_or(api.opts.max_steps),
+        agent: req.agent.unwrap_or_else(|| "agent".into()),
+        tenant: api.opts.tenant.clone(),
+        on_step: None::<StepObserver>,
+        ..AgentOptions::default()
+    };
+    match api.sessions.start(opts) {
+        Ok(r) => (
+            StatusCode::ACCEPTED,
+            Json(
+                json!({"id": r.id, "status": r.status, "exec": false, "exec_requested": req.exec}),
+            ),
+        )
+            .into_response(),
+        Err(e) => session_error(e),
+    }
+}
+
+async fn read(State(api): State<Api>, Path(id): Path<String>) -> Response {
+    match api.sessions.get(&api.opts.tenant, &id) {
+        Some(r) => Json(shown(&api.sessions, &r)).into_response(),
+        None => session_error(SessionError::NotFound(id)),
+    }
+}
+
+async fn list(State(api): State<Api>) -> Response {
+    let runs: Vec<Value> = api
+        .sessions
+        .list(&api.opts.tenant)
+        .iter()
+        .map(|r| {
+            json!({"id": r.id, "status": r.status, "steps": r.steps, "agent": r.agent,
+                   "task": r.task, "started": r.started, "ended": r.ended})
+        })
+        .collect();
+    Json(runs).into_response()
+}
+
+async fn cancel(State(api): State<Api>, Path(id): Path<String>) -> Response {
+    match api.sessions.cancel(&api.opts.tenant, &id) {
+        Ok(r) => Json(shown(&api.sessions, &r)).into_response(),
+        Err(e) => session_error(e),
+    }
+}
+
+async fn stream(State(api): State<Api>, Path(id): Path<String>, ws: WebSocketUpgrade) -> Response {
+    let Some(subscribed) = api.sessions.subscribe(&api.opts.tenant, &id) else {
+        return session_error(SessionError::NotFound(id));
+    };
+    ws.on_upgrade(move |socket| relay(socket, subscribed))
+}
+
+async fn send(socket: &mut WebSocket, frame: Value) -> bool {
+    socket
+        .send(Message::Text(frame.to_string().into()))
+        .await
+        .is_ok()
+}
+
+/// The steps so far, then live ones, then the end.
+async fn relay(
+    mut socket: WebSocket,
+    (record, steps, rx): (
+        SessionRecord,
+        Vec<StepEvent>,
+        Option<tokio::sync::broadcast::Receiver<LiveEvent>>,
+    ),
+) {
+    let mut sent = 0;
+    for e in &steps {
+        if !send(&mut socket, step_frame(e)).await {
+            return;
+        }
+        sent += 1;
+    }
+    let Some(mut rx) = rx else {
+        let _ = send(&mut socket, done_frame(&record)).await;
+        let _ = socket.send(Message::Close(None)).await;
+        return;
+    };
+    let mut seen = 0;
+    loop {
+        match rx.recv().await {
+            Ok(LiveEvent::Step(e)) => {
+                // Steps taken between the snapshot and the subscription
+                // arrive twice: skip those already sent.
+                seen += 1;
+                if seen <= sent {
+                    continue;
+                }
+                if !send(&mut socket, step_frame(&e)).await {
+                    return;
+                }
+            }
+            Ok(LiveEvent::Done(r)) => {
+                let _ = send(&mut socket, done_frame(&r)).await;
+                break;
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+        }
+    }
+    let _ = socket.send(Message::Close(None)).await;
+}
+
+async fn review_put(
+    State(api): State<Api>,
+    Path(id): Path<String>,
+    Json(item): Json<Value>,
+) -> Response {
+    match api.sessions.review_put(&api.opts.tenant, &id, item) {
+        Ok(n) => (StatusCode::CREATED, Json(json!({"queued": n}))).into_response(),
+        Err(e) => session_error(e),
+    }
+}
+
+async fn review_take(State(api): State<Api>, Path(id): Path<String>) -> Response {
+    match api.sessions.review_take(&api.opts.tenant, &id) {
+        Ok(Some(item)) => Json(item).into_response(),
+        Ok(None) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => session_error(e),
+    }
+}
+
+async fn openapi() -> Json<Value> {
+    Json(super::openapi::document())
+}
+
+/// The API's routes over `sessions`.
+pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
+    let api = Api { sessions, opts };
+    Router::new()
+        .route("/api/run", post(start))
+        .route("/api/run/{id}", get(read).delete(cancel))
+        .route("/api/run/{id}/stream", get(stream))
+        .route("/api/run/{id}/review", post(review_put))
+        .route("/api/run/{id}/review/take", post(review_take))
+        .route("/api/runs", get(list))
+        .route("/api/openapi.json", get(openapi))
+        .layer(middleware::from_fn_with_state(api.clone(), auth))
+        .with_state(api)
+}
+
+/// Serves `router` on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"token", b"token"));
+        assert!(!same_secret(b"token", b"tokem"));
+        assert!(!same_secret(b"token", b"toke"));
+        assert!(!same_secret(b"", b"x"));
+    }
+}

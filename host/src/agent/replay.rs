@@ -1,0 +1,177 @@
+//! What a run records so it can be re-run with no network, and the
+//! re-run. Beside its trace a run keeps `_run.json` (its options),
+//! `_model.jsonl` (every model answer, with the hash of the request it
+//! answered) and `_world.jsonl` (the whole output of every tool that
+//! reaches outside the sandbox: `fetch`). A replay gives the loop the
+//! recorded answers and outside outputs, runs every other tool again in a
+//! fresh workdir, and stamps each step with its recorded time, so a
+//! faithful replay writes the same `_steps.jsonl`, and so the same ledger
+//! root.
+
+use super::run::{AgentOptions, StepObserver};
+use super::tools::Ran;
+use crate::cap::llm::tape::{Tape, Take};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The options of a run as `_run.json` keeps them.
+pub const RUN_FILE: &str = "_run.json";
+/// The model's answers.
+pub const MODEL_FILE: &str = "_model.jsonl";
+/// The outputs of the tools that reach outside.
+pub const WORLD_FILE: &str = "_world.jsonl";
+
+/// Tools whose output depends on the world outside the sandbox.
+pub(crate) const WORLD_TOOLS: [&str; 1] = ["fetch"];
+
+/// A run's options, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    /// The run's id.
+    pub id: String,
+    /// Its tenant.
+    pub tenant: String,
+    /// The agent's name.
+    pub agent: String,
+    /// The system prompt.
+    pub system: String,
+    /// The task.
+    pub task: String,
+    /// The model asked for.
+    pub model: Option<String>,
+    /// The step budget.
+    pub max_steps: u32,
+    /// The temperature.
+    pub temperature: Option<f32>,
+    /// Whether the workdir was empty when the run began (a replay can only
+    /// start from what the run started from).
+    pub started_empty: bool,
+}
+
+impl RunFile {
+    /// The options that run this again.
+    pub fn options(&self) -> AgentOptions {
+        AgentOptions {
+            system: self.system.clone(),
+            task: self.task.clone(),
+            model: self.model.clone(),
+            max_steps: self.max_steps,
+            temperature: self.temperature,
+            agent: self.agent.clone(),
+            tenant: self.tenant.clone(),
+            id: Some(self.id.clone()),
+            on_step: None::<StepObserver>,
+            ..AgentOptions::default()
+        }
+    }
+}
+
+/// One call of a tool that reaches outside, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct WorldCall {
+    pub(crate) tool: String,
+    pub(crate) args: Value,
+    pub(crate) output: String,
+    pub(crate) exit_code: i32,
+    pub(crate) error: Option<String>,
+}
+
+/// What a run reads back from, when it replays.
+pub(crate) struct Playback {
+    pub(crate) world: VecDeque<WorldCall>,
+    /// Each step's recorded (dur_ms, ts).
+    pub(crate) clock: VecDeque<(u64, u64)>,
+}
+
+/// Where a run's outside calls go: recorded, or played back.
+pub(crate) enum World {
+    Record(PathBuf),
+    Replay(Playback),
+}
+
+impl World {
+    /// The recorded output of an outside call in replay; `None` when
+    /// recording (the tool runs).
+    pub(crate) fn replayed(&mut self, tool: &str, args: &Value) -> Option<Ran> {
+        let World::Replay(p) = self else { return None };
+        Some(match p.world.pop_front() {
+            Some(w) if w.tool == tool && w.args == *args => Ran {
+                output: w.output,
+                exit_code: w.exit_code,
+                error: w.error,
+                finished: None,
+            },
+            _ => Ran::failed(format!(
+                "replay diverged: {tool} was not the next outside call recorded"
+            )),
+        })
+    }
+
+    /// Records an outside call's whole output.
+    pub(crate) fn record(&mut self, tool: &str, args: &Value, ran: &Ran) {
+        let World::Record(path) = self else { return };
+        let call = WorldCall {
+            tool: tool.to_string(),
+            args: args.clone(),
+            output: ran.output.clone(),
+            exit_code: ran.exit_code,
+            error: ran.error.clone(),
+        };
+        let line = serde_json::to_string(&call).unwrap_or_default();
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| writeln!(f, "{line}"));
+    }
+
+    /// The recorded time of the next step, in replay.
+    pub(crate) fn clock(&mut self) -> Option<(u64, u64)> {
+        match self {
+            World::Replay(p) => p.clock.pop_front(),
+            World::Record(_) => None,
+        }
+    }
+}
+
+fn jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> Vec<T> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The tape and playback of the run recorded in `workdir`.
+pub(crate) fn load(workdir: &Path) -> (Tape, Playback) {
+    let takes: Vec<Take> = jsonl(&workdir.join(MODEL_FILE));
+    let world: Vec<WorldCall> = jsonl(&workdir.join(WORLD_FILE));
+    let steps: Vec<super::StepEvent> = jsonl(&workdir.join(crate::ledger::STEPS));
+    let clock = steps.iter().map(|e| (e.dur_ms, e.ts)).collect();
+    (
+        Tape::Replay(takes.into()),
+        Playback {
+            world: world.into(),
+            clock,
+        },
+    )
+}
+
+/// Writes the model answers of a recorded run.
+pub(crate) fn write_takes(workdir: &Path, takes: &[Take]) -> std::io::Result<()> {
+    let mut text = String::new();
+    for t in takes {
+        text.push_str(&serde_json::to_string(t).map_err(std::io::Error::other)?);
+        text.push('\n');
+    }
+    std::fs::write(workdir.join(MODEL_FILE), text)
+}
+
+/// The recorded options of the run in `workdir`.
+pub fn run_file(workdir: &Path) -> std::io::Result<RunFile> {
+    let bytes = std::fs::read(workdir.join(RUN_FILE))?;
+    serde_json::from_slice(&bytes).map_err(std::io::Error::other)
+}

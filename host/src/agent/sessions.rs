@@ -1,0 +1,412 @@
+//! Supervised runs: started, then left to run whatever the caller does.
+//! Each run is kept in `<home>/runs/<tenant>/<id>/`: `record.json` (its
+//! status, rewritten when it ends), `review.json` (its review queue) and
+//! `workdir/` (the trace and ledger). A run that was live when its host
+//! stopped is marked `interrupted` when the runs are next opened.
+//!
+//! Identity: a run is found by (tenant, id); the id alone never reaches
+//! another tenant's run.
+
+use super::run::{AgentOptions, AgentRecord, RunStatus, StepObserver};
+use super::trace::StepEvent;
+use super::{RUNS_DIR, WORKDIR};
+use crate::engine::Engine;
+use crate::limits::{AGENT_MAX_LIVE_RUNS, AGENT_REVIEW_ITEM_BYTES, AGENT_REVIEW_QUEUE_ITEMS};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+
+/// Where a supervised run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionStatus {
+    /// Still running.
+    Running,
+    /// The model answered without calling a tool.
+    Finished,
+    /// The model called `done`.
+    Done,
+    /// The step budget ran out.
+    Stopped,
+    /// The model could not be asked, or the run could not start.
+    Failed,
+    /// Cancelled by a caller.
+    Cancelled,
+    /// Its host stopped while it ran.
+    Interrupted,
+}
+
+impl From<RunStatus> for SessionStatus {
+    fn from(s: RunStatus) -> Self {
+        match s {
+            RunStatus::Finished => Self::Finished,
+            RunStatus::Done => Self::Done,
+            RunStatus::Stopped => Self::Stopped,
+            RunStatus::Failed => Self::Failed,
+        }
+    }
+}
+
+/// A supervised run as kept in `record.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// The run's id.
+    pub id: String,
+    /// The tenant it acts as.
+    pub tenant: String,
+    /// The agent's name.
+    pub agent: String,
+    /// The task it was given.
+    pub task: String,
+    /// Where it stands.
+    pub status: SessionStatus,
+    /// Model turns that called tools (0 while running).
+    pub steps: u32,
+    /// The result once it has ended.
+    pub result: Option<String>,
+    /// The tools the run had.
+    pub tools: Vec<String>,
+    /// Its working dir (trace, ledger, files).
+    pub workdir: PathBuf,
+    /// Unix seconds.
+    pub started: u64,
+    /// Unix seconds, once it has ended.
+    pub ended: Option<u64>,
+}
+
+/// What a subscriber to a run receives.
+#[derive(Debug, Clone)]
+pub enum LiveEvent {
+    /// A tool call, as it ends.
+    Step(StepEvent),
+    /// The run ended.
+    Done(SessionRecord),
+}
+
+/// Why a supervised run could not be started or reached.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// No such run for this tenant.
+    #[error("no run {0}")]
+    NotFound(String),
+    /// Too many live runs.
+    #[error("too many live runs (at most {AGENT_MAX_LIVE_RUNS})")]
+    TooMany,
+    /// The run could not start.
+    #[error(transparent)]
+    Start(#[from] super::AgentError),
+    /// A run's files could not be read or written.
+    #[error("run {id}: {error}")]
+    Io {
+        /// The run.
+        id: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The review queue refused an item.
+    #[error("review queue: {0}")]
+    Review(String),
+}
+
+struct Live {
+    record: SessionRecord,
+    events: Vec<StepEvent>,
+    tx: broadcast::Sender<LiveEvent>,
+    abort: Option<tokio::task::AbortHandle>,
+}
+
+type LiveRuns = Arc<Mutex<HashMap<(String, String), Live>>>;
+
+/// The supervised runs of an engine's home.
+#[derive(Clone)]
+pub struct Sessions {
+    engine: Engine,
+    live: LiveRuns,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn run_dir(home: &Path, tenant: &str, id: &str) -> PathBuf {
+    home.join(RUNS_DIR).join(tenant).join(id)
+}
+
+/// Writes `value` as JSON to `path` whole: a temp file, then a rename.
+fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
+    let bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn read_record(path: &Path) -> Option<SessionRecord> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+impl Sessions {
+    /// The runs of `engine`'s home. Any record still `running` is from a
+    /// host that stopped: it is marked `interrupted`, and says so.
+    pub fn open(engine: Engine) -> Sessions {
+        let runs = engine.home().join(RUNS_DIR);
+        for tenant in std::fs::read_dir(&runs).into_iter().flatten().flatten() {
+            for run in std::fs::read_dir(tenant.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let path = run.path().join("record.json");
+                if let Some(mut r) = read_record(&path)
+                    && r.status == SessionStatus::Running
+                {
+                    r.status = SessionStatus::Interrupted;
+                    r.result = Some("interrupted: the host stopped while the run was live".into());
+                    r.ended = Some(unix_now());
+                    let _ = write_json(&path, &r);
+                }
+            }
+        }
+        Sessions {
+            engine,
+            live: Arc::default(),
+        }
+    }
+
+    /// Starts `opts` as a supervised run (on the current tokio runtime) and
+    /// returns its record, `running`.
+    pub fn start(&self, mut opts: AgentOptions) -> Result<SessionRecord, SessionError> {
+        crate::store::validate_name("tenant", &opts.tenant).map_err(super::AgentError::from)?;
+        let id = opts.id.clone().unwrap_or_else(super::run::fresh_id);
+        crate::store::validate_name("run", &id).map_err(super::AgentError::from)?;
+        let dir = run_dir(self.engine.home(), &opts.tenant, &id);
+        let io = |error| SessionError::Io {
+            id: id.clone(),
+            error,
+        };
+        let mut live = lock(&self.live);
+        let running = live
+            .values()
+            .filter(|l| l.record.status == SessionStatus::Running)
+            .count();
+        if running >= AGENT_MAX_LIVE_RUNS {
+            return Err(SessionError::TooMany);
+        }
+        std::fs::create_dir_all(dir.join(WORKDIR)).map_err(io)?;
+        let record = SessionRecord {
+            id: id.clone(),
+            tenant: opts.tenant.clone(),
+            agent: opts.agent.clone(),
+            task: opts.task.clone(),
+            status: SessionStatus::Running,
+            steps: 0,
+            result: None,
+            tools: super::tools::base_tools()
+                .iter()
+                .map(|t| t.name.to_string())
+                .collect(),
+            workdir: dir.join(WORKDIR),
+            started: unix_now(),
+            ended: None,
+        };
+        write_json(&dir.join("record.json"), &record).map_err(io)?;
+        let key = (opts.tenant.clone(), id.clone());
+        let (tx, _) = broadcast::channel(256);
+        let observer = {
+            let (live, key, tx) = (self.live.clone(), key.clone(), tx.clone());
+            StepObserver(Arc::new(move |e: &StepEvent| {
+                if let Some(l) = lock(&live).get_mut(&key) {
+                    l.events.push(e.clone());
+                }
+                let _ = tx.send(LiveEvent::Step(e.clone()));
+            }))
+        };
+        opts.id = Some(id);
+        opts.workdir = None;
+        opts.on_step = Some(observer);
+        let engine = self.engine.clone();
+        let sessions = self.clone();
+        let task_key = key.clone();
+        let handle = tokio::spawn(async move {
+            let got = engine.run_agent(opts).await;
+            sessions.finish(&task_key, got);
+        });
+        live.insert(
+            key,
+            Live {
+                record: record.clone(),
+                events: Vec::new(),
+                tx,
+                abort: Some(handle.abort_handle()),
+            },
+        );
+        Ok(record)
+    }
+
+    /// Ends the live run `key` with what it returned.
+    fn finish(&self, key: &(String, String), got: Result<AgentRecord, super::AgentError>) {
+        let mut live = lock(&self.live);
+        let Some(l) = live.get_mut(key) else { return };
+        if l.record.status != SessionStatus::Running {
+            return;
+        }
+        match got {
+            Ok(r) => {
+                l.record.status = r.status.into();
+                l.record.steps = r.steps;
+                l.record.result = Some(r.result);
+            }
+            Err(e) => {
+                l.record.status = SessionStatus::Failed;
+                l.record.result = Some(format!("error: {e}"));
+            }
+        }
+        self.close(l);
+    }
+
+    /// Stamps the end of `l`, writes its record and tells subscribers.
+    fn close(&self, l: &mut Live) {
+        l.record.ended = Some(unix_now());
+        l.abort = None;
+        let dir = run_dir(self.engine.home(), &l.record.tenant, &l.record.id);
+        let _ = write_json(&dir.join("record.json"), &l.record);
+        let _ = l.tx.send(LiveEvent::Done(l.record.clone()));
+    }
+
+    /// The run `id` of `tenant`.
+    pub fn get(&self, tenant: &str, id: &str) -> Option<SessionRecord> {
+        if let Some(l) = lock(&self.live).get(&(tenant.to_string(), id.to_string())) {
+            return Some(l.record.clone());
+        }
+        crate::store::validate_name("run", id).ok()?;
+        crate::store::validate_name("tenant", tenant).ok()?;
+        read_record(&run_dir(self.engine.home(), tenant, id).join("record.json"))
+    }
+
+    /// Every run of `tenant`, newest first.
+    pub fn list(&self, tenant: &str) -> Vec<SessionRecord> {
+        if crate::store::validate_name("tenant", tenant).is_err() {
+            return Vec::new();
+        }
+        let dir = self.engine.home().join(RUNS_DIR).join(tenant);
+        let mut all: Vec<SessionRecord> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|id| self.get(tenant, id)))
+            .collect();
+        all.sort_by(|a, b| b.started.cmp(&a.started).then(b.id.cmp(&a.id)));
+        all
+    }
+
+    /// Cancels the live run `id` of `tenant` (its tools are killed with
+    /// it); an ended run is returned as it is.
+    pub fn cancel(&self, tenant: &str, id: &str) -> Result<SessionRecord, SessionError> {
+        let mut live = lock(&self.live);
+        let Some(l) = live.get_mut(&(tenant.to_string(), id.to_string())) else {
+            drop(live);
+            return self
+                .get(tenant, id)
+                .ok_or_else(|| SessionError::NotFound(id.to_string()));
+        };
+        if l.record.status == SessionStatus::Running {
+            if let Some(abort) = l.abort.take() {
+                abort.abort();
+            }
+            l.record.status = SessionStatus::Cancelled;
+            l.record.result = Some("cancelled".into());
+            self.close(l);
+        }
+        Ok(l.record.clone())
+    }
+
+    /// The steps so far and, while the run is live, a receiver of what
+    /// follows (`None` once it has ended).
+    pub fn subscribe(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Option<(
+        SessionRecord,
+        Vec<StepEvent>,
+        Option<broadcast::Receiver<LiveEvent>>,
+    )> {
+        if let Some(l) = lock(&self.live).get(&(tenant.to_string(), id.to_string())) {
+            let rx = (l.record.status == SessionStatus::Running).then(|| l.tx.subscribe());
+            return Some((l.record.clone(), l.events.clone(), rx));
+        }
+        let record = self.get(tenant, id)?;
+        let steps = std::fs::read_to_string(record.workdir.join(crate::ledger::STEPS))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        Some((record, steps, None))
+    }
+
+    /// The run's `events.org`, once it has ended.
+    pub fn events_org(&self, record: &SessionRecord) -> Option<String> {
+        std::fs::read_to_string(record.workdir.join("events.org")).ok()
+    }
+
+    fn review_path(&self, tenant: &str, id: &str) -> Result<PathBuf, SessionError> {
+        self.get(tenant, id)
+            .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
+        Ok(run_dir(self.engine.home(), tenant, id).join("review.json"))
+    }
+
+    /// Puts `item` at the back of the run's review queue.
+    pub fn review_put(&self, tenant: &str, id: &str, item: Value) -> Result<usize, SessionError> {
+        let path = self.review_path(tenant, id)?;
+        let size = item.to_string().len();
+        if size > AGENT_REVIEW_ITEM_BYTES {
+            return Err(SessionError::Review(format!(
+                "an item is {size} bytes, over {AGENT_REVIEW_ITEM_BYTES}"
+            )));
+        }
+        let _guard = lock(&self.live);
+        let mut queue = read_queue(&path);
+        if queue.len() >= AGENT_REVIEW_QUEUE_ITEMS {
+            return Err(SessionError::Review(format!(
+                "full ({AGENT_REVIEW_QUEUE_ITEMS} items)"
+            )));
+        }
+        queue.push(item);
+        write_json(&path, &queue).map_err(|error| SessionError::Io {
+            id: id.to_string(),
+            error,
+        })?;
+        Ok(queue.len())
+    }
+
+    /// Takes the front of the run's review queue, if any.
+    pub fn review_take(&self, tenant: &str, id: &str) -> Result<Option<Value>, SessionError> {
+        let path = self.review_path(tenant, id)?;
+        let _guard = lock(&self.live);
+        let mut queue = read_queue(&path);
+        if queue.is_empty() {
+            return Ok(None);
+        }
+        let item = queue.remove(0);
+        write_json(&path, &queue).map_err(|error| SessionError::Io {
+            id: id.to_string(),
+            error,
+        })?;
+        Ok(Some(item))
+    }
+}
+
+fn read_queue(path: &Path) -> Vec<Value> {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}

@@ -1,0 +1,73 @@
+//! `wbx serve-api`: the HTTP API of supervised agent runs. Loopback by
+//! default; any other address needs a bearer token (`WB_API_TOKEN`).
+
+use crate::options::engine_with;
+use crate::{exit, fail};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use workbooks::agent::Sessions;
+use workbooks::agent::api::{self, ApiOptions};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Address to listen on; other than loopback it needs WB_API_TOKEN.
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    listen: SocketAddr,
+    /// The tenant every run acts as.
+    #[arg(long, default_value = "default")]
+    tenant: String,
+    /// Model turns of a run that names none.
+    #[arg(long, default_value_t = workbooks::limits::AGENT_API_MAX_STEPS)]
+    max_steps: u32,
+}
+
+pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    let token = std::env::var("WB_API_TOKEN").ok().filter(|t| !t.is_empty());
+    if !args.listen.ip().is_loopback() && token.is_none() {
+        return fail(
+            "usage",
+            format!(
+                "listening on {} (not loopback) needs a bearer token: set WB_API_TOKEN",
+                args.listen
+            ),
+            exit::USAGE,
+        );
+    }
+    let body = || -> Result<u8, u8> {
+        let engine = engine_with(home, true, None)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail("engine", e, exit::ENGINE))?;
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind(args.listen)
+                .await
+                .map_err(|e| fail("listen", format!("{}: {e}", args.listen), exit::ENGINE))?;
+            let addr = listener
+                .local_addr()
+                .map_err(|e| fail("listen", e, exit::ENGINE))?;
+            let sessions = Sessions::open(engine);
+            let router = api::router(
+                sessions,
+                ApiOptions {
+                    tenant: args.tenant.clone(),
+                    token,
+                    max_steps: args.max_steps,
+                },
+            );
+            eprintln!(
+                "{}: serving agent runs on http://{addr}/api (tenant {})",
+                crate::BIN,
+                args.tenant
+            );
+            let stop = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            api::serve(listener, router, stop)
+                .await
+                .map_err(|e| fail("serve-api", e, exit::ENGINE))?;
+            Ok(0)
+        })
+    };
+    body().unwrap_or_else(|c| c)
+}

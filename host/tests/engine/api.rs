@@ -1,0 +1,296 @@
+//! The HTTP API of supervised agent runs, against the scripted model
+//! server: start, read, stream, list, cancel, review queues, the token,
+//! tenants, and a run its host lost.
+
+use crate::agent::{KEY, quick_bounds};
+use crate::common::own_builder;
+use crate::model_server::{self, Answer, text, tool_calls};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use workbooks::agent::Sessions;
+use workbooks::agent::api::{ApiOptions, router, serve};
+use workbooks::{Engine, LlmEndpoint};
+
+fn engine(home: &std::path::Path, server: &model_server::ModelServer) -> Engine {
+    let mut endpoint = LlmEndpoint::new(&server.base_url(), Some(KEY.into()), "m");
+    endpoint.bounds = quick_bounds();
+    own_builder(home).llm(endpoint).build().unwrap()
+}
+
+/// Serves the API over `engine`'s runs for `tenant` on a loopback port.
+async fn api(engine: Engine, tenant: &str, token: Option<&str>) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let opts = ApiOptions {
+        tenant: tenant.into(),
+        token: token.map(str::to_string),
+        max_steps: 40,
+    };
+    let app = router(Sessions::open(engine), opts);
+    tokio::spawn(serve(listener, app, std::future::pending()));
+    addr
+}
+
+/// One request; the status and the JSON body (`Null` when there is none).
+async fn call(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: api\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status: u16 = text.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+/// Polls the run until it is no longer running.
+async fn ended(addr: SocketAddr, id: &str) -> Value {
+    for _ in 0..400 {
+        let (status, run) = call(addr, "GET", &format!("/api/run/{id}"), None, None).await;
+        assert_eq!(status, 200, "{run}");
+        if run["status"] != "running" {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("run {id} never ended");
+}
+
+/// Every frame of a run's stream until it closes.
+async fn frames(addr: SocketAddr, id: &str) -> Vec<Value> {
+    let url = format!("ws://{addr}/api/run/{id}/stream");
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let mut got = Vec::new();
+    while let Some(Ok(msg)) = ws.next().await {
+        if let tokio_tungstenite::tungstenite::Message::Text(t) = msg {
+            got.push(serde_json::from_str(&t).unwrap());
+        }
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_started_over_http_is_streamed_read_and_listed() {
+    let server = model_server::start(vec![
+        tool_calls(&[("s", "shell", r#"{"pipeline":"echo hi"}"#)]),
+        tool_calls(&[("d", "done", r#"{"result":"greeted"}"#)]),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = api(engine(home.path(), &server), "acme", None).await;
+    let (status, started) = call(
+        addr,
+        "POST",
+        "/api/run",
+        None,
+        Some(json!({"task": "greet"})),
+    )
+    .await;
+    assert_eq!(status, 202, "{started}");
+    assert_eq!(started["status"], "running");
+    let id = started["id"].as_str().unwrap().to_string();
+    let frames = frames(addr, &id).await;
+    let kinds: Vec<&str> = frames.iter().map(|f| f["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["step", "step", "done"], "{frames:?}");
+    assert_eq!(frames[0]["tool"], "shell");
+    assert_eq!(frames[0]["output"], "hi\n");
+    assert_eq!(frames[2]["status"], "done");
+    let run = ended(addr, &id).await;
+    assert_eq!(run["status"], "done");
+    assert_eq!(run["steps"], 2);
+    assert_eq!(run["result"], "greeted");
+    assert!(run["tools"].as_array().unwrap().contains(&json!("shell")));
+    assert!(run["events_org"].as_str().unwrap().contains(":tool_call:"));
+    assert!(run.get("workdir").is_none(), "a host path leaked: {run}");
+    let (_, runs) = call(addr, "GET", "/api/runs", None, None).await;
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    assert_eq!(runs[0]["id"], id.as_str());
+    // The run is kept under the tenant, with its trace and ledger.
+    let dir = home.path().join("runs/acme").join(&id);
+    assert!(dir.join("record.json").is_file());
+    assert!(dir.join("workdir/ledger.note").is_file());
+    // A stream opened after the end replays the steps and the end.
+    let again = self::frames(addr, &id).await;
+    assert_eq!(again.len(), 3);
+    assert_eq!(again[2]["result"], "greeted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_run_is_cancelled_and_its_stream_says_so() {
+    let server = model_server::start(vec![Answer::Hang]).await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = api(engine(home.path(), &server), "default", None).await;
+    let (_, started) = call(
+        addr,
+        "POST",
+        "/api/run",
+        None,
+        Some(json!({"task": "wait"})),
+    )
+    .await;
+    let id = started["id"].as_str().unwrap().to_string();
+    let url = format!("ws://{addr}/api/run/{id}/stream");
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let (status, run) = call(addr, "DELETE", &format!("/api/run/{id}"), None, None).await;
+    assert_eq!(
+        (status, run["status"].as_str()),
+        (200, Some("cancelled")),
+        "{run}"
+    );
+    let frame = ws.next().await.unwrap().unwrap();
+    let frame: Value = serde_json::from_str(frame.to_text().unwrap()).unwrap();
+    assert_eq!(
+        (frame["type"].as_str(), frame["status"].as_str()),
+        (Some("done"), Some("cancelled"))
+    );
+    assert_eq!(ended(addr, &id).await["status"], "cancelled");
+    let (status, _) = call(addr, "DELETE", "/api/run/no-such-run", None, None).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_token_every_route_wants_it_and_bad_requests_are_named() {
+    let server = model_server::start(vec![text("ok")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = api(engine(home.path(), &server), "default", Some("s3cret")).await;
+    for (method, path) in [
+        ("GET", "/api/runs"),
+        ("GET", "/api/openapi.json"),
+        ("POST", "/api/run"),
+        ("GET", "/api/run/x"),
+    ] {
+        for token in [None, Some("wrong"), Some("s3cre")] {
+            let body = (method == "POST").then(|| json!({"task": "t"}));
+            let (status, _) = call(addr, method, path, token, body).await;
+            assert_eq!(status, 401, "{method} {path} with {token:?}");
+        }
+    }
+    let (status, doc) = call(addr, "GET", "/api/openapi.json", Some("s3cret"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(doc["openapi"], "3.1.0");
+    let t = Some("s3cret");
+    let (status, _) = call(addr, "POST", "/api/run", t, Some(json!({"task": " "}))).await;
+    assert_eq!(status, 400);
+    let (status, _) = call(
+        addr,
+        "POST",
+        "/api/run",
+        t,
+        Some(json!({"task": "t", "shell": "rm -rf /"})),
+    )
+    .await;
+    assert_eq!(status, 422, "an unknown field is refused");
+    let (status, run) = call(
+        addr,
+        "POST",
+        "/api/run",
+        t,
+        Some(json!({"task": "t", "exec": true})),
+    )
+    .await;
+    assert_eq!((status, &run["exec"]), (202, &json!(false)), "{run}");
+    let (status, _) = call(addr, "GET", "/api/run/..%2F..%2Fetc", t, None).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenants_runs_and_queues_are_its_own_and_queues_outlive_the_host() {
+    let server = model_server::start(vec![text("ok")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(home.path(), &server);
+    let (a, b) = (
+        api(e.clone(), "a", None).await,
+        api(e.clone(), "b", None).await,
+    );
+    let (_, started) = call(a, "POST", "/api/run", None, Some(json!({"task": "t"}))).await;
+    let id = started["id"].as_str().unwrap().to_string();
+    ended(a, &id).await;
+    let run = format!("/api/run/{id}");
+    assert_eq!(call(b, "GET", &run, None, None).await.0, 404);
+    assert_eq!(call(b, "DELETE", &run, None, None).await.0, 404);
+    assert_eq!(
+        call(b, "POST", &format!("{run}/review"), None, Some(json!(1)))
+            .await
+            .0,
+        404
+    );
+    assert_eq!(call(b, "GET", "/api/runs", None, None).await.1, json!([]));
+    for item in [json!({"check": "roster"}), json!("second")] {
+        assert_eq!(
+            call(a, "POST", &format!("{run}/review"), None, Some(item))
+                .await
+                .0,
+            201
+        );
+    }
+    let big = json!("x".repeat(70_000));
+    assert_eq!(
+        call(a, "POST", &format!("{run}/review"), None, Some(big))
+            .await
+            .0,
+        409
+    );
+    // Another host on the same home takes them, in order.
+    let c = api(e, "a", None).await;
+    let take = format!("{run}/review/take");
+    assert_eq!(
+        call(c, "POST", &take, None, None).await,
+        (200, json!({"check": "roster"}))
+    );
+    assert_eq!(
+        call(c, "POST", &take, None, None).await,
+        (200, json!("second"))
+    );
+    assert_eq!(call(c, "POST", &take, None, None).await.0, 204);
+}
+
+#[tokio::test]
+async fn a_run_live_when_its_host_stopped_says_it_was_interrupted() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("runs/default/lost-run");
+    std::fs::create_dir_all(dir.join("workdir")).unwrap();
+    let record = json!({
+        "id": "lost-run", "tenant": "default", "agent": "agent", "task": "t",
+        "status": "running", "steps": 0, "result": null, "tools": [],
+        "workdir": dir.join("workdir"), "started": 1, "ended": null
+    });
+    std::fs::write(dir.join("record.json"), record.to_string()).unwrap();
+    let sessions = Sessions::open(own_builder(home.path()).build().unwrap());
+    let got = sessions.get("default", "lost-run").unwrap();
+    assert_eq!(got.status, workbooks::agent::SessionStatus::Interrupted);
+    assert!(got.result.unwrap().starts_with("interrupted"));
+    assert!(sessions.get("other", "lost-run").is_none());
+}
+
+#[test]
+fn wbx_serve_api_refuses_a_public_address_without_a_token() {
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
+        .args(["serve-api", "--listen", "0.0.0.0:0"])
+        .env("WB_HOME", home.path())
+        .env_remove("WB_API_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("WB_API_TOKEN"));
+}
