@@ -1,4 +1,5 @@
-//! `search [-n N] [-C DIR] QUERY...`: the files under DIR (default `.`)
+//! `search [-n N] [-C DIR] [-x NAME]... QUERY...`: the files under DIR
+//! (default `.`), but those named NAME,
 //! ranked against QUERY with BM25, best first, at most N (default 5): each
 //! as its path and score, then the lines that hold a query word (or its
 //! first line). The agent's `search` tool runs it over the run's workdir,
@@ -41,7 +42,13 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// The files under `dir`, in name order, as (path shown, text).
-fn corpus(dir: &Path, shown: &str, out: &mut Vec<(String, String)>, total: &mut usize) {
+fn corpus(
+    dir: &Path,
+    shown: &str,
+    skip: &[String],
+    out: &mut Vec<(String, String)>,
+    total: &mut usize,
+) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -52,6 +59,9 @@ fn corpus(dir: &Path, shown: &str, out: &mut Vec<(String, String)>, total: &mut 
             return;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
+        if skip.contains(&name) {
+            continue;
+        }
         let path = if shown.is_empty() {
             name.clone()
         } else {
@@ -61,7 +71,7 @@ fn corpus(dir: &Path, shown: &str, out: &mut Vec<(String, String)>, total: &mut 
             continue;
         };
         if kind.is_dir() {
-            corpus(&entry.path(), &path, out, total);
+            corpus(&entry.path(), &path, skip, out, total);
         } else if kind.is_file() {
             let mut bytes = Vec::new();
             let cap = MAX_FILE_BYTES.min((MAX_TOTAL_BYTES - *total) as u64);
@@ -97,13 +107,14 @@ fn excerpt(text: &str, query: &[String]) -> Vec<String> {
     }
 }
 
-const USAGE: &str = "usage: search [-n N] [-C DIR] QUERY...\n";
+const USAGE: &str = "usage: search [-n N] [-C DIR] [-x NAME]... QUERY...\n";
 
 /// The command.
 pub fn run(args: &[String], _: &mut dyn Read, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let mut limit = 5usize;
     let mut dir = ".".to_string();
     let mut query = Vec::new();
+    let mut skip: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -111,6 +122,13 @@ pub fn run(args: &[String], _: &mut dyn Read, out: &mut dyn Write, err: &mut dyn
                 Some(n) => limit = n,
                 None => {
                     let _ = err.write_all(b"search: -n takes a positive number\n");
+                    return 2;
+                }
+            },
+            "-x" => match it.next() {
+                Some(name) => skip.push(name.clone()),
+                None => {
+                    let _ = err.write_all(USAGE.as_bytes());
                     return 2;
                 }
             },
@@ -137,7 +155,7 @@ pub fn run(args: &[String], _: &mut dyn Read, out: &mut dyn Write, err: &mut dyn
     } else {
         dir.trim_end_matches('/').to_string()
     };
-    corpus(Path::new(&dir), &shown, &mut files, &mut total);
+    corpus(Path::new(&dir), &shown, &skip, &mut files, &mut total);
     let documents: Vec<Document<usize>> = files
         .iter()
         .enumerate()
@@ -202,6 +220,13 @@ mod tests {
             1,
             "{out}"
         );
+        let (code, out) = search(&dir, &["-x", "roster.md", "roster"]);
+        assert_eq!(code, 0);
+        assert!(
+            out.starts_with(&format!("{}/plan.txt (score", dir.display())),
+            "{out}"
+        );
+        assert!(!out.contains("roster.md"), "{out}");
         let (code, out) = search(&dir, &["zebra"]);
         assert_eq!((code, out.as_str()), (1, "no files match `zebra`\n"));
         assert_eq!(search(&dir, &["!!"]).0, 2);

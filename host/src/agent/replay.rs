@@ -10,7 +10,7 @@
 
 use super::run::{AgentOptions, StepObserver};
 use super::tools::Ran;
-use crate::cap::llm::tape::{Tape, Take};
+use crate::cap::llm::tape::{Take, Tape};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -42,6 +42,9 @@ pub struct RunFile {
     pub task: String,
     /// The model asked for.
     pub model: Option<String>,
+    /// The model the requests named (the endpoint's default when the run
+    /// asked for none), so a replay sends the same requests.
+    pub model_used: Option<String>,
     /// The step budget.
     pub max_steps: u32,
     /// The temperature.
@@ -57,7 +60,7 @@ impl RunFile {
         AgentOptions {
             system: self.system.clone(),
             task: self.task.clone(),
-            model: self.model.clone(),
+            model: self.model_used.clone().or_else(|| self.model.clone()),
             max_steps: self.max_steps,
             temperature: self.temperature,
             agent: self.agent.clone(),

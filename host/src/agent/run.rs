@@ -2,14 +2,14 @@
 //! trace.
 
 use super::AgentCtx;
-use super::tools::{Ran, Toolbox};
 use super::replay::{self, RunFile, WORLD_TOOLS, World};
+use super::tools::{Ran, Toolbox};
 use super::trace::{self, StepEvent, StepLog, TurnEvent};
-use crate::cap::llm::tape::{self, Tape};
 use crate::bindings::exports::workbooks::engine::agent::{
     GuestIndices, RunOptions, RunStatus as WitStatus,
 };
 use crate::bindings::workbooks::engine::llm_types::ToolCall;
+use crate::cap::llm::tape::{self, Tape};
 use crate::dock::{DockError, Lane};
 use crate::engine::Engine;
 use crate::limits::{
@@ -301,6 +301,7 @@ impl Engine {
             system: opts.system.clone(),
             task: opts.task.clone(),
             model: opts.model.clone(),
+            model_used: opts.model.clone().or_else(|| self.llm_default_model()),
             max_steps: opts.max_steps,
             temperature: opts.temperature,
             started_empty,

@@ -18,6 +18,19 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The files the host keeps in a run's workdir, which `search` leaves out
+/// (the model's notes, `_issues.jsonl` among them, stay in).
+const RUN_FILES: [&str; 8] = [
+    crate::ledger::STEPS,
+    super::replay::RUN_FILE,
+    super::replay::MODEL_FILE,
+    super::replay::WORLD_FILE,
+    "events.org",
+    crate::ledger::CHECKPOINT,
+    crate::ledger::LEAVES,
+    crate::ledger::VKEY,
+];
+
 /// Tools only a host grant can give a run.
 pub(crate) const EXEC_ONLY: [&str; 3] = ["git", "publish", "image"];
 
@@ -193,7 +206,11 @@ impl Toolbox {
     /// The `search` command over the workdir (read-only), in the sandbox.
     async fn search(&self, args: &Value) -> Result<Ran, Ran> {
         let query = arg("search", args, "query")?;
-        let argv = vec!["-C".to_string(), "/".to_string(), query.to_string()];
+        let mut argv = vec!["-C".to_string(), "/".to_string()];
+        for own in RUN_FILES {
+            argv.extend(["-x".to_string(), own.to_string()]);
+        }
+        argv.push(query.to_string());
         let mut opts = self.sandboxed();
         opts.dirs[0].read_only = true;
         self.command("search", argv, opts).await

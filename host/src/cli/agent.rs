@@ -153,7 +153,11 @@ fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
         let recorded = replay::run_file(&args.workdir).map_err(|e| {
             fail(
                 "usage",
-                format!("{} is not a run's workdir ({}: {e})", args.workdir.display(), replay::RUN_FILE),
+                format!(
+                    "{} is not a run's workdir ({}: {e})",
+                    args.workdir.display(),
+                    replay::RUN_FILE
+                ),
                 exit::USAGE,
             )
         })?;
@@ -164,10 +168,13 @@ fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
                 1,
             ));
         }
-        let original = args
-            .workdir
-            .canonicalize()
-            .map_err(|e| fail("usage", format!("{}: {e}", args.workdir.display()), exit::USAGE))?;
+        let original = args.workdir.canonicalize().map_err(|e| {
+            fail(
+                "usage",
+                format!("{}: {e}", args.workdir.display()),
+                exit::USAGE,
+            )
+        })?;
         let engine = engine(home.clone())?;
         let original_root = workbooks::ledger::verify(engine.keyring(), &original, None)
             .map_err(|e| fail("replay", format!("the original run's ledger: {e}"), 1))?
@@ -189,7 +196,11 @@ fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
             .map_err(|e| fail("replay", e, exit::ENGINE))?;
         let (was, now) = (trace_lines(&original), trace_lines(&record.workdir));
         let first_diff = (0..was.len().max(now.len())).find(|i| was.get(*i) != now.get(*i));
-        let root = record.ledger.as_ref().map(|l| l.root.clone()).unwrap_or_default();
+        let root = record
+            .ledger
+            .as_ref()
+            .map(|l| l.root.clone())
+            .unwrap_or_default();
         let same = first_diff.is_none() && root == original_root;
         if args.json {
             let out = serde_json::json!({
@@ -208,7 +219,12 @@ fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
             );
         } else {
             match first_diff {
-                Some(i) => eprintln!("{}: replay: line {} of {} differs", crate::BIN, i + 1, workbooks::ledger::STEPS),
+                Some(i) => eprintln!(
+                    "{}: replay: line {} of {} differs",
+                    crate::BIN,
+                    i + 1,
+                    workbooks::ledger::STEPS
+                ),
                 None => eprintln!("{}: replay: the ledger root differs", crate::BIN),
             }
         }

@@ -515,6 +515,11 @@ impl Engine {
         &self.inner.process_slots
     }
 
+    /// The model a request that names none gets, when an endpoint is set.
+    pub(crate) fn llm_default_model(&self) -> Option<String> {
+        self.inner.llm.as_ref().map(|s| s.endpoint().model.clone())
+    }
+
     pub(crate) fn wbx_binary(&self) -> Option<&Path> {
         self.inner.wbx.as_deref()
     }

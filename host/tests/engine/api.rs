@@ -63,9 +63,10 @@ async fn call(
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
-/// Polls the run until it is no longer running.
+/// Polls the run until it is no longer running (a bound on a hang, not a
+/// timing: a fresh home compiles the loop first).
 async fn ended(addr: SocketAddr, id: &str) -> Value {
-    for _ in 0..400 {
+    for _ in 0..4800 {
         let (status, run) = call(addr, "GET", &format!("/api/run/{id}"), None, None).await;
         assert_eq!(status, 200, "{run}");
         if run["status"] != "running" {

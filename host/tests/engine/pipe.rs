@@ -108,6 +108,9 @@ async fn a_stages_stderr_is_held_to_the_cap_though_its_stdout_is_piped() {
         "seq 1 1100000 | chat a | wc -l",
         LineOptions {
             stage_fuel: Some(u64::MAX),
+            // The cap is the point, not the time: a loaded machine may
+            // take longer than the default 30 s per stage.
+            stage_timeout: Some(std::time::Duration::from_secs(600)),
             ..LineOptions::default()
         },
     )

@@ -4,7 +4,7 @@
 
 use crate::agent::{KEY, quick_bounds, task};
 use crate::common::{own_builder, text as lossy};
-use crate::model_server::{self, text, tool_calls};
+use crate::model_server::{self, tool_calls};
 use serde_json::Value;
 use workbooks::{AgentOptions, AgentRecord, Cidr, LlmEndpoint};
 
@@ -53,8 +53,15 @@ async fn a_replay_with_no_network_writes_the_same_trace_and_ledger_root() {
     let (record, home) = recorded_run(task("fetch and count")).await;
     let workdir = record.workdir.clone();
     let h = home.path().to_path_buf();
-    let out = tokio::task::spawn_blocking(move || replay(&h, &workdir)).await.unwrap();
-    assert!(out.status.success(), "{}{}", lossy(&out.stdout), lossy(&out.stderr));
+    let out = tokio::task::spawn_blocking(move || replay(&h, &workdir))
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        lossy(&out.stdout),
+        lossy(&out.stderr)
+    );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["same"], true, "{got}");
     assert_eq!(got["result"], "all done");
@@ -64,7 +71,10 @@ async fn a_replay_with_no_network_writes_the_same_trace_and_ledger_root() {
     let read = |d: &std::path::Path| std::fs::read(d.join("_steps.jsonl")).unwrap();
     assert_eq!(read(&again), read(&record.workdir));
     // The file the run wrote was written again, by the replay's own tools.
-    assert_eq!(std::fs::read_to_string(again.join("a.txt")).unwrap(), "hello");
+    assert_eq!(
+        std::fs::read_to_string(again.join("a.txt")).unwrap(),
+        "hello"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,7 +85,9 @@ async fn a_tampered_record_or_a_run_that_did_not_start_empty_is_named() {
     assert_eq!(takes.lines().count(), 3);
     std::fs::write(&model, takes.replace("cat a.txt | wc -c", "cat a.txt")).unwrap();
     let (h, w) = (home.path().to_path_buf(), record.workdir.clone());
-    let out = tokio::task::spawn_blocking(move || replay(&h, &w)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || replay(&h, &w))
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", lossy(&out.stderr));
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["same"], false);
@@ -89,7 +101,13 @@ async fn a_tampered_record_or_a_run_that_did_not_start_empty_is_named() {
     };
     let (record, home) = recorded_run(opts).await;
     let (h, w) = (home.path().to_path_buf(), record.workdir.clone());
-    let out = tokio::task::spawn_blocking(move || replay(&h, &w)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || replay(&h, &w))
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(lossy(&out.stderr).contains("held files"), "{}", lossy(&out.stderr));
+    assert!(
+        lossy(&out.stderr).contains("held files"),
+        "{}",
+        lossy(&out.stderr)
+    );
 }
