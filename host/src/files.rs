@@ -3,7 +3,8 @@
 //! Every file the engine replaces is written through a temporary file
 //! created exclusively (`O_EXCL`: never an existing file, never through a
 //! symlink someone planted) with mode 0600, then renamed into place, so a
-//! reader never sees half a file. A [`FileIdentity`] is what lets a check
+//! reader never sees half a file; files only appended to are opened
+//! without following a link at their path. A [`FileIdentity`] is what lets a check
 //! done once be trusted later: any write to a file changes its ctime, which
 //! user space cannot set back, and a replacement changes its inode.
 
@@ -56,6 +57,21 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
+}
+
+/// Appends `line` and a newline to `path` (created 0600 if absent),
+/// never through a symlink standing at `path`: for the files the host keeps
+/// in a directory others write to as well (an agent run's workdir).
+pub(crate) fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    f.write_all(format!("{line}\n").as_bytes())
 }
 
 /// Takes an exclusive lock on the lock file at `path` (created 0600 if

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `POST /api/run` | start a run: 202 `{id, status: "running", exec}` |
 //! | `GET /api/run/{id}` | `{id, status, steps, result, tools, events_org, …}` |
-//! | `GET /api/run/{id}/stream` | WebSocket: `{type: "step", …}` frames, then `{type: "done", …}` |
+//! | `GET /api/run/{id}/stream` | WebSocket: `{type: "step", …}` frames, then `{type: "done", …}` (an `{type: "error", …}` frame first when a run ended elsewhere has a ledger that does not hold) |
 //! | `GET /api/runs` | every run, newest first |
 //! | `DELETE /api/run/{id}` | cancel a live run |
 //! | `POST /api/run/{id}/review`, `POST /api/run/{id}/review/take` | its review queue |
@@ -15,9 +15,12 @@
 //! by the operator; with a token, every route wants `Authorization:
 //! Bearer <token>` (compared in constant time). A caller asking for exec
 //! gets a plain run: no run holds the exec grant in this engine. The
-//! response never carries a host path.
+//! response never carries a host path, and nothing it shows is read back
+//! from a run's workdir, which the run's tools write to: `events_org` is
+//! what the host rendered, and the steps of a run this host did not see end
+//! are streamed only when its signed ledger holds.
 
-use super::sessions::{LiveEvent, SessionError, SessionRecord, Sessions};
+use super::sessions::{LiveEvent, SessionError, SessionRecord, Sessions, Subscription};
 use super::trace::{StepEvent, clip};
 use super::{AgentOptions, StepObserver};
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -84,7 +87,7 @@ fn session_error(e: SessionError) -> Response {
 }
 
 /// A record as the API shows it (no host paths).
-fn shown(sessions: &Sessions, r: &SessionRecord) -> Value {
+fn shown(r: &SessionRecord) -> Value {
     json!({
         "id": r.id,
         "status": r.status,
@@ -95,7 +98,7 @@ fn shown(sessions: &Sessions, r: &SessionRecord) -> Value {
         "task": r.task,
         "started": r.started,
         "ended": r.ended,
-        "events_org": sessions.events_org(r),
+        "events_org": r.events_org,
     })
 }
 
@@ -158,7 +161,7 @@ async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response 
 
 async fn read(State(api): State<Api>, Path(id): Path<String>) -> Response {
     match api.sessions.get(&api.opts.tenant, &id) {
-        Some(r) => Json(shown(&api.sessions, &r)).into_response(),
+        Some(r) => Json(shown(&r)).into_response(),
         None => session_error(SessionError::NotFound(id)),
     }
 }
@@ -178,16 +181,16 @@ async fn list(State(api): State<Api>) -> Response {
 
 async fn cancel(State(api): State<Api>, Path(id): Path<String>) -> Response {
     match api.sessions.cancel(&api.opts.tenant, &id) {
-        Ok(r) => Json(shown(&api.sessions, &r)).into_response(),
+        Ok(r) => Json(shown(&r)).into_response(),
         Err(e) => session_error(e),
     }
 }
 
 async fn stream(State(api): State<Api>, Path(id): Path<String>, ws: WebSocketUpgrade) -> Response {
-    let Some(subscribed) = api.sessions.subscribe(&api.opts.tenant, &id) else {
+    let Some(sub) = api.sessions.subscribe(&api.opts.tenant, &id) else {
         return session_error(SessionError::NotFound(id));
     };
-    ws.on_upgrade(move |socket| relay(socket, subscribed))
+    ws.on_upgrade(move |socket| relay(socket, sub))
 }
 
 async fn send(socket: &mut WebSocket, frame: Value) -> bool {
@@ -198,36 +201,29 @@ async fn send(socket: &mut WebSocket, frame: Value) -> bool {
 }
 
 /// The steps so far, then live ones, then the end.
-async fn relay(
-    mut socket: WebSocket,
-    (record, steps, rx): (
-        SessionRecord,
-        Vec<StepEvent>,
-        Option<tokio::sync::broadcast::Receiver<LiveEvent>>,
-    ),
-) {
-    let mut sent = 0;
-    for e in &steps {
-        if !send(&mut socket, step_frame(e)).await {
-            return;
+async fn relay(mut socket: WebSocket, sub: Subscription) {
+    match &sub.steps {
+        Ok(steps) => {
+            for e in steps {
+                if !send(&mut socket, step_frame(e)).await {
+                    return;
+                }
+            }
         }
-        sent += 1;
+        Err(why) => {
+            if !send(&mut socket, json!({"type": "error", "error": why})).await {
+                return;
+            }
+        }
     }
-    let Some(mut rx) = rx else {
-        let _ = send(&mut socket, done_frame(&record)).await;
+    let Some(mut rx) = sub.live else {
+        let _ = send(&mut socket, done_frame(&sub.record)).await;
         let _ = socket.send(Message::Close(None)).await;
         return;
     };
-    let mut seen = 0;
     loop {
         match rx.recv().await {
             Ok(LiveEvent::Step(e)) => {
-                // Steps taken between the snapshot and the subscription
-                // arrive twice: skip those already sent.
-                seen += 1;
-                if seen <= sent {
-                    continue;
-                }
                 if !send(&mut socket, step_frame(&e)).await {
                     return;
                 }

@@ -31,7 +31,7 @@ mod workdir;
 
 pub use definition::{AgentDef, DefError, parse_org};
 pub use run::{AgentError, AgentOptions, AgentRecord, RunStatus, StepObserver};
-pub use sessions::{LiveEvent, SessionError, SessionRecord, SessionStatus, Sessions};
+pub use sessions::{LiveEvent, SessionError, SessionRecord, SessionStatus, Sessions, Subscription};
 pub use trace::{StepEvent, TurnEvent};
 
 use crate::bindings::workbooks::host::{telemetry, tools as tools_wit};

@@ -57,7 +57,7 @@ pub fn document() -> Value {
                            "responses": {"200": {"description": "the run, cancelled if it was live"}, "404": error()}}
             },
             "/api/run/{id}/stream": {"get": {
-                "summary": "a WebSocket of {type: step, ...} frames, then {type: done, ...}",
+                "summary": "a WebSocket of {type: step, ...} frames, then {type: done, ...}; {type: error, ...} first when a run ended elsewhere has a ledger that does not hold",
                 "parameters": run_id(), "responses": {"101": {"description": "switching to WebSocket"}, "404": error()}
             }},
             "/api/run/{id}/review": {"post": {

@@ -14,7 +14,6 @@ use crate::cap::llm::tape::{Take, Tape};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The options of a run as `_run.json` keeps them.
@@ -124,11 +123,7 @@ impl World {
             error: ran.error.clone(),
         };
         let line = serde_json::to_string(&call).unwrap_or_default();
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut f| writeln!(f, "{line}"));
+        let _ = crate::files::append_line(path, &line);
     }
 
     /// The recorded time of the next step, in replay.
@@ -170,7 +165,7 @@ pub(crate) fn write_takes(workdir: &Path, takes: &[Take]) -> std::io::Result<()>
         text.push_str(&serde_json::to_string(t).map_err(std::io::Error::other)?);
         text.push('\n');
     }
-    std::fs::write(workdir.join(MODEL_FILE), text)
+    crate::files::write_atomic(&workdir.join(MODEL_FILE), text.as_bytes())
 }
 
 /// The recorded options of the run in `workdir`.

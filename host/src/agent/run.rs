@@ -12,6 +12,7 @@ use crate::bindings::workbooks::engine::llm_types::ToolCall;
 use crate::cap::llm::tape::{self, Tape};
 use crate::dock::{DockError, Lane};
 use crate::engine::Engine;
+use crate::files::write_atomic;
 use crate::limits::{
     AGENT_FUEL, AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_RUN_DEADLINE,
     AGENT_TOOL_OUTPUT_CHARS, AGENT_TOOL_TIMEOUT, Deadline,
@@ -117,6 +118,8 @@ pub struct AgentRecord {
     pub events: Vec<StepEvent>,
     /// Every model turn, in order.
     pub turns: Vec<TurnEvent>,
+    /// The run as an org document (what `events.org` holds).
+    pub events_org: String,
     /// The signed ledger over `_steps.jsonl`, when it could be written.
     pub ledger: Option<crate::ledger::Sealed>,
     /// The first trace write that failed, if any (the run went on).
@@ -162,7 +165,7 @@ pub(crate) struct RunCtx {
     calls: (u32, usize),
 }
 
-fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -309,12 +312,10 @@ impl Engine {
         let mut trace_error = None;
         let written = serde_json::to_vec_pretty(&run_file)
             .map_err(std::io::Error::other)
-            .and_then(|b| std::fs::write(workdir.join(replay::RUN_FILE), b));
+            .and_then(|b| write_atomic(&workdir.join(replay::RUN_FILE), &b));
         if let Err(e) = written {
             trace_error = Some(format!("{}: {e}", replay::RUN_FILE));
         }
-        let tools = super::tools::base_tools();
-        let tool_names = tools.iter().map(|t| t.name.to_string()).collect();
         store.data_mut().agent = AgentCtx {
             run: Some(Box::new(RunCtx {
                 toolbox: Toolbox {
@@ -369,25 +370,25 @@ impl Engine {
             }
         };
         let run = store.data_mut().agent.run.take();
-        let (events, turns) = match run {
+        let (events, turns, lines) = match run {
             Some(r) => {
                 if let Some(e) = r.log.failure {
                     trace_error.get_or_insert(e);
                 }
-                (r.events, r.turns)
+                (r.events, r.turns, r.log.lines)
             }
-            None => (Vec::new(), Vec::new()),
+            None => (Vec::new(), Vec::new(), Vec::new()),
         };
         if let Tape::Record(takes) = &*tape::lock(&tape)
             && let Err(e) = replay::write_takes(&workdir, takes)
         {
             trace_error.get_or_insert(format!("{}: {e}", replay::MODEL_FILE));
         }
-        let org = trace::events_org(&opts.agent, &events, &result);
-        if let Err(e) = std::fs::write(workdir.join("events.org"), org) {
-            trace_error.get_or_insert(format!("events.org: {e}"));
+        let events_org = trace::events_org(&opts.agent, &events, &result);
+        if let Err(e) = write_atomic(&workdir.join(trace::EVENTS_ORG), events_org.as_bytes()) {
+            trace_error.get_or_insert(format!("{}: {e}", trace::EVENTS_ORG));
         }
-        let ledger = crate::ledger::seal(self.keyring(), &opts.tenant, &id, &workdir);
+        let ledger = crate::ledger::seal(self.keyring(), &opts.tenant, &id, &workdir, &lines);
         let ledger = ledger
             .map_err(|e| {
                 trace_error.get_or_insert(e.to_string());
@@ -399,9 +400,10 @@ impl Engine {
             steps,
             result,
             workdir,
-            tools: tool_names,
+            tools: super::tools::tool_names(),
             events,
             turns,
+            events_org,
             ledger,
             trace_error,
         })

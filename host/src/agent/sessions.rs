@@ -7,7 +7,7 @@
 //! Identity: a run is found by (tenant, id); the id alone never reaches
 //! another tenant's run.
 
-use super::run::{AgentOptions, AgentRecord, RunStatus, StepObserver};
+use super::run::{AgentOptions, AgentRecord, RunStatus, StepObserver, unix_now};
 use super::trace::StepEvent;
 use super::{RUNS_DIR, WORKDIR};
 use crate::engine::Engine;
@@ -75,6 +75,22 @@ pub struct SessionRecord {
     pub started: u64,
     /// Unix seconds, once it has ended.
     pub ended: Option<u64>,
+    /// The run as an org document, as the host rendered it when the run
+    /// ended (never read back from the workdir, which its tools can write).
+    #[serde(default)]
+    pub events_org: Option<String>,
+}
+
+/// What a subscriber to a run gets at once, and after.
+#[derive(Debug)]
+pub struct Subscription {
+    /// The run as it stands.
+    pub record: SessionRecord,
+    /// Its steps so far; for a run ended before this host started, the
+    /// steps of its trace once its ledger holds, or why not.
+    pub steps: Result<Vec<StepEvent>, String>,
+    /// What follows, while the run is live.
+    pub live: Option<broadcast::Receiver<LiveEvent>>,
 }
 
 /// What a subscriber to a run receives.
@@ -131,22 +147,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 fn run_dir(home: &Path, tenant: &str, id: &str) -> PathBuf {
     home.join(RUNS_DIR).join(tenant).join(id)
 }
 
-/// Writes `value` as JSON to `path` whole: a temp file, then a rename.
+/// Writes `value` as JSON to `path` whole, never through a planted link.
 fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
     let bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    crate::files::write_atomic(path, &bytes)
 }
 
 fn read_record(path: &Path) -> Option<SessionRecord> {
@@ -209,21 +217,22 @@ impl Sessions {
             status: SessionStatus::Running,
             steps: 0,
             result: None,
-            tools: super::tools::base_tools()
-                .iter()
-                .map(|t| t.name.to_string())
-                .collect(),
+            tools: super::tools::tool_names(),
             workdir: dir.join(WORKDIR),
             started: unix_now(),
             ended: None,
+            events_org: None,
         };
         write_json(&dir.join("record.json"), &record).map_err(io)?;
         let key = (opts.tenant.clone(), id.clone());
         let (tx, _) = broadcast::channel(256);
         let observer = {
             let (live, key, tx) = (self.live.clone(), key.clone(), tx.clone());
+            // Kept and sent under one lock: a subscriber, which snapshots
+            // and subscribes under it too, gets each step exactly once.
             StepObserver(Arc::new(move |e: &StepEvent| {
-                if let Some(l) = lock(&live).get_mut(&key) {
+                let mut live = lock(&live);
+                if let Some(l) = live.get_mut(&key) {
                     l.events.push(e.clone());
                 }
                 let _ = tx.send(LiveEvent::Step(e.clone()));
@@ -263,6 +272,7 @@ impl Sessions {
                 l.record.status = r.status.into();
                 l.record.steps = r.steps;
                 l.record.result = Some(r.result);
+                l.record.events_org = Some(r.events_org);
             }
             Err(e) => {
                 l.record.status = SessionStatus::Failed;
@@ -328,33 +338,32 @@ impl Sessions {
         Ok(l.record.clone())
     }
 
-    /// The steps so far and, while the run is live, a receiver of what
-    /// follows (`None` once it has ended).
-    pub fn subscribe(
-        &self,
-        tenant: &str,
-        id: &str,
-    ) -> Option<(
-        SessionRecord,
-        Vec<StepEvent>,
-        Option<broadcast::Receiver<LiveEvent>>,
-    )> {
+    /// The steps so far and, while the run is live, what follows. A run
+    /// this host did not see end is read from its trace, and only when its
+    /// signed ledger holds: its tools could write to the workdir.
+    pub fn subscribe(&self, tenant: &str, id: &str) -> Option<Subscription> {
         if let Some(l) = lock(&self.live).get(&(tenant.to_string(), id.to_string())) {
-            let rx = (l.record.status == SessionStatus::Running).then(|| l.tx.subscribe());
-            return Some((l.record.clone(), l.events.clone(), rx));
+            let live = (l.record.status == SessionStatus::Running).then(|| l.tx.subscribe());
+            return Some(Subscription {
+                record: l.record.clone(),
+                steps: Ok(l.events.clone()),
+                live,
+            });
         }
         let record = self.get(tenant, id)?;
-        let steps = std::fs::read_to_string(record.workdir.join(crate::ledger::STEPS))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        Some((record, steps, None))
-    }
-
-    /// The run's `events.org`, once it has ended.
-    pub fn events_org(&self, record: &SessionRecord) -> Option<String> {
-        std::fs::read_to_string(record.workdir.join("events.org")).ok()
+        let steps = crate::ledger::checked(self.engine.keyring(), &record.workdir, None)
+            .map(|c| {
+                crate::ledger::lines(&c.steps)
+                    .into_iter()
+                    .filter_map(|l| serde_json::from_slice(l).ok())
+                    .collect()
+            })
+            .map_err(|e| format!("the run's steps are not shown: {e}"));
+        Some(Subscription {
+            record,
+            steps,
+            live: None,
+        })
     }
 
     fn review_path(&self, tenant: &str, id: &str) -> Result<PathBuf, SessionError> {

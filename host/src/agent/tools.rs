@@ -25,7 +25,7 @@ const RUN_FILES: [&str; 8] = [
     super::replay::RUN_FILE,
     super::replay::MODEL_FILE,
     super::replay::WORLD_FILE,
-    "events.org",
+    super::trace::EVENTS_ORG,
     crate::ledger::CHECKPOINT,
     crate::ledger::LEAVES,
     crate::ledger::VKEY,
@@ -96,6 +96,11 @@ pub(crate) fn base_tools() -> Vec<ToolDef> {
             parameters: string_args(&[("result", "the result")]),
         },
     ]
+}
+
+/// The names of the base tools, in order.
+pub(crate) fn tool_names() -> Vec<String> {
+    base_tools().iter().map(|t| t.name.to_string()).collect()
 }
 
 /// What one call produced, before it becomes the model's text.
@@ -291,14 +296,7 @@ impl Toolbox {
         let tried = arg("file_issue", args, "tried")?;
         let path = self.workdir.join("_issues.jsonl");
         let line = json!({"title": title, "need": need, "tried": tried, "run": self.run_id});
-        let filed = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| {
-                use std::io::Write;
-                writeln!(f, "{line}")
-            });
+        let filed = crate::files::append_line(&path, &line.to_string());
         filed.map_err(|e| Ran::failed(format!("file_issue error: {e}")))?;
         Ok(Ran::ok(format!(
             "issue filed: {title}. Note it and carry on with what you can do."

@@ -7,8 +7,10 @@
 use crate::limits::{AGENT_EVENTS_ORG_CHARS, AGENT_STEP_LOG_CHARS};
 use serde::Serialize;
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// The run's narrative, written when it ends.
+pub const EVENTS_ORG: &str = "events.org";
 
 /// One tool call, as the host ran it.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
@@ -60,9 +62,13 @@ pub(crate) fn jsonl_line(e: &StepEvent) -> String {
     serde_json::to_string(&clipped).unwrap_or_default()
 }
 
-/// Appends events to `<workdir>/_steps.jsonl`.
+/// Appends events to `<workdir>/_steps.jsonl`, and keeps the lines it
+/// wrote: the ledger seals these, not what the file holds by then (the
+/// run's own tools can write to the workdir).
 pub(crate) struct StepLog {
     path: PathBuf,
+    /// Every line written, in order.
+    pub(crate) lines: Vec<String>,
     /// The first failed write, if any.
     pub(crate) failure: Option<String>,
 }
@@ -70,18 +76,16 @@ pub(crate) struct StepLog {
 impl StepLog {
     pub(crate) fn new(workdir: &Path) -> Self {
         Self {
-            path: workdir.join("_steps.jsonl"),
+            path: workdir.join(crate::ledger::STEPS),
+            lines: Vec::new(),
             failure: None,
         }
     }
 
     pub(crate) fn append(&mut self, e: &StepEvent) {
         let line = jsonl_line(e);
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .and_then(|mut f| writeln!(f, "{line}"));
+        self.lines.push(line.clone());
+        let written = crate::files::append_line(&self.path, &line);
         if let Err(err) = written
             && self.failure.is_none()
         {

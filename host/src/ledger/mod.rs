@@ -121,8 +121,9 @@ pub(crate) fn read_steps(workdir: &Path) -> Result<Vec<u8>, LedgerError> {
     }
 }
 
+/// Replaces `path` whole, never through a link planted where it stands.
 fn write(path: PathBuf, bytes: &[u8]) -> Result<(), LedgerError> {
-    std::fs::write(&path, bytes).map_err(|error| LedgerError::Io { path, error })
+    crate::files::write_atomic(&path, bytes).map_err(|error| LedgerError::Io { path, error })
 }
 
 /// The note key name of a tenant's ledgers.
@@ -194,16 +195,18 @@ pub struct Sealed {
     pub vkey: String,
 }
 
-/// Writes the ledger of the trace in `workdir` for run `run_id` of
-/// `tenant`: leaves, checkpoint, signature, verifier key.
+/// Writes the ledger of run `run_id` of `tenant` into `workdir`: leaves,
+/// checkpoint, signature, verifier key, over `lines`: the step lines the
+/// host wrote (never read back from the workdir, where the run's own
+/// tools may have written too).
 pub fn seal(
     keyring: &Keyring,
     tenant: &str,
     run_id: &str,
     workdir: &Path,
+    lines: &[String],
 ) -> Result<Sealed, LedgerError> {
-    let text = read_steps(workdir)?;
-    let leaves: Vec<Hash> = lines(&text).into_iter().map(record_hash).collect();
+    let leaves: Vec<Hash> = lines.iter().map(|l| record_hash(l.as_bytes())).collect();
     let broken = |e: tlog_tiles::Error| LedgerError::Broken(e.to_string());
     let tree = Tree::of(&leaves).map_err(broken)?;
     let size = leaves.len() as u64;
@@ -239,17 +242,16 @@ pub(crate) fn open_note(note: &[u8], vkey: &str) -> Result<Checkpoint, LedgerErr
         .map_err(|_| LedgerError::Broken(format!("{CHECKPOINT} is not a checkpoint")))
 }
 
-/// The verifier key to trust for `workdir`: `given`, else the key of the
+/// The verifier key to trust for `note`: `given`, else the key of the
 /// tenant the checkpoint names, from the keyring (never `ledger.vkey`).
 fn trusted_vkey(
     keyring: &Keyring,
-    workdir: &Path,
+    note: &[u8],
     given: Option<&str>,
 ) -> Result<String, LedgerError> {
     if let Some(v) = given {
         return Ok(v.to_string());
     }
-    let note = read(workdir.join(CHECKPOINT))?;
     let origin = String::from_utf8_lossy(note.split(|b| *b == b'\n').next().unwrap_or_default())
         .into_owned();
     let tenant = origin
@@ -274,8 +276,26 @@ pub fn verify(
     workdir: &Path,
     vkey: Option<&str>,
 ) -> Result<Sealed, LedgerError> {
-    let vkey = trusted_vkey(keyring, workdir, vkey)?;
-    let checkpoint = open_note(&read(workdir.join(CHECKPOINT))?, &vkey)?;
+    checked(keyring, workdir, vkey).map(|c| c.sealed)
+}
+
+/// A ledger that held, with what checking it read and built.
+pub(crate) struct Checked {
+    pub(crate) sealed: Sealed,
+    pub(crate) note: Vec<u8>,
+    pub(crate) tree: Tree,
+    pub(crate) steps: Vec<u8>,
+}
+
+/// [`verify`], keeping the note, the tree and the trace it read.
+pub(crate) fn checked(
+    keyring: &Keyring,
+    workdir: &Path,
+    vkey: Option<&str>,
+) -> Result<Checked, LedgerError> {
+    let note = read(workdir.join(CHECKPOINT))?;
+    let vkey = trusted_vkey(keyring, &note, vkey)?;
+    let checkpoint = open_note(&note, &vkey)?;
     let leaves = read_leaves(workdir)?;
     let tree = Tree::of(&leaves).map_err(|e| LedgerError::Broken(e.to_string()))?;
     let size = leaves.len() as u64;
@@ -293,8 +313,8 @@ pub fn verify(
             "{LEAVES} does not hash to the signed root"
         )));
     }
-    let text = read_steps(workdir)?;
-    let lines = lines(&text);
+    let steps = read_steps(workdir)?;
+    let lines = lines(&steps);
     for (i, leaf) in leaves.iter().enumerate() {
         match lines.get(i) {
             Some(line) if record_hash(line) == *leaf => {}
@@ -318,10 +338,16 @@ pub fn verify(
             leaves.len() + 1
         )));
     }
-    Ok(Sealed {
+    let sealed = Sealed {
         size,
         root: root.to_string(),
         vkey,
+    };
+    Ok(Checked {
+        sealed,
+        note,
+        tree,
+        steps,
     })
 }
 

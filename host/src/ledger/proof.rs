@@ -1,6 +1,6 @@
 //! Inclusion proofs of one step line, checkable offline.
 
-use super::{CHECKPOINT, LedgerError, Tree, lines, open_note, read, read_leaves, read_steps};
+use super::{LedgerError, lines, open_note};
 use crate::cap::secrets::keyring::Keyring;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -31,29 +31,24 @@ pub fn prove(
     line: u64,
     vkey: Option<&str>,
 ) -> Result<InclusionProof, LedgerError> {
-    let sealed = super::verify(keyring, workdir, vkey)?;
-    if line == 0 || line > sealed.size {
+    let checked = super::checked(keyring, workdir, vkey)?;
+    let size = checked.sealed.size;
+    if line == 0 || line > size {
         return Err(LedgerError::Broken(format!(
-            "no line {line}: the ledger holds lines 1 to {}",
-            sealed.size
+            "no line {line}: the ledger holds lines 1 to {size}"
         )));
     }
-    let leaves = read_leaves(workdir)?;
-    let broken = |e: tlog_tiles::Error| LedgerError::Broken(e.to_string());
-    let tree = Tree::of(&leaves).map_err(broken)?;
-    let path = prove_record(sealed.size, line - 1, &tree).map_err(broken)?;
-    let steps = read_steps(workdir)?;
-    let text = lines(&steps)
-        .get((line - 1) as usize)
-        .copied()
-        .ok_or_else(|| LedgerError::Broken(format!("line {line} is gone from the trace")))?;
+    let path = prove_record(size, line - 1, &checked.tree)
+        .map_err(|e| LedgerError::Broken(e.to_string()))?;
+    // Every line was checked against its leaf, so line `line` is there.
+    let text = lines(&checked.steps)[(line - 1) as usize];
     Ok(InclusionProof {
         line,
         text: String::from_utf8_lossy(text).into_owned(),
-        tree_size: sealed.size,
+        tree_size: size,
         path: path.iter().map(|h| hex::encode(h.0)).collect(),
-        checkpoint: String::from_utf8_lossy(&read(workdir.join(CHECKPOINT))?).into_owned(),
-        vkey: sealed.vkey,
+        checkpoint: String::from_utf8_lossy(&checked.note).into_owned(),
+        vkey: checked.sealed.vkey,
     })
 }
 

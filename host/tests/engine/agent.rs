@@ -677,3 +677,43 @@ async fn fetch_reads_a_page_as_text_and_the_floor_still_holds() {
     );
     assert!(!answers[2].1.contains("root:"), "{}", answers[2].1);
 }
+
+#[tokio::test]
+async fn the_hosts_files_in_the_workdir_never_write_through_a_planted_link() {
+    let work = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("precious.txt");
+    std::fs::write(&target, "precious").unwrap();
+    let own = [
+        "_steps.jsonl",
+        "events.org",
+        "_run.json",
+        "_model.jsonl",
+        "_world.jsonl",
+        "ledger.note",
+        "ledger.leaves",
+        "ledger.vkey",
+    ];
+    for name in own {
+        std::os::unix::fs::symlink(&target, work.path().join(name)).unwrap();
+    }
+    let script = vec![
+        tool_calls(&[("s", "shell", r#"{"pipeline":"true"}"#)]),
+        text("done"),
+    ];
+    let opts = AgentOptions {
+        workdir: Some(work.path().to_path_buf()),
+        ..task("write your trace")
+    };
+    let (record, _, _home) = run(script, opts).await;
+    assert_eq!(record.result, "done");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+    // Whole files replaced the links; the appended trace refused to follow
+    // one, and said so.
+    for name in ["events.org", "_run.json", "_model.jsonl", "ledger.note"] {
+        let meta = std::fs::symlink_metadata(work.path().join(name)).unwrap();
+        assert!(meta.file_type().is_file(), "{name} is still a link");
+    }
+    let why = record.trace_error.as_deref().unwrap_or_default();
+    assert!(why.contains("_steps.jsonl"), "{why}");
+}

@@ -63,6 +63,35 @@ async fn call(
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
+/// Starts a run of `task` (no token); its id. The API answers 202,
+/// `running`.
+async fn start(addr: SocketAddr, task: &str) -> String {
+    let (status, started) = call(addr, "POST", "/api/run", None, Some(json!({"task": task}))).await;
+    assert_eq!(
+        (status, &started["status"]),
+        (202, &json!("running")),
+        "{started}"
+    );
+    started["id"].as_str().unwrap().to_string()
+}
+
+/// Waits until the run's trace holds `n` lines (a bound on a hang).
+async fn steps_logged(home: &std::path::Path, tenant: &str, id: &str, n: usize) {
+    let trace = home
+        .join("runs")
+        .join(tenant)
+        .join(id)
+        .join("workdir/_steps.jsonl");
+    for _ in 0..4800 {
+        let lines = std::fs::read_to_string(&trace).map_or(0, |t| t.lines().count());
+        if lines >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("run {id} never logged {n} steps");
+}
+
 /// Polls the run until it is no longer running (a bound on a hang, not a
 /// timing: a fresh home compiles the loop first).
 async fn ended(addr: SocketAddr, id: &str) -> Value {
@@ -99,17 +128,7 @@ async fn a_run_started_over_http_is_streamed_read_and_listed() {
     .await;
     let home = tempfile::tempdir().unwrap();
     let addr = api(engine(home.path(), &server), "acme", None).await;
-    let (status, started) = call(
-        addr,
-        "POST",
-        "/api/run",
-        None,
-        Some(json!({"task": "greet"})),
-    )
-    .await;
-    assert_eq!(status, 202, "{started}");
-    assert_eq!(started["status"], "running");
-    let id = started["id"].as_str().unwrap().to_string();
+    let id = start(addr, "greet").await;
     let frames = frames(addr, &id).await;
     let kinds: Vec<&str> = frames.iter().map(|f| f["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["step", "step", "done"], "{frames:?}");
@@ -141,15 +160,7 @@ async fn a_live_run_is_cancelled_and_its_stream_says_so() {
     let server = model_server::start(vec![Answer::Hang]).await;
     let home = tempfile::tempdir().unwrap();
     let addr = api(engine(home.path(), &server), "default", None).await;
-    let (_, started) = call(
-        addr,
-        "POST",
-        "/api/run",
-        None,
-        Some(json!({"task": "wait"})),
-    )
-    .await;
-    let id = started["id"].as_str().unwrap().to_string();
+    let id = start(addr, "wait").await;
     let url = format!("ws://{addr}/api/run/{id}/stream");
     let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
     let (status, run) = call(addr, "DELETE", &format!("/api/run/{id}"), None, None).await;
@@ -223,8 +234,7 @@ async fn a_tenants_runs_and_queues_are_its_own_and_queues_outlive_the_host() {
         api(e.clone(), "a", None).await,
         api(e.clone(), "b", None).await,
     );
-    let (_, started) = call(a, "POST", "/api/run", None, Some(json!({"task": "t"}))).await;
-    let id = started["id"].as_str().unwrap().to_string();
+    let id = start(a, "t").await;
     ended(a, &id).await;
     let run = format!("/api/run/{id}");
     assert_eq!(call(b, "GET", &run, None, None).await.0, 404);
@@ -294,4 +304,109 @@ fn wbx_serve_api_refuses_a_public_address_without_a_token() {
         .unwrap();
     assert_eq!(out.status.code(), Some(64));
     assert!(String::from_utf8_lossy(&out.stderr).contains("WB_API_TOKEN"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_comes_mid_run_gets_every_step_exactly_once() {
+    let server = model_server::start(vec![
+        tool_calls(&[("a", "shell", r#"{"pipeline":"echo one"}"#)]),
+        Answer::After(
+            Duration::from_millis(1500),
+            Box::new(tool_calls(&[("b", "shell", r#"{"pipeline":"echo two"}"#)])),
+        ),
+        text("end"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = api(engine(home.path(), &server), "default", None).await;
+    let id = start(addr, "count").await;
+    steps_logged(home.path(), "default", &id, 1).await;
+    let frames = frames(addr, &id).await;
+    let got: Vec<(&str, &str)> = frames
+        .iter()
+        .map(|f| {
+            (
+                f["type"].as_str().unwrap(),
+                f["output"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [("step", "one\n"), ("step", "two\n"), ("done", "")],
+        "{frames:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_org_is_what_the_host_rendered_never_a_file_the_run_wrote() {
+    let server = model_server::start(vec![
+        tool_calls(&[(
+            "w",
+            "vfs_write",
+            r#"{"path":"events.org","content":"* forged"}"#,
+        )]),
+        Answer::Hang,
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = api(engine(home.path(), &server), "default", None).await;
+    let id = start(addr, "forge").await;
+    steps_logged(home.path(), "default", &id, 1).await;
+    let forged = home
+        .path()
+        .join("runs/default")
+        .join(&id)
+        .join("workdir/events.org");
+    assert_eq!(std::fs::read_to_string(&forged).unwrap(), "* forged");
+    let (_, live) = call(addr, "GET", &format!("/api/run/{id}"), None, None).await;
+    assert_eq!(
+        (&live["status"], &live["events_org"]),
+        (&json!("running"), &Value::Null)
+    );
+    let (_, cancelled) = call(addr, "DELETE", &format!("/api/run/{id}"), None, None).await;
+    assert_eq!(cancelled["events_org"], Value::Null, "{cancelled}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_this_host_did_not_see_end_is_streamed_only_while_its_ledger_holds() {
+    let server = model_server::start(vec![
+        tool_calls(&[("a", "shell", r#"{"pipeline":"echo one"}"#)]),
+        text("end"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(home.path(), &server);
+    let first = api(e.clone(), "default", None).await;
+    let id = start(first, "once").await;
+    ended(first, &id).await;
+    // Another host on the same home reads the trace, its ledger holding.
+    let kinds = |frames: &[Value]| -> Vec<String> {
+        frames
+            .iter()
+            .map(|f| f["type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let second = api(e.clone(), "default", None).await;
+    let frames_now = frames(second, &id).await;
+    assert_eq!(kinds(&frames_now), ["step", "done"], "{frames_now:?}");
+    assert_eq!(frames_now[0]["output"], "one\n");
+    // A line slipped into the trace afterwards is never streamed.
+    let trace = home
+        .path()
+        .join("runs/default")
+        .join(&id)
+        .join("workdir/_steps.jsonl");
+    let mut text = std::fs::read_to_string(&trace).unwrap();
+    text.push_str(r#"{"step":2,"agent":"agent","tool":"shell","args":{},"output":"forged","exit_code":0,"error":null,"dur_ms":1,"ts":1}"#);
+    text.push('\n');
+    std::fs::write(&trace, text).unwrap();
+    let third = api(e, "default", None).await;
+    let frames_now = frames(third, &id).await;
+    assert_eq!(kinds(&frames_now), ["error", "done"], "{frames_now:?}");
+    let why = frames_now[0]["error"].as_str().unwrap();
+    assert!(
+        why.contains("line 2 of _steps.jsonl is not in the ledger"),
+        "{why}"
+    );
 }

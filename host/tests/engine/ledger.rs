@@ -230,3 +230,24 @@ async fn a_run_that_called_no_tool_seals_an_empty_ledger_that_verifies() {
     let e = broken(ledger::verify(&keyring(home.path()), &record.workdir, None));
     assert_eq!(e, "line 1 of _steps.jsonl is not in the ledger (appended)");
 }
+
+#[tokio::test]
+async fn a_line_the_runs_own_tools_slip_into_the_trace_is_not_sealed() {
+    let forge = r#"{"pipeline":"echo '{\"step\":1,\"tool\":\"forged\"}' >> _steps.jsonl"}"#;
+    let script = vec![
+        tool_calls(&[("f", "shell", forge)]),
+        tool_calls(&[("d", "done", r#"{"result":"clean"}"#)]),
+    ];
+    let (record, _, home) = run(script, task("forge the trace")).await;
+    assert_eq!(record.result, "clean");
+    let lines = steps(&record);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].contains("forged"), "{lines:?}");
+    // The ledger holds the two lines the host wrote, not the third.
+    assert_eq!(record.ledger.as_ref().map(|l| l.size), Some(2));
+    let e = broken(ledger::verify(&keyring(home.path()), &record.workdir, None));
+    assert!(
+        e.starts_with("line 1 of _steps.jsonl is not the line"),
+        "{e}"
+    );
+}

@@ -17,6 +17,8 @@ pub enum Answer {
     Raw(u16, String, String),
     /// Accept the request and never answer.
     Hang,
+    /// Wait, then answer.
+    After(Duration, Box<Answer>),
 }
 
 /// A 200 completion whose message is `message`, finishing for `finish`.
@@ -87,7 +89,9 @@ impl ModelServer {
     }
 }
 
-async fn read_request(s: &mut TcpStream) -> Option<Seen> {
+/// A request's path and headers (names lowercased), read up to the blank
+/// line that ends them.
+pub async fn read_head(s: &mut TcpStream) -> Option<(String, Vec<(String, String)>)> {
     let mut buf = Vec::new();
     let mut byte = [0u8; 1];
     while !buf.ends_with(b"\r\n\r\n") {
@@ -99,10 +103,15 @@ async fn read_request(s: &mut TcpStream) -> Option<Seen> {
     let head = String::from_utf8_lossy(&buf).into_owned();
     let mut lines = head.split("\r\n");
     let path = lines.next()?.split(' ').nth(1)?.to_string();
-    let headers: Vec<(String, String)> = lines
+    let headers = lines
         .filter_map(|l| l.split_once(": "))
         .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
         .collect();
+    Some((path, headers))
+}
+
+async fn read_request(s: &mut TcpStream) -> Option<Seen> {
+    let (path, headers) = read_head(s).await?;
     let len: usize = headers
         .iter()
         .find(|(k, _)| k == "content-length")
@@ -136,7 +145,7 @@ pub async fn start(script: Vec<Answer>) -> ModelServer {
                     return;
                 };
                 seen.lock().expect("seen").push(req);
-                let answer = {
+                let mut answer = {
                     let mut q = script.lock().expect("script");
                     if q.len() > 1 {
                         q.pop_front()
@@ -144,6 +153,10 @@ pub async fn start(script: Vec<Answer>) -> ModelServer {
                         q.front().cloned()
                     }
                 };
+                while let Some(Answer::After(wait, then)) = answer {
+                    tokio::time::sleep(wait).await;
+                    answer = Some(*then);
+                }
                 match answer {
                     Some(Answer::Raw(status, extra, body)) => {
                         let head = format!(
@@ -154,7 +167,7 @@ pub async fn start(script: Vec<Answer>) -> ModelServer {
                         let _ = s.write_all(body.as_bytes()).await;
                         let _ = s.shutdown().await;
                     }
-                    Some(Answer::Hang) | None => {
+                    Some(Answer::Hang | Answer::After(..)) | None => {
                         tokio::time::sleep(Duration::from_secs(3600)).await;
                     }
                 }

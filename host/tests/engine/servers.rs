@@ -21,25 +21,6 @@ impl Http {
     }
 }
 
-async fn read_head(stream: &mut TcpStream) -> Option<(String, Vec<(String, String)>)> {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).await.ok()? == 0 {
-            return None;
-        }
-        buf.push(byte[0]);
-    }
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    let mut lines = text.split("\r\n");
-    let path = lines.next()?.split(' ').nth(1)?.to_string();
-    let headers = lines
-        .filter_map(|l| l.split_once(": "))
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
-        .collect();
-    Some((path, headers))
-}
-
 async fn reply(stream: &mut TcpStream, status: &str, extra: &str, body: &[u8]) {
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
@@ -67,7 +48,8 @@ pub async fn http() -> Http {
             };
             let (h, f, m) = (h.clone(), f.clone(), m.clone());
             tokio::spawn(async move {
-                let Some((path, headers)) = read_head(&mut stream).await else {
+                let Some((path, headers)) = crate::model_server::read_head(&mut stream).await
+                else {
                     return;
                 };
                 h.fetch_add(1, Ordering::SeqCst);
