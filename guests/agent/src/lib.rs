@@ -67,16 +67,16 @@ fn failure(e: &LlmError) -> String {
 
 impl Guest for Agent {
     fn run(system: String, task: String, options: RunOptions) -> RunRecord {
-        let definitions = tools::definitions();
-        let mut transcript = vec![message(Role::System, system), message(Role::User, task)];
+        // The request holds the transcript: each turn appends to it, so
+        // nothing is copied to ask again.
+        let mut request = ChatRequest {
+            model: options.model.clone(),
+            messages: vec![message(Role::System, system), message(Role::User, task)],
+            tools: tools::definitions(),
+            temperature: options.temperature,
+        };
         let mut steps = 0u32;
         loop {
-            let request = ChatRequest {
-                model: options.model.clone(),
-                messages: transcript.clone(),
-                tools: definitions.clone(),
-                temperature: options.temperature,
-            };
             let reply = match llm::chat(&request) {
                 Ok(reply) => reply,
                 Err(e) => {
@@ -121,13 +121,13 @@ impl Guest for Agent {
                 }
             }
             // The assistant message is kept as role, content and tool calls.
-            transcript.push(Message {
+            request.messages.push(Message {
                 role: Role::Assistant,
                 content: reply.message.content,
                 tool_calls: calls,
                 tool_call_id: None,
             });
-            transcript.extend(answers);
+            request.messages.extend(answers);
             steps = step;
             if steps >= options.max_steps {
                 return RunRecord {

@@ -22,7 +22,7 @@
 
 use super::sessions::{LiveEvent, SessionError, SessionRecord, Sessions, Subscription};
 use super::trace::{StepEvent, clip};
-use super::{AgentOptions, StepObserver};
+use super::{AgentOptions, DEFAULT_SYSTEM, StepObserver};
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
@@ -66,10 +66,6 @@ struct RunRequest {
     #[serde(default)]
     exec: bool,
 }
-
-/// The system prompt of a run that names none.
-const DEFAULT_SYSTEM: &str =
-    "You are a careful agent. Use your tools; call done with the result when finished.";
 
 fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
     (status, Json(json!({"error": message.to_string()}))).into_response()

@@ -30,7 +30,7 @@ mod trace;
 mod workdir;
 
 pub use definition::{AgentDef, DefError, parse_org};
-pub use run::{AgentError, AgentOptions, AgentRecord, RunStatus, StepObserver};
+pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, RunStatus, StepObserver};
 pub use sessions::{LiveEvent, SessionError, SessionRecord, SessionStatus, Sessions, Subscription};
 pub use trace::{StepEvent, TurnEvent};
 

@@ -173,3 +173,87 @@ pub fn run_file(workdir: &Path) -> std::io::Result<RunFile> {
     let bytes = std::fs::read(workdir.join(RUN_FILE))?;
     serde_json::from_slice(&bytes).map_err(std::io::Error::other)
 }
+
+/// What a replay did, against the run it replayed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayReport {
+    /// The replay's own record (its workdir is a fresh one).
+    pub record: super::AgentRecord,
+    /// Whether it wrote the same step lines and the same ledger root.
+    pub same: bool,
+    /// The first step line (from 1) that differs, if any.
+    pub first_different_line: Option<usize>,
+    /// The replay's ledger root.
+    pub root: String,
+    /// The original's ledger root.
+    pub original_root: String,
+}
+
+/// Why a run could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The directory holds no recorded run.
+    #[error("{path} is not a run's workdir ({RUN_FILE}: {error})")]
+    NotARun {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The run began with files in its workdir, which a replay cannot have.
+    #[error("the run began in a workdir that held files; a replay starts from an empty one")]
+    NotEmptyAtStart,
+    /// The original run's ledger does not hold.
+    #[error("the original run's ledger: {0}")]
+    Ledger(#[from] crate::ledger::LedgerError),
+    /// The replay could not start.
+    #[error(transparent)]
+    Start(#[from] super::AgentError),
+}
+
+impl crate::engine::Engine {
+    /// Re-runs the finished run recorded in `workdir` from its record, in
+    /// a fresh workdir beside it (`<home>/runs/<tenant>/<id>-replay-…`),
+    /// with no model and no network; compares its step lines and ledger
+    /// root with the original's, whose ledger must hold.
+    pub async fn replay_agent(&self, workdir: &Path) -> Result<ReplayReport, ReplayError> {
+        let not_a_run = |error| ReplayError::NotARun {
+            path: workdir.to_path_buf(),
+            error,
+        };
+        let recorded = run_file(workdir).map_err(not_a_run)?;
+        if !recorded.started_empty {
+            return Err(ReplayError::NotEmptyAtStart);
+        }
+        let original = workdir.canonicalize().map_err(not_a_run)?;
+        let checked = crate::ledger::checked(self.keyring(), &original, None)?;
+        let fresh = self
+            .home()
+            .join(super::RUNS_DIR)
+            .join(&recorded.tenant)
+            .join(format!("{}-replay-{}", recorded.id, super::run::fresh_id()))
+            .join(super::WORKDIR);
+        let mut opts = recorded.options();
+        opts.workdir = Some(fresh);
+        opts.replay_of = Some(original);
+        let record = self.run_agent(opts).await?;
+        let was = crate::ledger::lines(&checked.steps);
+        let now: Vec<String> = record.events.iter().map(super::trace::jsonl_line).collect();
+        let first_different_line = (0..was.len().max(now.len()))
+            .find(|&i| was.get(i).copied() != now.get(i).map(String::as_bytes))
+            .map(|i| i + 1);
+        let root = record
+            .ledger
+            .as_ref()
+            .map(|l| l.root.clone())
+            .unwrap_or_default();
+        let original_root = checked.sealed.root;
+        Ok(ReplayReport {
+            same: first_different_line.is_none() && root == original_root,
+            first_different_line,
+            root,
+            original_root,
+            record,
+        })
+    }
+}

@@ -42,7 +42,7 @@ pub enum RunStatus {
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
-    /// The system prompt.
+    /// The system prompt ([`DEFAULT_SYSTEM`] by default).
     pub system: String,
     /// The task.
     pub task: String,
@@ -79,10 +79,14 @@ impl std::fmt::Debug for StepObserver {
     }
 }
 
+/// The system prompt of a run that names none.
+pub const DEFAULT_SYSTEM: &str =
+    "You are a careful agent. Use your tools; call done with the result when finished.";
+
 impl Default for AgentOptions {
     fn default() -> Self {
         Self {
-            system: String::new(),
+            system: DEFAULT_SYSTEM.into(),
             task: String::new(),
             model: None,
             max_steps: AGENT_MAX_STEPS,

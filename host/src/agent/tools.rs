@@ -122,6 +122,21 @@ impl Ran {
         }
     }
 
+    /// A program's stdout then stderr as the output; with `stderr_is_error`,
+    /// a failing exit's stderr is the call's error too.
+    fn of_streams(stdout: &[u8], stderr: &[u8], exit_code: i32, stderr_is_error: bool) -> Self {
+        let stderr = String::from_utf8_lossy(stderr);
+        let mut output = String::from_utf8_lossy(stdout).into_owned();
+        output.push_str(&stderr);
+        let failed = stderr_is_error && exit_code != 0 && !stderr.is_empty();
+        Self {
+            output,
+            exit_code,
+            error: failed.then(|| stderr.trim_end().to_string()),
+            finished: None,
+        }
+    }
+
     pub(crate) fn failed(message: String) -> Self {
         Self {
             output: message.clone(),
@@ -177,16 +192,8 @@ impl Toolbox {
     async fn shell(&self, args: &Value) -> Result<Ran, Ran> {
         let pipeline = arg("shell", args, "pipeline")?;
         match self.engine.run_line(pipeline, self.sandboxed()).await {
-            Ok(out) => {
-                let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-                text.push_str(&String::from_utf8_lossy(&out.stderr));
-                Ok(Ran {
-                    output: text,
-                    exit_code: out.exit,
-                    error: None,
-                    finished: None,
-                })
-            }
+            // A line's failing exit is the model's to read, not an error.
+            Ok(out) => Ok(Ran::of_streams(&out.stdout, &out.stderr, out.exit, false)),
             Err(e) => Err(Ran::failed(format!("shell error: {e}"))),
         }
     }
@@ -240,18 +247,12 @@ impl Toolbox {
     /// failing exit makes its stderr the error.
     async fn command(&self, name: &str, argv: Vec<String>, opts: LineOptions) -> Result<Ran, Ran> {
         match self.engine.run_command(name, argv, opts).await {
-            Ok(out) => {
-                let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-                let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-                text.push_str(&stderr);
-                let failed = out.exit_code != 0 && !stderr.is_empty();
-                Ok(Ran {
-                    output: text,
-                    exit_code: out.exit_code,
-                    error: failed.then(|| stderr.trim_end().to_string()),
-                    finished: None,
-                })
-            }
+            Ok(out) => Ok(Ran::of_streams(
+                &out.stdout,
+                &out.stderr,
+                out.exit_code,
+                true,
+            )),
             Err(e) => Err(Ran::failed(format!("{name} error: {e}"))),
         }
     }

@@ -7,12 +7,8 @@ use crate::options::{engine, runtime};
 use crate::{exit, fail};
 use std::path::PathBuf;
 use std::sync::Arc;
-use workbooks::agent::{AgentDef, StepEvent, parse_org, replay};
+use workbooks::agent::{AgentDef, DEFAULT_SYSTEM, StepEvent, parse_org, replay};
 use workbooks::{AgentOptions, RunStatus};
-
-/// The system prompt when neither `--system` nor `--def` gives one.
-const DEFAULT_SYSTEM: &str =
-    "You are a careful agent. Use your tools; call done with the result when finished.";
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum AgentCommand {
@@ -139,96 +135,39 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
     body().unwrap_or_else(|c| c)
 }
 
-/// The lines of a trace, none when there is no trace.
-fn trace_lines(workdir: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(workdir.join(workbooks::ledger::STEPS))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
-        let recorded = replay::run_file(&args.workdir).map_err(|e| {
-            fail(
-                "usage",
-                format!(
-                    "{} is not a run's workdir ({}: {e})",
-                    args.workdir.display(),
-                    replay::RUN_FILE
-                ),
-                exit::USAGE,
-            )
+        let engine = engine(home)?;
+        let got = runtime()?.block_on(engine.replay_agent(&args.workdir));
+        let report = got.map_err(|e| match e {
+            replay::ReplayError::NotARun { .. } => fail("usage", e, exit::USAGE),
+            replay::ReplayError::Start(_) => fail("replay", e, exit::ENGINE),
+            _ => fail("replay", e, 1),
         })?;
-        if !recorded.started_empty {
-            return Err(fail(
-                "replay",
-                "the run began in a workdir that held files; a replay starts from an empty one",
-                1,
-            ));
-        }
-        let original = args.workdir.canonicalize().map_err(|e| {
-            fail(
-                "usage",
-                format!("{}: {e}", args.workdir.display()),
-                exit::USAGE,
-            )
-        })?;
-        let engine = engine(home.clone())?;
-        let original_root = workbooks::ledger::verify(engine.keyring(), &original, None)
-            .map_err(|e| fail("replay", format!("the original run's ledger: {e}"), 1))?
-            .root;
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis());
-        let fresh = engine
-            .home()
-            .join("runs")
-            .join(&recorded.tenant)
-            .join(format!("{}-replay-{stamp}", recorded.id))
-            .join("workdir");
-        let mut opts = recorded.options();
-        opts.workdir = Some(fresh);
-        opts.replay_of = Some(original.clone());
-        let record = runtime()?
-            .block_on(engine.run_agent(opts))
-            .map_err(|e| fail("replay", e, exit::ENGINE))?;
-        let (was, now) = (trace_lines(&original), trace_lines(&record.workdir));
-        let first_diff = (0..was.len().max(now.len())).find(|i| was.get(*i) != now.get(*i));
-        let root = record
-            .ledger
-            .as_ref()
-            .map(|l| l.root.clone())
-            .unwrap_or_default();
-        let same = first_diff.is_none() && root == original_root;
+        let steps = workbooks::ledger::STEPS;
         if args.json {
+            let r = &report.record;
             let out = serde_json::json!({
-                "id": record.id, "same": same, "status": record.status, "result": record.result,
-                "steps": record.steps, "root": root, "original_root": original_root,
-                "first_different_line": first_diff.map(|i| i + 1),
-                "workdir": record.workdir,
+                "id": r.id, "same": report.same, "status": r.status, "result": r.result,
+                "steps": r.steps, "root": report.root, "original_root": report.original_root,
+                "first_different_line": report.first_different_line,
+                "workdir": r.workdir,
             });
             println!("{out}");
-        } else if same {
+        } else if report.same {
             println!(
-                "replayed {}: {} lines of {} and ledger root {root} are the same",
-                record.id,
-                now.len(),
-                workbooks::ledger::STEPS
+                "replayed {}: {} lines of {steps} and ledger root {} are the same",
+                report.record.id,
+                report.record.events.len(),
+                report.root
             );
         } else {
-            match first_diff {
-                Some(i) => eprintln!(
-                    "{}: replay: line {} of {} differs",
-                    crate::BIN,
-                    i + 1,
-                    workbooks::ledger::STEPS
-                ),
+            match report.first_different_line {
+                Some(n) => eprintln!("{}: replay: line {n} of {steps} differs", crate::BIN),
                 None => eprintln!("{}: replay: the ledger root differs", crate::BIN),
             }
         }
-        Ok(if same { 0 } else { 1 })
+        Ok(if report.same { 0 } else { 1 })
     };
     body().unwrap_or_else(|c| c)
 }

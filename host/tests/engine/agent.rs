@@ -7,7 +7,9 @@ use crate::common::own_builder;
 use crate::model_server::{self, Answer, completion, text, tool_calls};
 use serde_json::{Value, json};
 use std::time::Duration;
-use workbooks::{AgentOptions, AgentRecord, Engine, LlmBounds, LlmEndpoint, RunStatus};
+use workbooks::{
+    AgentOptions, AgentRecord, Engine, EngineBuilder, LlmBounds, LlmEndpoint, RunStatus,
+};
 
 pub(crate) const KEY: &str = "sk-test-key-never-in-a-component";
 
@@ -22,14 +24,23 @@ pub(crate) fn quick_bounds() -> LlmBounds {
     }
 }
 
+/// An engine homed in `home` whose model endpoint is `server`.
+pub(crate) fn builder_for(
+    home: &std::path::Path,
+    server: &model_server::ModelServer,
+    bounds: LlmBounds,
+) -> EngineBuilder {
+    let mut endpoint = LlmEndpoint::new(&server.base_url(), Some(KEY.into()), "default-model");
+    endpoint.bounds = bounds;
+    own_builder(home).llm(endpoint)
+}
+
 pub(crate) fn engine_for(
     home: &std::path::Path,
     server: &model_server::ModelServer,
     bounds: LlmBounds,
 ) -> Engine {
-    let mut endpoint = LlmEndpoint::new(&server.base_url(), Some(KEY.into()), "default-model");
-    endpoint.bounds = bounds;
-    own_builder(home).llm(endpoint).build().expect("engine")
+    builder_for(home, server, bounds).build().expect("engine")
 }
 
 pub(crate) fn task(text: &str) -> AgentOptions {
@@ -649,11 +660,8 @@ async fn fetch_reads_a_page_as_text_and_the_floor_still_holds() {
     ])
     .await;
     let home = tempfile::tempdir().unwrap();
-    let mut endpoint = LlmEndpoint::new(&server.base_url(), None, "m");
-    endpoint.bounds = quick_bounds();
     // The page server is on loopback: the operator opens exactly that.
-    let engine = own_builder(home.path())
-        .llm(endpoint)
+    let engine = builder_for(home.path(), &server, quick_bounds())
         .net_allow(vec![Cidr::parse("127.0.0.1/32").unwrap()])
         .build()
         .unwrap();

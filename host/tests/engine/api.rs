@@ -2,7 +2,7 @@
 //! server: start, read, stream, list, cancel, review queues, the token,
 //! tenants, and a run its host lost.
 
-use crate::agent::{KEY, quick_bounds};
+use crate::agent::{engine_for, quick_bounds};
 use crate::common::own_builder;
 use crate::model_server::{self, Answer, text, tool_calls};
 use futures::StreamExt;
@@ -10,14 +10,12 @@ use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use workbooks::Engine;
 use workbooks::agent::Sessions;
 use workbooks::agent::api::{ApiOptions, router, serve};
-use workbooks::{Engine, LlmEndpoint};
 
 fn engine(home: &std::path::Path, server: &model_server::ModelServer) -> Engine {
-    let mut endpoint = LlmEndpoint::new(&server.base_url(), Some(KEY.into()), "m");
-    endpoint.bounds = quick_bounds();
-    own_builder(home).llm(endpoint).build().unwrap()
+    engine_for(home, server, quick_bounds())
 }
 
 /// Serves the API over `engine`'s runs for `tenant` on a loopback port.

@@ -339,34 +339,25 @@ fn a_connection_that_never_sends_its_request_is_closed() {
 }
 
 #[test]
-fn a_client_with_another_net_allow_runs_the_line_itself() {
+fn a_client_with_another_net_allow_or_model_endpoint_runs_the_line_itself() {
     let d = Daemon::start();
-    let out = client(
-        d.home(),
-        &["run", "echo mine"],
-        b"",
-        &[("WB_NET_ALLOW", "127.0.0.1/32")],
-    );
-    assert_eq!(text(&out.stdout), "mine\n");
+    for (var, value, why) in [
+        (
+            "WB_NET_ALLOW",
+            "127.0.0.1/32",
+            "WB_NET_ALLOW is not the daemon's",
+        ),
+        (
+            "WB_LLM_MODEL",
+            "another/model",
+            "model endpoint (WB_LLM_*) is not the daemon's",
+        ),
+    ] {
+        let out = client(d.home(), &["run", "echo mine"], b"", &[(var, value)]);
+        assert_eq!(text(&out.stdout), "mine\n", "{var}");
+        assert!(d.log().contains(why), "{var}");
+    }
     assert_eq!(d.served(), 0);
-    assert!(d.log().contains("WB_NET_ALLOW is not the daemon's"));
-}
-
-#[test]
-fn a_client_with_another_model_endpoint_runs_the_line_itself() {
-    let d = Daemon::start();
-    let out = client(
-        d.home(),
-        &["run", "echo mine"],
-        b"",
-        &[("WB_LLM_MODEL", "another/model")],
-    );
-    assert_eq!(text(&out.stdout), "mine\n");
-    assert_eq!(d.served(), 0);
-    assert!(
-        d.log()
-            .contains("model endpoint (WB_LLM_*) is not the daemon's")
-    );
 }
 
 #[test]

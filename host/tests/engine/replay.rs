@@ -2,11 +2,11 @@
 //! model and no network, writing the same trace and ledger root; a record
 //! that was tampered with, or a run that did not start empty, is named.
 
-use crate::agent::{KEY, quick_bounds, task};
-use crate::common::{own_builder, text as lossy};
+use crate::agent::{builder_for, quick_bounds, task};
+use crate::common::text as lossy;
 use crate::model_server::{self, tool_calls};
 use serde_json::Value;
-use workbooks::{AgentOptions, AgentRecord, Cidr, LlmEndpoint};
+use workbooks::{AgentOptions, AgentRecord, Cidr};
 
 /// A run that fetches a loopback page, writes a file, runs a line and
 /// ends with `done`; its home.
@@ -23,10 +23,7 @@ async fn recorded_run(opts: AgentOptions) -> (AgentRecord, tempfile::TempDir) {
     ])
     .await;
     let home = tempfile::tempdir().unwrap();
-    let mut endpoint = LlmEndpoint::new(&server.base_url(), Some(KEY.into()), "m");
-    endpoint.bounds = quick_bounds();
-    let engine = own_builder(home.path())
-        .llm(endpoint)
+    let engine = builder_for(home.path(), &server, quick_bounds())
         .net_allow(vec![Cidr::parse("127.0.0.1/32").unwrap()])
         .build()
         .unwrap();

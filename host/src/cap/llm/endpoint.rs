@@ -164,24 +164,30 @@ impl LlmService {
         let mut attempt = 0;
         loop {
             let got = self.client.fetch(request.clone(), &limits).await;
-            let wait = match &got {
-                Ok(r) if transient(r.status, &r.body) => retry_after(&r.headers)
-                    .unwrap_or(bounds.backoff)
-                    .min(bounds.max_retry_after),
-                Ok(_) => Duration::MAX,
-                Err(e) if retried(e) => bounds.backoff,
-                Err(_) => Duration::MAX,
+            // The wait before asking again, when the failure is transient.
+            let again = match &got {
+                Ok(r) if transient(r.status, &r.body) => Some(
+                    retry_after(&r.headers)
+                        .unwrap_or(bounds.backoff)
+                        .min(bounds.max_retry_after),
+                ),
+                Err(e) if retried(e) => Some(bounds.backoff),
+                _ => None,
             };
-            if wait == Duration::MAX || attempt >= bounds.retries {
-                return match got {
-                    Ok(r) => Ok((r.status, r.body)),
-                    Err(HttpError::Timeout(d)) => Err(PostFailure::Timeout(d)),
-                    Err(HttpError::TooLarge(n)) => Err(PostFailure::TooLarge(n)),
-                    Err(e) => Err(PostFailure::Transport(e.to_string())),
-                };
+            match again {
+                Some(wait) if attempt < bounds.retries => {
+                    attempt += 1;
+                    tokio::time::sleep(wait).await;
+                }
+                _ => {
+                    return match got {
+                        Ok(r) => Ok((r.status, r.body)),
+                        Err(HttpError::Timeout(d)) => Err(PostFailure::Timeout(d)),
+                        Err(HttpError::TooLarge(n)) => Err(PostFailure::TooLarge(n)),
+                        Err(e) => Err(PostFailure::Transport(e.to_string())),
+                    };
+                }
             }
-            attempt += 1;
-            tokio::time::sleep(wait).await;
         }
     }
 }

@@ -12,11 +12,16 @@ impl Host for LlmCtx {
 
     async fn post(&mut self, body: Vec<u8>) -> Result<Reply, PostError> {
         use super::tape::{Answer, Take, Tape, lock};
-        use sha2::{Digest, Sha256};
-        let request_sha256 = hex::encode(Sha256::digest(&body));
-        if let Some(tape) = &self.tape
-            && let Tape::Replay(takes) = &mut *lock(tape)
-        {
+        let Some(tape) = self.tape.clone() else {
+            return self.post_now(body).await;
+        };
+        // An agent run's: each answer is kept, or given back, with the
+        // hash of its request.
+        let request_sha256 = {
+            use sha2::{Digest, Sha256};
+            hex::encode(Sha256::digest(&body))
+        };
+        if let Tape::Replay(takes) = &mut *lock(&tape) {
             let take = takes.pop_front().ok_or_else(|| {
                 PostError::Transport("replay: the record holds no more model answers".into())
             })?;
@@ -28,9 +33,7 @@ impl Host for LlmCtx {
             return take.answer.result();
         }
         let got = self.post_now(body).await;
-        if let Some(tape) = &self.tape
-            && let Tape::Record(takes) = &mut *lock(tape)
-        {
+        if let Tape::Record(takes) = &mut *lock(&tape) {
             takes.push(Take {
                 request_sha256,
                 answer: Answer::of(&got),
