@@ -304,3 +304,42 @@ impl Toolbox {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolbox() -> (tempfile::TempDir, tempfile::TempDir, Toolbox) {
+        let (home, engine) = crate::engine::for_tests();
+        let work = tempfile::tempdir().unwrap();
+        let toolbox = Toolbox {
+            engine,
+            tenant: "default".into(),
+            run_id: "r".into(),
+            workdir: work.path().to_path_buf(),
+            tool_timeout: Duration::from_secs(5),
+        };
+        (home, work, toolbox)
+    }
+
+    #[tokio::test]
+    async fn vfs_write_past_its_cap_writes_nothing_and_vfs_read_stops_at_its_cap() {
+        let (_home, work, tb) = toolbox();
+        let big = "x".repeat(AGENT_VFS_WRITE_BYTES + 1);
+        let ran = tb
+            .run("vfs_write", &json!({"path": "big.txt", "content": big}))
+            .await;
+        assert_eq!(
+            ran.error.as_deref(),
+            Some(
+                format!("vfs_write error: content is over {AGENT_VFS_WRITE_BYTES} bytes").as_str()
+            )
+        );
+        assert!(!work.path().join("big.txt").exists());
+        let long = vec![b'y'; AGENT_VFS_READ_BYTES as usize + 10];
+        std::fs::write(work.path().join("long.txt"), &long).unwrap();
+        let ran = tb.run("vfs_read", &json!({"path": "long.txt"})).await;
+        assert_eq!(ran.error, None);
+        assert_eq!(ran.output.len(), AGENT_VFS_READ_BYTES as usize);
+    }
+}

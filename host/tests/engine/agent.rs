@@ -725,3 +725,65 @@ async fn the_hosts_files_in_the_workdir_never_write_through_a_planted_link() {
     let why = record.trace_error.as_deref().unwrap_or_default();
     assert!(why.contains("_steps.jsonl"), "{why}");
 }
+
+#[tokio::test]
+async fn the_key_never_follows_a_redirect_and_a_reply_past_its_cap_is_refused() {
+    let elsewhere = model_server::start(vec![text("stolen")]).await;
+    let to = format!("Location: {}/steal\r\n", elsewhere.base_url());
+    let (record, seen, _home) = run(vec![Answer::Raw(302, to, String::new())], task("t")).await;
+    assert_eq!(record.status, RunStatus::Failed);
+    assert!(
+        record.result.contains("more than 0 redirects"),
+        "{}",
+        record.result
+    );
+    assert_eq!(seen.len(), 1, "a redirect is not a transient failure");
+    assert!(
+        elsewhere.requests().is_empty(),
+        "the key followed a redirect"
+    );
+
+    let huge = json!({"choices": [{"message": {"content": "x".repeat(9 << 20)}}]});
+    let (record, _, _home) = run(
+        vec![Answer::Raw(200, String::new(), huge.to_string())],
+        task("t"),
+    )
+    .await;
+    assert_eq!(
+        record.result,
+        "error: llm exchange larger than 8388608 bytes"
+    );
+}
+
+#[tokio::test]
+async fn a_revoked_tenants_run_cannot_ask_the_model() {
+    let server = model_server::start(vec![text("never")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let engine = engine_for(home.path(), &server, quick_bounds());
+    engine.cadence().revocations().revoke("acme").unwrap();
+    let opts = AgentOptions {
+        tenant: "acme".into(),
+        ..task("t")
+    };
+    let record = engine.run_agent(opts).await.unwrap();
+    assert_eq!(record.result, "error: llm: principal revoked");
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_turn_runs_at_most_sixteen_calls_and_answers_the_rest() {
+    let ids: Vec<String> = (0..17).map(|i| format!("c{i}")).collect();
+    let calls: Vec<(&str, &str, &str)> = ids
+        .iter()
+        .map(|id| (id.as_str(), "shell", r#"{"pipeline":"true"}"#))
+        .collect();
+    let (record, seen, _home) = run(vec![tool_calls(&calls), text("ok")], task("t")).await;
+    let answers = tool_answers(&seen[1]);
+    assert_eq!(answers.len(), 17);
+    assert!(answers[..16].iter().all(|(_, out)| out.is_empty()));
+    assert_eq!(
+        answers[16].1,
+        "tool error: more than 16 tool calls in one turn; shell was not run"
+    );
+    assert_eq!(record.events[16].exit_code, 1);
+}

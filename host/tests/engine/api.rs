@@ -408,3 +408,49 @@ async fn a_run_this_host_did_not_see_end_is_streamed_only_while_its_ledger_holds
         "{why}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_sixteen_live_runs_a_start_is_refused_and_a_full_queue_refuses_more() {
+    let server = model_server::start(vec![Answer::Hang]).await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = api(engine(home.path(), &server), "default", None).await;
+    let mut live = Vec::new();
+    for _ in 0..16 {
+        live.push(start(addr, "wait").await);
+    }
+    let (status, why) = call(
+        addr,
+        "POST",
+        "/api/run",
+        None,
+        Some(json!({"task": "one more"})),
+    )
+    .await;
+    assert_eq!(status, 429, "{why}");
+    assert!(
+        why["error"]
+            .as_str()
+            .unwrap()
+            .contains("too many live runs")
+    );
+    // An ended run frees its place.
+    assert_eq!(
+        call(addr, "DELETE", &format!("/api/run/{}", live[0]), None, None)
+            .await
+            .0,
+        200
+    );
+    let freed = start(addr, "now there is room").await;
+    // A review queue holds 1000 items.
+    let review = format!("/api/run/{freed}/review");
+    for i in 0..1000 {
+        assert_eq!(
+            call(addr, "POST", &review, None, Some(json!(i))).await.0,
+            201,
+            "{i}"
+        );
+    }
+    let (status, why) = call(addr, "POST", &review, None, Some(json!("1001st"))).await;
+    assert_eq!(status, 409, "{why}");
+    assert!(why["error"].as_str().unwrap().contains("full (1000 items)"));
+}

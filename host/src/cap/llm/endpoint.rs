@@ -260,6 +260,18 @@ mod tests {
         assert_eq!(retry_after(&[]), None);
     }
 
+    #[tokio::test]
+    async fn a_request_past_its_cap_is_refused_before_anything_is_sent() {
+        let tls = crate::egress::capped_http::tls_config(&[]).unwrap();
+        // Port 9 on loopback: a send would fail as a transport error.
+        let service = LlmService::new(LlmEndpoint::new("http://127.0.0.1:9/v1", None, "m"), tls);
+        let got = service.post(vec![b'x'; LLM_MAX_REQUEST_BYTES + 1]).await;
+        assert_eq!(
+            got,
+            Err(PostFailure::TooLarge(LLM_MAX_REQUEST_BYTES as u64))
+        );
+    }
+
     #[test]
     fn the_key_never_shows_in_debug_output() {
         let e = LlmEndpoint::new("http://127.0.0.1:9/v1/", Some("sk-secret".into()), "m");

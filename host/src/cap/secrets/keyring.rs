@@ -308,6 +308,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn get_or_insert_with_makes_one_secret_however_many_callers_race() {
+        let dir = tempfile::tempdir().unwrap();
+        let ring =
+            std::sync::Arc::new(Keyring::new(Some(dir.path().to_path_buf()), HashMap::new()));
+        let made = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let keys: Vec<Vec<u8>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    let (ring, made) = (ring.clone(), made.clone());
+                    s.spawn(move || {
+                        let secret = ring
+                            .get_or_insert_with("acme", "ledger", || {
+                                made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                Secret::generate(SecretKind::Ed25519)
+                                    .map_err(|e| std::io::Error::other(e.to_string()))
+                            })
+                            .unwrap();
+                        secret.ed25519_public_key().unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(keys.windows(2).all(|w| w[0] == w[1]), "two keys were made");
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // A stored secret is returned, never replaced.
+        let again = ring
+            .get_or_insert_with("acme", "ledger", || {
+                Err(std::io::Error::other("not called"))
+            })
+            .unwrap();
+        assert_eq!(again.ed25519_public_key().unwrap(), keys[0]);
+    }
+
+    #[test]
     fn hmac_matches_the_rfc_4231_test_case_2() {
         let s = Secret::new(SecretKind::Hmac, b"Jefe".to_vec()).unwrap();
         let mac = s.hmac_sha256(b"what do ya want for nothing?").unwrap();
