@@ -191,6 +191,48 @@ mod tests {
         (code, String::from_utf8(out).unwrap())
     }
 
+    /// A fresh directory for one test.
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("search-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn what_lies_past_the_file_count_byte_and_total_caps_is_never_read() {
+        // One file more than the cap: the last, in name order, is not read.
+        let dir = scratch("count");
+        for i in 0..=MAX_FILES {
+            let text = if i == MAX_FILES { "needle" } else { "hay" };
+            std::fs::write(dir.join(format!("f{i:05}")), text).unwrap();
+        }
+        assert_eq!(search(&dir, &["needle"]).0, 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+        // A word past a file's first MiB is not read.
+        let dir = scratch("bytes");
+        let mut long = "hay ".repeat(MAX_FILE_BYTES as usize / 4);
+        long.push_str("needle");
+        std::fs::write(dir.join("long.txt"), long).unwrap();
+        assert_eq!(search(&dir, &["needle"]).0, 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+        // Nor a file past the total.
+        let dir = scratch("total");
+        let full = "hay ".repeat(MAX_FILE_BYTES as usize / 4);
+        for i in 0..MAX_TOTAL_BYTES / MAX_FILE_BYTES as usize {
+            std::fs::write(dir.join(format!("a{i:03}")), &full).unwrap();
+        }
+        std::fs::write(dir.join("z.txt"), "needle").unwrap();
+        assert_eq!(search(&dir, &["needle"]).0, 1);
+        std::fs::write(dir.join("0.txt"), "needle").unwrap();
+        assert_eq!(
+            search(&dir, &["needle"]).0,
+            0,
+            "the walk reads in name order"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn files_are_ranked_best_first_with_the_lines_that_matched() {
         let dir = std::env::temp_dir().join(format!("search-test-{}", std::process::id()));

@@ -787,3 +787,16 @@ async fn a_turn_runs_at_most_sixteen_calls_and_answers_the_rest() {
     );
     assert_eq!(record.events[16].exit_code, 1);
 }
+
+#[tokio::test]
+async fn a_retry_after_past_the_longest_honoured_is_cut_to_it() {
+    // An hour asked for; the bounds honour 2 s, and the outer deadline is
+    // 20 s: only a wait cut to 2 s lets the second answer arrive in time.
+    let script = vec![
+        Answer::Raw(503, "Retry-After: 3600\r\n".into(), "busy".into()),
+        text("after the wait"),
+    ];
+    let (record, seen, _home) = run(script, task("t")).await;
+    assert_eq!(record.result, "after the wait");
+    assert_eq!(seen.len(), 2);
+}
