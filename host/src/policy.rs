@@ -325,6 +325,41 @@ pub fn allow_http(caps: CapSet) -> bool {
     caps.contains(Cap::Net) || caps.contains(Cap::Browse)
 }
 
+/// The profile table as `wbx profiles` prints it (JSON with `json`).
+pub fn profiles_text(json: bool) -> String {
+    if json {
+        let rows: Vec<serde_json::Value> = Profile::ALL
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "profile": p.name(),
+                    "memory_bytes": p.memory_bytes(),
+                    "timeout_ms": p.timeout().as_millis() as u64,
+                    "caps": p.caps().words(),
+                    "allow_http": allow_http(p.caps()),
+                })
+            })
+            .collect();
+        return serde_json::Value::Array(rows).to_string();
+    }
+    let mut out = format!(
+        "{:<8}  {:>8}  {:>7}  {:<4}  caps",
+        "profile", "memory", "timeout", "http"
+    );
+    for p in Profile::ALL {
+        let http = if allow_http(p.caps()) { "yes" } else { "no" };
+        out.push_str(&format!(
+            "\n{:<8}  {:>4} MiB  {:>5} s  {:<4}  {}",
+            p.name(),
+            p.memory_bytes() >> 20,
+            p.timeout().as_secs(),
+            http,
+            p.caps()
+        ));
+    }
+    out
+}
+
 /// What an instance is granted: a resolved profile and caps within it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Grant {

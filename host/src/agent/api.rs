@@ -14,7 +14,9 @@
 //! Threat: a caller reaching the API. Every route serves one tenant, set
 //! by the operator; with a token, every route wants `Authorization:
 //! Bearer <token>` (compared in constant time). A caller asking for exec
-//! gets a plain run: no run holds the exec grant in this engine. The
+//! gets it only when the operator allowed exec for this server
+//! ([`ApiOptions::allow_exec`], `WB_AGENT_EXEC=1`); otherwise a plain run,
+//! and the answer says which it got. The
 //! response never carries a host path, and nothing it shows is read back
 //! from a run's workdir, which the run's tools write to: `events_org` is
 //! what the host rendered, and the steps of a run this host did not see end
@@ -45,6 +47,9 @@ pub struct ApiOptions {
     pub token: Option<String>,
     /// Model turns of a run that names none.
     pub max_steps: u32,
+    /// Whether a request's `exec: true` is honoured (the operator's
+    /// choice: `WB_AGENT_EXEC=1` for `wbx serve-api`); never otherwise.
+    pub allow_exec: bool,
 }
 
 #[derive(Clone)]
@@ -62,7 +67,7 @@ struct RunRequest {
     model: Option<String>,
     max_steps: Option<u32>,
     agent: Option<String>,
-    /// Honoured by no run of this engine (see the module docs).
+    /// Honoured only when the operator allows exec (see the module docs).
     #[serde(default)]
     exec: bool,
 }
@@ -140,6 +145,7 @@ async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response 
         max_steps: req.max_steps.unwrap_or(api.opts.max_steps),
         agent: req.agent.unwrap_or_else(|| "agent".into()),
         tenant: api.opts.tenant.clone(),
+        exec: req.exec && api.opts.allow_exec,
         on_step: None::<StepObserver>,
         ..AgentOptions::default()
     };
@@ -147,7 +153,7 @@ async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response 
         Ok(r) => (
             StatusCode::ACCEPTED,
             Json(
-                json!({"id": r.id, "status": r.status, "exec": false, "exec_requested": req.exec}),
+                json!({"id": r.id, "status": r.status, "exec": req.exec && api.opts.allow_exec, "exec_requested": req.exec}),
             ),
         )
             .into_response(),

@@ -5,10 +5,10 @@ use crate::bindings::workbooks::host::{telemetry, tools};
 
 impl tools::Host for AgentCtx {
     fn definitions(&mut self) -> Vec<ToolDef> {
-        if self.run.is_none() {
+        let Some(run) = self.run.as_ref() else {
             return Vec::new();
-        }
-        super::tools::base_tools()
+        };
+        super::tools::definitions(run.toolbox.exec)
             .into_iter()
             .map(|t| ToolDef {
                 name: t.name.to_string(),

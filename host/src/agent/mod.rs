@@ -22,14 +22,17 @@ mod definition;
 mod host;
 #[cfg(feature = "api")]
 mod openapi;
+pub(crate) mod outside;
 pub mod replay;
 mod run;
 mod sessions;
 mod tools;
 mod trace;
+mod wb;
 mod workdir;
 
 pub use definition::{AgentDef, DefError, parse_org};
+pub use outside::{AgentServices, GitRemote, ImageEndpoint, ServicesError, TENANT};
 pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, RunStatus, StepObserver};
 pub use sessions::{LiveEvent, SessionError, SessionRecord, SessionStatus, Sessions, Subscription};
 pub use trace::{StepEvent, TurnEvent};

@@ -2,15 +2,19 @@
 //! re-run. Beside its trace a run keeps `_run.json` (its options),
 //! `_model.jsonl` (every model answer, with the hash of the request it
 //! answered) and `_world.jsonl` (the whole output of every tool that
-//! reaches outside the sandbox: `fetch`). A replay gives the loop the
-//! recorded answers and outside outputs, runs every other tool again in a
-//! fresh workdir, and stamps each step with its recorded time, so a
+//! reaches outside the sandbox: `fetch`, `web_search`, `git`, `publish`,
+//! `image`, with the bytes of an image it wrote). A replay gives the loop the
+//! recorded answers and outside outputs (nothing is fetched, pushed or
+//! published again; a recorded image is written back), runs every other
+//! tool again in a fresh workdir, and stamps each step with its recorded time, so a
 //! faithful replay writes the same `_steps.jsonl`, and so the same ledger
 //! root.
 
 use super::run::{AgentOptions, StepObserver};
 use super::tools::Ran;
 use crate::cap::llm::tape::{Take, Tape};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -24,7 +28,7 @@ pub const MODEL_FILE: &str = "_model.jsonl";
 pub const WORLD_FILE: &str = "_world.jsonl";
 
 /// Tools whose output depends on the world outside the sandbox.
-pub(crate) const WORLD_TOOLS: [&str; 1] = ["fetch"];
+pub(crate) const WORLD_TOOLS: [&str; 5] = ["fetch", "web_search", "git", "publish", "image"];
 
 /// A run's options, as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,6 +55,9 @@ pub struct RunFile {
     /// Whether the workdir was empty when the run began (a replay can only
     /// start from what the run started from).
     pub started_empty: bool,
+    /// Whether the host granted the run exec.
+    #[serde(default)]
+    pub exec: bool,
 }
 
 impl RunFile {
@@ -65,6 +72,7 @@ impl RunFile {
             agent: self.agent.clone(),
             tenant: self.tenant.clone(),
             id: Some(self.id.clone()),
+            exec: self.exec,
             on_step: None::<StepObserver>,
             ..AgentOptions::default()
         }
@@ -79,6 +87,9 @@ pub(crate) struct WorldCall {
     pub(crate) output: String,
     pub(crate) exit_code: i32,
     pub(crate) error: Option<String>,
+    /// A file the call wrote: its workdir path and its bytes in base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) wrote: Option<(String, String)>,
 }
 
 /// What a run reads back from, when it replays.
@@ -105,6 +116,9 @@ impl World {
                 exit_code: w.exit_code,
                 error: w.error,
                 finished: None,
+                wrote: w
+                    .wrote
+                    .and_then(|(path, b64)| Some(Box::new((path, BASE64.decode(b64).ok()?)))),
             },
             _ => Ran::failed(format!(
                 "replay diverged: {tool} was not the next outside call recorded"
@@ -121,6 +135,10 @@ impl World {
             output: ran.output.clone(),
             exit_code: ran.exit_code,
             error: ran.error.clone(),
+            wrote: ran
+                .wrote
+                .as_ref()
+                .map(|w| (w.0.clone(), BASE64.encode(&w.1))),
         };
         let line = serde_json::to_string(&call).unwrap_or_default();
         let _ = crate::files::append_line(path, &line);

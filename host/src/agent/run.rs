@@ -67,6 +67,11 @@ pub struct AgentOptions {
     /// Replay the run recorded in this workdir: its model answers and
     /// outside outputs, with no network (see [`replay`](super::replay)).
     pub replay_of: Option<PathBuf>,
+    /// The exec grant: the run gets `git`, `publish` and `image`, fixed
+    /// operations on places the operator configured
+    /// ([`AgentServices`](super::AgentServices)). Only the host sets it;
+    /// off by default.
+    pub exec: bool,
 }
 
 /// A callback for step events, as they happen.
@@ -98,6 +103,7 @@ impl Default for AgentOptions {
             tool_timeout: AGENT_TOOL_TIMEOUT,
             on_step: None,
             replay_of: None,
+            exec: false,
         }
     }
 }
@@ -210,7 +216,14 @@ impl RunCtx {
             None
         };
         let ran = if let Some(ran) = replayed {
-            ran
+            if let Some(wrote) = &ran.wrote
+                && let (path, bytes) = &**wrote
+                && let Err(e) = super::outside::write_image(&self.toolbox.workdir, path, bytes)
+            {
+                Ran::failed(format!("replay could not put back {path}: {e}"))
+            } else {
+                ran
+            }
         } else if self.calls.1 > AGENT_MAX_CALLS_PER_TURN {
             Ran::failed(format!(
                 "tool error: more than {AGENT_MAX_CALLS_PER_TURN} tool calls in one turn; {} was not run",
@@ -312,6 +325,7 @@ impl Engine {
             max_steps: opts.max_steps,
             temperature: opts.temperature,
             started_empty,
+            exec: opts.exec,
         };
         let mut trace_error = None;
         let written = serde_json::to_vec_pretty(&run_file)
@@ -328,6 +342,8 @@ impl Engine {
                     run_id: id.clone(),
                     workdir: workdir.clone(),
                     tool_timeout: opts.tool_timeout,
+                    exec: opts.exec,
+                    images: super::outside::ImageBudget::default(),
                 },
                 agent: opts.agent.clone(),
                 events: Vec::new(),
@@ -404,7 +420,7 @@ impl Engine {
             steps,
             result,
             workdir,
-            tools: super::tools::tool_names(),
+            tools: super::tools::tool_names(opts.exec),
             events,
             turns,
             events_org,

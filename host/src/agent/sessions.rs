@@ -217,7 +217,7 @@ impl Sessions {
             status: SessionStatus::Running,
             steps: 0,
             result: None,
-            tools: super::tools::tool_names(),
+            tools: super::tools::tool_names(opts.exec),
             workdir: dir.join(WORKDIR),
             started: unix_now(),
             ended: None,

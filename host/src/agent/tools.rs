@@ -1,12 +1,16 @@
 //! The tools an agent run may call, and how the host runs each.
 //!
-//! Base tools for every run: `shell`, `search`, `fetch`, `vfs_read`, `vfs_write`,
-//! `file_issue`, `done`. `git`, `publish` and `image` need the exec grant,
-//! which only the host could give and no run holds yet; each answers
-//! `<tool> not permitted (no exec capability)`. No tool runs a host
-//! command line: `shell` is the in-sandbox pipe shell over the engine's
-//! commands, with the workdir as its only directory.
+//! Base tools for every run: `shell`, `search`, `wb`, `fetch`,
+//! `web_search`, `file_issue`, `vfs_read`, `vfs_write`, `done`. `git`,
+//! `publish` and `image` need the exec grant, which only the host gives
+//! ([`AgentOptions::exec`](super::AgentOptions::exec)); without it each
+//! is left out of the model's list and answers `<tool> not permitted (no
+//! exec capability)`. No tool runs a host command line: `shell` is the
+//! in-sandbox pipe shell over the engine's commands, with the workdir as
+//! its only directory, and the exec tools are fixed operations
+//! ([`outside`](super::outside)).
 
+use super::outside::{self, ImageBudget};
 use super::workdir::{ESCAPES, confine};
 use crate::engine::Engine;
 use crate::limits::{AGENT_VFS_READ_BYTES, AGENT_VFS_WRITE_BYTES};
@@ -20,7 +24,7 @@ use std::time::Duration;
 
 /// The files the host keeps in a run's workdir, which `search` leaves out
 /// (the model's notes, `_issues.jsonl` among them, stay in).
-const RUN_FILES: [&str; 8] = [
+pub(crate) const RUN_FILES: [&str; 8] = [
     crate::ledger::STEPS,
     super::replay::RUN_FILE,
     super::replay::MODEL_FILE,
@@ -51,7 +55,7 @@ fn string_args(args: &[(&str, &str)]) -> Value {
 }
 
 /// The base tools, in the order the model is shown them.
-pub(crate) fn base_tools() -> Vec<ToolDef> {
+fn base_tools() -> Vec<ToolDef> {
     vec![
         ToolDef {
             name: "shell",
@@ -64,9 +68,19 @@ pub(crate) fn base_tools() -> Vec<ToolDef> {
             parameters: string_args(&[("query", "words to look for")]),
         },
         ToolDef {
+            name: "wb",
+            description: "Run one of the engine CLI's read-only verbs in process: profiles, command list, command show NAME, version, help.",
+            parameters: string_args(&[("args", "the verb and its arguments, e.g. `command list`")]),
+        },
+        ToolDef {
             name: "fetch",
             description: "GET a web page (http or https, public addresses only) as readable text.",
             parameters: string_args(&[("url", "the page's URL")]),
+        },
+        ToolDef {
+            name: "web_search",
+            description: "Search the web: at most 8 results, each title, URL and snippet.",
+            parameters: string_args(&[("query", "what to search for")]),
         },
         ToolDef {
             name: "vfs_read",
@@ -98,9 +112,46 @@ pub(crate) fn base_tools() -> Vec<ToolDef> {
     ]
 }
 
-/// The names of the base tools, in order.
-pub(crate) fn tool_names() -> Vec<String> {
-    base_tools().iter().map(|t| t.name.to_string()).collect()
+/// The tools only the exec grant gives, in the order the model is shown
+/// them.
+fn exec_tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef {
+            name: "git",
+            description: "Commit your working dir with this message and push it to your repository.",
+            parameters: string_args(&[("message", "the commit message")]),
+        },
+        ToolDef {
+            name: "publish",
+            description: "Publish your working dir's content/ and blog/ folders to your web root.",
+            parameters: json!({"type": "object", "properties": {}}),
+        },
+        ToolDef {
+            name: "image",
+            description: "Make one image of a prompt and write it to a path in your working dir (2 per run, counted at the attempt).",
+            parameters: string_args(&[
+                ("prompt", "what the image shows"),
+                ("path", "where to write it, inside your working dir"),
+            ]),
+        },
+    ]
+}
+
+/// The tools of a run, with the exec tools when it holds the grant.
+pub(crate) fn definitions(exec: bool) -> Vec<ToolDef> {
+    let mut tools = base_tools();
+    if exec {
+        tools.extend(exec_tools());
+    }
+    tools
+}
+
+/// The names of a run's tools, in order.
+pub(crate) fn tool_names(exec: bool) -> Vec<String> {
+    definitions(exec)
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect()
 }
 
 /// What one call produced, before it becomes the model's text.
@@ -110,6 +161,9 @@ pub(crate) struct Ran {
     pub(crate) error: Option<String>,
     /// The `done` tool's result.
     pub(crate) finished: Option<String>,
+    /// A file the call wrote from outside (an image): its path in the
+    /// workdir and its bytes, which a replay puts back.
+    pub(crate) wrote: Option<Box<(String, Vec<u8>)>>,
 }
 
 impl Ran {
@@ -119,6 +173,7 @@ impl Ran {
             exit_code: 0,
             error: None,
             finished: None,
+            wrote: None,
         }
     }
 
@@ -134,6 +189,7 @@ impl Ran {
             exit_code,
             error: failed.then(|| stderr.trim_end().to_string()),
             finished: None,
+            wrote: None,
         }
     }
 
@@ -143,6 +199,7 @@ impl Ran {
             exit_code: 1,
             error: Some(message),
             finished: None,
+            wrote: None,
         }
     }
 }
@@ -154,6 +211,10 @@ pub(crate) struct Toolbox {
     pub(crate) run_id: String,
     pub(crate) workdir: PathBuf,
     pub(crate) tool_timeout: Duration,
+    /// Whether the host granted the run exec (`git`, `publish`, `image`).
+    pub(crate) exec: bool,
+    /// The run's image attempts.
+    pub(crate) images: ImageBudget,
 }
 
 /// The string argument `key`, or the error the model reads.
@@ -172,7 +233,12 @@ impl Toolbox {
         let got = match name {
             "shell" => self.shell(args).await,
             "search" => self.search(args).await,
+            "wb" => arg("wb", args, "args").and_then(|line| {
+                let said = super::wb::wb(&self.engine, line);
+                said.map(Ran::ok).map_err(Ran::failed)
+            }),
             "fetch" => self.fetch(args).await,
+            "web_search" => self.web_search(args).await,
             "vfs_read" => self.vfs_read(args),
             "vfs_write" => self.vfs_write(args),
             "file_issue" => self.file_issue(args),
@@ -180,10 +246,16 @@ impl Toolbox {
                 finished: Some(r.to_string()),
                 ..Ran::ok(r.to_string())
             }),
-            // No run holds the exec grant in this engine yet.
-            n if EXEC_ONLY.contains(&n) => Err(Ran::failed(format!(
+            n if EXEC_ONLY.contains(&n) && !self.exec => Err(Ran::failed(format!(
                 "{n} not permitted (no exec capability)"
             ))),
+            "git" => self.git(args).await,
+            "publish" => {
+                let services = &self.engine.outside().services;
+                let said = outside::publish(services, &self.tenant, &self.workdir).await;
+                said.map(Ran::ok).map_err(Ran::failed)
+            }
+            "image" => self.image(args).await,
             other => Err(Ran::failed(format!("tool error: unknown tool `{other}`"))),
         };
         got.unwrap_or_else(|e| e)
@@ -257,6 +329,32 @@ impl Toolbox {
         }
     }
 
+    async fn web_search(&self, args: &Value) -> Result<Ran, Ran> {
+        let query = arg("web_search", args, "query")?;
+        let said = outside::web_search(self.engine.outside(), query).await;
+        said.map(Ran::ok).map_err(Ran::failed)
+    }
+
+    async fn git(&self, args: &Value) -> Result<Ran, Ran> {
+        let message = arg("git", args, "message")?;
+        let services = &self.engine.outside().services;
+        let said = outside::commit_and_push(services, &self.tenant, &self.workdir, message).await;
+        said.map(Ran::ok).map_err(Ran::failed)
+    }
+
+    async fn image(&self, args: &Value) -> Result<Ran, Ran> {
+        let prompt = arg("image", args, "prompt")?;
+        let path = arg("image", args, "path")?;
+        let outside = self.engine.outside();
+        let (said, bytes) = outside::image(outside, &self.images, &self.workdir, prompt, path)
+            .await
+            .map_err(Ran::failed)?;
+        Ok(Ran {
+            wrote: Some(Box::new((path.to_string(), bytes))),
+            ..Ran::ok(said)
+        })
+    }
+
     fn vfs_read(&self, args: &Value) -> Result<Ran, Ran> {
         let path = arg("vfs_read", args, "path")?;
         let at = confine(&self.workdir, path).ok_or_else(|| Ran::failed(ESCAPES.into()))?;
@@ -318,6 +416,8 @@ mod tests {
             run_id: "r".into(),
             workdir: work.path().to_path_buf(),
             tool_timeout: Duration::from_secs(5),
+            exec: false,
+            images: ImageBudget::default(),
         };
         (home, work, toolbox)
     }

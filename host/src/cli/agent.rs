@@ -1,7 +1,8 @@
 //! `wbx agent run`: one agent run against the operator's model endpoint
 //! (`WB_LLM_BASE_URL`, `WB_LLM_API_KEY` or `OPENROUTER_API_KEY`,
 //! `WB_LLM_MODEL`), its tools run in the sandbox, its trace and signed
-//! ledger in the workdir.
+//! ledger in the workdir. `--exec` grants the run `git`, `publish` and
+//! `image` (see `options::agent_services` for where they go).
 
 use crate::options::{engine, runtime};
 use crate::{exit, fail};
@@ -57,6 +58,11 @@ pub(crate) struct RunArgs {
     /// `agent`).
     #[arg(long)]
     agent: Option<String>,
+    /// Grant the run exec: the `git`, `publish` and `image` tools, on the
+    /// places the operator set (WB_AGENT_GIT_REMOTE, WB_AGENT_WEB_ROOT,
+    /// WB_IMAGE_BASE_URL).
+    #[arg(long)]
+    exec: bool,
     /// Print the run record as JSON (id, status, steps, result, workdir, …).
     #[arg(long)]
     json: bool,
@@ -106,6 +112,7 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             agent: args.agent.or(def.id).unwrap_or_else(|| "agent".into()),
             tenant: args.tenant,
             workdir: args.workdir,
+            exec: args.exec,
             on_step: (!args.json).then(|| workbooks::StepObserver(Arc::new(progress))),
             ..AgentOptions::default()
         };

@@ -4,7 +4,7 @@ use crate::options::{StageArgs, engine_with, runtime, stdin_stream};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;
-use workbooks::commands::{ArgMode, RegistryError, Tier, builtin};
+use workbooks::commands::{ArgMode, RegistryError, Tier, builtin, listing};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Command {
@@ -97,41 +97,17 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
             }
             Command::List { json } => {
                 let entries = registry.list().map_err(registry_failure)?;
-                if json {
-                    let out = serde_json::json!({
-                        "builtins": builtin::COMMANDS.iter().chain(builtin::APPLETS.iter()).collect::<std::collections::BTreeSet<_>>(),
-                        "registered": entries,
-                    });
-                    println!("{out}");
-                } else {
-                    println!("built-in   wbox jq grep upper");
-                    println!("applets    {}", builtin::APPLETS[..15].join(" "));
-                    for e in &entries {
-                        println!(
-                            "{:<10} sha256:{}  {:?} {:?}  {} bytes",
-                            e.name,
-                            e.sha256.get(..16).unwrap_or(&e.sha256),
-                            e.arg_mode,
-                            e.tier,
-                            e.size
-                        );
-                    }
-                }
+                println!("{}", listing::list_text(&entries, json));
                 Ok(0)
             }
             Command::Show { name } => {
-                if builtin::is_reserved(&name) {
-                    println!("{name}: built-in (embedded in wbx)");
-                    return Ok(0);
-                }
-                let entry = registry
-                    .get(&name)
-                    .map_err(registry_failure)?
+                let entry = registry.get(&name).map_err(registry_failure)?;
+                let text = listing::show_text(&name, entry.as_ref())
                     .ok_or_else(|| registry_failure(RegistryError::NotFound(name.clone())))?;
-                let json = serde_json::to_string_pretty(&entry)
-                    .map_err(|e| fail("json", e, exit::ENGINE))?;
-                println!("{json}");
-                println!("path: {}", registry.path_of(&entry).display());
+                println!("{text}");
+                if let Some(entry) = entry.filter(|_| !builtin::is_reserved(&name)) {
+                    println!("path: {}", registry.path_of(&entry).display());
+                }
                 Ok(0)
             }
             Command::Remove { name } => {

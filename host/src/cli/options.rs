@@ -157,6 +157,7 @@ pub(crate) fn engine_with(
         .home(home)
         .net_allow(allow)
         .llm(llm_endpoint())
+        .agent_services(agent_services())
         .pooling(pooling);
     if let Some(bytes) = memory {
         builder = builder.max_memory(bytes.max(workbooks::Profile::Posix.memory_bytes()));
@@ -180,6 +181,30 @@ pub(crate) fn llm_endpoint() -> workbooks::LlmEndpoint {
     let key = var("WB_LLM_API_KEY").or_else(|| var("OPENROUTER_API_KEY"));
     let model = var("WB_LLM_MODEL").unwrap_or_else(|| DEFAULT_LLM_MODEL.into());
     workbooks::LlmEndpoint::new(&base, key, model)
+}
+
+/// Where the agent's outside tools go, from the environment:
+/// `WB_SEARCH_URL` (a SearXNG-compatible endpoint), and for runs granted
+/// exec `WB_AGENT_GIT_REMOTE` (naming `{tenant}`) with
+/// `WB_AGENT_GIT_BRANCH` (`main`), `WB_AGENT_WEB_ROOT` (naming `{tenant}`),
+/// `WB_IMAGE_BASE_URL` with `WB_IMAGE_API_KEY` and `WB_IMAGE_MODEL`.
+pub(crate) fn agent_services() -> workbooks::agent::AgentServices {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    workbooks::agent::AgentServices {
+        web_search: var("WB_SEARCH_URL"),
+        git: var("WB_AGENT_GIT_REMOTE").map(|url| workbooks::agent::GitRemote {
+            url,
+            branch: var("WB_AGENT_GIT_BRANCH").unwrap_or_else(|| "main".into()),
+        }),
+        web_root: var("WB_AGENT_WEB_ROOT"),
+        image: var("WB_IMAGE_BASE_URL").map(|base| {
+            workbooks::agent::ImageEndpoint::new(
+                &base,
+                var("WB_IMAGE_API_KEY"),
+                var("WB_IMAGE_MODEL"),
+            )
+        }),
+    }
 }
 
 /// The endpoint when `WB_LLM_BASE_URL` is not set.

@@ -1,5 +1,6 @@
 //! `wbx serve-api`: the HTTP API of supervised agent runs. Loopback by
-//! default; any other address needs a bearer token (`WB_API_TOKEN`).
+//! default; any other address needs a bearer token (`WB_API_TOKEN`). A
+//! request's `exec: true` is honoured only with `WB_AGENT_EXEC=1`.
 
 use crate::options::engine_with;
 use crate::{exit, fail};
@@ -53,6 +54,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                     tenant: args.tenant.clone(),
                     token,
                     max_steps: args.max_steps,
+                    allow_exec: std::env::var("WB_AGENT_EXEC").is_ok_and(|v| v == "1"),
                 },
             );
             eprintln!(

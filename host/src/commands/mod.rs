@@ -19,6 +19,7 @@
 pub mod builtin;
 pub mod frames;
 pub(crate) mod ladder;
+pub mod listing;
 pub mod registry;
 pub mod wire;
 

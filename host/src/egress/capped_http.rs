@@ -214,6 +214,18 @@ impl HttpClient {
         Self { guard, tls }
     }
 
+    /// A client for addresses the operator configured (a model server, a
+    /// search or image endpoint): they may be anywhere, loopback included,
+    /// so no floor applies. Never hand one a URL a guest chose.
+    pub(crate) fn for_operator(tls: Arc<rustls::ClientConfig>) -> Self {
+        let anywhere = ["0.0.0.0/0", "::/0"]
+            .iter()
+            .filter_map(|c| super::Cidr::parse(c).ok())
+            .collect();
+        let guard = NetGuard::new(anywhere, Arc::new(super::SystemResolver));
+        Self::new(guard, tls)
+    }
+
     /// The guard.
     pub fn guard(&self) -> &NetGuard {
         &self.guard

@@ -84,6 +84,9 @@ pub enum EngineError {
     /// In-process compiling was asked of a build without a compiler.
     #[error("this build has no compiler (the `compile` feature): use a compile helper")]
     NoCompiler,
+    /// The places of the agent's outside tools were refused.
+    #[error(transparent)]
+    AgentServices(#[from] crate::agent::ServicesError),
 }
 
 /// Configures an [`Engine`].
@@ -105,6 +108,7 @@ pub struct EngineBuilder {
     brokers: Vec<(Cap, Vec<u8>)>,
     compiler: Compiler,
     llm: Option<crate::cap::llm::LlmEndpoint>,
+    agent_services: crate::agent::AgentServices,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -137,6 +141,7 @@ impl Default for EngineBuilder {
             brokers: Vec::new(),
             compiler: Compiler::default(),
             llm: None,
+            agent_services: crate::agent::AgentServices::default(),
         }
     }
 }
@@ -254,8 +259,18 @@ impl EngineBuilder {
         self
     }
 
+    /// Where the agent's outside tools go: the search endpoint, and for
+    /// runs granted exec, the git remote, the web root and the image
+    /// endpoint. Checked at [`build`](Self::build): a remote or web root
+    /// must name `{tenant}`.
+    pub fn agent_services(mut self, services: crate::agent::AgentServices) -> Self {
+        self.agent_services = services;
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, EngineError> {
+        self.agent_services.check()?;
         if self.compiler == Compiler::InProcess && !Compiler::in_process_available() {
             return Err(EngineError::NoCompiler);
         }
@@ -310,6 +325,10 @@ impl EngineBuilder {
         let llm = self
             .llm
             .map(|e| Arc::new(crate::cap::llm::LlmService::new(e, tls.clone())));
+        let outside = Arc::new(crate::agent::outside::Outside::new(
+            self.agent_services,
+            tls.clone(),
+        ));
         let http = Arc::new(HttpClient::new(guard, tls));
         let keyring = Arc::new(Keyring::new(
             Some(home.join(crate::cap::secrets::keyring::SECRETS_DIR)),
@@ -332,6 +351,7 @@ impl EngineBuilder {
                 wbx,
                 http,
                 llm,
+                outside,
                 keyring,
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
@@ -364,6 +384,7 @@ struct Inner {
     wbx: Option<PathBuf>,
     http: Arc<HttpClient>,
     llm: Option<Arc<crate::cap::llm::LlmService>>,
+    outside: Arc<crate::agent::outside::Outside>,
     keyring: Arc<Keyring>,
     net_max_body: usize,
     net_timeout: Duration,
@@ -518,6 +539,11 @@ impl Engine {
     /// The model a request that names none gets, when an endpoint is set.
     pub(crate) fn llm_default_model(&self) -> Option<String> {
         self.inner.llm.as_ref().map(|s| s.endpoint().model.clone())
+    }
+
+    /// Where the agent's outside tools go.
+    pub(crate) fn outside(&self) -> &crate::agent::outside::Outside {
+        &self.inner.outside
     }
 
     pub(crate) fn wbx_binary(&self) -> Option<&Path> {

@@ -291,3 +291,34 @@ pub const AGENT_REVIEW_QUEUE_ITEMS: usize = 1000;
 
 /// Bytes of one review-queue item.
 pub const AGENT_REVIEW_ITEM_BYTES: usize = 64 << 10;
+
+/// Results `web_search` gives the model.
+pub const AGENT_WEB_SEARCH_RESULTS: usize = 8;
+
+/// Wall-clock budget of one `web_search` request to the operator's endpoint.
+pub const AGENT_WEB_SEARCH_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Bytes of one search answer the host reads: stops an endpoint from
+/// making the host buffer without bound.
+pub const AGENT_WEB_SEARCH_REPLY_BYTES: usize = 2 << 20;
+
+/// Images one run may try to make, counted at the attempt: a failed
+/// generation spends its slot too. Stops a run from spending the
+/// operator's image budget in a loop.
+pub const AGENT_IMAGES_PER_RUN: u32 = 2;
+
+/// Wall-clock budget of one image request.
+pub const AGENT_IMAGE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Bytes of one image answer (base64 JSON) the host reads.
+pub const AGENT_IMAGE_REPLY_BYTES: usize = 24 << 20;
+
+/// Files `git` commits or `publish` copies in one call: stops a workdir
+/// full of small files from making one call unbounded.
+pub const AGENT_EXPORT_MAX_FILES: usize = 10_000;
+
+/// Bytes `git` commits or `publish` copies in one call.
+pub const AGENT_EXPORT_MAX_BYTES: u64 = 256 << 20;
+
+/// Bytes of a commit message the `git` tool takes.
+pub const AGENT_GIT_MESSAGE_BYTES: usize = 8 << 10;

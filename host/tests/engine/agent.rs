@@ -72,7 +72,7 @@ async fn run_bounded(
 }
 
 /// The tool messages of a request, by call id.
-fn tool_answers(seen: &model_server::Seen) -> Vec<(String, String)> {
+pub(crate) fn tool_answers(seen: &model_server::Seen) -> Vec<(String, String)> {
     seen.messages()
         .iter()
         .filter(|m| m["role"] == "tool")
@@ -119,7 +119,9 @@ async fn a_turn_without_tool_calls_is_the_result_and_the_request_is_the_real_wir
         [
             "shell",
             "search",
+            "wb",
             "fetch",
+            "web_search",
             "vfs_read",
             "vfs_write",
             "file_issue",

@@ -20,12 +20,23 @@ fn engine(home: &std::path::Path, server: &model_server::ModelServer) -> Engine 
 
 /// Serves the API over `engine`'s runs for `tenant` on a loopback port.
 async fn api(engine: Engine, tenant: &str, token: Option<&str>) -> SocketAddr {
+    serve_api(engine, tenant, token, false).await
+}
+
+/// As [`api`], honouring `exec` when `allow_exec`.
+async fn serve_api(
+    engine: Engine,
+    tenant: &str,
+    token: Option<&str>,
+    allow_exec: bool,
+) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let opts = ApiOptions {
         tenant: tenant.into(),
         token: token.map(str::to_string),
         max_steps: 40,
+        allow_exec,
     };
     let app = router(Sessions::open(engine), opts);
     tokio::spawn(serve(listener, app, std::future::pending()));
@@ -453,4 +464,27 @@ async fn past_sixteen_live_runs_a_start_is_refused_and_a_full_queue_refuses_more
     let (status, why) = call(addr, "POST", &review, None, Some(json!("1001st"))).await;
     assert_eq!(status, 409, "{why}");
     assert!(why["error"].as_str().unwrap().contains("full (1000 items)"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_is_granted_over_http_only_where_the_operator_allows_it() {
+    let server = model_server::start(vec![text("ok")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(home.path(), &server);
+    let allowed = serve_api(e.clone(), "a", None, true).await;
+    let refused = api(e, "a", None).await;
+    for (addr, asked, granted) in [
+        (allowed, true, true),
+        (allowed, false, false),
+        (refused, true, false),
+    ] {
+        let body = json!({"task": "t", "exec": asked});
+        let (status, run) = call(addr, "POST", "/api/run", None, Some(body)).await;
+        assert_eq!((status, &run["exec"]), (202, &json!(granted)), "{run}");
+        let id = run["id"].as_str().unwrap();
+        let tools = ended(addr, id).await["tools"].clone();
+        let has_git = tools.as_array().unwrap().contains(&json!("git"));
+        assert_eq!(has_git, granted, "{tools}");
+        assert!(!tools.as_array().unwrap().contains(&json!("run")));
+    }
 }

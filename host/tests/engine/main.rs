@@ -12,6 +12,7 @@ macro_rules! assert_test_exists {
 }
 
 mod agent;
+mod agent_exec;
 mod api;
 mod brokers;
 mod cli;

@@ -1,6 +1,6 @@
 //! The operator's chat/completions endpoint and the host's bounds on it.
 
-use crate::egress::{Cidr, HttpClient, HttpError, HttpLimits, HttpRequest, NetGuard};
+use crate::egress::{HttpClient, HttpError, HttpLimits, HttpRequest};
 use crate::limits::{
     LLM_HARD_DEADLINE, LLM_MAX_REPLY_BYTES, LLM_MAX_REQUEST_BYTES, LLM_MAX_RETRY_AFTER,
     LLM_REQUEST_TIMEOUT, LLM_RETRIES, LLM_RETRY_BACKOFF,
@@ -115,14 +115,9 @@ pub(crate) struct LlmService {
 impl LlmService {
     /// A service for `endpoint`, verifying TLS peers with `tls`.
     pub(crate) fn new(endpoint: LlmEndpoint, tls: Arc<rustls::ClientConfig>) -> Self {
-        let anywhere = ["0.0.0.0/0", "::/0"]
-            .iter()
-            .filter_map(|c| Cidr::parse(c).ok())
-            .collect();
-        let guard = NetGuard::new(anywhere, Arc::new(crate::egress::SystemResolver));
         Self {
             endpoint,
-            client: HttpClient::new(guard, tls),
+            client: HttpClient::for_operator(tls),
         }
     }
 
