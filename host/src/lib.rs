@@ -30,6 +30,7 @@ mod embedded;
 pub mod engine;
 pub mod environ;
 mod files;
+pub mod identity;
 pub mod instance;
 #[cfg(test)]
 mod layers;
@@ -44,6 +45,7 @@ pub mod serve;
 pub mod shell;
 pub mod state;
 pub mod store;
+pub mod toolkit;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -72,6 +72,10 @@ pub struct AgentOptions {
     /// ([`AgentServices`](super::AgentServices)). Only the host sets it;
     /// off by default.
     pub exec: bool,
+    /// The toolkits the agent may use (its definition's `:TOOLKITS:`): the
+    /// system prompt gets one line for each that exists and up to 8 of its
+    /// skill names; unknown names are dropped.
+    pub toolkits: Vec<String>,
 }
 
 /// A callback for step events, as they happen.
@@ -104,6 +108,7 @@ impl Default for AgentOptions {
             on_step: None,
             replay_of: None,
             exec: false,
+            toolkits: Vec::new(),
         }
     }
 }
@@ -314,11 +319,19 @@ impl Engine {
         };
         let tape = std::sync::Arc::new(std::sync::Mutex::new(tape));
         store.data_mut().llm.tape = Some(tape.clone());
+        // What the model is told: the prompt, then its toolkits. A replay
+        // is given the recorded prompt whole, so it names none.
+        let injected = self.toolkits().injection_text(&opts.toolkits);
+        let system = if injected.is_empty() {
+            opts.system.clone()
+        } else {
+            format!("{}\n\n{injected}", opts.system)
+        };
         let run_file = RunFile {
             id: id.clone(),
             tenant: opts.tenant.clone(),
             agent: opts.agent.clone(),
-            system: opts.system.clone(),
+            system: system.clone(),
             task: opts.task.clone(),
             model: opts.model.clone(),
             model_used: opts.model.clone().or_else(|| self.llm_default_model()),
@@ -364,7 +377,7 @@ impl Engine {
             let instance = pre.instantiate_async(&mut store).await?;
             let agent = indices.load(&mut store, &instance)?;
             agent
-                .call_run(&mut store, &opts.system, &opts.task, &options)
+                .call_run(&mut store, &system, &opts.task, &options)
                 .await
         }
         .await;

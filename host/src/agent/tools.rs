@@ -69,7 +69,7 @@ fn base_tools() -> Vec<ToolDef> {
         },
         ToolDef {
             name: "wb",
-            description: "Run one of the engine CLI's read-only verbs in process: profiles, command list, command show NAME, version, help.",
+            description: "Run one of the engine CLI's read-only verbs in process: profiles, command list, command show NAME, toolkit list, toolkit show ID [SKILL], toolkit search QUERY, toolkit verify ID, version, help.",
             parameters: string_args(&[("args", "the verb and its arguments, e.g. `command list`")]),
         },
         ToolDef {

@@ -8,10 +8,18 @@
 
 use crate::commands::listing;
 use crate::engine::Engine;
+use crate::toolkit;
+
+/// The toolkit `id`, or the error the model reads.
+fn kit(engine: &Engine, id: &str) -> Result<toolkit::Toolkit, String> {
+    engine
+        .toolkits()
+        .get(id)
+        .map_err(|e| format!("wb error: {e}"))
+}
 
 /// The verbs the model may run.
-pub(crate) const VERBS: &str =
-    "profiles [--json], command list [--json], command show NAME, version, help";
+pub(crate) const VERBS: &str = "profiles [--json], command list [--json], command show NAME, toolkit list, toolkit show ID [SKILL], toolkit search QUERY, toolkit verify ID, version, help";
 
 /// Runs `args` (a `wb` command line, `wb` itself optional): the output,
 /// or the error the model reads.
@@ -39,6 +47,22 @@ pub(crate) fn wb(engine: &Engine, args: &str) -> Result<String, String> {
             let entry = registry.get(name).map_err(|e| format!("wb error: {e}"))?;
             listing::show_text(name, entry.as_ref())
                 .ok_or_else(|| format!("wb error: no command named `{name}`"))
+        }
+        ["toolkit", "list"] => Ok(toolkit::list_text(&engine.toolkits().list())),
+        ["toolkit", "show", id] => Ok(toolkit::show_text(&kit(engine, id)?)),
+        ["toolkit", "show", id, skill] => kit(engine, id)?
+            .skill(skill)
+            .map_err(|e| format!("wb error: {e}")),
+        ["toolkit", "search", query @ ..] if !query.is_empty() => {
+            let hits = toolkit::search(&engine.toolkits().list(), &query.join(" "));
+            Ok(if hits.is_empty() {
+                "no matches".into()
+            } else {
+                hits.join("\n")
+            })
+        }
+        ["toolkit", "verify", id] => {
+            Ok(toolkit::verify(&kit(engine, id)?, engine.registry()).text())
         }
         _ => Err(refused()),
     }
@@ -85,6 +109,10 @@ mod tests {
             "serve-api",
             "daemon",
             "profiles --json extra",
+            "toolkit sign text",
+            "toolkit build text",
+            "toolkit run text task",
+            "toolkit push text /tmp",
         ] {
             let got = wb(&engine, line).unwrap_err();
             assert_eq!(

@@ -113,6 +113,7 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             tenant: args.tenant,
             workdir: args.workdir,
             exec: args.exec,
+            toolkits: def.toolkits,
             on_step: (!args.json).then(|| workbooks::StepObserver(Arc::new(progress))),
             ..AgentOptions::default()
         };

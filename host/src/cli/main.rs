@@ -22,6 +22,7 @@ mod secret;
 mod serve;
 #[cfg(feature = "api")]
 mod serve_api;
+mod toolkit;
 mod vfs;
 
 use clap::{Parser, Subcommand};
@@ -97,6 +98,10 @@ enum Command {
     ServeApi(serve_api::Args),
     /// Serve a component exporting wasi:http/incoming-handler.
     Serve(serve::Args),
+    /// List, show, search, verify and sign toolkits.
+    Toolkit(toolkit::ToolkitArgs),
+    /// Print a tenant's did:key (and its did:web document).
+    Identity(toolkit::IdentityArgs),
     /// Settle vfs volumes written before volumes were scoped by tenant.
     #[command(subcommand)]
     Vfs(vfs::VfsCommand),
@@ -154,6 +159,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "api")]
         Command::ServeApi(args) => serve_api::run(args, home),
         Command::Vfs(cmd) => vfs::run(cmd, home),
+        Command::Toolkit(args) => toolkit::run(args, home),
+        Command::Identity(args) => toolkit::identity(args, home),
     };
     // Denials coalesced in memory reach the audit file before the exit.
     options::flush_audit();

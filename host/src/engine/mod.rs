@@ -109,6 +109,7 @@ pub struct EngineBuilder {
     compiler: Compiler,
     llm: Option<crate::cap::llm::LlmEndpoint>,
     agent_services: crate::agent::AgentServices,
+    toolkits: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -142,6 +143,7 @@ impl Default for EngineBuilder {
             compiler: Compiler::default(),
             llm: None,
             agent_services: crate::agent::AgentServices::default(),
+            toolkits: None,
         }
     }
 }
@@ -268,6 +270,14 @@ impl EngineBuilder {
         self
     }
 
+    /// The folder toolkits are found in (default: `WB_TOOLKITS_ROOT` when
+    /// it names an existing folder, else `toolkits/` or `../toolkits`; see
+    /// [`toolkit::default_root`](crate::toolkit::default_root)).
+    pub fn toolkits_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.toolkits = Some(root.into());
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, EngineError> {
         self.agent_services.check()?;
@@ -352,6 +362,11 @@ impl EngineBuilder {
                 http,
                 llm,
                 outside,
+                toolkits: crate::toolkit::Toolkits::new(self.toolkits.or_else(|| {
+                    let env = std::env::var("WB_TOOLKITS_ROOT").ok();
+                    let cwd = std::env::current_dir().unwrap_or_default();
+                    crate::toolkit::default_root(env.as_deref(), &cwd)
+                })),
                 keyring,
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
@@ -385,6 +400,7 @@ struct Inner {
     http: Arc<HttpClient>,
     llm: Option<Arc<crate::cap::llm::LlmService>>,
     outside: Arc<crate::agent::outside::Outside>,
+    toolkits: crate::toolkit::Toolkits,
     keyring: Arc<Keyring>,
     net_max_body: usize,
     net_timeout: Duration,
@@ -539,6 +555,11 @@ impl Engine {
     /// The model a request that names none gets, when an endpoint is set.
     pub(crate) fn llm_default_model(&self) -> Option<String> {
         self.inner.llm.as_ref().map(|s| s.endpoint().model.clone())
+    }
+
+    /// The toolkits this engine finds.
+    pub fn toolkits(&self) -> &crate::toolkit::Toolkits {
+        &self.inner.toolkits
     }
 
     /// Where the agent's outside tools go.

@@ -40,5 +40,6 @@ mod servers;
 mod shell;
 mod tamper;
 mod tier;
+mod toolkit;
 mod vfs;
 mod wasip1;

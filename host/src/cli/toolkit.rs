@@ -1,0 +1,208 @@
+//! `wbx toolkit`: list, show, search, verify and sign the toolkits under
+//! the toolkits root (`--root`, else `WB_TOOLKITS_ROOT` when it names a
+//! folder, else `toolkits/` or `../toolkits`); `run` is refused, as native
+//! execution is. `wbx identity`: the tenant's did:key.
+
+use crate::{exit, fail};
+use std::path::PathBuf;
+use workbooks::Keyring;
+use workbooks::commands::Registry;
+use workbooks::identity::Identity;
+use workbooks::toolkit::{self, Toolkits};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ToolkitArgs {
+    /// The toolkits root.
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    verb: ToolkitVerb,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum ToolkitVerb {
+    /// List the toolkits: id, status, tagline.
+    List,
+    /// Show a toolkit's manifest and skill index, or one skill's text.
+    Show {
+        /// The toolkit.
+        id: String,
+        /// A skill's slug.
+        skill: Option<String>,
+    },
+    /// Find toolkits and skills mentioning a phrase.
+    Search {
+        /// The phrase (case-insensitive).
+        query: Vec<String>,
+    },
+    /// Check a toolkit's manifest, exec contract, caps and trust: ✓ or ✗
+    /// per check, exit 1 if any ✗.
+    Verify {
+        /// The toolkit.
+        id: String,
+    },
+    /// Sign a third-party manifest as the tenant's did:key
+    /// (`WB_SIGNING_KEY`, base64 of a 32-byte seed, overrides the key).
+    Sign {
+        /// The toolkit.
+        id: String,
+        /// The tenant whose key signs.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
+    /// Run a task recipe: refused, native execution is banned.
+    Run {
+        /// The toolkit.
+        id: String,
+        /// The task and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct IdentityArgs {
+    /// The tenant.
+    #[arg(long, default_value = "default")]
+    tenant: String,
+    /// Also print the did:web document for this host.
+    #[arg(long, value_name = "HOST")]
+    did_web: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn keyring(home: &std::path::Path) -> Keyring {
+    Keyring::new(Some(home.join(workbooks::SECRETS_DIR)), Default::default())
+}
+
+fn seed() -> Option<String> {
+    std::env::var("WB_SIGNING_KEY")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
+    let root = args.root.clone().or_else(|| {
+        let env = std::env::var("WB_TOOLKITS_ROOT").ok();
+        toolkit::default_root(env.as_deref(), &std::env::current_dir().unwrap_or_default())
+    });
+    let kits = Toolkits::new(root);
+    let json = args.json;
+    let print = |text: String, value: serde_json::Value| {
+        if json {
+            println!("{value}");
+        } else {
+            println!("{text}");
+        }
+    };
+    let failed = |e: toolkit::ToolkitError| fail("toolkit", e, exit::USAGE);
+    match args.verb {
+        ToolkitVerb::List => {
+            let all = kits.list();
+            let rows: Vec<serde_json::Value> = all
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "id": t.id,
+                        "title": t.manifest.kw("TITLE"),
+                        "status": t.manifest.kw("STATUS"),
+                        "tagline": t.tagline(),
+                        "cli": t.manifest.cli_bin(),
+                        "skills": t.skills(),
+                    })
+                })
+                .collect();
+            print(toolkit::list_text(&all), rows.into());
+            0
+        }
+        ToolkitVerb::Show { id, skill } => {
+            let tk = match kits.get(&id) {
+                Ok(tk) => tk,
+                Err(e) => return failed(e),
+            };
+            match skill {
+                Some(slug) => match tk.skill(&slug) {
+                    Ok(text) => {
+                        print(
+                            text.trim_end().to_string(),
+                            serde_json::json!({"id": id, "skill": slug, "text": text}),
+                        );
+                        0
+                    }
+                    Err(e) => failed(e),
+                },
+                None => {
+                    let value = serde_json::json!({
+                        "id": tk.id,
+                        "keywords": tk.manifest.keywords,
+                        "skills": tk.skills(),
+                    });
+                    print(toolkit::show_text(&tk), value);
+                    0
+                }
+            }
+        }
+        ToolkitVerb::Search { query } => {
+            let hits = toolkit::search(&kits.list(), &query.join(" "));
+            let text = if hits.is_empty() {
+                "no matches".to_string()
+            } else {
+                hits.join("\n")
+            };
+            print(text, hits.into());
+            0
+        }
+        ToolkitVerb::Verify { id } => {
+            let tk = match kits.get(&id) {
+                Ok(tk) => tk,
+                Err(e) => return failed(e),
+            };
+            let report = toolkit::verify(&tk, &Registry::new(&home));
+            let value = serde_json::json!({"ok": report.ok(), "report": report});
+            print(report.text(), value);
+            if report.ok() { 0 } else { 1 }
+        }
+        ToolkitVerb::Sign { id, tenant } => {
+            let signed = kits.get(&id).and_then(|tk| {
+                let identity = Identity::of_tenant(&keyring(&home), &tenant, seed().as_deref())?;
+                toolkit::sign(&tk, &identity).map(|sig| (identity.did, sig))
+            });
+            match signed {
+                Ok((did, sig)) => {
+                    print(
+                        format!("signed {id} as {did}"),
+                        serde_json::json!({"id": id, "author_did": did, "signature": sig}),
+                    );
+                    0
+                }
+                Err(e) => failed(e),
+            }
+        }
+        ToolkitVerb::Run { .. } => fail("toolkit", toolkit::RUN_BANNED, 1),
+    }
+}
+
+pub(crate) fn identity(args: IdentityArgs, home: PathBuf) -> u8 {
+    let id = match Identity::of_tenant(&keyring(&home), &args.tenant, seed().as_deref()) {
+        Ok(id) => id,
+        Err(e) => return fail("identity", e, exit::USAGE),
+    };
+    let doc = args.did_web.as_deref().map(|h| id.did_web_document(h));
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"tenant": args.tenant, "did": id.did, "did_web": doc})
+        );
+    } else {
+        println!("{}", id.did);
+        if let Some(doc) = doc {
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+    }
+    0
+}

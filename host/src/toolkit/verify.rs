@@ -1,0 +1,329 @@
+//! `verify`: the structural, exec-contract, cap and trust checks of one
+//! toolkit, each a ✓ or a ✗ with the reason, and the grant it would get.
+//!
+//! The grant is the declared caps ∩ the profile, never wider; a
+//! third-party toolkit must carry `#+AUTHOR_DID` (an Ed25519 did:key) and
+//! a `#+SIGNATURE` that verifies over the canonical manifest, and runs one
+//! tier stronger by default (`os_process` rather than `instance`).
+
+use super::Toolkit;
+use super::discover::is_slug;
+use crate::commands::{ArgMode, Registry, Tier, builtin};
+use crate::policy::{Cap, CapSet, Profile};
+use serde::Serialize;
+
+/// The `#+EXEC` shapes.
+pub const EXEC_SHAPES: [&str; 6] = [
+    "command",
+    "posix",
+    "task",
+    "federation",
+    "component",
+    "kernel",
+];
+
+/// One check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// Whether it holds.
+    pub ok: bool,
+    /// What was checked, and what was found.
+    pub what: String,
+}
+
+/// What a toolkit would be granted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GrantView {
+    /// The narrowest profiles granting every declared cap.
+    pub profiles: Vec<&'static str>,
+    /// The caps granted under the narrowest one: declared ∩ profile.
+    pub caps: Vec<&'static str>,
+    /// `first-party` or `third-party`.
+    pub trust: String,
+    /// The default tier: one rung stronger for third-party.
+    pub tier: Tier,
+}
+
+/// Every check of a toolkit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// The toolkit's id.
+    pub id: String,
+    /// The checks, in order.
+    pub checks: Vec<Check>,
+    /// The grant, when the caps can be granted at all.
+    pub grant: Option<GrantView>,
+}
+
+impl Report {
+    /// Whether every check holds.
+    pub fn ok(&self) -> bool {
+        self.checks.iter().all(|c| c.ok)
+    }
+
+    /// The report as `wbx toolkit verify` prints it.
+    pub fn text(&self) -> String {
+        let mut out = format!("toolkit {}", self.id);
+        for c in &self.checks {
+            out.push_str(&format!("\n{} {}", if c.ok { "✓" } else { "✗" }, c.what));
+        }
+        if let Some(g) = &self.grant {
+            let tier = match g.tier {
+                Tier::Instance => "instance",
+                Tier::OsProcess => "os_process",
+            };
+            out.push_str(&format!(
+                "\ngrant: {} under {} ({}, tier {tier})",
+                if g.caps.is_empty() {
+                    "no caps".to_string()
+                } else {
+                    g.caps.join(" ")
+                },
+                g.profiles.join(" / "),
+                g.trust,
+            ));
+        }
+        out
+    }
+}
+
+/// Checks `tk`; `registry` says which commands are registered.
+pub fn verify(tk: &Toolkit, registry: &Registry) -> Report {
+    let m = &tk.manifest;
+    let mut checks = Vec::new();
+    let mut check = |ok: bool, what: String| checks.push(Check { ok, what });
+    check(true, "manifest.org present".into());
+    check(
+        tk.dir.join("skills/overview.org").is_file(),
+        "skills/overview.org present".into(),
+    );
+    for key in ["TITLE", "TOOLKIT", "VERSION", "STATUS", "TAGLINE"] {
+        check(m.kw(key).is_some(), format!("#+{key} set"));
+    }
+    let id = m.kw("TOOLKIT").unwrap_or("");
+    check(
+        id == tk.id && is_slug(id),
+        format!("#+TOOLKIT `{id}` is the folder's name `{}`", tk.id),
+    );
+    if let Some(status) = m.kw("STATUS") {
+        check(
+            ["stable", "experimental", "deprecated"].contains(&status),
+            format!("#+STATUS `{status}` is stable, experimental or deprecated"),
+        );
+    }
+    check(m.node.is_some(), "a :toolkit: node".into());
+    for (key, drawer) in [
+        ("TOOLKIT", "ID"),
+        ("CLI_BIN", "CLI_BIN"),
+        ("STATUS", "STATUS"),
+    ] {
+        if let (Some(kw), Some(d)) = (m.kw(key), m.drawer(drawer)) {
+            check(kw == d, format!(":{drawer}: `{d}` mirrors #+{key} `{kw}`"));
+        } else if key != "CLI_BIN" {
+            check(
+                m.drawer(drawer).is_some(),
+                format!(":{drawer}: in the :toolkit: drawer"),
+            );
+        }
+    }
+    for c in exec_checks(m, registry) {
+        checks.push(c);
+    }
+    let (cap_checks, grant) = cap_checks(m);
+    checks.extend(cap_checks);
+    checks.extend(trust_checks(m));
+    Report {
+        id: tk.id.clone(),
+        checks,
+        grant,
+    }
+}
+
+/// The `#+EXEC` contract's checks.
+fn exec_checks(m: &super::Manifest, registry: &Registry) -> Vec<Check> {
+    let mut out = Vec::new();
+    let mut check = |ok: bool, what: String| out.push(Check { ok, what });
+    let Some(exec) = m.kw("EXEC") else {
+        check(true, "exec: none declared (discovery-only toolkit)".into());
+        return out;
+    };
+    if !EXEC_SHAPES.contains(&exec) {
+        check(false, format!("exec: unknown mode `{exec}`"));
+        return out;
+    }
+    if let Some(mode) = m.kw("ARG_MODE") {
+        check(
+            ArgMode::parse(mode).is_some(),
+            format!("#+ARG_MODE `{mode}` is argv or stdin1"),
+        );
+    }
+    if let Some(src) = m.kw("BUILD_SRC") {
+        out.extend(build_src_checks(m, src));
+    }
+    let mut check = |ok: bool, what: String| out.push(Check { ok, what });
+    match exec {
+        "command" => match m.cli_bin() {
+            None => check(false, "exec command: #+CLI_BIN names the command".into()),
+            Some(bin) if builtin::is_reserved(bin) => check(
+                false,
+                format!("exec command: CLI_BIN `{bin}` is a reserved built-in name"),
+            ),
+            Some(bin) => {
+                let registered = registry.get(bin).ok().flatten().is_some();
+                let buildable = m
+                    .kw("BUILD_SRC")
+                    .is_some_and(|s| s.starts_with("crate:") || s.starts_with("path:"));
+                check(
+                    registered || buildable,
+                    format!(
+                        "exec command: `{bin}` is registered or has a buildable #+BUILD_SRC (crate: or path:)"
+                    ),
+                );
+            }
+        },
+        "posix" => check(
+            false,
+            "exec posix: a native binary; this engine never runs native code (ship the CLI as a wasm command)"
+                .into(),
+        ),
+        "task" => check(
+            true,
+            "exec task: structural only; its :role task blocks are DISABLED (native execution is banned)"
+                .into(),
+        ),
+        "kernel" => check(
+            false,
+            "exec kernel: no kernel registry in this engine yet, so the kernel is not registered"
+                .into(),
+        ),
+        // federation and component: structural.
+        other => check(true, format!("exec {other}: structural")),
+    }
+    out
+}
+
+/// The `#+BUILD_SRC` spec's checks.
+fn build_src_checks(m: &super::Manifest, src: &str) -> Vec<Check> {
+    let known = [
+        "crate:",
+        "path:",
+        "wasm:",
+        "archive:",
+        "git+",
+        "gobuild:",
+        "zigbuild:",
+    ];
+    let mut out = Vec::new();
+    if src.starts_with("script:") {
+        out.push(Check {
+            ok: false,
+            what: "#+BUILD_SRC script: is removed: native build scripts are banned".into(),
+        });
+    } else if !known.iter().any(|k| src.starts_with(k)) {
+        out.push(Check {
+            ok: false,
+            what: format!("#+BUILD_SRC `{src}` is not a known source spec"),
+        });
+    }
+    if src.starts_with("wasm:") || src.starts_with("archive:") {
+        let pinned = m
+            .kw("SHA256")
+            .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+        out.push(Check {
+            ok: pinned,
+            what: "#+SHA256 pins the fetched bytes (64 hex digits)".into(),
+        });
+    }
+    out
+}
+
+/// The `#+CAPS` checks and the grant: every cap grantable by some
+/// profile, and some profile granting them all.
+fn cap_checks(m: &super::Manifest) -> (Vec<Check>, Option<GrantView>) {
+    let mut out = Vec::new();
+    let mut declared = CapSet::EMPTY;
+    for word in m.caps() {
+        match Cap::from_word(word) {
+            Ok(cap) if Profile::ALL.iter().any(|p| p.caps().contains(cap)) => {
+                declared = declared.with(cap);
+            }
+            _ => out.push(Check {
+                ok: false,
+                what: format!("cap `{word}` is not one any profile grants"),
+            }),
+        }
+    }
+    let profiles: Vec<Profile> = Profile::ALL
+        .into_iter()
+        .filter(|p| declared.is_subset(p.caps()))
+        .collect();
+    let Some(narrowest) = profiles.first().copied() else {
+        out.push(Check {
+            ok: false,
+            what: format!(
+                "no profile grants every cap of `{}`",
+                declared.words().join(" ")
+            ),
+        });
+        return (out, None);
+    };
+    // Profiles are ordered narrowest first; every one as narrow as the
+    // first (the same caps) is named.
+    let names: Vec<&'static str> = profiles
+        .iter()
+        .filter(|p| p.caps() == narrowest.caps())
+        .map(|p| p.name())
+        .collect();
+    let what = if declared.is_empty() {
+        format!("caps: none declared ({} grants that)", names.join(" / "))
+    } else {
+        let words = declared.words().join(" ");
+        format!("caps `{words}` granted by {}", names.join(" / "))
+    };
+    out.push(Check { ok: true, what });
+    let third = m.kw("TRUST") == Some("third-party");
+    let grant = GrantView {
+        profiles: names,
+        caps: declared.intersect(narrowest.caps()).words(),
+        trust: if third { "third-party" } else { "first-party" }.into(),
+        tier: if third {
+            Tier::OsProcess
+        } else {
+            Tier::Instance
+        },
+    };
+    (out, Some(grant))
+}
+
+/// The `#+TRUST` checks.
+fn trust_checks(m: &super::Manifest) -> Vec<Check> {
+    let trust = m.kw("TRUST").unwrap_or("first-party");
+    match trust {
+        "first-party" => vec![Check {
+            ok: true,
+            what: "trust first-party".into(),
+        }],
+        "third-party" => {
+            let did = m.kw("AUTHOR_DID");
+            let mut out = vec![Check {
+                ok: did.is_some_and(|d| crate::identity::public_key(d).is_ok()),
+                what: "third-party: #+AUTHOR_DID is an Ed25519 did:key".into(),
+            }];
+            let signed = match (did, m.kw("SIGNATURE")) {
+                (Some(did), Some(sig)) => {
+                    crate::identity::verify(did, &m.signed_bytes(), sig).is_ok()
+                }
+                _ => false,
+            };
+            out.push(Check {
+                ok: signed,
+                what: "third-party: #+SIGNATURE verifies over the canonical manifest".into(),
+            });
+            out
+        }
+        other => vec![Check {
+            ok: false,
+            what: format!("#+TRUST `{other}` is first-party or third-party"),
+        }],
+    }
+}

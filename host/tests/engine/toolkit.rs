@@ -1,0 +1,225 @@
+//! Toolkits through the CLI and the agent: the shipped ones verify, an
+//! edit after signing is caught, `run` is refused, the tenant's did:key is
+//! stable and matches the published vector, and an agent's toolkits reach
+//! its prompt while its `wb` tool reads their skills.
+
+use crate::agent::{builder_for, quick_bounds, task, tool_answers};
+use crate::model_server::{self, text, tool_calls};
+use base64::Engine as _;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use workbooks::AgentOptions;
+
+fn shipped() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolkits")
+}
+
+fn wbx(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"));
+    cmd.arg("--home")
+        .arg(home)
+        .args(args)
+        .env_remove("WB_SIGNING_KEY");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn every_shipped_toolkit_verifies_and_the_list_shows_them_all() {
+    let home = tempfile::tempdir().unwrap();
+    let root = shipped();
+    let root = root.to_str().unwrap();
+    let listed = wbx(
+        home.path(),
+        &["toolkit", "--root", root, "list", "--json"],
+        &[],
+    );
+    let listed: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    let ids: Vec<&str> = listed.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["field-notes", "text-recipes"]);
+    for id in ids {
+        let o = wbx(home.path(), &["toolkit", "--root", root, "verify", id], &[]);
+        assert!(o.status.success(), "{id}:\n{}", out(&o));
+        assert!(!out(&o).contains('✗'), "{}", out(&o));
+    }
+    let o = wbx(
+        home.path(),
+        &[
+            "toolkit",
+            "--root",
+            root,
+            "show",
+            "text-recipes",
+            "json-fields",
+        ],
+        &[],
+    );
+    assert!(out(&o).contains("jq -r"), "{}", out(&o));
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", root, "search", "dated", "notes"],
+        &[],
+    );
+    assert_eq!(out(&o), "field-notes\n");
+}
+
+#[test]
+fn a_signed_manifest_edited_afterwards_fails_verify_and_run_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("field-notes");
+    std::fs::create_dir_all(dir.join("skills")).unwrap();
+    for f in ["manifest.org", "skills/overview.org"] {
+        std::fs::copy(shipped().join("field-notes").join(f), dir.join(f)).unwrap();
+    }
+    let manifest = dir.join("manifest.org");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("#+STATUS: experimental", "#+STATUS: stable")
+            .replace(":STATUS: experimental", ":STATUS: stable"),
+    )
+    .unwrap();
+    let r = root.path().to_str().unwrap();
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", r, "verify", "field-notes", "--json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let failed: Vec<&str> = report["report"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .map(|c| c["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        failed,
+        ["third-party: #+SIGNATURE verifies over the canonical manifest"]
+    );
+    // Signed again by this home's tenant key, it holds.
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", r, "sign", "field-notes"],
+        &[],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", r, "verify", "field-notes"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let o = wbx(
+        home.path(),
+        &[
+            "toolkit",
+            "--root",
+            r,
+            "run",
+            "field-notes",
+            "daily",
+            "--",
+            "x",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("native execution is banned"));
+}
+
+#[test]
+fn the_tenants_did_key_is_made_once_and_a_pinned_seed_gives_the_published_vector() {
+    let home = tempfile::tempdir().unwrap();
+    let first = wbx(home.path(), &["identity", "--json"], &[]);
+    let again = wbx(home.path(), &["identity", "--json"], &[]);
+    let did = |o: &Output| serde_json::from_slice::<Value>(&o.stdout).unwrap()["did"].clone();
+    assert_eq!(did(&first), did(&again));
+    assert!(did(&first).as_str().unwrap().starts_with("did:key:z6Mk"));
+    let other = wbx(
+        home.path(),
+        &["identity", "--json", "--tenant", "acme"],
+        &[],
+    );
+    assert_ne!(did(&first), did(&other));
+    let zero = base64::engine::general_purpose::STANDARD.encode([0u8; 32]);
+    let pinned = wbx(
+        home.path(),
+        &["identity", "--json", "--did-web", "example.org"],
+        &[("WB_SIGNING_KEY", &zero)],
+    );
+    let v: Value = serde_json::from_slice(&pinned.stdout).unwrap();
+    assert_eq!(
+        v["did"],
+        "did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp"
+    );
+    assert_eq!(v["did_web"]["id"], "did:web:example.org");
+    let bad = wbx(
+        home.path(),
+        &["identity"],
+        &[("WB_SIGNING_KEY", "c2hvcnQ=")],
+    );
+    assert_eq!(bad.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("base64 of a 32-byte seed"));
+}
+
+#[tokio::test]
+async fn an_agents_toolkits_reach_its_prompt_and_wb_reads_their_skills() {
+    let model = model_server::start(vec![
+        tool_calls(&[
+            (
+                "s",
+                "wb",
+                r#"{"args":"toolkit show text-recipes csv-columns"}"#,
+            ),
+            (
+                "v",
+                "wb",
+                r#"{"args":"toolkit show text-recipes ../../etc/passwd"}"#,
+            ),
+        ]),
+        text("read"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let engine = builder_for(home.path(), &model, quick_bounds())
+        .toolkits_root(shipped())
+        .build()
+        .unwrap();
+    let opts = AgentOptions {
+        toolkits: vec!["text-recipes".into(), "no-such-kit".into()],
+        ..task("count the orders by customer")
+    };
+    engine.run_agent(opts).await.unwrap();
+    let seen = model.requests();
+    let system = seen[0].messages()[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.starts_with("You are a careful worker.\n\nToolkits you can use"),
+        "{system}"
+    );
+    assert!(system.contains("\n- text-recipes: Reshape CSV"), "{system}");
+    assert!(
+        system.contains("\n  skills: csv-columns, json-fields, overview"),
+        "{system}"
+    );
+    assert!(!system.contains("no-such-kit"));
+    let said: Vec<String> = tool_answers(&seen[1]).into_iter().map(|(_, t)| t).collect();
+    assert!(said[0].contains("uniq -c"), "{}", said[0]);
+    assert!(
+        said[1].starts_with("wb error: skill `../../etc/passwd` is refused"),
+        "{}",
+        said[1]
+    );
+}
