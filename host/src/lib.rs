@@ -22,6 +22,7 @@ pub mod artifact;
 mod bindings;
 pub mod cadence;
 mod cap;
+pub mod catalog;
 pub mod commands;
 pub mod compiler;
 pub mod dock;

@@ -6,6 +6,7 @@
 
 mod agent;
 mod audit;
+mod catalog;
 mod command;
 mod conformance;
 mod daemon;
@@ -17,6 +18,7 @@ mod net;
 mod options;
 mod precompile;
 mod profiles;
+mod provenance;
 mod run;
 mod secret;
 mod serve;
@@ -101,7 +103,13 @@ enum Command {
     /// List, show, search, verify and sign toolkits.
     Toolkit(toolkit::ToolkitArgs),
     /// Print a tenant's did:key (and its did:web document).
-    Identity(toolkit::IdentityArgs),
+    Identity(provenance::IdentityArgs),
+    /// Sign an HTML page with the tenant's did:key, or check one.
+    #[command(subcommand)]
+    Artifact(provenance::ArtifactCommand),
+    /// The catalog of programs known by name and sha256 pin.
+    #[command(subcommand)]
+    Catalog(catalog::CatalogCommand),
     /// Settle vfs volumes written before volumes were scoped by tenant.
     #[command(subcommand)]
     Vfs(vfs::VfsCommand),
@@ -160,7 +168,9 @@ fn main() -> ExitCode {
         Command::ServeApi(args) => serve_api::run(args, home),
         Command::Vfs(cmd) => vfs::run(cmd, home),
         Command::Toolkit(args) => toolkit::run(args, home),
-        Command::Identity(args) => toolkit::identity(args, home),
+        Command::Catalog(cmd) => catalog::run(cmd, home),
+        Command::Identity(args) => provenance::identity(args, home),
+        Command::Artifact(cmd) => provenance::artifact(cmd, home),
     };
     // Denials coalesced in memory reach the audit file before the exit.
     options::flush_audit();

@@ -157,6 +157,7 @@ pub(crate) fn engine_with(
         .home(home)
         .net_allow(allow)
         .llm(llm_endpoint())
+        .tls_roots(tls_roots()?)
         .agent_services(agent_services())
         .pooling(pooling);
     if let Some(bytes) = memory {
@@ -181,6 +182,33 @@ pub(crate) fn llm_endpoint() -> workbooks::LlmEndpoint {
     let key = var("WB_LLM_API_KEY").or_else(|| var("OPENROUTER_API_KEY"));
     let model = var("WB_LLM_MODEL").unwrap_or_else(|| DEFAULT_LLM_MODEL.into());
     workbooks::LlmEndpoint::new(&base, key, model)
+}
+
+/// Extra trust anchors for TLS, from the PEM file `WB_TLS_CA_FILE` (for
+/// a network behind an inspecting proxy); the built-in web roots stay.
+fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
+    use base64::Engine as _;
+    let Some(path) = std::env::var_os("WB_TLS_CA_FILE").filter(|p| !p.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let usage = |why: String| fail("usage", format!("WB_TLS_CA_FILE: {why}"), exit::USAGE);
+    let pem = std::fs::read_to_string(&path).map_err(|e| usage(e.to_string()))?;
+    let mut roots = Vec::new();
+    for block in pem.split("-----BEGIN CERTIFICATE-----").skip(1) {
+        let body = block
+            .split("-----END CERTIFICATE-----")
+            .next()
+            .unwrap_or_default();
+        let b64: String = body.split_whitespace().collect();
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .map_err(|e| usage(format!("a certificate is not base64: {e}")))?;
+        roots.push(der);
+    }
+    if roots.is_empty() {
+        return Err(usage("no PEM certificate in the file".into()));
+    }
+    Ok(roots)
 }
 
 /// Where the agent's outside tools go, from the environment:

@@ -20,6 +20,10 @@ pub(crate) struct Args {
     /// Model turns of a run that names none.
     #[arg(long, default_value_t = workbooks::limits::AGENT_API_MAX_STEPS)]
     max_steps: u32,
+    /// Install the catalog's missing programs in the background at start
+    /// (serving never waits on a fetch).
+    #[arg(long)]
+    seed_catalog: bool,
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
@@ -47,6 +51,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             let addr = listener
                 .local_addr()
                 .map_err(|e| fail("listen", e, exit::ENGINE))?;
+            if args.seed_catalog {
+                engine.seed_catalog();
+            }
             let sessions = Sessions::open(engine);
             let router = api::router(
                 sessions,

@@ -1,7 +1,7 @@
 //! `wbx toolkit`: list, show, search, verify and sign the toolkits under
 //! the toolkits root (`--root`, else `WB_TOOLKITS_ROOT` when it names a
 //! folder, else `toolkits/` or `../toolkits`); `run` is refused, as native
-//! execution is. `wbx identity`: the tenant's did:key.
+//! execution is.
 
 use crate::{exit, fail};
 use std::path::PathBuf;
@@ -63,24 +63,11 @@ enum ToolkitVerb {
     },
 }
 
-#[derive(Debug, clap::Args)]
-pub(crate) struct IdentityArgs {
-    /// The tenant.
-    #[arg(long, default_value = "default")]
-    tenant: String,
-    /// Also print the did:web document for this host.
-    #[arg(long, value_name = "HOST")]
-    did_web: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-fn keyring(home: &std::path::Path) -> Keyring {
+pub(crate) fn keyring(home: &std::path::Path) -> Keyring {
     Keyring::new(Some(home.join(workbooks::SECRETS_DIR)), Default::default())
 }
 
-fn seed() -> Option<String> {
+pub(crate) fn seed() -> Option<String> {
     std::env::var("WB_SIGNING_KEY")
         .ok()
         .filter(|s| !s.is_empty())
@@ -185,24 +172,4 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
         }
         ToolkitVerb::Run { .. } => fail("toolkit", toolkit::RUN_BANNED, 1),
     }
-}
-
-pub(crate) fn identity(args: IdentityArgs, home: PathBuf) -> u8 {
-    let id = match Identity::of_tenant(&keyring(&home), &args.tenant, seed().as_deref()) {
-        Ok(id) => id,
-        Err(e) => return fail("identity", e, exit::USAGE),
-    };
-    let doc = args.did_web.as_deref().map(|h| id.did_web_document(h));
-    if args.json {
-        println!(
-            "{}",
-            serde_json::json!({"tenant": args.tenant, "did": id.did, "did_web": doc})
-        );
-    } else {
-        println!("{}", id.did);
-        if let Some(doc) = doc {
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
-        }
-    }
-    0
 }

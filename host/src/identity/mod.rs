@@ -8,6 +8,8 @@
 //! bytes). Verifying needs no keyring: the public key is decoded from the
 //! DID, so a signature made elsewhere is checked with no shared state.
 
+pub mod html;
+
 use crate::cap::secrets::keyring::{Keyring, Secret, SecretKind};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;

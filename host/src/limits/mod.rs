@@ -322,3 +322,10 @@ pub const AGENT_EXPORT_MAX_BYTES: u64 = 256 << 20;
 
 /// Bytes of a commit message the `git` tool takes.
 pub const AGENT_GIT_MESSAGE_BYTES: usize = 8 << 10;
+
+/// Bytes of one catalog download, and of the wasm taken out of it: stops a
+/// row's server from making the host buffer without bound.
+pub const CATALOG_MAX_BYTES: usize = 64 << 20;
+
+/// Wall-clock budget of one catalog download.
+pub const CATALOG_FETCH_TIMEOUT: Duration = Duration::from_secs(300);

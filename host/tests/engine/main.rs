@@ -15,6 +15,7 @@ mod agent;
 mod agent_exec;
 mod api;
 mod brokers;
+mod catalog;
 mod cli;
 mod commands;
 mod common;

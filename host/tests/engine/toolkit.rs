@@ -223,3 +223,38 @@ async fn an_agents_toolkits_reach_its_prompt_and_wb_reads_their_skills() {
         said[1]
     );
 }
+
+#[test]
+fn wbx_artifact_signs_a_page_and_verify_names_an_edit() {
+    let home = tempfile::tempdir().unwrap();
+    let page = home.path().join("roster.html");
+    std::fs::write(
+        &page,
+        "<html><head></head><body>Seven on shift.</body></html>\n",
+    )
+    .unwrap();
+    let p = page.to_str().unwrap();
+    let signed = wbx(home.path(), &["artifact", "sign", p], &[]);
+    assert!(signed.status.success(), "{signed:?}");
+    let check = |expect: i32| {
+        let o = wbx(home.path(), &["artifact", "verify", p, "--json"], &[]);
+        assert_eq!(o.status.code(), Some(expect), "{o:?}");
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let ok = check(0);
+    assert_eq!(
+        (ok["signature"].clone(), ok["asset_integrity"].clone()),
+        (true.into(), true.into())
+    );
+    let me = wbx(home.path(), &["identity", "--json"], &[]);
+    let me: Value = serde_json::from_slice(&me.stdout).unwrap();
+    assert_eq!(ok["signer"], me["did"]);
+    let text = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(&page, text.replace("Seven", "Eight")).unwrap();
+    let bad = check(1);
+    assert_eq!(
+        (bad["signature"].clone(), bad["asset_integrity"].clone()),
+        (true.into(), false.into())
+    );
+    assert_eq!(bad["why"], "the page changed after it was signed");
+}
