@@ -120,6 +120,16 @@ impl Engine {
 
     /// Fetches `row`, checks its pin and registers it.
     pub async fn catalog_install(&self, row: &Row) -> Result<Entry, CatalogError> {
+        let wasm = self.fetch_pinned(row).await?;
+        let mode = ArgMode::parse(&row.arg_mode).unwrap_or(ArgMode::Argv);
+        Ok(self
+            .registry()
+            .register(&row.name, wasm, mode, Tier::Instance)?)
+    }
+
+    /// The wasm `row` points at, fetched (and taken out of its archive)
+    /// and checked against its pin; nothing is kept when the pin fails.
+    pub async fn fetch_pinned(&self, row: &Row) -> Result<Vec<u8>, CatalogError> {
         let fetched = self.catalog_fetch(row).await?;
         let wasm = match row.archive.as_deref() {
             None => fetched,
@@ -139,10 +149,7 @@ impl Engine {
                 got,
             });
         }
-        let mode = ArgMode::parse(&row.arg_mode).unwrap_or(ArgMode::Argv);
-        Ok(self
-            .registry()
-            .register(&row.name, wasm, mode, Tier::Instance)?)
+        Ok(wasm)
     }
 
     /// Installs, in the background, every row not yet registered with

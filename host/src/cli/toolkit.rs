@@ -53,6 +53,12 @@ enum ToolkitVerb {
         #[arg(long, default_value = "default")]
         tenant: String,
     },
+    /// Build the toolkit's artifact (a prebuilt path:, or a wasm:/archive:
+    /// URL pinned by #+SHA256) and register it under #+CLI_BIN.
+    Build {
+        /// The toolkit.
+        id: String,
+    },
     /// Run a task recipe: refused, native execution is banned.
     Run {
         /// The toolkit.
@@ -168,6 +174,29 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
                     0
                 }
                 Err(e) => failed(e),
+            }
+        }
+        ToolkitVerb::Build { id } => {
+            let tk = match kits.get(&id) {
+                Ok(tk) => tk,
+                Err(e) => return failed(e),
+            };
+            let built = crate::options::engine(home).and_then(|engine| {
+                crate::options::runtime().map(|rt| rt.block_on(engine.build_toolkit(&tk)))
+            });
+            match built {
+                Ok(Ok(entry)) => {
+                    print(
+                        format!(
+                            "built {id}: registered {} → sha256:{}",
+                            entry.name, entry.sha256
+                        ),
+                        serde_json::to_value(&entry).unwrap_or_default(),
+                    );
+                    0
+                }
+                Ok(Err(e)) => fail("toolkit", e, 1),
+                Err(code) => code,
             }
         }
         ToolkitVerb::Run { .. } => fail("toolkit", toolkit::RUN_BANNED, 1),

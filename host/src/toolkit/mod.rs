@@ -10,10 +10,12 @@
 //! by its `#+AUTHOR_DID` over the canonical manifest, checked from the DID
 //! alone. Native execution is banned: a `task` recipe is never run.
 
+pub mod build;
 pub mod discover;
 pub mod manifest;
 pub mod verify;
 
+pub use build::BuildError;
 pub use discover::{Toolkit, Toolkits, default_root};
 pub use manifest::Manifest;
 pub use verify::{Check, GrantView, Report, verify};

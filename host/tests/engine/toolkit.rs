@@ -258,3 +258,162 @@ fn wbx_artifact_signs_a_page_and_verify_names_an_edit() {
     );
     assert_eq!(bad["why"], "the page changed after it was signed");
 }
+
+/// A toolkit `id` under `root` whose keyword block ends with `extra`.
+fn kit(root: &Path, id: &str, extra: &str) -> PathBuf {
+    let dir = root.join(id);
+    std::fs::create_dir_all(dir.join("skills")).unwrap();
+    std::fs::write(dir.join("skills/overview.org"), "* Overview").unwrap();
+    let manifest = format!(
+        "#+TITLE: {id}\n#+TOOLKIT: {id}\n#+VERSION: 0.1.0\n#+STATUS: stable\n#+TAGLINE: t\n#+EXEC: command\n{extra}\n\n* {id} :toolkit:\n:PROPERTIES:\n:ID: {id}\n:STATUS: stable\n:END:\n"
+    );
+    std::fs::write(dir.join("manifest.org"), manifest).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_everything_else() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_builder(home.path())
+        .toolkits_root(root.path())
+        .build()
+        .unwrap();
+    let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
+    let pin = workbooks::Artifact::from_bytes(hello.clone())
+        .unwrap()
+        .sha256_hex();
+    let outside = tempfile::tempdir().unwrap();
+    let hosted = outside.path().join("hello.wasm");
+    std::fs::write(&hosted, &hello).unwrap();
+
+    let dir = kit(
+        root.path(),
+        "pre",
+        "#+CLI_BIN: hello-pre\n#+BUILD_SRC: path:dist",
+    );
+    std::fs::create_dir(dir.join("dist")).unwrap();
+    std::fs::write(dir.join("dist/hello.wasm"), &hello).unwrap();
+    kit(
+        root.path(),
+        "pinned",
+        &format!(
+            "#+CLI_BIN: hello-pinned\n#+BUILD_SRC: wasm:file://{}\n#+SHA256: {pin}",
+            hosted.display()
+        ),
+    );
+    kit(
+        root.path(),
+        "badpin",
+        &format!(
+            "#+CLI_BIN: hello-bad\n#+BUILD_SRC: wasm:file://{}\n#+SHA256: {}",
+            hosted.display(),
+            "0".repeat(64)
+        ),
+    );
+    kit(
+        root.path(),
+        "nopin",
+        &format!(
+            "#+CLI_BIN: hello-nopin\n#+BUILD_SRC: wasm:file://{}",
+            hosted.display()
+        ),
+    );
+    // Reserved: refused before the (unreachable) fetch is tried.
+    kit(
+        root.path(),
+        "reserved",
+        &format!("#+CLI_BIN: jq\n#+BUILD_SRC: wasm:http://127.0.0.1:9/x.wasm\n#+SHA256: {pin}"),
+    );
+    let escape = kit(
+        root.path(),
+        "escape",
+        "#+CLI_BIN: hello-esc\n#+BUILD_SRC: path:dist",
+    );
+    std::os::unix::fs::symlink(outside.path(), escape.join("dist")).unwrap();
+    kit(
+        root.path(),
+        "dotdot",
+        "#+CLI_BIN: hello-dd\n#+BUILD_SRC: path:../pre/dist",
+    );
+    kit(
+        root.path(),
+        "crate",
+        "#+CLI_BIN: rg2\n#+BUILD_SRC: crate:ripgrep",
+    );
+    kit(
+        root.path(),
+        "clang",
+        "#+CLI_BIN: c2\n#+BUILD_LANG: c\n#+BUILD_SRC: path:src",
+    );
+    kit(
+        root.path(),
+        "script",
+        "#+CLI_BIN: s2\n#+BUILD_SRC: script:build.sh",
+    );
+    kit(
+        root.path(),
+        "unsigned",
+        &format!(
+            "#+TRUST: third-party\n#+CLI_BIN: hello-3p\n#+BUILD_SRC: wasm:file://{}\n#+SHA256: {pin}",
+            hosted.display()
+        ),
+    );
+
+    let build = |id: &str| {
+        let tk = engine.toolkits().get(id).unwrap();
+        let engine = engine.clone();
+        async move { engine.build_toolkit(&tk).await }
+    };
+    let built = build("pre").await.unwrap();
+    assert_eq!(
+        (built.name.as_str(), built.sha256.as_str()),
+        ("hello-pre", pin.as_str())
+    );
+    assert_eq!(build("pinned").await.unwrap().sha256, pin);
+    let said = |r: Result<workbooks::commands::Entry, workbooks::toolkit::BuildError>| {
+        r.unwrap_err().to_string()
+    };
+    assert!(
+        said(build("badpin").await).starts_with("artifact_integrity: catalog hello-bad hashes to")
+    );
+    assert!(said(build("nopin").await).ends_with("needs #+SHA256 (64 hex digits)"));
+    assert_eq!(
+        said(build("reserved").await),
+        "toolkit build: CLI_BIN `jq` is a reserved built-in name; nothing was built"
+    );
+    assert!(said(build("escape").await).contains("leaves the toolkit's folder"));
+    assert!(said(build("dotdot").await).contains("must be a folder inside the toolkit"));
+    assert!(
+        said(build("crate").await).starts_with("lane_unavailable: the rust compiler component")
+    );
+    assert_eq!(
+        said(build("clang").await),
+        "lane_unavailable: the clang component is not shipped"
+    );
+    assert!(said(build("script").await).contains("script: is removed"));
+    assert!(
+        said(build("unsigned").await)
+            .starts_with("toolkit build: refused, the manifest is not trusted")
+    );
+    for name in [
+        "hello-bad",
+        "hello-nopin",
+        "hello-esc",
+        "hello-dd",
+        "rg2",
+        "c2",
+        "s2",
+        "hello-3p",
+    ] {
+        assert!(
+            engine.registry().get(name).unwrap().is_none(),
+            "{name} was registered"
+        );
+    }
+    let out = engine
+        .run_line("hello-pre", workbooks::LineOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(out.exit, 0, "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -1,0 +1,208 @@
+//! `toolkit build`: the toolkit's declared artifact, registered under its
+//! `#+CLI_BIN`. Untrusted source never runs natively: this build takes
+//! only what needs no compiler on the host, a prebuilt component in the
+//! toolkit (`path:<dir>`) or one fetched by URL (`wasm:<url>`,
+//! `archive:<url>` with `#+WASM_PATH`) through the capped HTTP transport
+//! and refused unless `#+SHA256` matches. A source that needs a compiler
+//! lane answers `lane_unavailable: <the compiler component missing>`;
+//! `script:` is removed.
+//!
+//! Checked before anything is read or fetched: the `#+CLI_BIN` is set and
+//! not a reserved built-in name, and a third-party manifest's signature
+//! holds. A third-party artifact is registered one tier stronger
+//! (`os_process`).
+
+use super::Toolkit;
+use super::discover::is_slug;
+use crate::catalog::{CatalogError, Row};
+use crate::commands::{ArgMode, Entry, RegistryError, Tier, builtin};
+use crate::engine::Engine;
+
+/// Why a toolkit could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// No `#+CLI_BIN` to register the artifact under.
+    #[error("toolkit build: #+CLI_BIN must name the command to register")]
+    NoCliBin,
+    /// The name is a built-in's.
+    #[error("toolkit build: CLI_BIN `{0}` is a reserved built-in name; nothing was built")]
+    Reserved(String),
+    /// No `#+BUILD_SRC`.
+    #[error("toolkit build: no #+BUILD_SRC (a discovery-only toolkit has nothing to build)")]
+    NoSource,
+    /// The source needs a compiler lane this engine does not ship.
+    #[error("lane_unavailable: {0}")]
+    LaneUnavailable(String),
+    /// `script:` sources are gone.
+    #[error("toolkit build: script: is removed: native build scripts are banned")]
+    ScriptRemoved,
+    /// Not a source spec.
+    #[error("toolkit build: `{0}` is not a known #+BUILD_SRC")]
+    UnknownSource(String),
+    /// A fetched source without a pin.
+    #[error("toolkit build: {0} needs #+SHA256 (64 hex digits)")]
+    Unpinned(String),
+    /// The third-party manifest's trust checks failed.
+    #[error("toolkit build: refused, the manifest is not trusted: {0}")]
+    Untrusted(String),
+    /// A `path:` that leaves the toolkit, or holds no single component.
+    #[error("toolkit build: path:{dir}: {why}")]
+    Path {
+        /// The folder as written.
+        dir: String,
+        /// Why.
+        why: String,
+    },
+    /// The fetch, archive or pin failed.
+    #[error(transparent)]
+    Fetch(#[from] CatalogError),
+    /// The registry refused the artifact.
+    #[error("toolkit build: {0}")]
+    Register(#[from] RegistryError),
+}
+
+/// What each compiler-needing source lacks.
+fn lane_for(src: &str, lang: Option<&str>) -> Option<&'static str> {
+    let by_src = [
+        (
+            "crate:",
+            "the rust compiler component (mrustc + clang in the sandbox) is not shipped",
+        ),
+        ("git+", "git sources are not fetched; use path: or wasm:"),
+        ("gobuild:", "the go compiler component is not shipped"),
+        ("zigbuild:", "the zig compiler component is not shipped"),
+    ];
+    if let Some((_, why)) = by_src.iter().find(|(p, _)| src.starts_with(p)) {
+        return Some(why);
+    }
+    match lang {
+        Some("rust") => Some("the rust compiler component is not shipped"),
+        Some("c") => Some("the clang component is not shipped"),
+        Some("zig") => Some("the zig compiler component is not shipped"),
+        Some("go" | "tinygo") => Some("the go compiler component is not shipped"),
+        Some("js" | "ts" | "svelte") => Some("the javascript lane component is not shipped"),
+        _ => None,
+    }
+}
+
+impl Engine {
+    /// Builds `tk`'s artifact and registers it under its `#+CLI_BIN`.
+    pub async fn build_toolkit(&self, tk: &Toolkit) -> Result<Entry, BuildError> {
+        let m = &tk.manifest;
+        let bin = m.cli_bin().ok_or(BuildError::NoCliBin)?;
+        if builtin::is_reserved(bin) {
+            return Err(BuildError::Reserved(bin.to_string()));
+        }
+        let report = super::verify(tk, self.registry());
+        let distrust: Vec<String> = report
+            .checks
+            .iter()
+            .filter(|c| {
+                !c.ok && (c.what.starts_with("third-party") || c.what.starts_with("#+TRUST"))
+            })
+            .map(|c| c.what.clone())
+            .collect();
+        if !distrust.is_empty() {
+            return Err(BuildError::Untrusted(distrust.join("; ")));
+        }
+        let src = m.kw("BUILD_SRC").ok_or(BuildError::NoSource)?;
+        if src.starts_with("script:") {
+            return Err(BuildError::ScriptRemoved);
+        }
+        let lang = m.kw("BUILD_LANG");
+        let wasm = if let Some(url) = src.strip_prefix("wasm:") {
+            self.fetch_pinned(&pinned_row(tk, bin, url, None)?).await?
+        } else if let Some(url) = src.strip_prefix("archive:") {
+            let path = m.kw("WASM_PATH").unwrap_or("module.wasm");
+            self.fetch_pinned(&pinned_row(tk, bin, url, Some(path))?)
+                .await?
+        } else if let Some(dir) = src.strip_prefix("path:") {
+            if let Some(why) = lane_for(src, lang) {
+                return Err(BuildError::LaneUnavailable(why.into()));
+            }
+            prebuilt(tk, dir)?
+        } else if let Some(why) = lane_for(src, lang) {
+            return Err(BuildError::LaneUnavailable(why.into()));
+        } else {
+            return Err(BuildError::UnknownSource(src.to_string()));
+        };
+        let mode = m
+            .kw("ARG_MODE")
+            .and_then(ArgMode::parse)
+            .unwrap_or(ArgMode::Argv);
+        let tier = match m.kw("TRUST") {
+            Some("third-party") => Tier::OsProcess,
+            _ => Tier::Instance,
+        };
+        Ok(self.registry().register(bin, wasm, mode, tier)?)
+    }
+}
+
+/// The catalog row of a fetched source, which must carry its pin.
+fn pinned_row(tk: &Toolkit, bin: &str, url: &str, path: Option<&str>) -> Result<Row, BuildError> {
+    let sha = tk
+        .manifest
+        .kw("SHA256")
+        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| BuildError::Unpinned(url.to_string()))?;
+    Ok(Row {
+        name: bin.to_string(),
+        about: format!("toolkit {}", tk.id),
+        url: url.to_string(),
+        archive: path.map(|_| "zip".to_string()),
+        wasm_path: path.map(str::to_string),
+        sha256: sha.to_string(),
+        arg_mode: "argv".into(),
+    })
+}
+
+/// The one `.wasm` in `path:<dir>` (or `#+WASM_PATH` there), read from
+/// strictly inside the toolkit's folder.
+fn prebuilt(tk: &Toolkit, dir: &str) -> Result<Vec<u8>, BuildError> {
+    let bad = |why: &str| BuildError::Path {
+        dir: dir.to_string(),
+        why: why.to_string(),
+    };
+    let parts: Vec<&str> = dir
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    if parts.is_empty() || !parts.iter().all(|p| is_slug(p)) {
+        return Err(bad(
+            "must be a folder inside the toolkit (A-Z a-z 0-9 . _ - parts)",
+        ));
+    }
+    let root = tk.dir.canonicalize().map_err(|e| bad(&e.to_string()))?;
+    let folder = root
+        .join(parts.join("/"))
+        .canonicalize()
+        .map_err(|e| bad(&e.to_string()))?;
+    if !folder.starts_with(&root) {
+        return Err(bad("leaves the toolkit's folder"));
+    }
+    let file = match tk.manifest.kw("WASM_PATH") {
+        Some(name) if is_slug(name) => folder.join(name),
+        Some(_) => return Err(bad("#+WASM_PATH must be a file name in the folder")),
+        None => {
+            let wasm: Vec<_> = std::fs::read_dir(&folder)
+                .map_err(|e| bad(&e.to_string()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+                .collect();
+            match wasm.as_slice() {
+                [one] => one.clone(),
+                [] => return Err(bad("holds no .wasm")),
+                _ => return Err(bad("holds more than one .wasm; name one with #+WASM_PATH")),
+            }
+        }
+    };
+    let resolved = file.canonicalize().map_err(|e| bad(&e.to_string()))?;
+    if !resolved.starts_with(&root) {
+        return Err(bad("its .wasm is a link out of the toolkit's folder"));
+    }
+    let bytes = std::fs::read(&resolved).map_err(|e| bad(&e.to_string()))?;
+    if bytes.len() > crate::limits::CATALOG_MAX_BYTES {
+        return Err(bad("its .wasm is past the 64 MiB cap"));
+    }
+    Ok(bytes)
+}
