@@ -63,6 +63,13 @@ pub(crate) const SEARCH: Embedded = Embedded {
     sha256: sha256::SEARCH,
 };
 
+/// wat: the WAT build lane, text to a validated module or component.
+pub(crate) const WAT_LANE: Embedded = Embedded {
+    name: "wat",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/wat_lane.wasm")),
+    sha256: sha256::WAT_LANE,
+};
+
 /// fetch: a page as text, through `browse`.
 pub(crate) const FETCH: Embedded = Embedded {
     name: "fetch",
@@ -100,7 +107,7 @@ fn compute_build_id() -> String {
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(crate::artifact::engine_key().as_bytes());
-    for shipped in [SHELL, WBOX, JQ, GREP, UPPER, SEARCH, FETCH, AGENT] {
+    for shipped in [SHELL, WBOX, JQ, GREP, UPPER, SEARCH, FETCH, AGENT, WAT_LANE] {
         h.update(shipped.sha256);
     }
     for (_, _, broker) in BROKERS {

@@ -12,7 +12,7 @@ pub const APPLETS: [&str; 16] = [
 ];
 
 /// Built-in command names besides the applets.
-pub const COMMANDS: [&str; 6] = ["wbox", "jq", "grep", "upper", "search", "fetch"];
+pub const COMMANDS: [&str; 7] = ["wbox", "jq", "grep", "upper", "search", "fetch", "wat"];
 
 /// Names of the engine's own components, reserved as well.
 const ENGINE_COMPONENTS: [&str; 2] = ["shell", "kv-broker"];
@@ -38,6 +38,7 @@ pub(crate) fn resolve(name: &str) -> Option<Resolved> {
         "upper" => (embedded::UPPER.artifact(), None),
         "search" => (embedded::SEARCH.artifact(), None),
         "fetch" => (embedded::FETCH.artifact(), None),
+        "wat" => (embedded::WAT_LANE.artifact(), None),
         applet => {
             let applet = APPLETS.iter().find(|a| **a == applet)?;
             (embedded::WBOX.artifact(), Some(*applet))

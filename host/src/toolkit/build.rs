@@ -3,9 +3,12 @@
 //! only what needs no compiler on the host, a prebuilt component in the
 //! toolkit (`path:<dir>`) or one fetched by URL (`wasm:<url>`,
 //! `archive:<url>` with `#+WASM_PATH`) through the capped HTTP transport
-//! and refused unless `#+SHA256` matches. A source that needs a compiler
-//! lane answers `lane_unavailable: <the compiler component missing>`;
-//! `script:` is removed.
+//! and refused unless `#+SHA256` matches, or WAT text (`#+BUILD_LANG:
+//! wat`, `path:<dir>` holding one `.wat`) compiled by the `wat` lane, a
+//! built-in command run in the sandbox under `compute` with no cap. A
+//! source that needs a compiler lane not shipped answers
+//! `lane_unavailable: <the compiler component missing>`; `script:` is
+//! removed.
 //!
 //! Checked before anything is read or fetched: the `#+CLI_BIN` is set and
 //! not a reserved built-in name, and a third-party manifest's signature
@@ -17,6 +20,9 @@ use super::discover::is_slug;
 use crate::catalog::{CatalogError, Row};
 use crate::commands::{ArgMode, Entry, RegistryError, Tier, builtin};
 use crate::engine::Engine;
+use crate::policy::CapSet;
+use crate::shell::LineOptions;
+use crate::state::Stdin;
 
 /// Why a toolkit could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +62,9 @@ pub enum BuildError {
     /// The fetch, archive or pin failed.
     #[error(transparent)]
     Fetch(#[from] CatalogError),
+    /// The WAT lane refused the text.
+    #[error("toolkit build: the wat lane: {0}")]
+    Lane(String),
     /// The registry refused the artifact.
     #[error("toolkit build: {0}")]
     Register(#[from] RegistryError),
@@ -120,7 +129,12 @@ impl Engine {
             if let Some(why) = lane_for(src, lang) {
                 return Err(BuildError::LaneUnavailable(why.into()));
             }
-            prebuilt(tk, dir)?
+            if lang == Some("wat") {
+                let text = prebuilt(tk, dir, "wat")?;
+                self.wat_lane(text).await?
+            } else {
+                prebuilt(tk, dir, "wasm")?
+            }
         } else if let Some(why) = lane_for(src, lang) {
             return Err(BuildError::LaneUnavailable(why.into()));
         } else {
@@ -135,6 +149,28 @@ impl Engine {
             _ => Tier::Instance,
         };
         Ok(self.registry().register(bin, wasm, mode, tier)?)
+    }
+}
+
+impl Engine {
+    /// Compiles WAT `text` in the sandbox: the built-in `wat` command
+    /// under `compute`, no cap, the text on its stdin.
+    async fn wat_lane(&self, text: Vec<u8>) -> Result<Vec<u8>, BuildError> {
+        let opts = LineOptions {
+            profile: "compute".into(),
+            caps: Some(CapSet::EMPTY),
+            stdin: Stdin::Bytes(text.into()),
+            ..LineOptions::default()
+        };
+        let out = self
+            .run_command("wat", Vec::new(), opts)
+            .await
+            .map_err(|e| BuildError::Lane(e.to_string()))?;
+        if out.exit_code != 0 {
+            let said = String::from_utf8_lossy(&out.stderr);
+            return Err(BuildError::Lane(said.trim().to_string()));
+        }
+        Ok(out.stdout.to_vec())
     }
 }
 
@@ -156,9 +192,9 @@ fn pinned_row(tk: &Toolkit, bin: &str, url: &str, path: Option<&str>) -> Result<
     })
 }
 
-/// The one `.wasm` in `path:<dir>` (or `#+WASM_PATH` there), read from
-/// strictly inside the toolkit's folder.
-fn prebuilt(tk: &Toolkit, dir: &str) -> Result<Vec<u8>, BuildError> {
+/// The one `.<ext>` file in `path:<dir>` (or `#+WASM_PATH` there), read
+/// from strictly inside the toolkit's folder.
+fn prebuilt(tk: &Toolkit, dir: &str, ext: &str) -> Result<Vec<u8>, BuildError> {
     let bad = |why: &str| BuildError::Path {
         dir: dir.to_string(),
         why: why.to_string(),
@@ -187,22 +223,26 @@ fn prebuilt(tk: &Toolkit, dir: &str) -> Result<Vec<u8>, BuildError> {
             let wasm: Vec<_> = std::fs::read_dir(&folder)
                 .map_err(|e| bad(&e.to_string()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+                .filter(|p| p.extension().is_some_and(|x| x == ext))
                 .collect();
             match wasm.as_slice() {
                 [one] => one.clone(),
-                [] => return Err(bad("holds no .wasm")),
-                _ => return Err(bad("holds more than one .wasm; name one with #+WASM_PATH")),
+                [] => return Err(bad(&format!("holds no .{ext}"))),
+                _ => {
+                    return Err(bad(&format!(
+                        "holds more than one .{ext}; name one with #+WASM_PATH"
+                    )));
+                }
             }
         }
     };
     let resolved = file.canonicalize().map_err(|e| bad(&e.to_string()))?;
     if !resolved.starts_with(&root) {
-        return Err(bad("its .wasm is a link out of the toolkit's folder"));
+        return Err(bad("its file is a link out of the toolkit's folder"));
     }
     let bytes = std::fs::read(&resolved).map_err(|e| bad(&e.to_string()))?;
     if bytes.len() > crate::limits::CATALOG_MAX_BYTES {
-        return Err(bad("its .wasm is past the 64 MiB cap"));
+        return Err(bad("its file is past the 64 MiB cap"));
     }
     Ok(bytes)
 }

@@ -43,7 +43,7 @@ fn every_shipped_toolkit_verifies_and_the_list_shows_them_all() {
     );
     let listed: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
     let ids: Vec<&str> = listed.iter().map(|t| t["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["field-notes", "text-recipes"]);
+    assert_eq!(ids, ["field-notes", "text-recipes", "wat-hello"]);
     for id in ids {
         let o = wbx(home.path(), &["toolkit", "--root", root, "verify", id], &[]);
         assert!(o.status.success(), "{id}:\n{}", out(&o));
@@ -416,4 +416,46 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
         .await
         .unwrap();
     assert_eq!(out.exit, 0, "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test]
+async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_builder(home.path())
+        .toolkits_root(shipped())
+        .build()
+        .unwrap();
+    let tk = engine.toolkits().get("wat-hello").unwrap();
+    let report = workbooks::toolkit::verify(&tk, engine.registry());
+    assert!(report.ok(), "{}", report.text());
+    let entry = engine.build_toolkit(&tk).await.unwrap();
+    assert_eq!(entry.name, "wat-hello");
+    let out = engine
+        .run_line("wat-hello | upper", workbooks::LineOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "HELLO FROM WAT\n");
+
+    let root = tempfile::tempdir().unwrap();
+    let dir = kit(
+        root.path(),
+        "broken",
+        "#+CLI_BIN: broken\n#+BUILD_LANG: wat\n#+BUILD_SRC: path:src",
+    );
+    std::fs::create_dir(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/bad.wat"), "(module (func (result i32)))").unwrap();
+    let engine = crate::common::own_builder(home.path())
+        .toolkits_root(root.path())
+        .build()
+        .unwrap();
+    let err = engine
+        .build_toolkit(&engine.toolkits().get("broken").unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("toolkit build: the wat lane: wat: invalid:"),
+        "{err}"
+    );
+    assert!(engine.registry().get("broken").unwrap().is_none());
 }
