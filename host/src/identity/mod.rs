@@ -94,26 +94,22 @@ impl Identity {
             tenant: tenant.to_string(),
             why,
         };
-        let secret = match seed {
+        let (secret, public) = match seed {
             Some(b64) => {
                 let bytes = BASE64
                     .decode(b64.trim())
                     .map_err(|_| IdentityError::BadSeed)?;
-                Secret::new(SecretKind::Ed25519, bytes).map_err(|_| IdentityError::BadSeed)?
+                let secret =
+                    Secret::new(SecretKind::Ed25519, bytes).map_err(|_| IdentityError::BadSeed)?;
+                let public: [u8; 32] = secret
+                    .ed25519_public_key()
+                    .ok()
+                    .and_then(|p| p.try_into().ok())
+                    .ok_or(IdentityError::BadSeed)?;
+                (secret, public)
             }
-            None => keyring
-                .get_or_insert_with(tenant, KEY_NAME, || {
-                    Secret::generate(SecretKind::Ed25519)
-                        .map_err(|e| std::io::Error::other(e.to_string()))
-                })
-                .map_err(|e| key_err(e.to_string()))?,
+            None => keyring.ed25519_key(tenant, KEY_NAME).map_err(key_err)?,
         };
-        let public = secret
-            .ed25519_public_key()
-            .map_err(|e| key_err(format!("{e} (`{KEY_NAME}` must be an ed25519 key)")))?;
-        let public: [u8; 32] = public
-            .try_into()
-            .map_err(|_| key_err("not a 32-byte public key".into()))?;
         Ok(Self {
             did: did_key(&public),
             secret,

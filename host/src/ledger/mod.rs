@@ -19,7 +19,7 @@ mod proof;
 
 pub use proof::{InclusionProof, check_proof, prove};
 
-use crate::cap::secrets::keyring::{Keyring, Secret, SecretKind};
+use crate::cap::secrets::keyring::{Keyring, Secret};
 use signed_note::{Note, Signer, StandardVerifier, VerifierList};
 use std::path::{Path, PathBuf};
 use tlog_tiles::{
@@ -164,17 +164,7 @@ fn signer(keyring: &Keyring, tenant: &str) -> Result<(KeySigner, String), Ledger
         tenant: tenant.to_string(),
         why,
     };
-    let secret = keyring
-        .get_or_insert_with(tenant, KEY, || {
-            Secret::generate(SecretKind::Ed25519).map_err(|e| std::io::Error::other(e.to_string()))
-        })
-        .map_err(|e| key_err(e.to_string()))?;
-    let public = secret
-        .ed25519_public_key()
-        .map_err(|e| key_err(format!("{e} (the secret `{KEY}` must be an ed25519 key)")))?;
-    let public: [u8; 32] = public
-        .try_into()
-        .map_err(|_| key_err("not a 32-byte public key".into()))?;
+    let (secret, public) = keyring.ed25519_key(tenant, KEY).map_err(key_err)?;
     let verifying =
         ed25519_dalek::VerifyingKey::from_bytes(&public).map_err(|e| key_err(e.to_string()))?;
     let name = key_name(tenant);

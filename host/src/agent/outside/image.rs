@@ -7,7 +7,7 @@
 
 use super::Outside;
 use crate::agent::workdir::{ESCAPES, confine};
-use crate::egress::{HttpLimits, HttpRequest};
+use crate::egress::HttpRequest;
 use crate::limits::{AGENT_IMAGE_REPLY_BYTES, AGENT_IMAGE_TIMEOUT, AGENT_IMAGES_PER_RUN};
 use base64::Engine as _;
 use bytes::Bytes;
@@ -66,24 +66,16 @@ pub(crate) async fn image(
         headers,
         body: Bytes::from(body.to_string()),
     };
-    let limits = HttpLimits {
-        max_body: AGENT_IMAGE_REPLY_BYTES,
-        deadline: AGENT_IMAGE_TIMEOUT,
-        max_redirects: 0,
-        shared: None,
-    };
     let answer = outside
-        .client
-        .fetch(request, &limits)
-        .await
-        .map_err(|e| format!("image error: {e}"))?;
-    if answer.status != 200 {
-        return Err(format!(
-            "image error: the image endpoint answered {}",
-            answer.status
-        ));
-    }
-    let bytes = decoded(&answer.body)?;
+        .ask(
+            "image",
+            "image endpoint",
+            request,
+            AGENT_IMAGE_REPLY_BYTES,
+            AGENT_IMAGE_TIMEOUT,
+        )
+        .await?;
+    let bytes = decoded(&answer)?;
     write_image(workdir, path, &bytes)?;
     Ok((
         format!("image written to {path} ({} bytes)", bytes.len()),

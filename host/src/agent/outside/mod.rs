@@ -162,6 +162,39 @@ impl Outside {
     }
 }
 
+impl Outside {
+    /// Sends `request` to an operator endpoint with no redirect, within
+    /// `max_body` and `deadline`: the body of a 200, or the error the model
+    /// reads, starting `<tool> error:` and naming the `endpoint`.
+    async fn ask(
+        &self,
+        tool: &str,
+        endpoint: &str,
+        request: crate::egress::HttpRequest,
+        max_body: usize,
+        deadline: std::time::Duration,
+    ) -> Result<bytes::Bytes, String> {
+        let limits = crate::egress::HttpLimits {
+            max_body,
+            deadline,
+            max_redirects: 0,
+            shared: None,
+        };
+        let answer = self
+            .client
+            .fetch(request, &limits)
+            .await
+            .map_err(|e| format!("{tool} error: {e}"))?;
+        if answer.status != 200 {
+            return Err(format!(
+                "{tool} error: the {endpoint} answered {}",
+                answer.status
+            ));
+        }
+        Ok(answer.body)
+    }
+}
+
 /// `template` with `tenant` put in (a valid store name: no `/`, never `.`
 /// or `..`).
 fn for_tenant(template: &str, tenant: &str) -> String {

@@ -5,7 +5,7 @@
 //! be on loopback), no redirect is followed, the answer is capped.
 
 use super::Outside;
-use crate::egress::{HttpLimits, HttpRequest};
+use crate::egress::HttpRequest;
 use crate::limits::{
     AGENT_WEB_SEARCH_REPLY_BYTES, AGENT_WEB_SEARCH_RESULTS, AGENT_WEB_SEARCH_TIMEOUT,
 };
@@ -32,24 +32,16 @@ pub(crate) async fn web_search(outside: &Outside, query: &str) -> Result<String,
     request
         .headers
         .push(("accept".to_string(), "application/json".to_string()));
-    let limits = HttpLimits {
-        max_body: AGENT_WEB_SEARCH_REPLY_BYTES,
-        deadline: AGENT_WEB_SEARCH_TIMEOUT,
-        max_redirects: 0,
-        shared: None,
-    };
     let answer = outside
-        .client
-        .fetch(request, &limits)
-        .await
-        .map_err(|e| format!("web_search error: {e}"))?;
-    if answer.status != 200 {
-        return Err(format!(
-            "web_search error: the search endpoint answered {}",
-            answer.status
-        ));
-    }
-    results(&answer.body)
+        .ask(
+            "web_search",
+            "search endpoint",
+            request,
+            AGENT_WEB_SEARCH_REPLY_BYTES,
+            AGENT_WEB_SEARCH_TIMEOUT,
+        )
+        .await?;
+    results(&answer)
 }
 
 /// The results of a SearXNG JSON answer, as the model reads them.

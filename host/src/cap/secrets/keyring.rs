@@ -255,6 +255,24 @@ impl Keyring {
         })
     }
 
+    /// `tenant`'s Ed25519 secret `name` with its public key, made on first
+    /// use; an error names why (a stored secret of `name` of another kind).
+    pub fn ed25519_key(&self, tenant: &str, name: &str) -> Result<(Secret, [u8; 32]), String> {
+        let secret = self
+            .get_or_insert_with(tenant, name, || {
+                Secret::generate(SecretKind::Ed25519)
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            })
+            .map_err(|e| e.to_string())?;
+        let public = secret
+            .ed25519_public_key()
+            .map_err(|e| format!("{e} (the secret `{name}` must be an ed25519 key)"))?;
+        let public: [u8; 32] = public
+            .try_into()
+            .map_err(|_| "not a 32-byte public key".to_string())?;
+        Ok((secret, public))
+    }
+
     /// Applies `f` to `tenant`'s stored secrets under its file lock and
     /// writes them back.
     fn change<R>(
