@@ -13,6 +13,7 @@ macro_rules! assert_test_exists {
 
 mod agent;
 mod agent_exec;
+mod agent_model;
 mod api;
 mod brokers;
 mod catalog;
