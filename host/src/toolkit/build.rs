@@ -102,14 +102,10 @@ impl Engine {
         if builtin::is_reserved(bin) {
             return Err(BuildError::Reserved(bin.to_string()));
         }
-        let report = super::verify(tk, self.registry());
-        let distrust: Vec<String> = report
-            .checks
-            .iter()
-            .filter(|c| {
-                !c.ok && (c.what.starts_with("third-party") || c.what.starts_with("#+TRUST"))
-            })
-            .map(|c| c.what.clone())
+        let distrust: Vec<String> = super::verify::trust_checks(m)
+            .into_iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.what)
             .collect();
         if !distrust.is_empty() {
             return Err(BuildError::Untrusted(distrust.join("; ")));

@@ -296,7 +296,7 @@ fn cap_checks(m: &super::Manifest) -> (Vec<Check>, Option<GrantView>) {
 }
 
 /// The `#+TRUST` checks.
-fn trust_checks(m: &super::Manifest) -> Vec<Check> {
+pub(crate) fn trust_checks(m: &super::Manifest) -> Vec<Check> {
     let trust = m.kw("TRUST").unwrap_or("first-party");
     match trust {
         "first-party" => vec![Check {
