@@ -232,6 +232,34 @@ fn unzip(row: &Row, archive: Vec<u8>) -> Result<Vec<u8>, CatalogError> {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn a_download_past_the_cap_is_refused_and_nothing_is_registered() {
+        let (_home, engine) = crate::engine::for_tests();
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.wasm");
+        // Sparse: its length counts, no disk is spent.
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(CATALOG_MAX_BYTES as u64 + 1)
+            .unwrap();
+        let row = Row {
+            name: "big".into(),
+            about: String::new(),
+            url: format!("file://{}", big.display()),
+            archive: None,
+            wasm_path: None,
+            sha256: "0".repeat(64),
+            arg_mode: "argv".into(),
+        };
+        let err = engine.catalog_install(&row).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with(&format!("more than {CATALOG_MAX_BYTES} bytes")),
+            "{err}"
+        );
+        assert!(engine.registry().get("big").unwrap().is_none());
+    }
+
     #[test]
     fn the_built_in_rows_parse_and_each_is_pinned() {
         let rows = rows();

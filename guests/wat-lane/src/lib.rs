@@ -95,5 +95,9 @@ mod tests {
         assert!(err.starts_with("wat: "), "{err}");
         assert_eq!(ran(&["--check"], "(module)").1, b"ok: 8 bytes\n");
         assert_eq!(ran(&["-x"], "(module)").0, 2);
+        let huge = " ".repeat(MAX_TEXT_BYTES as usize + 1);
+        let (code, out, err) = ran(&[], &huge);
+        assert_eq!((code, out.is_empty()), (2, true));
+        assert!(err.contains("over"), "{err}");
     }
 }

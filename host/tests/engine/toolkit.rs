@@ -459,3 +459,38 @@ async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
     );
     assert!(engine.registry().get("broken").unwrap().is_none());
 }
+
+#[tokio::test]
+async fn a_path_source_with_two_artifacts_or_a_wasm_path_that_leaves_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
+    let two = kit(root.path(), "two", "#+CLI_BIN: two\n#+BUILD_SRC: path:dist");
+    std::fs::create_dir(two.join("dist")).unwrap();
+    std::fs::write(two.join("dist/a.wasm"), &hello).unwrap();
+    std::fs::write(two.join("dist/b.wasm"), &hello).unwrap();
+    let named = kit(
+        root.path(),
+        "named",
+        "#+CLI_BIN: named\n#+BUILD_SRC: path:dist\n#+WASM_PATH: ../../two/dist/a.wasm",
+    );
+    std::fs::create_dir(named.join("dist")).unwrap();
+    let engine = crate::common::own_builder(home.path())
+        .toolkits_root(root.path())
+        .build()
+        .unwrap();
+    for (id, why) in [
+        (
+            "two",
+            "holds more than one .wasm; name one with #+WASM_PATH",
+        ),
+        ("named", "#+WASM_PATH must be a file name in the folder"),
+    ] {
+        let err = engine
+            .build_toolkit(&engine.toolkits().get(id).unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), format!("toolkit build: path:dist: {why}"));
+        assert!(engine.registry().get(id).unwrap().is_none());
+    }
+}

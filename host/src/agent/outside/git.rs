@@ -150,3 +150,39 @@ fn write_folder(repo: &Repository, folder: &Folder) -> Result<Oid, git2::Error> 
     }
     builder.write()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_empty_an_oversized_or_a_nul_message_is_refused_before_any_git_work() {
+        let work = tempfile::tempdir().unwrap();
+        let services = AgentServices {
+            git: Some(GitRemote {
+                // Never reached: every message below is refused first.
+                url: "/nonexistent/{tenant}.git".into(),
+                branch: "main".into(),
+            }),
+            ..AgentServices::default()
+        };
+        let push = |m: String| {
+            let (s, w) = (services.clone(), work.path().to_path_buf());
+            async move { commit_and_push(&s, "t", &w, &m).await }
+        };
+        assert_eq!(
+            push("  ".into()).await,
+            Err("git error: the commit message is empty".into())
+        );
+        let capped = format!(
+            "git error: the commit message must be text of at most {AGENT_GIT_MESSAGE_BYTES} bytes"
+        );
+        assert_eq!(
+            push("x".repeat(AGENT_GIT_MESSAGE_BYTES + 1)).await,
+            Err(capped.clone())
+        );
+        assert_eq!(push("a\0b".into()).await, Err(capped));
+        let none = commit_and_push(&AgentServices::default(), "t", work.path(), "m").await;
+        assert!(none.unwrap_err().contains("no remote is configured"));
+    }
+}

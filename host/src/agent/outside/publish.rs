@@ -84,3 +84,29 @@ fn copy_one(root: &Path, rel: &str, file: &Exported) -> Result<(), String> {
     let bytes = read_walked(file)?;
     crate::files::write_atomic(&dest, &bytes).map_err(|e| format!("{rel}: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn without_a_web_root_or_anything_to_publish_nothing_is_written() {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("notes.txt"), "n").unwrap();
+        let none = publish(&AgentServices::default(), "t", work.path()).await;
+        assert!(none.unwrap_err().contains("no web root is configured"));
+        let www = tempfile::tempdir().unwrap();
+        let services = AgentServices {
+            web_root: Some(format!("{}/{{tenant}}", www.path().display())),
+            ..AgentServices::default()
+        };
+        assert_eq!(
+            publish(&services, "t", work.path()).await,
+            Err(
+                "publish error: nothing to publish: your working dir has no content/ or blog/"
+                    .into()
+            )
+        );
+        assert!(!www.path().join("t").exists());
+    }
+}

@@ -82,6 +82,28 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[tokio::test]
+    async fn no_endpoint_or_an_empty_query_asks_nothing() {
+        let tls = crate::egress::capped_http::tls_config(&[]).unwrap();
+        let none = Outside::new(super::super::AgentServices::default(), tls.clone());
+        assert!(
+            web_search(&none, "q")
+                .await
+                .unwrap_err()
+                .contains("no search endpoint")
+        );
+        // Port 9 on loopback: a request sent would fail as a transport error.
+        let services = super::super::AgentServices {
+            web_search: Some("http://127.0.0.1:9".into()),
+            ..Default::default()
+        };
+        let some = Outside::new(services, tls);
+        assert_eq!(
+            web_search(&some, "   ").await,
+            Err("web_search error: the query is empty".into())
+        );
+    }
+
     #[test]
     fn at_most_eight_results_each_title_url_and_snippet() {
         let many: Vec<Value> = (1..=12)
