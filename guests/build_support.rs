@@ -96,11 +96,15 @@ pub fn build_guests(root: &Path, packages: &[&str]) -> PathBuf {
             println!("cargo:rerun-if-changed={}", entry.path().display());
         }
     }
+    // A package is a guest, or an example toolkit's crate.
     for p in packages {
-        println!(
-            "cargo:rerun-if-changed={}",
-            root.join("guests").join(p).display()
-        );
+        let guest = root.join("guests").join(p);
+        let dir = if guest.is_dir() {
+            guest
+        } else {
+            root.join("toolkits").join(p)
+        };
+        println!("cargo:rerun-if-changed={}", dir.display());
     }
     target_dir.join(WASM_TARGET).join("release")
 }

@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod artifact;
 mod bindings;
+pub mod bundle;
 pub mod cadence;
 mod cap;
 pub mod catalog;

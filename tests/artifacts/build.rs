@@ -18,7 +18,7 @@ fn main() {
         std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let root = build_support::repo_root(&manifest);
-    let dir = build_support::build_guests(&root, &["test-programs", "test-broker-kv"]);
+    let dir = build_support::build_guests(&root, &["test-programs", "test-broker-kv", "math-cli"]);
 
     let bins = root.join("guests/test-programs/src/bin");
     let mut names: Vec<String> = std::fs::read_dir(&bins)
@@ -55,6 +55,16 @@ fn main() {
         src,
         "/// A replacement kv broker that namespaces keys and tries to reach past the host's limits.\npub const TEST_KV_BROKER: &str = {:?};",
         broker.display().to_string()
+    )
+    .unwrap();
+    // The example toolkits' Rust components, built where their authors
+    // would build them; the tests place them in the toolkit's `dist/`.
+    let math_cli = dir.join("math-cli.wasm");
+    assert!(math_cli.is_file(), "toolkits/math-cli was not built");
+    writeln!(
+        src,
+        "/// The `math-cli` example toolkit's component.\npub const TOOLKIT_MATH_CLI: &str = {:?};",
+        math_cli.display().to_string()
     )
     .unwrap();
     for suite in SUITES {

@@ -52,7 +52,7 @@ pub(crate) enum Command {
 
 fn registry_failure(e: RegistryError) -> u8 {
     let code = match e {
-        RegistryError::InvalidName(_) => exit::USAGE,
+        RegistryError::InvalidName(_) | RegistryError::PrefixTooLarge(_) => exit::USAGE,
         RegistryError::Reserved(_) | RegistryError::Full => exit::REFUSED,
         RegistryError::NotWasm(_) | RegistryError::Integrity { .. } => exit::LOAD,
         RegistryError::NotFound(_) => exit::NOT_FOUND,

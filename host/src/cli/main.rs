@@ -6,8 +6,10 @@
 
 mod agent;
 mod audit;
+mod bundle;
 mod catalog;
 mod command;
+mod compose;
 mod conformance;
 mod daemon;
 mod exec;
@@ -110,6 +112,11 @@ enum Command {
     /// The catalog of programs known by name and sha256 pin.
     #[command(subcommand)]
     Catalog(catalog::CatalogCommand),
+    /// Compose components with a WAC file (built toolkits, --dep files).
+    Compose(compose::Args),
+    /// Pack an instance's volumes into a signed `.wbundle`, or restore one.
+    #[command(subcommand)]
+    Bundle(bundle::BundleCommand),
     /// Settle vfs volumes written before volumes were scoped by tenant.
     #[command(subcommand)]
     Vfs(vfs::VfsCommand),
@@ -167,6 +174,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "api")]
         Command::ServeApi(args) => serve_api::run(args, home),
         Command::Vfs(cmd) => vfs::run(cmd, home),
+        Command::Bundle(cmd) => bundle::run(cmd, home),
+        Command::Compose(args) => compose::run(args, home),
         Command::Toolkit(args) => toolkit::run(args, home),
         Command::Catalog(cmd) => catalog::run(cmd, home),
         Command::Identity(args) => provenance::identity(args, home),

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 /// A command found by name, ready to run.
 pub(crate) struct Resolved {
     pub(crate) artifact: Artifact,
-    pub(crate) prefix: Option<&'static str>,
+    pub(crate) prefix: Vec<String>,
     pub(crate) arg_mode: ArgMode,
     pub(crate) tier: Tier,
     /// The store file, for tiers that run it in another process.
@@ -128,7 +128,7 @@ impl Ladder<'_> {
         if let Some(b) = builtin::resolve(name) {
             return Ok(Some(Resolved {
                 artifact: b.artifact,
-                prefix: b.prefix,
+                prefix: b.prefix.map(|p| vec![p.to_string()]).unwrap_or_default(),
                 arg_mode: ArgMode::Argv,
                 tier: Tier::Instance,
                 path: None,
@@ -148,7 +148,7 @@ impl Ladder<'_> {
         Ok(Some(Resolved {
             path: Some(registry.path_of(&entry)),
             artifact,
-            prefix: None,
+            prefix: entry.prefix,
             arg_mode: entry.arg_mode,
             tier: entry.tier,
         }))

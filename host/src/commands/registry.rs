@@ -88,6 +88,10 @@ pub struct Entry {
     pub size: u64,
     /// When it was (last) registered, ms since the Unix epoch.
     pub registered_ms: u64,
+    /// Arguments placed before the caller's: a script packaged with the
+    /// engine that runs it (the `js` build lane's QuickJS and its script).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefix: Vec<String>,
 }
 
 /// Why a registry operation failed.
@@ -105,6 +109,9 @@ pub enum RegistryError {
     /// The bytes are not a valid component or module.
     #[error("not a command: {0}")]
     NotWasm(#[from] ArtifactError),
+    /// The packaged arguments are past the argv cap.
+    #[error("the packaged arguments are past the {0}-byte argv cap")]
+    PrefixTooLarge(usize),
     /// No command by that name.
     #[error("unknown_command: `{0}`")]
     NotFound(String),
@@ -279,6 +286,22 @@ impl Registry {
         arg_mode: ArgMode,
         tier: Tier,
     ) -> Result<Entry, RegistryError> {
+        self.register_with_prefix(name, bytes, arg_mode, tier, Vec::new())
+    }
+
+    /// Registers `name` for `bytes`, always run with `prefix` before the
+    /// caller's arguments (within [`MAX_ARGV_BYTES`](crate::limits::MAX_ARGV_BYTES)).
+    pub fn register_with_prefix(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        arg_mode: ArgMode,
+        tier: Tier,
+        prefix: Vec<String>,
+    ) -> Result<Entry, RegistryError> {
+        if prefix.iter().map(|a| a.len() + 1).sum::<usize>() > crate::limits::MAX_ARGV_BYTES {
+            return Err(RegistryError::PrefixTooLarge(crate::limits::MAX_ARGV_BYTES));
+        }
         validate_name(name)?;
         if builtin::is_reserved(name) {
             return Err(RegistryError::Reserved(name.to_string()));
@@ -296,6 +319,7 @@ impl Registry {
             tier,
             size: artifact.bytes().len() as u64,
             registered_ms: now_ms(),
+            prefix,
         };
         self.update(|entries| {
             if !entries.contains_key(name) && entries.len() >= MAX_REGISTERED {

@@ -329,3 +329,19 @@ pub const CATALOG_MAX_BYTES: usize = 64 << 20;
 
 /// Wall-clock budget of one catalog download.
 pub const CATALOG_FETCH_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Bytes of a `.wac` file read for a composition: stops a composition
+/// source from making the host buffer without bound.
+pub const COMPOSE_MAX_SOURCE_BYTES: usize = 1 << 20;
+
+/// Packages one composition may name: stops a `.wac` file from making the
+/// host read and validate components without bound.
+pub const COMPOSE_MAX_PACKAGES: usize = 64;
+
+/// Bytes of a bundle's whole content (volumes, page, manifest), packed or
+/// restored: stops a `.wbundle` (a zip bomb among them) from making the
+/// host write without bound.
+pub const BUNDLE_MAX_BYTES: u64 = 512 << 20;
+
+/// Entries in one bundle.
+pub const BUNDLE_MAX_ENTRIES: usize = 20_000;

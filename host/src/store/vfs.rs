@@ -327,6 +327,19 @@ impl Volumes {
         Ok(out)
     }
 
+    /// Every file of `volume`, in path order, with its bytes: one file in
+    /// memory at a time.
+    pub fn files(
+        &self,
+        volume: Volume,
+    ) -> impl Iterator<Item = Result<(String, Vec<u8>), VfsError>> + '_ {
+        self.tree.scan_prefix([volume.tag()]).map(|item| {
+            let (k, v) = item?;
+            let path = String::from_utf8_lossy(&k[1..]).into_owned();
+            Ok((path, v.get(8..).unwrap_or_default().to_vec()))
+        })
+    }
+
     /// Removes every file of `volume`.
     pub fn clear(&self, volume: Volume) -> Result<(), VfsError> {
         {

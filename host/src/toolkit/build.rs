@@ -4,11 +4,11 @@
 //! toolkit (`path:<dir>`) or one fetched by URL (`wasm:<url>`,
 //! `archive:<url>` with `#+WASM_PATH`) through the capped HTTP transport
 //! and refused unless `#+SHA256` matches, or WAT text (`#+BUILD_LANG:
-//! wat`, `path:<dir>` holding one `.wat`) compiled by the `wat` lane, a
-//! built-in command run in the sandbox under `compute` with no cap. A
-//! source that needs a compiler lane not shipped answers
-//! `lane_unavailable: <the compiler component missing>`; `script:` is
-//! removed.
+//! wat`) or a script (`#+BUILD_LANG: js`) in `path:<dir>`, taken by the
+//! sandboxed lanes ([`super::lanes`]), or a `#+COMPOSE` file composing
+//! built toolkits ([`super::compose`]). A source that needs a compiler lane
+//! not shipped answers `lane_unavailable: <the compiler component
+//! missing>`; `script:` is removed.
 //!
 //! Checked before anything is read or fetched: the `#+CLI_BIN` is set and
 //! not a reserved built-in name, and a third-party manifest's signature
@@ -20,9 +20,6 @@ use super::discover::is_slug;
 use crate::catalog::{CatalogError, Row};
 use crate::commands::{ArgMode, Entry, RegistryError, Tier, builtin};
 use crate::engine::Engine;
-use crate::policy::CapSet;
-use crate::shell::LineOptions;
-use crate::state::Stdin;
 
 /// Why a toolkit could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -62,9 +59,17 @@ pub enum BuildError {
     /// The fetch, archive or pin failed.
     #[error(transparent)]
     Fetch(#[from] CatalogError),
-    /// The WAT lane refused the text.
-    #[error("toolkit build: the wat lane: {0}")]
-    Lane(String),
+    /// The `#+COMPOSE` file could not be composed.
+    #[error(transparent)]
+    Compose(#[from] super::compose::ComposeError),
+    /// A build lane refused the source.
+    #[error("toolkit build: the {lane} lane: {why}")]
+    Lane {
+        /// The lane.
+        lane: &'static str,
+        /// What it said.
+        why: String,
+    },
     /// The registry refused the artifact.
     #[error("toolkit build: {0}")]
     Register(#[from] RegistryError),
@@ -89,7 +94,8 @@ fn lane_for(src: &str, lang: Option<&str>) -> Option<&'static str> {
         Some("c") => Some("the clang component is not shipped"),
         Some("zig") => Some("the zig compiler component is not shipped"),
         Some("go" | "tinygo") => Some("the go compiler component is not shipped"),
-        Some("js" | "ts" | "svelte") => Some("the javascript lane component is not shipped"),
+        Some("ts") => Some("the typescript compiler component is not shipped"),
+        Some("svelte") => Some("the svelte compiler component is not shipped"),
         _ => None,
     }
 }
@@ -110,6 +116,9 @@ impl Engine {
         if !distrust.is_empty() {
             return Err(BuildError::Untrusted(distrust.join("; ")));
         }
+        if let Some(file) = m.kw("COMPOSE") {
+            return self.build_composed(tk, bin, file);
+        }
         let src = m.kw("BUILD_SRC").ok_or(BuildError::NoSource)?;
         if src.starts_with("script:") {
             return Err(BuildError::ScriptRemoved);
@@ -124,6 +133,9 @@ impl Engine {
         } else if let Some(dir) = src.strip_prefix("path:") {
             if let Some(why) = lane_for(src, lang) {
                 return Err(BuildError::LaneUnavailable(why.into()));
+            }
+            if lang == Some("js") {
+                return self.js_lane(tk, bin, dir).await;
             }
             if lang == Some("wat") {
                 let text = prebuilt(tk, dir, "wat")?;
@@ -149,24 +161,59 @@ impl Engine {
 }
 
 impl Engine {
-    /// Compiles WAT `text` in the sandbox: the built-in `wat` command
-    /// under `compute`, no cap, the text on its stdin.
-    async fn wat_lane(&self, text: Vec<u8>) -> Result<Vec<u8>, BuildError> {
-        let opts = LineOptions {
-            profile: "compute".into(),
-            caps: Some(CapSet::EMPTY),
-            stdin: Stdin::Bytes(text.into()),
-            ..LineOptions::default()
+    /// Composes the toolkit's `#+COMPOSE` file (strictly inside its
+    /// folder) from built toolkits, named `toolkit:<id>`, and registers
+    /// the result under `bin`. The result runs one tier stronger when the
+    /// toolkit or any of its parts is third-party.
+    fn build_composed(&self, tk: &Toolkit, bin: &str, file: &str) -> Result<Entry, BuildError> {
+        let source = compose_source(tk, file).map_err(|why| BuildError::Path {
+            dir: file.to_string(),
+            why,
+        })?;
+        let mut third_party = tk.manifest.kw("TRUST") == Some("third-party");
+        // The parts are the toolkits beside this one.
+        let beside = super::Toolkits::new(tk.dir.parent().map(std::path::Path::to_path_buf));
+        let composed = super::compose::compose(&source, file, |package| {
+            let (kit, tier) = self.built_toolkit(&beside, package)?;
+            third_party |= tier == Tier::OsProcess;
+            Ok(kit)
+        })?;
+        let tier = if third_party {
+            Tier::OsProcess
+        } else {
+            Tier::Instance
         };
-        let out = self
-            .run_command("wat", Vec::new(), opts)
-            .await
-            .map_err(|e| BuildError::Lane(e.to_string()))?;
-        if out.exit_code != 0 {
-            let said = String::from_utf8_lossy(&out.stderr);
-            return Err(BuildError::Lane(said.trim().to_string()));
-        }
-        Ok(out.stdout.to_vec())
+        let mode = tk
+            .manifest
+            .kw("ARG_MODE")
+            .and_then(ArgMode::parse)
+            .unwrap_or(ArgMode::Argv);
+        Ok(self
+            .registry()
+            .register(bin, composed.artifact.bytes().to_vec(), mode, tier)?)
+    }
+
+    /// The registered component of the toolkit in `kits` a
+    /// `toolkit:<id>` package names, and the tier it was registered at.
+    pub fn built_toolkit(
+        &self,
+        kits: &super::Toolkits,
+        package: &str,
+    ) -> Result<(crate::artifact::Artifact, Tier), String> {
+        let id = package
+            .strip_prefix("toolkit:")
+            .ok_or("only built toolkits compose: name them toolkit:<id>")?;
+        let kit = kits.get(id).map_err(|e| e.to_string())?;
+        let bin = kit.manifest.cli_bin().ok_or_else(|| {
+            format!("toolkit `{id}` declares no #+CLI_BIN, so nothing of it is built")
+        })?;
+        let entry = self
+            .registry()
+            .get(bin)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("toolkit `{id}` is not built yet (wbx toolkit build {id})"))?;
+        let artifact = self.registry().load(&entry).map_err(|e| e.to_string())?;
+        Ok((artifact, entry.tier))
     }
 }
 
@@ -188,9 +235,59 @@ fn pinned_row(tk: &Toolkit, bin: &str, url: &str, path: Option<&str>) -> Result<
     })
 }
 
+/// `rel`, a file strictly inside the toolkit's folder (no link out).
+fn inside(tk: &Toolkit, rel: &str) -> Result<std::path::PathBuf, BuildError> {
+    let bad = |why: &str| BuildError::Path {
+        dir: rel.to_string(),
+        why: why.to_string(),
+    };
+    let parts: Vec<&str> = rel
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    if parts.is_empty() || !parts.iter().all(|p| is_slug(p)) {
+        return Err(bad(
+            "must be a file inside the toolkit (A-Z a-z 0-9 . _ - parts)",
+        ));
+    }
+    let root = tk.dir.canonicalize().map_err(|e| bad(&e.to_string()))?;
+    let file = root
+        .join(parts.join("/"))
+        .canonicalize()
+        .map_err(|e| bad(&e.to_string()))?;
+    if !file.starts_with(&root) {
+        return Err(bad("leaves the toolkit's folder"));
+    }
+    Ok(file)
+}
+
+/// The text of a toolkit's `#+COMPOSE` file, strictly inside its folder
+/// and within [`COMPOSE_MAX_SOURCE_BYTES`](crate::limits::COMPOSE_MAX_SOURCE_BYTES).
+pub(super) fn compose_source(tk: &Toolkit, file: &str) -> Result<String, String> {
+    let path = inside(tk, file).map_err(|e| match e {
+        BuildError::Path { why, .. } => why,
+        other => other.to_string(),
+    })?;
+    read_capped(&path, crate::limits::COMPOSE_MAX_SOURCE_BYTES)
+}
+
+/// A text file of at most `cap` bytes.
+fn read_capped(path: &std::path::Path, cap: usize) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(cap as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() > cap {
+        return Err(format!("past the {cap}-byte cap"));
+    }
+    Ok(text)
+}
+
 /// The one `.<ext>` file in `path:<dir>` (or `#+WASM_PATH` there), read
 /// from strictly inside the toolkit's folder.
-fn prebuilt(tk: &Toolkit, dir: &str, ext: &str) -> Result<Vec<u8>, BuildError> {
+pub(super) fn prebuilt(tk: &Toolkit, dir: &str, ext: &str) -> Result<Vec<u8>, BuildError> {
     let bad = |why: &str| BuildError::Path {
         dir: dir.to_string(),
         why: why.to_string(),

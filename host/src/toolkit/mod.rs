@@ -11,7 +11,9 @@
 //! alone. Native execution is banned: a `task` recipe is never run.
 
 pub mod build;
+pub mod compose;
 pub mod discover;
+mod lanes;
 pub mod manifest;
 pub mod verify;
 

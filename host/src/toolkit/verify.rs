@@ -129,6 +129,9 @@ pub fn verify(tk: &Toolkit, registry: &Registry) -> Report {
     for c in exec_checks(m, registry) {
         checks.push(c);
     }
+    if let Some(file) = m.kw("COMPOSE") {
+        checks.push(compose_check(tk, file));
+    }
     let (cap_checks, grant) = cap_checks(m);
     checks.extend(cap_checks);
     checks.extend(trust_checks(m));
@@ -136,6 +139,22 @@ pub fn verify(tk: &Toolkit, registry: &Registry) -> Report {
         id: tk.id.clone(),
         checks,
         grant,
+    }
+}
+
+/// `#+COMPOSE`: the file is inside the toolkit and is WAC.
+fn compose_check(tk: &Toolkit, file: &str) -> Check {
+    let parsed = super::build::compose_source(tk, file).and_then(|text| {
+        wac_parser::Document::parse(&text)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    Check {
+        ok: parsed.is_ok(),
+        what: match parsed {
+            Ok(()) => format!("#+COMPOSE `{file}` is a WAC file inside the toolkit"),
+            Err(why) => format!("#+COMPOSE `{file}`: {why}"),
+        },
     }
 }
 
@@ -170,13 +189,14 @@ fn exec_checks(m: &super::Manifest, registry: &Registry) -> Vec<Check> {
             ),
             Some(bin) => {
                 let registered = registry.get(bin).ok().flatten().is_some();
-                let buildable = m
-                    .kw("BUILD_SRC")
-                    .is_some_and(|s| s.starts_with("crate:") || s.starts_with("path:"));
+                let buildable = m.kw("COMPOSE").is_some()
+                    || m
+                        .kw("BUILD_SRC")
+                        .is_some_and(|s| s.starts_with("crate:") || s.starts_with("path:"));
                 check(
                     registered || buildable,
                     format!(
-                        "exec command: `{bin}` is registered or has a buildable #+BUILD_SRC (crate: or path:)"
+                        "exec command: `{bin}` is registered, has a buildable #+BUILD_SRC (crate: or path:) or a #+COMPOSE file"
                     ),
                 );
             }

@@ -43,7 +43,18 @@ fn every_shipped_toolkit_verifies_and_the_list_shows_them_all() {
     );
     let listed: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
     let ids: Vec<&str> = listed.iter().map(|t| t["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["field-notes", "text-recipes", "wat-hello"]);
+    assert_eq!(
+        ids,
+        [
+            "field-notes",
+            "js-wordfreq",
+            "math",
+            "math-cli",
+            "math-ops",
+            "text-recipes",
+            "wat-hello"
+        ]
+    );
     for id in ids {
         let o = wbx(home.path(), &["toolkit", "--root", root, "verify", id], &[]);
         assert!(o.status.success(), "{id}:\n{}", out(&o));

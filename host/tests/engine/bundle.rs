@@ -1,0 +1,278 @@
+//! Bundles: an instance's volumes and page ship into a signed `.wbundle`
+//! and restore byte for byte into another instance; a bundle with a file
+//! changed, added, removed or a manifest re-signed by someone else is
+//! refused, and a refused restore writes nothing.
+
+use crate::common::{own_engine, text, wbx};
+use sha2::Digest as _;
+use std::io::{Read, Write};
+use workbooks::bundle::{self, BundleError};
+use workbooks::identity::Identity;
+use workbooks::store::{Volume, Volumes};
+
+const SEED_A: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+const SEED_B: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
+
+fn filled(volumes: &Volumes) {
+    volumes
+        .write(Volume::Workspace, "notes/today.md", b"# today\n")
+        .unwrap();
+    volumes
+        .write(Volume::Workspace, "data.bin", &[0u8, 1, 2, 255])
+        .unwrap();
+    volumes
+        .write(Volume::Memory, "facts.txt", b"the sky is blue")
+        .unwrap();
+}
+
+fn shipped(volumes: &Volumes, id: &Identity) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    bundle::ship(volumes, Some(b"<html></html>"), id, ("t", "a"), 1, &mut out).unwrap();
+    out.into_inner()
+}
+
+/// The bundle's entries, with `edit` applied to each (name, bytes); an
+/// entry `edit` maps to None is dropped.
+fn rewritten(
+    bundle: &[u8],
+    mut edit: impl FnMut(&str, Vec<u8>) -> Option<Vec<u8>>,
+    extra: Option<(&str, &[u8])>,
+) -> Vec<u8> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bundle)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default();
+    for i in 0..zip.len() {
+        let mut f = zip.by_index(i).unwrap();
+        let name = f.name().unwrap().into_owned();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        if let Some(bytes) = edit(&name, bytes) {
+            out.start_file(name.as_str(), opts).unwrap();
+            out.write_all(&bytes).unwrap();
+        }
+    }
+    if let Some((name, bytes)) = extra {
+        out.start_file(name, opts).unwrap();
+        out.write_all(bytes).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+fn files_of(volumes: &Volumes) -> Vec<(Volume, String, Vec<u8>)> {
+    Volume::ALL
+        .into_iter()
+        .flat_map(|v| volumes.files(v).map(move |f| f.map(|(p, b)| (v, p, b))))
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn a_bundle_restores_every_volume_and_the_page_byte_for_byte() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_engine(home.path());
+    let storage = engine.storage().unwrap();
+    let source = storage.volumes("t", "a").unwrap();
+    filled(&source);
+    let id = Identity::of_tenant(engine.keyring(), "t", Some(SEED_A)).unwrap();
+    let bytes = shipped(&source, &id);
+    let target = storage.volumes("t", "b").unwrap();
+    let restored =
+        bundle::restore(std::io::Cursor::new(&bytes), &target, "b", Some(&id.did)).unwrap();
+    assert_eq!(restored.files, 3);
+    assert_eq!(restored.page.as_deref(), Some(&b"<html></html>"[..]));
+    assert_eq!(restored.manifest.signer, id.did);
+    assert_eq!(files_of(&target), files_of(&source));
+}
+
+#[test]
+fn a_tampered_bundle_is_refused_and_nothing_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_engine(home.path());
+    let storage = engine.storage().unwrap();
+    let source = storage.volumes("t", "a").unwrap();
+    filled(&source);
+    let signer = Identity::of_tenant(engine.keyring(), "t", Some(SEED_A)).unwrap();
+    let other = Identity::of_tenant(engine.keyring(), "u", Some(SEED_B)).unwrap();
+    let good = shipped(&source, &signer);
+    let manifest_of = |b: &[u8]| -> serde_json::Value {
+        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(b)).unwrap();
+        let mut s = String::new();
+        zip.by_name("manifest.json")
+            .unwrap()
+            .read_to_string(&mut s)
+            .unwrap();
+        serde_json::from_str(&s).unwrap()
+    };
+    // A file changed.
+    let changed = rewritten(
+        &good,
+        |n, b| {
+            Some(if n.ends_with("facts.txt") {
+                b"the sky is green".to_vec()
+            } else {
+                b
+            })
+        },
+        None,
+    );
+    // A file added that the manifest does not list.
+    let added = rewritten(
+        &good,
+        |_, b| Some(b),
+        Some(("volumes/workspace/evil.sh", b"x")),
+    );
+    // A file removed.
+    let removed = rewritten(&good, |n, b| (!n.ends_with("data.bin")).then_some(b), None);
+    // The manifest edited to list the changed file, signature kept.
+    let mut edited = manifest_of(&changed);
+    for e in edited["manifest"]["entries"].as_array_mut().unwrap() {
+        if e["path"].as_str().unwrap().ends_with("facts.txt") {
+            e["sha256"] = serde_json::json!(hex::encode(sha2::Sha256::digest(b"the sky is green")));
+        }
+    }
+    let relisted = rewritten(
+        &changed,
+        |n, b| {
+            Some(if n == "manifest.json" {
+                serde_json::to_vec(&edited).unwrap()
+            } else {
+                b
+            })
+        },
+        None,
+    );
+    // The same edit re-signed by another key: valid, but not the pinned signer.
+    let mut resigned = edited.clone();
+    resigned["manifest"]["signer"] = serde_json::json!(other.did);
+    let canonical = resigned["manifest"].to_string();
+    resigned["signature"] = serde_json::json!(other.sign(canonical.as_bytes()).unwrap());
+    let resigned = rewritten(
+        &changed,
+        |n, b| {
+            Some(if n == "manifest.json" {
+                serde_json::to_vec(&resigned).unwrap()
+            } else {
+                b
+            })
+        },
+        None,
+    );
+    // A path that leaves the volumes.
+    let escaping = rewritten(
+        &good,
+        |_, b| Some(b),
+        Some(("volumes/workspace/../../x", b"x")),
+    );
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("changed", changed, "does not match its sha256"),
+        ("added", added, "is not in the manifest"),
+        ("removed", removed, "is missing"),
+        ("relisted", relisted, "signature"),
+        ("resigned", resigned, "not the pinned"),
+        ("escaping", escaping, "is not in the manifest"),
+    ];
+    let target = storage.volumes("t", "b").unwrap();
+    for (what, bytes, expect) in cases {
+        let err = bundle::restore(
+            std::io::Cursor::new(&bytes),
+            &target,
+            "b",
+            Some(&signer.did),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, BundleError::Tampered(_) | BundleError::Signature(_)),
+            "{what}: {err}"
+        );
+        assert!(err.to_string().contains(expect), "{what}: {err}");
+        assert!(files_of(&target).is_empty(), "{what} wrote files");
+    }
+    // Restoring over files already there is refused, and they stay.
+    let err = bundle::restore(std::io::Cursor::new(&good), &source, "a", None).unwrap_err();
+    assert!(matches!(err, BundleError::NotEmpty(_)), "{err}");
+    assert_eq!(files_of(&source).len(), 3);
+}
+
+#[test]
+fn wbx_bundle_ships_and_restores_and_refuses_a_wrong_pin() {
+    let home = tempfile::tempdir().unwrap();
+    {
+        let engine = own_engine(home.path());
+        filled(&engine.storage().unwrap().volumes("default", "nb").unwrap());
+    }
+    let out = home.path().join("nb.wbundle");
+    let page = home.path().join("page.html");
+    std::fs::write(&page, "<p>hi</p>").unwrap();
+    let o = wbx(
+        home.path(),
+        &[
+            "bundle",
+            "ship",
+            "nb",
+            "--page",
+            page.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let shipped: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(shipped["files"], 4);
+    let sha = shipped["sha256"].as_str().unwrap().to_string();
+    let wrong = "0".repeat(64);
+    let o = wbx(
+        home.path(),
+        &[
+            "bundle",
+            "restore",
+            out.to_str().unwrap(),
+            "--id",
+            "copy",
+            "--sha256",
+            &wrong,
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("artifact_integrity"),
+        "{}",
+        text(&o.stderr)
+    );
+    let page_out = home.path().join("restored.html");
+    let o = wbx(
+        home.path(),
+        &[
+            "bundle",
+            "restore",
+            out.to_str().unwrap(),
+            "--id",
+            "copy",
+            "--sha256",
+            &sha,
+            "--page-out",
+            page_out.to_str().unwrap(),
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let restored: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(restored["files"], 3);
+    assert_eq!(restored["target"], "copy");
+    assert_eq!(std::fs::read_to_string(&page_out).unwrap(), "<p>hi</p>");
+    // A second restore into the same instance is refused: it holds files now.
+    let o = wbx(
+        home.path(),
+        &["bundle", "restore", out.to_str().unwrap(), "--id", "copy"],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("already holds files"),
+        "{}",
+        text(&o.stderr)
+    );
+}

