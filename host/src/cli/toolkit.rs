@@ -59,6 +59,38 @@ enum ToolkitVerb {
         /// The toolkit.
         id: String,
     },
+    /// Ship a toolkit folder into the root as ID: copied, verified, and
+    /// only then put in place.
+    Push {
+        /// The toolkit's id (its #+TOOLKIT).
+        id: String,
+        /// The folder to ship.
+        dir: PathBuf,
+        /// Replace a toolkit already there.
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Package a Claude skill (a folder with SKILL.md), a markdown file or
+    /// a folder of them as a discovery-only toolkit, then audit it.
+    Import {
+        /// The skill folder or markdown file.
+        source: PathBuf,
+        /// The toolkit id (default: the skill's name, else the file's stem).
+        #[arg(long = "as", value_name = "ID")]
+        id: Option<String>,
+        /// The folder to write it in (default: the toolkits root).
+        #[arg(short, long, value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
+    /// The wasm-compatibility audit of a toolkit folder: every recipe that
+    /// would need native execution here; exit 1 if any.
+    Audit {
+        /// The toolkit folder.
+        dir: PathBuf,
+        /// Turn the shell blocks it names into example blocks.
+        #[arg(long)]
+        fix: bool,
+    },
     /// Run a task recipe: refused, native execution is banned.
     Run {
         /// The toolkit.
@@ -199,6 +231,91 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
                 Err(code) => code,
             }
         }
+        ToolkitVerb::Push { id, dir, replace } => {
+            match toolkit::push::push(&kits, &Registry::new(&home), &id, &dir, replace) {
+                Ok(p) => {
+                    print(
+                        format!(
+                            "pushed {} ({} files, {} bytes{}); it verifies",
+                            p.id,
+                            p.files,
+                            p.bytes,
+                            if p.replaced {
+                                ", replacing the old one"
+                            } else {
+                                ""
+                            }
+                        ),
+                        serde_json::to_value(&p).unwrap_or_default(),
+                    );
+                    0
+                }
+                Err(e) => fail("toolkit", e, 1),
+            }
+        }
+        ToolkitVerb::Import { source, id, output } => {
+            let Some(root) = output.or_else(|| kits.root().map(std::path::Path::to_path_buf))
+            else {
+                return fail("toolkit", "no toolkits root: pass -o DIR", exit::USAGE);
+            };
+            let registry = Registry::new(&home);
+            let imported = toolkit::import::import(&source, id.as_deref(), &root).and_then(|dir| {
+                let findings = toolkit::import::audit(&dir, &known(&registry), false)?;
+                Ok((dir, findings))
+            });
+            match imported {
+                Ok((dir, findings)) => {
+                    let mut text =
+                        format!("imported {} as a discovery-only toolkit", dir.display());
+                    text.push_str(&audit_text(&findings));
+                    print(
+                        text,
+                        serde_json::json!({"dir": dir.display().to_string(), "findings": findings}),
+                    );
+                    0
+                }
+                Err(e) => fail("toolkit", e, 1),
+            }
+        }
+        ToolkitVerb::Audit { dir, fix } => {
+            let registry = Registry::new(&home);
+            match toolkit::import::audit(&dir, &known(&registry), fix) {
+                Ok(findings) => {
+                    let mut text = format!("audit {}", dir.display());
+                    text.push_str(&audit_text(&findings));
+                    print(
+                        text,
+                        serde_json::json!({"ok": findings.is_empty(), "findings": findings}),
+                    );
+                    u8::from(!findings.is_empty())
+                }
+                Err(e) => fail("toolkit", e, exit::USAGE),
+            }
+        }
         ToolkitVerb::Run { .. } => fail("toolkit", toolkit::RUN_BANNED, 1),
     }
+}
+
+/// The commands a recipe may call here: the built-ins, the registered
+/// commands and `wbx` itself.
+fn known(registry: &Registry) -> impl Fn(&str) -> bool + '_ {
+    move |word| {
+        word == "wbx"
+            || workbooks::commands::builtin::is_reserved(word)
+            || registry.get(word).ok().flatten().is_some()
+    }
+}
+
+/// The audit's findings as ✓/✗ lines.
+fn audit_text(findings: &[toolkit::import::Finding]) -> String {
+    if findings.is_empty() {
+        return "\n✓ every recipe runs in the sandbox".into();
+    }
+    findings
+        .iter()
+        .map(|f| match f.line {
+            0 => format!("\n✗ {}: {}", f.file, f.what),
+            n => format!("\n✗ {}:{n}: {}", f.file, f.what),
+        })
+        .collect()
 }

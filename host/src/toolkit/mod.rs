@@ -13,8 +13,10 @@
 pub mod build;
 pub mod compose;
 pub mod discover;
+pub mod import;
 mod lanes;
 pub mod manifest;
+pub mod push;
 pub mod verify;
 
 pub use build::BuildError;

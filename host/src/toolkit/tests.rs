@@ -122,7 +122,9 @@ fn each_exec_shape_is_held_to_its_contract() {
     );
     assert_eq!(
         failed(&with("#+EXEC: command\n#+CLI_BIN: rev2")),
-        ["exec command: `rev2` is registered or has a buildable #+BUILD_SRC (crate: or path:)"]
+        [
+            "exec command: `rev2` is registered, has a buildable #+BUILD_SRC (crate: or path:) or a #+COMPOSE file"
+        ]
     );
     assert!(
         failed(&with(
@@ -136,7 +138,7 @@ fn each_exec_shape_is_held_to_its_contract() {
         )),
         [
             "#+BUILD_SRC script: is removed: native build scripts are banned",
-            "exec command: `rev2` is registered or has a buildable #+BUILD_SRC (crate: or path:)"
+            "exec command: `rev2` is registered, has a buildable #+BUILD_SRC (crate: or path:) or a #+COMPOSE file"
         ]
     );
     assert_eq!(

@@ -46,5 +46,6 @@ mod shell;
 mod tamper;
 mod tier;
 mod toolkit;
+mod toolkit_ship;
 mod vfs;
 mod wasip1;

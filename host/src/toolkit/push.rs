@@ -1,0 +1,124 @@
+//! `toolkit push`: a toolkit folder shipped onto this engine, into its
+//! toolkits root under its id.
+//!
+//! Invariants. Nothing lands that does not verify: the folder is copied
+//! (regular files only, capped as an import is) into a staging folder
+//! beside the root, verified there, and only then renamed into place, so a
+//! failed push leaves the root as it was. The folder's `#+TOOLKIT` must be
+//! the id it is pushed as, and an existing toolkit is replaced only when
+//! asked.
+
+use super::import::{IMPORT_MAX_BYTES, IMPORT_MAX_FILES};
+use super::{ToolkitError, Toolkits};
+use crate::commands::Registry;
+use std::path::Path;
+
+/// What a push did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Pushed {
+    /// The toolkit.
+    pub id: String,
+    /// Files copied.
+    pub files: usize,
+    /// Bytes copied.
+    pub bytes: u64,
+    /// Whether an earlier version was replaced.
+    pub replaced: bool,
+}
+
+fn io(id: &str, e: impl std::fmt::Display) -> ToolkitError {
+    ToolkitError::Io {
+        id: id.to_string(),
+        why: e.to_string(),
+    }
+}
+
+/// Copies `from` into `to` (regular files and folders only).
+fn copy_tree(id: &str, from: &Path, to: &Path, n: &mut (usize, u64)) -> Result<(), ToolkitError> {
+    std::fs::create_dir_all(to).map_err(|e| io(id, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| io(id, e))? {
+        let entry = entry.map_err(|e| io(id, e))?;
+        let meta = std::fs::symlink_metadata(entry.path()).map_err(|e| io(id, e))?;
+        let target = to.join(entry.file_name());
+        if meta.file_type().is_symlink() {
+            return Err(io(
+                id,
+                format!(
+                    "{} is a link; push copies files only",
+                    entry.path().display()
+                ),
+            ));
+        } else if meta.is_dir() {
+            if entry.file_name() != ".git" {
+                copy_tree(id, &entry.path(), &target, n)?;
+            }
+        } else {
+            n.0 += 1;
+            n.1 += meta.len();
+            if n.0 > IMPORT_MAX_FILES || n.1 > IMPORT_MAX_BYTES {
+                return Err(io(
+                    id,
+                    format!("past {IMPORT_MAX_FILES} files or {IMPORT_MAX_BYTES} bytes"),
+                ));
+            }
+            std::fs::copy(entry.path(), &target).map_err(|e| io(id, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Pushes the toolkit folder `dir` into `kits`' root as `id`.
+pub fn push(
+    kits: &Toolkits,
+    registry: &Registry,
+    id: &str,
+    dir: &Path,
+    replace: bool,
+) -> Result<Pushed, ToolkitError> {
+    let root = kits
+        .root()
+        .ok_or_else(|| io(id, "no toolkits root (set --root or WB_TOOLKITS_ROOT)"))?;
+    if !super::discover::is_slug(id) {
+        return Err(ToolkitError::Unknown(id.to_string()));
+    }
+    let dest = root.join(id);
+    let existed = dest.exists();
+    if existed && !replace {
+        return Err(io(
+            id,
+            "already in the root; pass --replace to ship a new version",
+        ));
+    }
+    let staging = root.join(format!(".push-{id}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let mut n = (0, 0);
+    let checked = copy_tree(id, dir, &staging.join(id), &mut n).and_then(|()| {
+        let tk = Toolkits::new(Some(staging.clone())).get(id)?;
+        let report = super::verify(&tk, registry);
+        let failed: Vec<String> = report
+            .checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.what.clone())
+            .collect();
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(io(id, format!("does not verify: {}", failed.join("; "))))
+        }
+    });
+    let landed = checked.and_then(|()| {
+        if existed {
+            let old = staging.join(".old");
+            std::fs::rename(&dest, &old).map_err(|e| io(id, e))?;
+        }
+        std::fs::rename(staging.join(id), &dest).map_err(|e| io(id, e))
+    });
+    let _ = std::fs::remove_dir_all(&staging);
+    landed.map(|()| Pushed {
+        id: id.to_string(),
+        files: n.0,
+        bytes: n.1,
+        replaced: existed,
+    })
+}
