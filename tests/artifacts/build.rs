@@ -18,7 +18,10 @@ fn main() {
         std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let root = build_support::repo_root(&manifest);
-    let dir = build_support::build_guests(&root, &["test-programs", "test-broker-kv", "math-cli"]);
+    let dir = build_support::build_guests(
+        &root,
+        &["test-programs", "test-broker-kv", "math-cli", "tally"],
+    );
 
     let bins = root.join("guests/test-programs/src/bin");
     let mut names: Vec<String> = std::fs::read_dir(&bins)
@@ -59,14 +62,17 @@ fn main() {
     .unwrap();
     // The example toolkits' Rust components, built where their authors
     // would build them; the tests place them in the toolkit's `dist/`.
-    let math_cli = dir.join("math-cli.wasm");
-    assert!(math_cli.is_file(), "toolkits/math-cli was not built");
-    writeln!(
-        src,
-        "/// The `math-cli` example toolkit's component.\npub const TOOLKIT_MATH_CLI: &str = {:?};",
-        math_cli.display().to_string()
-    )
-    .unwrap();
+    for kit in ["math-cli", "tally"] {
+        let built = dir.join(format!("{kit}.wasm"));
+        assert!(built.is_file(), "toolkits/{kit} was not built");
+        writeln!(
+            src,
+            "/// The `{kit}` example toolkit's component.\npub const TOOLKIT_{}: &str = {:?};",
+            kit.replace('-', "_").to_uppercase(),
+            built.display().to_string()
+        )
+        .unwrap();
+    }
     for suite in SUITES {
         writeln!(
             src,

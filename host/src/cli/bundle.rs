@@ -21,6 +21,10 @@ pub(crate) enum BundleCommand {
         /// The instance's HTML page, shipped beside its volumes.
         #[arg(long, value_name = "FILE")]
         page: Option<PathBuf>,
+        /// A registered command shipped with it (repeatable): restored,
+        /// it is registered again.
+        #[arg(long = "command", value_name = "NAME")]
+        commands: Vec<String>,
         /// Where to write the bundle (default `<ID>.wbundle`).
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -66,6 +70,7 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
             id,
             tenant,
             page,
+            commands,
             output,
             json,
         } => {
@@ -82,6 +87,16 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
                     }
                     None => None,
                 };
+                let registry = workbooks::commands::Registry::new(&home);
+                let mut packed = Vec::new();
+                for name in &commands {
+                    let entry = registry
+                        .get(name)
+                        .map_err(|e| usage(e.to_string()))?
+                        .ok_or_else(|| usage(format!("no registered command `{name}`")))?;
+                    let artifact = registry.load(&entry).map_err(|e| usage(e.to_string()))?;
+                    packed.push((entry, artifact));
+                }
                 let out = output.unwrap_or_else(|| PathBuf::from(format!("{id}.wbundle")));
                 let tmp = out.with_extension("wbundle.part");
                 let file = std::fs::File::create(&tmp)
@@ -92,6 +107,7 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
                 let shipped = bundle::ship(
                     &volumes,
                     page.as_deref(),
+                    &packed,
                     &identity,
                     (&tenant, &id),
                     now,
@@ -165,11 +181,19 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
                 let volumes = storage
                     .volumes(&tenant, &target)
                     .map_err(|e| usage(e.to_string()))?;
+                let own = Identity::of_tenant(&keyring(&home), &tenant, seed().as_deref())
+                    .map(|id| id.did == peek.signer)
+                    .unwrap_or(false);
+                let registry = workbooks::commands::Registry::new(&home);
                 let restored = bundle::restore(
                     std::io::Cursor::new(&bytes),
                     &volumes,
                     &target,
                     signer.as_deref(),
+                    Some(bundle::Install {
+                        registry: &registry,
+                        own,
+                    }),
                 )
                 .map_err(|e| (e.to_string(), REFUSED))?;
                 if let (Some(out), Some(page)) = (&page_out, &restored.page) {
@@ -188,6 +212,9 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
                         "restored {} files into `{}` (signed by {})",
                         r.files, r.target, r.manifest.signer
                     );
+                    for c in &r.commands {
+                        println!("registered {} (tier {:?})", c.name, c.tier);
+                    }
                     0
                 }
                 Err((why, code)) => fail("bundle", why, code),

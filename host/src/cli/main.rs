@@ -7,6 +7,7 @@
 mod agent;
 mod audit;
 mod bundle;
+mod call;
 mod catalog;
 mod command;
 mod compose;
@@ -112,6 +113,8 @@ enum Command {
     /// The catalog of programs known by name and sha256 pin.
     #[command(subcommand)]
     Catalog(catalog::CatalogCommand),
+    /// Call `run` of a `plugin`-world component once and print the answer.
+    Call(call::Args),
     /// Compose components with a WAC file (built toolkits, --dep files).
     Compose(compose::Args),
     /// Pack an instance's volumes into a signed `.wbundle`, or restore one.
@@ -176,6 +179,7 @@ fn main() -> ExitCode {
         Command::Vfs(cmd) => vfs::run(cmd, home),
         Command::Bundle(cmd) => bundle::run(cmd, home),
         Command::Compose(args) => compose::run(args, home),
+        Command::Call(args) => call::run(args, home),
         Command::Toolkit(args) => toolkit::run(args, home),
         Command::Catalog(cmd) => catalog::run(cmd, home),
         Command::Identity(args) => provenance::identity(args, home),

@@ -27,7 +27,16 @@ fn filled(volumes: &Volumes) {
 
 fn shipped(volumes: &Volumes, id: &Identity) -> Vec<u8> {
     let mut out = std::io::Cursor::new(Vec::new());
-    bundle::ship(volumes, Some(b"<html></html>"), id, ("t", "a"), 1, &mut out).unwrap();
+    bundle::ship(
+        volumes,
+        Some(b"<html></html>"),
+        &[],
+        id,
+        ("t", "a"),
+        1,
+        &mut out,
+    )
+    .unwrap();
     out.into_inner()
 }
 
@@ -76,8 +85,14 @@ fn a_bundle_restores_every_volume_and_the_page_byte_for_byte() {
     let id = Identity::of_tenant(engine.keyring(), "t", Some(SEED_A)).unwrap();
     let bytes = shipped(&source, &id);
     let target = storage.volumes("t", "b").unwrap();
-    let restored =
-        bundle::restore(std::io::Cursor::new(&bytes), &target, "b", Some(&id.did)).unwrap();
+    let restored = bundle::restore(
+        std::io::Cursor::new(&bytes),
+        &target,
+        "b",
+        Some(&id.did),
+        None,
+    )
+    .unwrap();
     assert_eq!(restored.files, 3);
     assert_eq!(restored.page.as_deref(), Some(&b"<html></html>"[..]));
     assert_eq!(restored.manifest.signer, id.did);
@@ -178,6 +193,7 @@ fn a_tampered_bundle_is_refused_and_nothing_is_written() {
             &target,
             "b",
             Some(&signer.did),
+            None,
         )
         .unwrap_err();
         assert!(
@@ -188,7 +204,7 @@ fn a_tampered_bundle_is_refused_and_nothing_is_written() {
         assert!(files_of(&target).is_empty(), "{what} wrote files");
     }
     // Restoring over files already there is refused, and they stay.
-    let err = bundle::restore(std::io::Cursor::new(&good), &source, "a", None).unwrap_err();
+    let err = bundle::restore(std::io::Cursor::new(&good), &source, "a", None, None).unwrap_err();
     assert!(matches!(err, BundleError::NotEmpty(_)), "{err}");
     assert_eq!(files_of(&source).len(), 3);
 }
@@ -200,6 +216,12 @@ fn wbx_bundle_ships_and_restores_and_refuses_a_wrong_pin() {
         let engine = own_engine(home.path());
         filled(&engine.storage().unwrap().volumes("default", "nb").unwrap());
     }
+    let o = wbx(
+        home.path(),
+        &["command", "register", "hello", guest_artifacts::CLI_HELLO],
+        b"",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
     let out = home.path().join("nb.wbundle");
     let page = home.path().join("page.html");
     std::fs::write(&page, "<p>hi</p>").unwrap();
@@ -209,6 +231,8 @@ fn wbx_bundle_ships_and_restores_and_refuses_a_wrong_pin() {
             "bundle",
             "ship",
             "nb",
+            "--command",
+            "hello",
             "--page",
             page.to_str().unwrap(),
             "-o",
@@ -219,7 +243,10 @@ fn wbx_bundle_ships_and_restores_and_refuses_a_wrong_pin() {
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
     let shipped: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(shipped["files"], 4);
+    assert_eq!(
+        shipped["files"], 5,
+        "three volume files, the page, one command"
+    );
     let sha = shipped["sha256"].as_str().unwrap().to_string();
     let wrong = "0".repeat(64);
     let o = wbx(
@@ -262,6 +289,9 @@ fn wbx_bundle_ships_and_restores_and_refuses_a_wrong_pin() {
     let restored: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(restored["files"], 3);
     assert_eq!(restored["target"], "copy");
+    // The bundle is this tenant's own: its command keeps its tier.
+    assert_eq!(restored["commands"][0]["name"], "hello");
+    assert_eq!(restored["commands"][0]["tier"], "instance");
     assert_eq!(std::fs::read_to_string(&page_out).unwrap(), "<p>hi</p>");
     // A second restore into the same instance is refused: it holds files now.
     let o = wbx(
@@ -275,4 +305,81 @@ fn wbx_bundle_ships_and_restores_and_refuses_a_wrong_pin() {
         "{}",
         text(&o.stderr)
     );
+}
+
+#[test]
+fn shipped_commands_are_registered_again_one_tier_stronger_unless_the_bundle_is_ones_own() {
+    use workbooks::commands::{ArgMode, Tier};
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_engine(home.path());
+    let storage = engine.storage().unwrap();
+    let source = storage.volumes("t", "a").unwrap();
+    filled(&source);
+    let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
+    let entry = engine
+        .registry()
+        .register("hello", hello.clone(), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    let artifact = engine.registry().load(&entry).unwrap();
+    let id = Identity::of_tenant(engine.keyring(), "t", Some(SEED_A)).unwrap();
+    let ship = |entry: &workbooks::commands::Entry| {
+        let mut out = std::io::Cursor::new(Vec::new());
+        bundle::ship(
+            &source,
+            None,
+            &[(entry.clone(), artifact.clone())],
+            &id,
+            ("t", "a"),
+            1,
+            &mut out,
+        )
+        .unwrap();
+        out.into_inner()
+    };
+    let bytes = ship(&entry);
+    for (own, tier) in [(true, Tier::Instance), (false, Tier::OsProcess)] {
+        let other = tempfile::tempdir().unwrap();
+        let there = own_engine(other.path());
+        let target = there.storage().unwrap().volumes("t", "b").unwrap();
+        let install = bundle::Install {
+            registry: there.registry(),
+            own,
+        };
+        let restored = bundle::restore(
+            std::io::Cursor::new(&bytes),
+            &target,
+            "b",
+            None,
+            Some(install),
+        )
+        .unwrap();
+        assert_eq!(restored.commands.len(), 1);
+        let got = there.registry().get("hello").unwrap().unwrap();
+        assert_eq!(got.tier, tier, "own: {own}");
+        assert_eq!(got.sha256, entry.sha256);
+    }
+    // A command shipped under a built-in's name is refused before anything
+    // is written.
+    let mut grep = entry.clone();
+    grep.name = "grep".into();
+    let bytes = ship(&grep);
+    let other = tempfile::tempdir().unwrap();
+    let there = own_engine(other.path());
+    let target = there.storage().unwrap().volumes("t", "b").unwrap();
+    let install = bundle::Install {
+        registry: there.registry(),
+        own: true,
+    };
+    let err = bundle::restore(
+        std::io::Cursor::new(&bytes),
+        &target,
+        "b",
+        None,
+        Some(install),
+    )
+    .unwrap_err();
+    assert!(matches!(err, BundleError::Command { .. }), "{err}");
+    assert!(err.to_string().contains("reserved"), "{err}");
+    assert!(files_of(&target).is_empty());
+    assert!(there.registry().get("grep").unwrap().is_none());
 }

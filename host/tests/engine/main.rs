@@ -17,6 +17,7 @@ mod agent_model;
 mod api;
 mod brokers;
 mod bundle;
+mod call;
 mod catalog;
 mod cli;
 mod commands;

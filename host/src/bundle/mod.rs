@@ -3,8 +3,9 @@
 //!
 //! Layout: `manifest.json` (the [`BundleManifest`] and an Ed25519
 //! signature over its canonical JSON by the shipping tenant's did:key),
-//! `page.html` when a page is shipped, and `volumes/<volume>/<path>` for
-//! every file. Any zip tool opens it.
+//! `page.html` when a page is shipped, `volumes/<volume>/<path>` for
+//! every file, and `commands/<name>.wasm` for each registered command
+//! shipped with it. Any zip tool opens it.
 //!
 //! Invariants. A restore writes nothing until the whole bundle checked
 //! out: the signature verifies from the signer's DID alone (and is the
@@ -14,21 +15,30 @@
 //! restores only into an instance whose volumes are empty, so nothing is
 //! overwritten and a failure part-way is undone by clearing them. Sizes
 //! are capped ([`BUNDLE_MAX_BYTES`], [`BUNDLE_MAX_ENTRIES`]) on both sides
-//! and read with `take`, so a zip bomb stops at the cap.
+//! and read with `take`, so a zip bomb stops at the cap. Installing its
+//! commands never widens anything: a command carries no cap (the profile
+//! it runs under decides), each is validated and refused under a reserved
+//! or invalid name before anything is written, and one signed by anyone
+//! but the restoring tenant is registered one tier stronger (`os_process`).
 
-use crate::identity::{self, Identity, IdentityError};
+use crate::artifact::Artifact;
+use crate::commands::{ArgMode, Entry, Registry, Tier};
+use crate::identity::{Identity, IdentityError};
 use crate::limits::{BUNDLE_MAX_BYTES, BUNDLE_MAX_ENTRIES};
 use crate::store::{VfsError, Volume, Volumes};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::io::{Read, Seek, Write};
+
+mod restore;
+pub use restore::{peek, restore};
 
 /// The manifest's `format`.
 pub const FORMAT: &str = "workbooks-bundle/1";
-const MANIFEST: &str = "manifest.json";
-const PAGE: &str = "page.html";
-const VOLUMES: &str = "volumes/";
+pub(crate) const MANIFEST_NAME: &str = "manifest.json";
+pub(crate) const PAGE: &str = "page.html";
+pub(crate) const VOLUMES: &str = "volumes/";
+pub(crate) const COMMANDS: &str = "commands/";
 
 /// Why a bundle could not be shipped or restored.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +66,14 @@ pub enum BundleError {
     /// The volumes refused a read or write.
     #[error("bundle: the volumes: {0}")]
     Vfs(#[from] VfsError),
+    /// A shipped command cannot be installed here.
+    #[error("bundle: refused, command `{name}`: {why}")]
+    Command {
+        /// The command.
+        name: String,
+        /// Why.
+        why: String,
+    },
     /// Signing failed.
     #[error(transparent)]
     Identity(#[from] IdentityError),
@@ -87,12 +105,41 @@ pub struct BundleManifest {
     pub created_at: u64,
     /// Every file but the manifest, by zip name.
     pub entries: Vec<BundleEntry>,
+    /// The registered commands shipped with it (`commands/<name>.wasm`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<ShippedCommand>,
+}
+
+/// A registered command shipped in a bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShippedCommand {
+    /// Its name.
+    pub name: String,
+    /// The sha256 of its bytes.
+    pub sha256: String,
+    /// How it takes its argument.
+    pub arg_mode: ArgMode,
+    /// The tier it was registered at.
+    pub tier: Tier,
+    /// Its packaged arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefix: Vec<String>,
+}
+
+/// Where a restore installs the shipped commands.
+#[derive(Debug, Clone, Copy)]
+pub struct Install<'a> {
+    /// The registry.
+    pub registry: &'a Registry,
+    /// The bundle is the restoring tenant's own (signed by its did:key):
+    /// its commands keep their tier.
+    pub own: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-struct Signed {
-    manifest: BundleManifest,
-    signature: String,
+pub(crate) struct Signed {
+    pub(crate) manifest: BundleManifest,
+    pub(crate) signature: String,
 }
 
 /// What a restore wrote.
@@ -104,6 +151,8 @@ pub struct Restored {
     pub target: String,
     /// Files written to the volumes.
     pub files: usize,
+    /// Commands registered.
+    pub commands: Vec<Entry>,
     /// The shipped page, if any.
     #[serde(skip)]
     pub page: Option<Vec<u8>>,
@@ -114,14 +163,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-fn canonical(m: &BundleManifest) -> Vec<u8> {
+pub(crate) fn canonical(m: &BundleManifest) -> Vec<u8> {
     // `serde_json::Value` keeps object keys sorted.
     serde_json::to_value(m)
         .map(|v| v.to_string().into_bytes())
         .unwrap_or_default()
 }
 
-fn zip_err(e: impl std::fmt::Display) -> BundleError {
+pub(crate) fn zip_err(e: impl std::fmt::Display) -> BundleError {
     BundleError::Zip(e.to_string())
 }
 
@@ -130,6 +179,7 @@ fn zip_err(e: impl std::fmt::Display) -> BundleError {
 pub fn ship<W: Write + Seek>(
     volumes: &Volumes,
     page: Option<&[u8]>,
+    commands: &[(Entry, Artifact)],
     identity: &Identity,
     (tenant, instance): (&str, &str),
     now: u64,
@@ -169,6 +219,21 @@ pub fn ship<W: Write + Seek>(
             )?;
         }
     }
+    let mut shipped = Vec::new();
+    for (entry, artifact) in commands {
+        add(
+            &mut zip,
+            format!("{COMMANDS}{}.wasm", entry.name),
+            artifact.bytes(),
+        )?;
+        shipped.push(ShippedCommand {
+            name: entry.name.clone(),
+            sha256: artifact.sha256_hex(),
+            arg_mode: entry.arg_mode,
+            tier: entry.tier,
+            prefix: entry.prefix.clone(),
+        });
+    }
     let manifest = BundleManifest {
         format: FORMAT.into(),
         tenant: tenant.into(),
@@ -176,12 +241,13 @@ pub fn ship<W: Write + Seek>(
         signer: identity.did.clone(),
         created_at: now,
         entries,
+        commands: shipped,
     };
     let signed = Signed {
         signature: identity.sign(&canonical(&manifest))?,
         manifest,
     };
-    zip.start_file(MANIFEST, options).map_err(zip_err)?;
+    zip.start_file(MANIFEST_NAME, options).map_err(zip_err)?;
     let json = serde_json::to_vec_pretty(&signed).map_err(zip_err)?;
     zip.write_all(&json).map_err(zip_err)?;
     zip.finish().map_err(zip_err)?;
@@ -189,7 +255,7 @@ pub fn ship<W: Write + Seek>(
 }
 
 /// Reads one entry whole, at most `cap` bytes.
-fn read_entry<R: Read + Seek>(
+pub(crate) fn read_entry<R: Read + Seek>(
     zip: &mut zip::ZipArchive<R>,
     index: usize,
     cap: u64,
@@ -205,162 +271,4 @@ fn read_entry<R: Read + Seek>(
         return Err(BundleError::TooLarge(format!("{name} is past the cap")));
     }
     Ok((name, bytes))
-}
-
-/// Checks the bundle in `input` whole, then writes its files into
-/// `volumes` (which must be empty). `signer`, when given, is the only
-/// did:key accepted.
-pub fn restore<R: Read + Seek>(
-    input: R,
-    volumes: &Volumes,
-    target: &str,
-    signer: Option<&str>,
-) -> Result<Restored, BundleError> {
-    let mut zip = zip::ZipArchive::new(input).map_err(zip_err)?;
-    if zip.len() > BUNDLE_MAX_ENTRIES + 1 {
-        return Err(BundleError::TooLarge(format!(
-            "{} entries, past {BUNDLE_MAX_ENTRIES}",
-            zip.len()
-        )));
-    }
-    let manifest = checked_manifest(&mut zip, signer)?;
-    let listed: BTreeMap<&str, &BundleEntry> = manifest
-        .entries
-        .iter()
-        .map(|e| (e.path.as_str(), e))
-        .collect();
-    if listed.len() != manifest.entries.len() {
-        return Err(BundleError::Tampered(
-            "the manifest lists a file twice".into(),
-        ));
-    }
-    for e in &manifest.entries {
-        if e.path != PAGE && target_of(&e.path).is_none() {
-            return Err(BundleError::Tampered(format!(
-                "`{}` is not a volume path",
-                e.path
-            )));
-        }
-    }
-    // First pass: every entry is listed, once, with its size and hash.
-    let mut seen = std::collections::BTreeSet::new();
-    for i in 0..zip.len() {
-        let (name, bytes) = read_entry(&mut zip, i, BUNDLE_MAX_BYTES)?;
-        if name == MANIFEST {
-            continue;
-        }
-        let entry = listed
-            .get(name.as_str())
-            .ok_or_else(|| BundleError::Tampered(format!("`{name}` is not in the manifest")))?;
-        if !seen.insert(name.clone()) {
-            return Err(BundleError::Tampered(format!("`{name}` appears twice")));
-        }
-        if entry.size != bytes.len() as u64 || entry.sha256 != sha256_hex(&bytes) {
-            return Err(BundleError::Tampered(format!(
-                "`{name}` does not match its sha256 in the manifest"
-            )));
-        }
-    }
-    if let Some(missing) = listed.keys().find(|p| !seen.contains(**p)) {
-        return Err(BundleError::Tampered(format!("`{missing}` is missing")));
-    }
-    if Volume::ALL.iter().any(|v| {
-        volumes
-            .usage(*v)
-            .map(|(_, files)| files > 0)
-            .unwrap_or(true)
-    }) {
-        return Err(BundleError::NotEmpty(target.to_string()));
-    }
-    // Second pass: write, checking again what is written.
-    match write_files(&mut zip, &listed, volumes) {
-        Ok((files, page)) => Ok(Restored {
-            manifest,
-            target: target.to_string(),
-            files,
-            page,
-        }),
-        Err(e) => {
-            for v in Volume::ALL {
-                let _ = volumes.clear(v);
-            }
-            Err(e)
-        }
-    }
-}
-
-/// The manifest of the bundle in `input`, its signature checked (by any
-/// signer); nothing is written.
-pub fn peek<R: Read + Seek>(input: R) -> Result<BundleManifest, BundleError> {
-    let mut zip = zip::ZipArchive::new(input).map_err(zip_err)?;
-    checked_manifest(&mut zip, None)
-}
-
-type Written = (usize, Option<Vec<u8>>);
-
-fn write_files<R: Read + Seek>(
-    zip: &mut zip::ZipArchive<R>,
-    listed: &BTreeMap<&str, &BundleEntry>,
-    volumes: &Volumes,
-) -> Result<Written, BundleError> {
-    let mut files = 0;
-    let mut page = None;
-    for i in 0..zip.len() {
-        let (name, bytes) = read_entry(zip, i, BUNDLE_MAX_BYTES)?;
-        if name == MANIFEST {
-            continue;
-        }
-        let entry = listed
-            .get(name.as_str())
-            .ok_or_else(|| BundleError::Tampered(format!("`{name}` changed while restoring")))?;
-        if entry.sha256 != sha256_hex(&bytes) {
-            return Err(BundleError::Tampered(format!(
-                "`{name}` changed while restoring"
-            )));
-        }
-        if name == PAGE {
-            page = Some(bytes);
-        } else if let Some((volume, path)) = target_of(&name) {
-            volumes.write(volume, path, &bytes)?;
-            files += 1;
-        }
-    }
-    Ok((files, page))
-}
-
-/// `volumes/<volume>/<path>` → the volume and path.
-fn target_of(name: &str) -> Option<(Volume, &str)> {
-    let rest = name.strip_prefix(VOLUMES)?;
-    let (volume, path) = rest.split_once('/')?;
-    Some((Volume::parse(volume)?, path))
-}
-
-fn checked_manifest<R: Read + Seek>(
-    zip: &mut zip::ZipArchive<R>,
-    signer: Option<&str>,
-) -> Result<BundleManifest, BundleError> {
-    let index = zip
-        .index_for_name(MANIFEST)
-        .ok_or_else(|| BundleError::Manifest("missing".into()))?;
-    let (_, bytes) = read_entry(zip, index, 16 << 20)?;
-    let signed: Signed =
-        serde_json::from_slice(&bytes).map_err(|e| BundleError::Manifest(e.to_string()))?;
-    let m = signed.manifest;
-    if m.format != FORMAT {
-        return Err(BundleError::Manifest(format!(
-            "format `{}` is not {FORMAT}",
-            m.format
-        )));
-    }
-    identity::verify(&m.signer, &canonical(&m), &signed.signature)
-        .map_err(|e| BundleError::Signature(e.to_string()))?;
-    if let Some(want) = signer
-        && want != m.signer
-    {
-        return Err(BundleError::Signature(format!(
-            "signed by {}, not the pinned {want}",
-            m.signer
-        )));
-    }
-    Ok(m)
 }

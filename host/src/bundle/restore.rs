@@ -1,0 +1,251 @@
+//! Restoring a bundle: the whole of it checked before anything is
+//! written, then written into an instance that holds no files (see the
+//! module above for the invariants).
+
+use super::{
+    BundleEntry, BundleError, BundleManifest, COMMANDS, FORMAT, Install, PAGE, Restored,
+    ShippedCommand, Signed, VOLUMES, canonical, read_entry, sha256_hex, zip_err,
+};
+use crate::artifact::Artifact;
+use crate::commands::registry::validate_name;
+use crate::commands::{Tier, builtin};
+use crate::identity;
+use crate::limits::{BUNDLE_MAX_BYTES, BUNDLE_MAX_ENTRIES};
+use crate::store::{Volume, Volumes};
+use std::collections::BTreeMap;
+use std::io::{Read, Seek};
+
+const MANIFEST: &str = super::MANIFEST_NAME;
+
+/// Checks the bundle in `input` whole, then writes its files into
+/// `volumes` (which must be empty). `signer`, when given, is the only
+/// did:key accepted.
+pub fn restore<R: Read + Seek>(
+    input: R,
+    volumes: &Volumes,
+    target: &str,
+    signer: Option<&str>,
+    install: Option<Install<'_>>,
+) -> Result<Restored, BundleError> {
+    let mut zip = zip::ZipArchive::new(input).map_err(zip_err)?;
+    if zip.len() > BUNDLE_MAX_ENTRIES + 1 {
+        return Err(BundleError::TooLarge(format!(
+            "{} entries, past {BUNDLE_MAX_ENTRIES}",
+            zip.len()
+        )));
+    }
+    let manifest = checked_manifest(&mut zip, signer)?;
+    let listed: BTreeMap<&str, &BundleEntry> = manifest
+        .entries
+        .iter()
+        .map(|e| (e.path.as_str(), e))
+        .collect();
+    if listed.len() != manifest.entries.len() {
+        return Err(BundleError::Tampered(
+            "the manifest lists a file twice".into(),
+        ));
+    }
+    let shipped: BTreeMap<String, &ShippedCommand> = manifest
+        .commands
+        .iter()
+        .map(|c| (format!("{COMMANDS}{}.wasm", c.name), c))
+        .collect();
+    for c in &manifest.commands {
+        let part = listed.get(format!("{COMMANDS}{}.wasm", c.name).as_str());
+        if part.is_none_or(|p| p.sha256 != c.sha256) {
+            return Err(BundleError::Tampered(format!(
+                "command `{}` has no part matching its sha256",
+                c.name
+            )));
+        }
+    }
+    for e in &manifest.entries {
+        if e.path != PAGE && target_of(&e.path).is_none() && !shipped.contains_key(&e.path) {
+            return Err(BundleError::Tampered(format!(
+                "`{}` is not a volume path",
+                e.path
+            )));
+        }
+    }
+    // First pass: every entry is listed, once, with its size and hash.
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..zip.len() {
+        let (name, bytes) = read_entry(&mut zip, i, BUNDLE_MAX_BYTES)?;
+        if name == MANIFEST {
+            continue;
+        }
+        let entry = listed
+            .get(name.as_str())
+            .ok_or_else(|| BundleError::Tampered(format!("`{name}` is not in the manifest")))?;
+        if !seen.insert(name.clone()) {
+            return Err(BundleError::Tampered(format!("`{name}` appears twice")));
+        }
+        if entry.size != bytes.len() as u64 || entry.sha256 != sha256_hex(&bytes) {
+            return Err(BundleError::Tampered(format!(
+                "`{name}` does not match its sha256 in the manifest"
+            )));
+        }
+    }
+    if let Some(missing) = listed.keys().find(|p| !seen.contains(**p)) {
+        return Err(BundleError::Tampered(format!("`{missing}` is missing")));
+    }
+    if Volume::ALL.iter().any(|v| {
+        volumes
+            .usage(*v)
+            .map(|(_, files)| files > 0)
+            .unwrap_or(true)
+    }) {
+        return Err(BundleError::NotEmpty(target.to_string()));
+    }
+    // The commands are checked whole before anything is written.
+    let commands = match install {
+        Some(_) => checked_commands(&mut zip, &manifest.commands)?,
+        None => Vec::new(),
+    };
+    // Second pass: write, checking again what is written.
+    let (files, page) = match write_files(&mut zip, &listed, volumes) {
+        Ok(written) => written,
+        Err(e) => {
+            for v in Volume::ALL {
+                let _ = volumes.clear(v);
+            }
+            return Err(e);
+        }
+    };
+    let mut registered = Vec::new();
+    if let Some(Install { registry, own }) = install {
+        for (c, artifact) in commands {
+            let tier = if own { c.tier } else { Tier::OsProcess };
+            let entry = registry
+                .register_with_prefix(
+                    &c.name,
+                    artifact.bytes().to_vec(),
+                    c.arg_mode,
+                    tier,
+                    c.prefix.clone(),
+                )
+                .map_err(|e| BundleError::Command {
+                    name: c.name.clone(),
+                    why: e.to_string(),
+                })?;
+            registered.push(entry);
+        }
+    }
+    Ok(Restored {
+        manifest,
+        target: target.to_string(),
+        files,
+        commands: registered,
+        page,
+    })
+}
+
+/// Each shipped command's bytes, hashed and validated, under a name the
+/// registry would take.
+fn checked_commands<R: Read + Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    commands: &[ShippedCommand],
+) -> Result<Vec<(ShippedCommand, Artifact)>, BundleError> {
+    let mut out = Vec::new();
+    for c in commands {
+        let refuse = |why: String| BundleError::Command {
+            name: c.name.clone(),
+            why,
+        };
+        validate_name(&c.name).map_err(|e| refuse(e.to_string()))?;
+        if builtin::is_reserved(&c.name) {
+            return Err(refuse("is a reserved built-in name".into()));
+        }
+        let index = zip
+            .index_for_name(&format!("{COMMANDS}{}.wasm", c.name))
+            .ok_or_else(|| refuse("its part is missing".into()))?;
+        let (_, bytes) = read_entry(zip, index, BUNDLE_MAX_BYTES)?;
+        if sha256_hex(&bytes) != c.sha256 {
+            return Err(BundleError::Tampered(format!(
+                "command `{}` changed",
+                c.name
+            )));
+        }
+        let artifact = Artifact::from_bytes(bytes).map_err(|e| refuse(e.to_string()))?;
+        out.push((c.clone(), artifact));
+    }
+    Ok(out)
+}
+
+/// The manifest of the bundle in `input`, its signature checked (by any
+/// signer); nothing is written.
+pub fn peek<R: Read + Seek>(input: R) -> Result<BundleManifest, BundleError> {
+    let mut zip = zip::ZipArchive::new(input).map_err(zip_err)?;
+    checked_manifest(&mut zip, None)
+}
+
+type Written = (usize, Option<Vec<u8>>);
+
+fn write_files<R: Read + Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    listed: &BTreeMap<&str, &BundleEntry>,
+    volumes: &Volumes,
+) -> Result<Written, BundleError> {
+    let mut files = 0;
+    let mut page = None;
+    for i in 0..zip.len() {
+        let (name, bytes) = read_entry(zip, i, BUNDLE_MAX_BYTES)?;
+        if name == MANIFEST {
+            continue;
+        }
+        let entry = listed
+            .get(name.as_str())
+            .ok_or_else(|| BundleError::Tampered(format!("`{name}` changed while restoring")))?;
+        if entry.sha256 != sha256_hex(&bytes) {
+            return Err(BundleError::Tampered(format!(
+                "`{name}` changed while restoring"
+            )));
+        }
+        if name == PAGE {
+            page = Some(bytes);
+        } else if name.starts_with(COMMANDS) {
+            // Registered after the volumes, from the checked copy.
+        } else if let Some((volume, path)) = target_of(&name) {
+            volumes.write(volume, path, &bytes)?;
+            files += 1;
+        }
+    }
+    Ok((files, page))
+}
+
+/// `volumes/<volume>/<path>` → the volume and path.
+fn target_of(name: &str) -> Option<(Volume, &str)> {
+    let rest = name.strip_prefix(VOLUMES)?;
+    let (volume, path) = rest.split_once('/')?;
+    Some((Volume::parse(volume)?, path))
+}
+
+fn checked_manifest<R: Read + Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    signer: Option<&str>,
+) -> Result<BundleManifest, BundleError> {
+    let index = zip
+        .index_for_name(MANIFEST)
+        .ok_or_else(|| BundleError::Manifest("missing".into()))?;
+    let (_, bytes) = read_entry(zip, index, 16 << 20)?;
+    let signed: Signed =
+        serde_json::from_slice(&bytes).map_err(|e| BundleError::Manifest(e.to_string()))?;
+    let m = signed.manifest;
+    if m.format != FORMAT {
+        return Err(BundleError::Manifest(format!(
+            "format `{}` is not {FORMAT}",
+            m.format
+        )));
+    }
+    identity::verify(&m.signer, &canonical(&m), &signed.signature)
+        .map_err(|e| BundleError::Signature(e.to_string()))?;
+    if let Some(want) = signer
+        && want != m.signer
+    {
+        return Err(BundleError::Signature(format!(
+            "signed by {}, not the pinned {want}",
+            m.signer
+        )));
+    }
+    Ok(m)
+}

@@ -1,0 +1,114 @@
+//! `wbx call`: start a component of the `plugin` world (a file, or a
+//! registered command by name) under a profile, call its
+//! `run(input) -> result<string, string>` once and print the answer; an
+//! `err` is printed on stderr and exits 1.
+
+use crate::options::StageArgs;
+use crate::{exit, fail};
+use std::io::Read as _;
+use std::path::PathBuf;
+use workbooks::{StartOptions, Supervisor};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    stage: StageArgs,
+    /// The input to `run`; `-` reads it from stdin.
+    #[arg(long, default_value = "", value_name = "TEXT|-")]
+    input: String,
+    /// The instance id (names its vfs volumes within the tenant; default:
+    /// the file's stem or the command's name).
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
+    /// Print JSON: `{ok, value}`.
+    #[arg(long)]
+    json: bool,
+    /// The component: a file, or the name of a registered command.
+    target: String,
+}
+
+pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    let opts = match args.stage.to_options() {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let input = if args.input == "-" {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin()
+            .take(workbooks::limits::MAX_STDIN_BYTES as u64)
+            .read_to_string(&mut text)
+        {
+            return fail("call", format!("stdin: {e}"), exit::USAGE);
+        }
+        text
+    } else {
+        args.input.clone()
+    };
+    let engine = match crate::options::engine(home) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let path = PathBuf::from(&args.target);
+    let (artifact, stem) = if path.is_file() {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "plugin".into());
+        (engine.load_artifact(&path).map_err(|e| e.to_string()), stem)
+    } else {
+        let loaded = match engine.registry().get(&args.target) {
+            Ok(Some(entry)) => engine.registry().load(&entry).map_err(|e| e.to_string()),
+            Ok(None) => Err(format!(
+                "`{}` is neither a file nor a registered command",
+                args.target
+            )),
+            Err(e) => Err(e.to_string()),
+        };
+        (loaded, args.target.clone())
+    };
+    let artifact = match artifact {
+        Ok(a) => a,
+        Err(e) => return fail("call", e, exit::LOAD),
+    };
+    let sup = match Supervisor::for_tenant(engine, &opts.tenant) {
+        Ok(s) => s,
+        Err(e) => return fail("call", e, exit::USAGE),
+    };
+    let start = StartOptions {
+        profile: opts.profile.clone(),
+        caps: opts.caps,
+        timeout: opts.stage_timeout,
+        dirs: opts.dirs.clone(),
+        fuel: Some(opts.stage_fuel.unwrap_or(workbooks::limits::COMMAND_FUEL)),
+        memory: opts.stage_memory,
+        env: opts.env.clone(),
+    };
+    let id = args.id.clone().unwrap_or(stem);
+    let answer = crate::options::runtime().map(|rt| {
+        rt.block_on(async {
+            sup.start(&id, &artifact, start).await?;
+            let answer = sup.call_run(&id, &input).await;
+            let _ = sup.stop(&id);
+            answer
+        })
+    });
+    match answer {
+        Err(code) => code,
+        Ok(Err(e)) => fail("call", e, 1),
+        Ok(Ok(result)) => {
+            if args.json {
+                let (ok, value) = match &result {
+                    Ok(v) => (true, v),
+                    Err(v) => (false, v),
+                };
+                println!("{}", serde_json::json!({"ok": ok, "value": value}));
+            } else {
+                match &result {
+                    Ok(v) => println!("{v}"),
+                    Err(v) => eprintln!("{v}"),
+                }
+            }
+            u8::from(result.is_err())
+        }
+    }
+}
