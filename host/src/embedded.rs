@@ -84,6 +84,14 @@ pub(crate) const AGENT: Embedded = Embedded {
     sha256: sha256::AGENT,
 };
 
+/// The build broker: source in, a checked artifact out, through the
+/// sandboxed lanes.
+pub(crate) const BUILDER: Embedded = Embedded {
+    name: "workbooks:builder",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/builder.wasm")),
+    sha256: sha256::BUILDER,
+};
+
 /// upper: stdin uppercased.
 pub(crate) const UPPER: Embedded = Embedded {
     name: "upper",
@@ -107,7 +115,9 @@ fn compute_build_id() -> String {
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(crate::artifact::engine_key().as_bytes());
-    for shipped in [SHELL, WBOX, JQ, GREP, UPPER, SEARCH, FETCH, AGENT, WAT_LANE] {
+    for shipped in [
+        SHELL, WBOX, JQ, GREP, UPPER, SEARCH, FETCH, AGENT, WAT_LANE, BUILDER,
+    ] {
         h.update(shipped.sha256);
     }
     for (_, _, broker) in BROKERS {

@@ -1,21 +1,22 @@
 //! The build lanes: compilers that run in the sandbox, never on the host.
-//! `wat` is a built-in command (the `wat` and `wasmparser` crates) run
-//! under `compute` with no cap; `js` packages a script with the catalog's
-//! QuickJS (its pinned bytes only) after that QuickJS compiled it in the
-//! sandbox. A lane's refusal is [`BuildError::Lane`] naming the lane.
+//! Every build goes through the build broker (`guests/builder`, a
+//! component docked under `minimal` narrowed to `vfs` and `commands`),
+//! which runs the lane as a command through `workbooks:engine/commands`,
+//! so the deny ladder and cadence apply, and caps what it takes and gives
+//! back. `wat` is a built-in command (the `wat` and `wasmparser` crates);
+//! `js` packages a script with the catalog's QuickJS (its pinned bytes
+//! only) after that QuickJS compiled it. A lane's refusal is
+//! [`BuildError::Lane`] naming the lane; a language with no lane is
+//! [`BuildError::LaneUnavailable`].
 
 use super::Toolkit;
 use super::build::{BuildError, prebuilt};
 use crate::commands::{ArgMode, Entry, Tier};
+use crate::dock::Lane;
 use crate::engine::Engine;
-use crate::policy::CapSet;
-use crate::shell::LineOptions;
-use crate::state::Stdin;
-
-/// What the `js` lane asks QuickJS to do with a script before packaging
-/// it: compile it as a function body, without running it; a syntax error
-/// is thrown, so QuickJS exits non-zero naming it.
-const JS_SYNTAX_CHECK: &str = "new Function(scriptArgs[0])";
+use crate::limits::{BUILD_BROKER_MEMORY, BUILD_TIMEOUT, COMMAND_FUEL, Deadline};
+use crate::policy::{Cap, CapSet, Grant};
+use crate::state::SessionOptions;
 
 /// Bytes of a script the `js` lane packages: it travels as an argument,
 /// under the argv cap, with room for the caller's.
@@ -60,27 +61,11 @@ impl Engine {
                         .into(),
                 )
             })?;
-        // QuickJS is a wasip1 program: it asks for preopens, so it runs
-        // under compute's grant (vfs) with none mounted.
-        let opts = LineOptions {
-            profile: "compute".into(),
-            ..LineOptions::default()
-        };
-        let args = vec![
-            "-e".to_string(),
-            JS_SYNTAX_CHECK.to_string(),
-            script.clone(),
-        ];
-        let lane = |why: String| BuildError::Lane { lane: "js", why };
-        let out = self
-            .run_command("qjs", args, opts)
-            .await
-            .map_err(|e| lane(e.to_string()))?;
-        if out.exit_code != 0 {
-            return Err(lane(
-                String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            ));
-        }
+        let script = self.build_in_sandbox("js", script.into_bytes()).await?;
+        let script = String::from_utf8(script).map_err(|_| BuildError::Lane {
+            lane: "js",
+            why: "the broker answered a script that is not UTF-8".into(),
+        })?;
         let artifact = self.registry().load(&engine)?;
         let tier = match tk.manifest.kw("TRUST") {
             Some("third-party") => Tier::OsProcess,
@@ -95,29 +80,56 @@ impl Engine {
         )?)
     }
 
-    /// Compiles WAT `text` in the sandbox: the built-in `wat` command
-    /// under `compute`, no cap, the text on its stdin.
+    /// Compiles WAT `text` in the sandbox, through the build broker.
     pub(super) async fn wat_lane(&self, text: Vec<u8>) -> Result<Vec<u8>, BuildError> {
-        let opts = LineOptions {
-            profile: "compute".into(),
-            caps: Some(CapSet::EMPTY),
-            stdin: Stdin::Bytes(text.into()),
-            ..LineOptions::default()
+        self.build_in_sandbox("wat", text).await
+    }
+
+    /// Builds `source` in `lang` (`wat`, `js`) with the build broker:
+    /// docked under `minimal` narrowed to `vfs` and `commands`, with fuel,
+    /// [`BUILD_TIMEOUT`] and [`BUILD_BROKER_MEMORY`] on, one fresh
+    /// instance per build. A language with no lane is
+    /// [`BuildError::LaneUnavailable`] naming the compiler it lacks.
+    pub async fn build_in_sandbox(
+        &self,
+        lang: &str,
+        source: Vec<u8>,
+    ) -> Result<Vec<u8>, BuildError> {
+        let label = match lang {
+            "wat" => "wat",
+            "js" => "js",
+            _ => "build",
         };
-        let out = self
-            .run_command("wat", Vec::new(), opts)
+        let lane = |why: String| BuildError::Lane { lane: label, why };
+        let grant = Grant::narrowed("minimal", CapSet::of(&[Cap::Vfs, Cap::Commands]))
+            .map_err(|e| lane(e.to_string()))?;
+        let docked = self
+            .dock_on(&crate::embedded::BUILDER.artifact(), &grant, Lane::Call)
+            .map_err(|e| lane(format!("the build broker: {e}")))?;
+        let pre = docked
+            .component()
+            .ok_or_else(|| lane("the build broker is not a component".into()))?;
+        let mut session = SessionOptions::new("build", "default");
+        session.fuel = Some(COMMAND_FUEL);
+        session.memory = Some(BUILD_BROKER_MEMORY);
+        let (mut store, _) = self
+            .new_store(&grant, &session)
+            .map_err(|e| lane(e.to_string()))?;
+        store.data_mut().deadline = Deadline::after(BUILD_TIMEOUT);
+        let call = async {
+            let instance = pre.instantiate_async(&mut store).await?;
+            let build = instance
+                .get_typed_func::<(&str, &[u8]), (Result<Vec<u8>, String>,)>(&mut store, "build")?;
+            let (answer,) = build.call_async(&mut store, (lang, &source)).await?;
+            Ok::<_, wasmtime::Error>(answer)
+        };
+        let answer = tokio::time::timeout(BUILD_TIMEOUT, call)
             .await
-            .map_err(|e| BuildError::Lane {
-                lane: "wat",
-                why: e.to_string(),
-            })?;
-        if out.exit_code != 0 {
-            let said = String::from_utf8_lossy(&out.stderr);
-            return Err(BuildError::Lane {
-                lane: "wat",
-                why: said.trim().to_string(),
-            });
-        }
-        Ok(out.stdout.to_vec())
+            .map_err(|_| lane(format!("timed out after {BUILD_TIMEOUT:?}")))?
+            .map_err(|e| lane(format!("the build broker failed: {e:#}")))?;
+        answer.map_err(|why| match why.strip_prefix("lane_unavailable: ") {
+            Some(what) => BuildError::LaneUnavailable(what.to_string()),
+            None => lane(why.strip_prefix("refused: ").unwrap_or(&why).to_string()),
+        })
     }
 }

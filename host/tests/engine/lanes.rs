@@ -1,6 +1,9 @@
-//! The `js` build lane: a toolkit's script packaged with the catalog's
-//! QuickJS (only its pinned bytes) as a command; the script is compiled in
-//! the sandbox first, so a syntax error registers nothing.
+//! The build lanes through the build broker: WAT text becomes the same
+//! bytes the `wat` crate makes natively, bad text and text past the cap
+//! are refused by name, a language with no lane names the compiler it
+//! lacks; and the `js` lane packages a toolkit's script with the catalog's
+//! QuickJS (only its pinned bytes) after compiling it in the sandbox, so a
+//! syntax error registers nothing.
 
 use crate::common::own_builder;
 use std::path::{Path, PathBuf};
@@ -101,4 +104,34 @@ async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothin
         .unwrap();
     assert_eq!(out.exit, 0, "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "3 the\n2 and\n");
+}
+
+#[tokio::test]
+async fn the_build_broker_compiles_wat_as_the_native_crate_does_and_refuses_by_name() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path()).build().unwrap();
+    let text = "(module (func (export \"f\") (result i32) i32.const 7))";
+    let built = engine
+        .build_in_sandbox("wat", text.as_bytes().to_vec())
+        .await
+        .unwrap();
+    assert_eq!(built, wat::parse_str(text).unwrap());
+
+    let err = engine
+        .build_in_sandbox("wat", b"(module (func (result i32)))".to_vec())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, BuildError::Lane { lane: "wat", .. }), "{err}");
+    assert!(err.to_string().contains("type mismatch"), "{err}");
+
+    let huge = vec![b' '; (32 << 20) + 1];
+    let err = engine.build_in_sandbox("wat", huge).await.unwrap_err();
+    assert!(err.to_string().contains("source_too_large"), "{err}");
+
+    let err = engine
+        .build_in_sandbox("rust", b"fn main() {}".to_vec())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
+    assert!(err.to_string().contains("rust compiler component"), "{err}");
 }
