@@ -62,6 +62,17 @@ pub enum BuildError {
     /// The `#+COMPOSE` file could not be composed.
     #[error(transparent)]
     Compose(#[from] super::compose::ComposeError),
+    /// A third-party source does not hash to the `#+SHA256` its signed
+    /// manifest pins.
+    #[error(
+        "artifact_integrity: {file} hashes to {got}, not the #+SHA256 the signed manifest pins"
+    )]
+    Integrity {
+        /// The source file.
+        file: String,
+        /// What it hashes to.
+        got: String,
+    },
     /// A build lane refused the source.
     #[error("toolkit build: the {lane} lane: {why}")]
     Lane {
@@ -139,9 +150,12 @@ impl Engine {
             }
             if lang == Some("wat") {
                 let text = prebuilt(tk, dir, "wat")?;
+                third_party_pin(tk, dir, &text)?;
                 self.wat_lane(text).await?
             } else {
-                prebuilt(tk, dir, "wasm")?
+                let wasm = prebuilt(tk, dir, "wasm")?;
+                third_party_pin(tk, dir, &wasm)?;
+                wasm
             }
         } else if let Some(why) = lane_for(src, lang) {
             return Err(BuildError::LaneUnavailable(why.into()));
@@ -233,6 +247,27 @@ fn pinned_row(tk: &Toolkit, bin: &str, url: &str, path: Option<&str>) -> Result<
         sha256: sha.to_string(),
         arg_mode: "argv".into(),
     })
+}
+
+/// A third-party toolkit's `path:` source must hash to its `#+SHA256`:
+/// the manifest's signature covers the pin, so it covers the source too.
+/// A first-party source needs no pin.
+pub(super) fn third_party_pin(tk: &Toolkit, dir: &str, bytes: &[u8]) -> Result<(), BuildError> {
+    if tk.manifest.kw("TRUST") != Some("third-party") {
+        return Ok(());
+    }
+    let pin = tk
+        .manifest
+        .kw("SHA256")
+        .ok_or_else(|| BuildError::Unpinned(format!("the third-party source path:{dir}")))?;
+    let got = crate::bundle::sha256_hex(bytes);
+    if !got.eq_ignore_ascii_case(pin) {
+        return Err(BuildError::Integrity {
+            file: format!("path:{dir}"),
+            got,
+        });
+    }
+    Ok(())
 }
 
 /// `rel`, a file strictly inside the toolkit's folder (no link out).

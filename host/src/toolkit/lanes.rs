@@ -10,7 +10,7 @@
 //! [`BuildError::LaneUnavailable`].
 
 use super::Toolkit;
-use super::build::{BuildError, prebuilt};
+use super::build::{BuildError, prebuilt, third_party_pin};
 use crate::commands::{ArgMode, Entry, Tier};
 use crate::dock::Lane;
 use crate::engine::Engine;
@@ -36,6 +36,7 @@ impl Engine {
         dir: &str,
     ) -> Result<Entry, BuildError> {
         let script = prebuilt(tk, dir, "js")?;
+        third_party_pin(tk, dir, &script)?;
         if script.len() > JS_MAX_SCRIPT_BYTES {
             return Err(BuildError::Lane {
                 lane: "js",

@@ -245,13 +245,18 @@ fn build_src_checks(m: &super::Manifest, src: &str) -> Vec<Check> {
             what: format!("#+BUILD_SRC `{src}` is not a known source spec"),
         });
     }
+    let pinned = m
+        .kw("SHA256")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
     if src.starts_with("wasm:") || src.starts_with("archive:") {
-        let pinned = m
-            .kw("SHA256")
-            .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
         out.push(Check {
             ok: pinned,
             what: "#+SHA256 pins the fetched bytes (64 hex digits)".into(),
+        });
+    } else if src.starts_with("path:") && m.kw("TRUST") == Some("third-party") {
+        out.push(Check {
+            ok: pinned,
+            what: "third-party: #+SHA256 pins the path: source, so the signature covers it".into(),
         });
     }
     out

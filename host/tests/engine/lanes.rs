@@ -5,7 +5,7 @@
 //! QuickJS (only its pinned bytes) after compiling it in the sandbox, so a
 //! syntax error registers nothing.
 
-use crate::common::own_builder;
+use crate::common::{own_builder, text, wbx};
 use std::path::{Path, PathBuf};
 use workbooks::toolkit::{BuildError, Toolkits};
 use workbooks::{LineOptions, Stdin};
@@ -134,4 +134,88 @@ async fn the_build_broker_compiles_wat_as_the_native_crate_does_and_refuses_by_n
         .unwrap_err();
     assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
     assert!(err.to_string().contains("rust compiler component"), "{err}");
+}
+
+#[test]
+fn a_third_party_script_builds_only_while_it_hashes_to_its_signed_pin() {
+    let Some(wheel) = real_wheel() else {
+        eprintln!("not run: no wheel in WB_CATALOG_DIR/wheel (.ci/run fetches it)");
+        return;
+    };
+    let quickjs = wheel
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("quickjs.wasm");
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolkits/rot13");
+    let dir = root.path().join("rot13");
+    for sub in ["src", "skills"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    for f in ["manifest.org", "skills/overview.org", "src/rot13.js"] {
+        std::fs::copy(shipped.join(f), dir.join(f)).unwrap();
+    }
+    let r = root.path().to_str().unwrap();
+    let o = wbx(
+        home.path(),
+        &["command", "register", "qjs", quickjs.to_str().unwrap()],
+        b"",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", r, "build", "rot13", "--json"],
+        b"",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let entry: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        entry["tier"], "os_process",
+        "third-party runs one rung stronger"
+    );
+    let o = wbx(home.path(), &["run", "rot13"], b"Hello, World\n");
+    assert_eq!(text(&o.stdout), "Uryyb, Jbeyq\n", "{}", text(&o.stderr));
+
+    // The script edited after signing: the pin no longer holds.
+    let script = dir.join("src/rot13.js");
+    let mut edited = std::fs::read_to_string(&script).unwrap();
+    edited.push_str("std.out.puts('pwned');\n");
+    std::fs::write(&script, edited).unwrap();
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", r, "build", "rot13"],
+        b"",
+    );
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("artifact_integrity"),
+        "{}",
+        text(&o.stderr)
+    );
+    // ... and re-pinning it in the manifest breaks the signature instead.
+    let manifest = dir.join("manifest.org");
+    let sha = workbooks::bundle::sha256_hex(&std::fs::read(&script).unwrap());
+    let text_ = std::fs::read_to_string(&manifest).unwrap();
+    let line = text_
+        .lines()
+        .find(|l| l.starts_with("#+SHA256:"))
+        .unwrap()
+        .to_string();
+    std::fs::write(&manifest, text_.replace(&line, &format!("#+SHA256: {sha}"))).unwrap();
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", r, "build", "rot13"],
+        b"",
+    );
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("not trusted"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = wbx(home.path(), &["run", "rot13"], b"abc");
+    assert_eq!(text(&o.stdout), "nop", "the first build stays registered");
 }

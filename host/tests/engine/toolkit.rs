@@ -51,6 +51,7 @@ fn every_shipped_toolkit_verifies_and_the_list_shows_them_all() {
             "math",
             "math-cli",
             "math-ops",
+            "rot13",
             "tally",
             "text-recipes",
             "wat-hello"
