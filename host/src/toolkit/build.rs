@@ -270,8 +270,9 @@ pub(super) fn third_party_pin(tk: &Toolkit, dir: &str, bytes: &[u8]) -> Result<(
     Ok(())
 }
 
-/// `rel`, a file strictly inside the toolkit's folder (no link out).
-fn inside(tk: &Toolkit, rel: &str) -> Result<std::path::PathBuf, BuildError> {
+/// `rel`, a `noun` (file or folder) strictly inside the toolkit's folder
+/// (no `..`, no link out), canonical.
+fn inside(tk: &Toolkit, rel: &str, noun: &str) -> Result<std::path::PathBuf, BuildError> {
     let bad = |why: &str| BuildError::Path {
         dir: rel.to_string(),
         why: why.to_string(),
@@ -281,9 +282,9 @@ fn inside(tk: &Toolkit, rel: &str) -> Result<std::path::PathBuf, BuildError> {
         .filter(|p| !p.is_empty() && *p != ".")
         .collect();
     if parts.is_empty() || !parts.iter().all(|p| is_slug(p)) {
-        return Err(bad(
-            "must be a file inside the toolkit (A-Z a-z 0-9 . _ - parts)",
-        ));
+        return Err(bad(&format!(
+            "must be a {noun} inside the toolkit (A-Z a-z 0-9 . _ - parts)"
+        )));
     }
     let root = tk.dir.canonicalize().map_err(|e| bad(&e.to_string()))?;
     let file = root
@@ -299,7 +300,7 @@ fn inside(tk: &Toolkit, rel: &str) -> Result<std::path::PathBuf, BuildError> {
 /// The text of a toolkit's `#+COMPOSE` file, strictly inside its folder
 /// and within [`COMPOSE_MAX_SOURCE_BYTES`](crate::limits::COMPOSE_MAX_SOURCE_BYTES).
 pub(super) fn compose_source(tk: &Toolkit, file: &str) -> Result<String, String> {
-    let path = inside(tk, file).map_err(|e| match e {
+    let path = inside(tk, file, "file").map_err(|e| match e {
         BuildError::Path { why, .. } => why,
         other => other.to_string(),
     })?;
@@ -327,23 +328,8 @@ pub(super) fn prebuilt(tk: &Toolkit, dir: &str, ext: &str) -> Result<Vec<u8>, Bu
         dir: dir.to_string(),
         why: why.to_string(),
     };
-    let parts: Vec<&str> = dir
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    if parts.is_empty() || !parts.iter().all(|p| is_slug(p)) {
-        return Err(bad(
-            "must be a folder inside the toolkit (A-Z a-z 0-9 . _ - parts)",
-        ));
-    }
+    let folder = inside(tk, dir, "folder")?;
     let root = tk.dir.canonicalize().map_err(|e| bad(&e.to_string()))?;
-    let folder = root
-        .join(parts.join("/"))
-        .canonicalize()
-        .map_err(|e| bad(&e.to_string()))?;
-    if !folder.starts_with(&root) {
-        return Err(bad("leaves the toolkit's folder"));
-    }
     let file = match tk.manifest.kw("WASM_PATH") {
         Some(name) if is_slug(name) => folder.join(name),
         Some(_) => return Err(bad("#+WASM_PATH must be a file name in the folder")),

@@ -145,33 +145,27 @@ fn a_tampered_bundle_is_refused_and_nothing_is_written() {
             e["sha256"] = serde_json::json!(hex::encode(sha2::Sha256::digest(b"the sky is green")));
         }
     }
-    let relisted = rewritten(
-        &changed,
-        |n, b| {
-            Some(if n == "manifest.json" {
-                serde_json::to_vec(&edited).unwrap()
-            } else {
-                b
-            })
-        },
-        None,
-    );
+    // `bundle` with its manifest.json replaced by `manifest`.
+    let with_manifest = |bundle: &[u8], manifest: &serde_json::Value| {
+        rewritten(
+            bundle,
+            |n, b| {
+                Some(if n == "manifest.json" {
+                    serde_json::to_vec(manifest).unwrap()
+                } else {
+                    b
+                })
+            },
+            None,
+        )
+    };
+    let relisted = with_manifest(&changed, &edited);
     // The same edit re-signed by another key: valid, but not the pinned signer.
     let mut resigned = edited.clone();
     resigned["manifest"]["signer"] = serde_json::json!(other.did);
     let canonical = resigned["manifest"].to_string();
     resigned["signature"] = serde_json::json!(other.sign(canonical.as_bytes()).unwrap());
-    let resigned = rewritten(
-        &changed,
-        |n, b| {
-            Some(if n == "manifest.json" {
-                serde_json::to_vec(&resigned).unwrap()
-            } else {
-                b
-            })
-        },
-        None,
-    );
+    let resigned = with_manifest(&changed, &resigned);
     // A path that leaves the volumes.
     let escaping = rewritten(
         &good,

