@@ -108,11 +108,17 @@ pub fn push(
         }
     });
     let landed = checked.and_then(|()| {
+        let old = staging.join(".old");
         if existed {
-            let old = staging.join(".old");
             std::fs::rename(&dest, &old).map_err(|e| io(id, e))?;
         }
-        std::fs::rename(staging.join(id), &dest).map_err(|e| io(id, e))
+        std::fs::rename(staging.join(id), &dest).map_err(|e| {
+            // Put the old version back: a failed push leaves the root as it was.
+            if existed {
+                let _ = std::fs::rename(&old, &dest);
+            }
+            io(id, e)
+        })
     });
     let _ = std::fs::remove_dir_all(&staging);
     landed.map(|()| Pushed {

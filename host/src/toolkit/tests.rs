@@ -305,3 +305,59 @@ fn discovery_takes_the_env_root_only_when_it_exists_and_drops_unknown_names() {
     assert_eq!(kits.injection_text(&["nope".to_string()]), "");
     assert_eq!(search(&kits.list(), "RESHAPE"), ["big", "text"]);
 }
+
+/// The failing checks of a toolkit whose `#+COMPOSE` names `file`, with
+/// `m.wac` in its folder holding `wac` when given.
+fn compose_failures(file: &str, wac: Option<&str>) -> Vec<String> {
+    let manifest = with(&format!("#+COMPOSE: {file}"));
+    let root = root_with("text", &manifest, &[("overview", "* Overview")]);
+    if let Some(wac) = wac {
+        std::fs::write(root.path().join("text/m.wac"), wac).unwrap();
+    }
+    let home = tempfile::tempdir().unwrap();
+    let kits = Toolkits::new(Some(root.path().to_path_buf()));
+    verify(&kits.get("text").unwrap(), &Registry::new(home.path()))
+        .checks
+        .into_iter()
+        .filter(|c| !c.ok)
+        .map(|c| c.what)
+        .collect()
+}
+
+#[test]
+fn a_compose_file_must_be_wac_strictly_inside_the_toolkit() {
+    let wac = "package toolkit:text;\nlet a = new toolkit:other {};\nexport a...;\n";
+    assert_eq!(compose_failures("m.wac", Some(wac)), Vec::<String>::new());
+    let bad = compose_failures("m.wac", Some("let = ;"));
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].starts_with("#+COMPOSE `m.wac`: "), "{bad:?}");
+    let outside = compose_failures("../../etc/passwd", None);
+    assert!(
+        outside[0].contains("must be a file inside the toolkit"),
+        "{outside:?}"
+    );
+    let missing = compose_failures("gone.wac", None);
+    assert!(
+        missing[0].starts_with("#+COMPOSE `gone.wac`: "),
+        "{missing:?}"
+    );
+}
+
+#[test]
+fn a_third_party_path_source_must_be_pinned_for_its_signature_to_cover_it() {
+    let pin_check = "third-party: #+SHA256 pins the path: source, so the signature covers it";
+    let unpinned = failed(&with(
+        "#+TRUST: third-party\n#+EXEC: command\n#+CLI_BIN: tool\n#+BUILD_SRC: path:src",
+    ));
+    assert!(unpinned.iter().any(|c| c == pin_check), "{unpinned:?}");
+    let pinned = failed(&with(&format!(
+        "#+TRUST: third-party\n#+EXEC: command\n#+CLI_BIN: tool\n#+BUILD_SRC: path:src\n#+SHA256: {}",
+        "ab".repeat(32)
+    )));
+    assert!(!pinned.iter().any(|c| c == pin_check), "{pinned:?}");
+    // A first-party path: source needs no pin.
+    let first = failed(&with(
+        "#+EXEC: command\n#+CLI_BIN: tool\n#+BUILD_SRC: path:src",
+    ));
+    assert!(!first.iter().any(|c| c == pin_check), "{first:?}");
+}
