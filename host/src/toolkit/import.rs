@@ -334,9 +334,13 @@ fn audit_org(
         if matches!(lang.as_str(), "sh" | "bash" | "shell" | "zsh") {
             for (j, l) in lines.iter().enumerate().take(end).skip(i + 1) {
                 for stage in l.split(['|', ';']).flat_map(|s| s.split("&&")) {
+                    // A stage inside a quoted `wbx run '…'` line splits
+                    // here too: its command word keeps the quote.
                     let word = stage
                         .split_whitespace()
-                        .find(|w| !w.contains('=') && *w != "$");
+                        .find(|w| !w.contains('=') && *w != "$")
+                        .map(|w| w.trim_matches(['\'', '"']))
+                        .filter(|w| !w.is_empty());
                     if let Some(w) = word
                         && !w.starts_with('#')
                         && !known(w)

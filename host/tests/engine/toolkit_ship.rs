@@ -16,7 +16,7 @@ fn skill(dir: &Path) {
     std::fs::create_dir_all(dir.join("scripts")).unwrap();
     std::fs::write(
         dir.join("SKILL.md"),
-        "---\nname: PDF Tools\ndescription: Pull fields out of PDF exports.\n---\n\n# Usage\n\nFetch and pick:\n\n```bash\ncurl -s https://example.org/a.json | jq .a\n```\n\n```python\nprint(1)\n```\n",
+        "---\nname: PDF Tools\ndescription: Pull fields out of PDF exports.\n---\n\n# Usage\n\nFetch and pick:\n\n```bash\ncurl -s https://example.org/a.json | jq .a\nwbx run 'cat a.json | jq .b'\n```\n\n```python\nprint(1)\n```\n",
     )
     .unwrap();
     std::fs::write(dir.join("reference.md"), "## Fields\n\nEvery field.\n").unwrap();
@@ -61,7 +61,7 @@ fn an_imported_skill_verifies_and_the_audit_names_what_would_run_natively() {
         "{findings:#?}"
     );
     assert!(
-        findings[2].starts_with("skills/overview.org:11 a python block"),
+        findings[2].starts_with("skills/overview.org:12 a python block"),
         "{findings:#?}"
     );
     let o = tk(home.path(), root.path(), &["verify", "pdf-tools"]);
