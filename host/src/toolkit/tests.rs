@@ -32,7 +32,16 @@ fn add(root: &Path, id: &str, manifest: &str, skills: &[(&str, &str)]) {
 }
 
 fn report(manifest: &str) -> Report {
+    report_with(manifest, &[])
+}
+
+/// The report of toolkit `text` with `manifest` and the extra `files`
+/// (paths inside its folder).
+fn report_with(manifest: &str, files: &[(&str, &str)]) -> Report {
     let root = root_with("text", manifest, &[("overview", "* Overview")]);
+    for (path, text) in files {
+        std::fs::write(root.path().join("text").join(path), text).unwrap();
+    }
     let home = tempfile::tempdir().unwrap();
     let kits = Toolkits::new(Some(root.path().to_path_buf()));
     verify(&kits.get("text").unwrap(), &Registry::new(home.path()))
@@ -40,7 +49,11 @@ fn report(manifest: &str) -> Report {
 
 /// The failing checks' texts.
 fn failed(manifest: &str) -> Vec<String> {
-    report(manifest)
+    failures(report(manifest))
+}
+
+fn failures(report: Report) -> Vec<String> {
+    report
         .checks
         .into_iter()
         .filter(|c| !c.ok)
@@ -310,18 +323,8 @@ fn discovery_takes_the_env_root_only_when_it_exists_and_drops_unknown_names() {
 /// `m.wac` in its folder holding `wac` when given.
 fn compose_failures(file: &str, wac: Option<&str>) -> Vec<String> {
     let manifest = with(&format!("#+COMPOSE: {file}"));
-    let root = root_with("text", &manifest, &[("overview", "* Overview")]);
-    if let Some(wac) = wac {
-        std::fs::write(root.path().join("text/m.wac"), wac).unwrap();
-    }
-    let home = tempfile::tempdir().unwrap();
-    let kits = Toolkits::new(Some(root.path().to_path_buf()));
-    verify(&kits.get("text").unwrap(), &Registry::new(home.path()))
-        .checks
-        .into_iter()
-        .filter(|c| !c.ok)
-        .map(|c| c.what)
-        .collect()
+    let files: Vec<(&str, &str)> = wac.map(|w| ("m.wac", w)).into_iter().collect();
+    failures(report_with(&manifest, &files))
 }
 
 #[test]
