@@ -27,7 +27,6 @@ use crate::identity::{Identity, IdentityError};
 use crate::limits::{BUNDLE_MAX_BYTES, BUNDLE_MAX_ENTRIES};
 use crate::store::{VfsError, Volume, Volumes};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::io::{Read, Seek, Write};
 
 mod restore;
@@ -158,17 +157,7 @@ pub struct Restored {
     pub page: Option<Vec<u8>>,
 }
 
-/// The sha256 (hex) of `bytes`: a bundle file's pin.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
-
-pub(crate) fn canonical(m: &BundleManifest) -> Vec<u8> {
-    // `serde_json::Value` keeps object keys sorted.
-    serde_json::to_value(m)
-        .map(|v| v.to_string().into_bytes())
-        .unwrap_or_default()
-}
+pub use crate::identity::sha256_hex;
 
 pub(crate) fn zip_err(e: impl std::fmt::Display) -> BundleError {
     BundleError::Zip(e.to_string())
@@ -244,7 +233,7 @@ pub fn ship<W: Write + Seek>(
         commands: shipped,
     };
     let signed = Signed {
-        signature: identity.sign(&canonical(&manifest))?,
+        signature: identity.sign(&crate::identity::canonical_json(&manifest))?,
         manifest,
     };
     zip.start_file(MANIFEST_NAME, options).map_err(zip_err)?;

@@ -4,7 +4,7 @@
 
 use super::{
     BundleEntry, BundleError, BundleManifest, COMMANDS, FORMAT, Install, PAGE, Restored,
-    ShippedCommand, Signed, VOLUMES, canonical, read_entry, sha256_hex, zip_err,
+    ShippedCommand, Signed, VOLUMES, read_entry, sha256_hex, zip_err,
 };
 use crate::artifact::Artifact;
 use crate::commands::registry::validate_name;
@@ -237,7 +237,7 @@ fn checked_manifest<R: Read + Seek>(
             m.format
         )));
     }
-    identity::verify(&m.signer, &canonical(&m), &signed.signature)
+    identity::verify(&m.signer, &identity::canonical_json(&m), &signed.signature)
         .map_err(|e| BundleError::Signature(e.to_string()))?;
     if let Some(want) = signer
         && want != m.signer

@@ -6,7 +6,7 @@ use crate::{exit, fail};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use workbooks::commands::{ArgMode, Tier};
-use workbooks::toolkit::{self, Toolkits, compose};
+use workbooks::toolkit::compose;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -69,11 +69,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let root = args.root.clone().or_else(|| {
-        let env = std::env::var("WB_TOOLKITS_ROOT").ok();
-        toolkit::default_root(env.as_deref(), &std::env::current_dir().unwrap_or_default())
-    });
-    let kits = Toolkits::new(root);
+    let kits = crate::toolkit::toolkits(args.root.clone());
     let mut third_party = false;
     let origin = args.file.display().to_string();
     let composed = compose::compose(&source, &origin, |package| {

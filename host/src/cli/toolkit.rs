@@ -111,12 +111,16 @@ pub(crate) fn seed() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
-    let root = args.root.clone().or_else(|| {
+/// The toolkits under `--root`, else the default root.
+pub(crate) fn toolkits(root: Option<PathBuf>) -> Toolkits {
+    Toolkits::new(root.or_else(|| {
         let env = std::env::var("WB_TOOLKITS_ROOT").ok();
         toolkit::default_root(env.as_deref(), &std::env::current_dir().unwrap_or_default())
-    });
-    let kits = Toolkits::new(root);
+    }))
+}
+
+pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
+    let kits = toolkits(args.root.clone());
     let json = args.json;
     let print = |text: String, value: serde_json::Value| {
         if json {

@@ -14,7 +14,10 @@ use std::sync::{Arc, Mutex};
 /// A command found by name, ready to run.
 pub(crate) struct Resolved {
     pub(crate) artifact: Artifact,
-    pub(crate) prefix: Vec<String>,
+    /// A built-in's applet word (`sort` is `wbox sort`).
+    pub(crate) prefix: Option<&'static str>,
+    /// A registered command's packaged arguments.
+    pub(crate) packaged: Vec<String>,
     pub(crate) arg_mode: ArgMode,
     pub(crate) tier: Tier,
     /// The store file, for tiers that run it in another process.
@@ -128,7 +131,8 @@ impl Ladder<'_> {
         if let Some(b) = builtin::resolve(name) {
             return Ok(Some(Resolved {
                 artifact: b.artifact,
-                prefix: b.prefix.map(|p| vec![p.to_string()]).unwrap_or_default(),
+                prefix: b.prefix,
+                packaged: Vec::new(),
                 arg_mode: ArgMode::Argv,
                 tier: Tier::Instance,
                 path: None,
@@ -148,7 +152,8 @@ impl Ladder<'_> {
         Ok(Some(Resolved {
             path: Some(registry.path_of(&entry)),
             artifact,
-            prefix: entry.prefix,
+            prefix: None,
+            packaged: entry.prefix,
             arg_mode: entry.arg_mode,
             tier: entry.tier,
         }))

@@ -49,8 +49,11 @@ pub(crate) fn shape_args(
     resolved: &Resolved,
     mut args: Vec<String>,
 ) -> Result<Vec<String>, CommandError> {
-    if !resolved.prefix.is_empty() {
-        args.splice(0..0, resolved.prefix.iter().cloned());
+    if let Some(prefix) = resolved.prefix {
+        args.insert(0, prefix.to_string());
+    }
+    if !resolved.packaged.is_empty() {
+        args.splice(0..0, resolved.packaged.iter().cloned());
     }
     let argv_bytes: usize = args.iter().map(|a| a.len() + 1).sum();
     if argv_bytes > MAX_ARGV_BYTES {

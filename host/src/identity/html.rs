@@ -10,9 +10,8 @@
 //! A page is `valid` when both hold. This is the did:key scheme, not a
 //! COSE/X.509 C2PA claim.
 
-use super::{Identity, IdentityError};
+use super::{Identity, IdentityError, canonical_json, sha256_hex};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 /// The element's opening tag.
 const OPEN: &str = r#"<script type="application/workbooks-c2pa+json" id="wb-c2pa-manifest">"#;
@@ -64,18 +63,6 @@ fn split(page: &str) -> Option<(String, &str)> {
     Some((asset, &page[body..end]))
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
-
-/// The canonical JSON of a manifest (sorted keys, no spaces).
-fn canonical(m: &PageManifest) -> Vec<u8> {
-    // `serde_json::Value` keeps object keys sorted.
-    serde_json::to_value(m)
-        .map(|v| v.to_string().into_bytes())
-        .unwrap_or_default()
-}
-
 /// `page` signed by `identity` at `now`: any earlier manifest is replaced;
 /// the new one goes before `</head>`, else `</body>`, else at the end.
 pub fn sign_page(page: &str, identity: &Identity, now: u64) -> Result<String, IdentityError> {
@@ -86,7 +73,7 @@ pub fn sign_page(page: &str, identity: &Identity, now: u64) -> Result<String, Id
         signer: identity.did.clone(),
         signed_at: now,
     };
-    let signature = identity.sign(&canonical(&manifest))?;
+    let signature = identity.sign(&canonical_json(&manifest))?;
     let embedded = serde_json::to_string(&Embedded {
         manifest,
         signature,
@@ -118,7 +105,7 @@ pub fn verify_page(page: &str) -> PageCheck {
     };
     let m = &embedded.manifest;
     let asset_integrity = sha256_hex(asset.as_bytes()) == m.asset_sha256;
-    let signature = super::verify(&m.signer, &canonical(m), &embedded.signature).is_ok();
+    let signature = super::verify(&m.signer, &canonical_json(m), &embedded.signature).is_ok();
     let why = match (signature, asset_integrity) {
         (true, true) => None,
         (false, _) => Some("the signature does not verify under the signer's did:key".into()),

@@ -56,6 +56,20 @@ impl std::fmt::Debug for Identity {
     }
 }
 
+/// The sha256 (hex) of `bytes`: what a signed manifest pins.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// The canonical JSON of a value a signature covers: object keys sorted
+/// (`serde_json::Value` keeps them so), no spaces.
+pub fn canonical_json(value: &impl serde::Serialize) -> Vec<u8> {
+    serde_json::to_value(value)
+        .map(|v| v.to_string().into_bytes())
+        .unwrap_or_default()
+}
+
 /// The `did:key` of an Ed25519 public key.
 pub fn did_key(public: &[u8; 32]) -> String {
     let mut bytes = ED25519_CODEC.to_vec();

@@ -260,7 +260,7 @@ pub(super) fn third_party_pin(tk: &Toolkit, dir: &str, bytes: &[u8]) -> Result<(
         .manifest
         .kw("SHA256")
         .ok_or_else(|| BuildError::Unpinned(format!("the third-party source path:{dir}")))?;
-    let got = crate::bundle::sha256_hex(bytes);
+    let got = crate::identity::sha256_hex(bytes);
     if !got.eq_ignore_ascii_case(pin) {
         return Err(BuildError::Integrity {
             file: format!("path:{dir}"),

@@ -162,3 +162,46 @@ pub fn compose(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty_component() -> Artifact {
+        Artifact::from_bytes(wat::parse_str("(component)").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_source_past_the_cap_is_refused_before_it_is_parsed() {
+        let big = format!(
+            "package toolkit:x;\n{}",
+            " ".repeat(COMPOSE_MAX_SOURCE_BYTES)
+        );
+        let err = compose(&big, "big.wac", |_| Ok(empty_component())).unwrap_err();
+        assert!(matches!(err, ComposeError::TooLarge { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_file_naming_more_packages_than_the_cap_is_refused_at_the_one_past_it() {
+        let mut src = String::from("package toolkit:x;\n");
+        for i in 0..=COMPOSE_MAX_PACKAGES {
+            src.push_str(&format!("let p{i} = new toolkit:p{i} {{}};\n"));
+        }
+        let mut asked = 0;
+        let err = compose(&src, "many.wac", |_| {
+            asked += 1;
+            Ok(empty_component())
+        })
+        .unwrap_err();
+        assert_eq!(err, ComposeError::TooManyPackages);
+        assert_eq!(asked, COMPOSE_MAX_PACKAGES);
+    }
+
+    #[test]
+    fn a_core_module_is_not_composed() {
+        let module = Artifact::from_bytes(wat::parse_str("(module)").unwrap()).unwrap();
+        let src = "package toolkit:x;\nlet a = new toolkit:m {};\nexport a...;\n";
+        let err = compose(src, "m.wac", |_| Ok(module.clone())).unwrap_err();
+        assert!(err.to_string().contains("is a core module"), "{err}");
+    }
+}

@@ -34,7 +34,7 @@ pub struct Finding {
     pub what: String,
 }
 
-fn io(id: &str, e: impl std::fmt::Display) -> ToolkitError {
+pub(super) fn io(id: &str, e: impl std::fmt::Display) -> ToolkitError {
     ToolkitError::Io {
         id: id.to_string(),
         why: e.to_string(),
@@ -117,9 +117,10 @@ pub fn md_to_org(md: &str) -> String {
     out
 }
 
-/// The regular files under `dir` (relative paths), refusing links and
-/// past the caps.
-fn files_under(id: &str, dir: &Path) -> Result<Vec<PathBuf>, ToolkitError> {
+/// The regular files under `dir` (relative paths; `.git` left out),
+/// refusing links and past the caps ([`IMPORT_MAX_FILES`],
+/// [`IMPORT_MAX_BYTES`]), with their total size.
+pub(super) fn files_under(id: &str, dir: &Path) -> Result<(Vec<PathBuf>, u64), ToolkitError> {
     let mut out = Vec::new();
     let mut total = 0u64;
     let mut stack = vec![PathBuf::new()];
@@ -135,7 +136,7 @@ fn files_under(id: &str, dir: &Path) -> Result<Vec<PathBuf>, ToolkitError> {
             if meta.file_type().is_symlink() {
                 return Err(io(
                     id,
-                    format!("{} is a link; import copies files only", path.display()),
+                    format!("{} is a link; only files are copied", path.display()),
                 ));
             } else if meta.is_dir() {
                 if entry.file_name() != ".git" {
@@ -153,7 +154,7 @@ fn files_under(id: &str, dir: &Path) -> Result<Vec<PathBuf>, ToolkitError> {
             }
         }
     }
-    Ok(out)
+    Ok((out, total))
 }
 
 /// Imports `source` as the toolkit `id` (from `--as`, the skill's `name`,
@@ -191,7 +192,7 @@ pub fn import(source: &Path, id: Option<&str>, root: &Path) -> Result<PathBuf, T
         ));
     }
     let files = match dir {
-        Some(d) => files_under(&id, d)?,
+        Some(d) => files_under(&id, d)?.0,
         None => Vec::new(),
     };
     let title = name.clone().unwrap_or_else(|| id.clone());
@@ -270,7 +271,7 @@ pub fn audit(
 ) -> Result<Vec<Finding>, ToolkitError> {
     let id = dir.display().to_string();
     let mut findings = Vec::new();
-    for rel in files_under(&id, dir)? {
+    for rel in files_under(&id, dir)?.0 {
         let path = dir.join(&rel);
         let rel_s = rel.to_string_lossy().into_owned();
         if rel_s.ends_with(".org") {

@@ -18,17 +18,13 @@ use crate::limits::{BUILD_BROKER_MEMORY, BUILD_TIMEOUT, COMMAND_FUEL, Deadline};
 use crate::policy::{Cap, CapSet, Grant};
 use crate::state::SessionOptions;
 
-/// Bytes of a script the `js` lane packages: it travels as an argument,
-/// under the argv cap, with room for the caller's.
-const JS_MAX_SCRIPT_BYTES: usize = crate::limits::MAX_ARGV_BYTES / 2;
-
 impl Engine {
     /// The `js` lane: the toolkit's one `.js` (in `path:<dir>`) packaged
     /// with the catalog's QuickJS as a command that compiles and runs it
     /// (`qjs --std -e <script> ARGS…`). The engine must be the catalog's
     /// own bytes (its sha256 pin); the script is first compiled by that
-    /// QuickJS in the sandbox, under `compute` with no cap, so a syntax
-    /// error is refused before anything is registered.
+    /// QuickJS through the build broker, so a syntax error is refused
+    /// before anything is registered.
     pub(super) async fn js_lane(
         &self,
         tk: &Toolkit,
@@ -37,16 +33,6 @@ impl Engine {
     ) -> Result<Entry, BuildError> {
         let script = prebuilt(tk, dir, "js")?;
         third_party_pin(tk, dir, &script)?;
-        if script.len() > JS_MAX_SCRIPT_BYTES {
-            return Err(BuildError::Lane {
-                lane: "js",
-                why: format!("the script is past {JS_MAX_SCRIPT_BYTES} bytes"),
-            });
-        }
-        let script = String::from_utf8(script).map_err(|_| BuildError::Lane {
-            lane: "js",
-            why: "the script is not UTF-8".into(),
-        })?;
         let pin = crate::catalog::rows()
             .into_iter()
             .find(|r| r.name == "qjs")
@@ -62,7 +48,9 @@ impl Engine {
                         .into(),
                 )
             })?;
-        let script = self.build_in_sandbox("js", script.into_bytes()).await?;
+        // The broker caps the script, checks it is UTF-8 and has QuickJS
+        // compile it.
+        let script = self.build_in_sandbox("js", script).await?;
         let script = String::from_utf8(script).map_err(|_| BuildError::Lane {
             lane: "js",
             why: "the broker answered a script that is not UTF-8".into(),

@@ -8,7 +8,7 @@
 //! the id it is pushed as, and an existing toolkit is replaced only when
 //! asked.
 
-use super::import::{IMPORT_MAX_BYTES, IMPORT_MAX_FILES};
+use super::import::{files_under, io};
 use super::{ToolkitError, Toolkits};
 use crate::commands::Registry;
 use std::path::Path;
@@ -26,45 +26,17 @@ pub struct Pushed {
     pub replaced: bool,
 }
 
-fn io(id: &str, e: impl std::fmt::Display) -> ToolkitError {
-    ToolkitError::Io {
-        id: id.to_string(),
-        why: e.to_string(),
-    }
-}
-
-/// Copies `from` into `to` (regular files and folders only).
-fn copy_tree(id: &str, from: &Path, to: &Path, n: &mut (usize, u64)) -> Result<(), ToolkitError> {
-    std::fs::create_dir_all(to).map_err(|e| io(id, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| io(id, e))? {
-        let entry = entry.map_err(|e| io(id, e))?;
-        let meta = std::fs::symlink_metadata(entry.path()).map_err(|e| io(id, e))?;
-        let target = to.join(entry.file_name());
-        if meta.file_type().is_symlink() {
-            return Err(io(
-                id,
-                format!(
-                    "{} is a link; push copies files only",
-                    entry.path().display()
-                ),
-            ));
-        } else if meta.is_dir() {
-            if entry.file_name() != ".git" {
-                copy_tree(id, &entry.path(), &target, n)?;
-            }
-        } else {
-            n.0 += 1;
-            n.1 += meta.len();
-            if n.0 > IMPORT_MAX_FILES || n.1 > IMPORT_MAX_BYTES {
-                return Err(io(
-                    id,
-                    format!("past {IMPORT_MAX_FILES} files or {IMPORT_MAX_BYTES} bytes"),
-                ));
-            }
-            std::fs::copy(entry.path(), &target).map_err(|e| io(id, e))?;
+/// Copies the files of `from` (as [`files_under`] lists them) into `to`.
+fn copy_tree(id: &str, from: &Path, to: &Path) -> Result<(usize, u64), ToolkitError> {
+    let (files, bytes) = files_under(id, from)?;
+    for rel in &files {
+        let target = to.join(rel);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(id, e))?;
         }
+        std::fs::copy(from.join(rel), &target).map_err(|e| io(id, e))?;
     }
-    Ok(())
+    Ok((files.len(), bytes))
 }
 
 /// Pushes the toolkit folder `dir` into `kits`' root as `id`.
@@ -92,7 +64,8 @@ pub fn push(
     let staging = root.join(format!(".push-{id}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     let mut n = (0, 0);
-    let checked = copy_tree(id, dir, &staging.join(id), &mut n).and_then(|()| {
+    let checked = copy_tree(id, dir, &staging.join(id)).and_then(|copied| {
+        n = copied;
         let tk = Toolkits::new(Some(staging.clone())).get(id)?;
         let report = super::verify(&tk, registry);
         let failed: Vec<String> = report

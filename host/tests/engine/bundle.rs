@@ -377,3 +377,22 @@ fn shipped_commands_are_registered_again_one_tier_stronger_unless_the_bundle_is_
     assert!(files_of(&target).is_empty());
     assert!(there.registry().get("grep").unwrap().is_none());
 }
+
+#[test]
+fn a_bundle_with_more_entries_than_the_cap_is_refused_before_any_is_read() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_engine(home.path());
+    let target = engine.storage().unwrap().volumes("t", "b").unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..=workbooks::limits::BUNDLE_MAX_ENTRIES + 1 {
+        out.start_file(
+            format!("volumes/workspace/{i}"),
+            zip::write::SimpleFileOptions::default(),
+        )
+        .unwrap();
+    }
+    let bytes = out.finish().unwrap().into_inner();
+    let err = bundle::restore(std::io::Cursor::new(&bytes), &target, "b", None, None).unwrap_err();
+    assert!(matches!(err, BundleError::TooLarge(_)), "{err}");
+    assert!(files_of(&target).is_empty());
+}

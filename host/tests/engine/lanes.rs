@@ -199,3 +199,34 @@ fn a_third_party_script_builds_only_while_it_hashes_to_its_signed_pin() {
     let o = wbx(home.path(), &["run", "rot13"], b"abc");
     assert_eq!(text(&o.stdout), "nop", "the first build stays registered");
 }
+
+#[tokio::test]
+async fn a_script_past_the_brokers_cap_or_packaged_arguments_past_argv_are_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path()).build().unwrap();
+    let big = vec![b'1'; (128 << 10) + 1];
+    let err = engine.build_in_sandbox("js", big).await.unwrap_err();
+    assert!(err.to_string().contains("source_too_large"), "{err}");
+    let err = engine
+        .build_in_sandbox("js", vec![0xff, 0xfe])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not UTF-8"), "{err}");
+
+    let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
+    let err = engine
+        .registry()
+        .register_with_prefix(
+            "packed",
+            hello,
+            Default::default(),
+            Default::default(),
+            vec!["x".repeat(workbooks::limits::MAX_ARGV_BYTES)],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, workbooks::commands::RegistryError::PrefixTooLarge(_)),
+        "{err}"
+    );
+    assert!(engine.registry().get("packed").unwrap().is_none());
+}

@@ -187,3 +187,28 @@ fn push_lands_only_a_folder_that_verifies_and_replaces_only_when_asked() {
         .collect();
     assert_eq!(left, ["text-recipes"], "no staging folder is left behind");
 }
+
+#[test]
+fn an_import_past_the_file_cap_is_refused_and_writes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    skill(src.path());
+    let many = src.path().join("many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..workbooks::toolkit::import::IMPORT_MAX_FILES {
+        std::fs::write(many.join(i.to_string()), b"").unwrap();
+    }
+    let o = tk(
+        home.path(),
+        root.path(),
+        &["import", src.path().to_str().unwrap()],
+    );
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("past 2000 files"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+}
