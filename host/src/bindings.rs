@@ -14,6 +14,7 @@ wasmtime::component::bindgen!({
         "workbooks:host/launch.run": async | trappable,
         "workbooks:host/launch.start": async | trappable,
         "workbooks:host/launch.pipeline": async | trappable,
+        "workbooks:host/launch.run-many": async | trappable,
         "workbooks:host/launch.[method]job.wait": async | trappable,
         "workbooks:host/launch.[method]job.kill": trappable,
         "workbooks:engine/net.send": async,

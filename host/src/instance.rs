@@ -282,10 +282,7 @@ impl Supervisor {
         args: &[Val],
     ) -> Result<Vec<Val>, InstanceError> {
         let inst = self.get(id)?;
-        let mut slot = inst.live.lock().await;
-        if slot.is_none() {
-            *slot = Some(self.instantiate(&inst).await?);
-        }
+        let mut slot = self.ready(&inst).await?;
         let Some(live) = slot.as_mut() else {
             return Err(InstanceError::NotFound(id.to_string()));
         };
@@ -298,29 +295,53 @@ impl Supervisor {
             });
         }
         let mut results = vec![Val::Bool(false); func.ty(&live.store).results().len()];
-        inst.calls.fetch_add(1, Ordering::Relaxed);
-        live.store.data_mut().deadline = Deadline::after(inst.budget);
-        live.store.data_mut().limiter.arm();
-        if let Some(fuel) = inst.session.fuel {
-            live.store
-                .set_fuel(fuel)
-                .map_err(|e| SessionError::Engine(format!("{e:#}")))?;
-        }
+        arm(&inst, live)?;
         let outcome = tokio::time::timeout(
             inst.budget,
             func.call_async(&mut live.store, args, &mut results),
         )
         .await;
-        let fault = match outcome {
-            Ok(Ok(())) => return Ok(results),
-            Err(_) => RunError::Timeout {
-                budget: inst.budget,
-            },
-            Ok(Err(e)) => classify(e, live.store.data(), inst.session.fuel),
+        settle(&inst, &mut slot, outcome).map(|()| results)
+    }
+
+    /// Calls an export shaped `func(list<u8>) -> list<u8>` (a component
+    /// kernel's `process`) of instance `id`, under the same budgets as
+    /// [`Supervisor::call`], without turning each byte into a value.
+    pub async fn call_bytes(
+        &self,
+        id: &str,
+        export: &str,
+        input: &[u8],
+    ) -> Result<Vec<u8>, InstanceError> {
+        let inst = self.get(id)?;
+        let mut slot = self.ready(&inst).await?;
+        let Some(live) = slot.as_mut() else {
+            return Err(InstanceError::NotFound(id.to_string()));
         };
-        inst.faults.fetch_add(1, Ordering::Relaxed);
-        *slot = None;
-        Err(fault.into())
+        let func = find_export(live, export)?;
+        let typed = func
+            .typed::<(&[u8],), (Vec<u8>,)>(&live.store)
+            .map_err(|e| InstanceError::BadCall {
+                export: export.to_string(),
+                message: format!("is not func(list<u8>) -> list<u8>: {e}"),
+            })?;
+        arm(&inst, live)?;
+        let outcome =
+            tokio::time::timeout(inst.budget, typed.call_async(&mut live.store, (input,))).await;
+        settle(&inst, &mut slot, outcome).map(|(out,)| out)
+    }
+
+    /// The instance's live store, instantiated afresh if a fault retired
+    /// the last one; held for one call.
+    async fn ready<'a>(
+        &self,
+        inst: &'a Instance,
+    ) -> Result<tokio::sync::MutexGuard<'a, Option<Live>>, InstanceError> {
+        let mut slot = inst.live.lock().await;
+        if slot.is_none() {
+            *slot = Some(self.instantiate(inst).await?);
+        }
+        Ok(slot)
     }
 
     /// Calls `run(input) -> result<string, string>` of a plugin-world
@@ -399,6 +420,40 @@ impl Supervisor {
             .ok_or_else(|| InstanceError::NotFound(id.to_string()))?;
         Ok(info(&self.engine, id, &inst))
     }
+}
+
+/// Counts a call and arms its deadline, memory cap and fuel.
+fn arm(inst: &Instance, live: &mut Live) -> Result<(), InstanceError> {
+    inst.calls.fetch_add(1, Ordering::Relaxed);
+    live.store.data_mut().deadline = Deadline::after(inst.budget);
+    live.store.data_mut().limiter.arm();
+    if let Some(fuel) = inst.session.fuel {
+        live.store
+            .set_fuel(fuel)
+            .map_err(|e| SessionError::Engine(format!("{e:#}")))?;
+    }
+    Ok(())
+}
+
+/// A call's outcome: its value, or the fault, which retires the store.
+fn settle<R>(
+    inst: &Instance,
+    slot: &mut Option<Live>,
+    outcome: Result<wasmtime::Result<R>, tokio::time::error::Elapsed>,
+) -> Result<R, InstanceError> {
+    let fault = match outcome {
+        Ok(Ok(value)) => return Ok(value),
+        Err(_) => RunError::Timeout {
+            budget: inst.budget,
+        },
+        Ok(Err(e)) => match slot.as_ref() {
+            Some(live) => classify(e, live.store.data(), inst.session.fuel),
+            None => RunError::Trap(format!("{e:#}")),
+        },
+    };
+    inst.faults.fetch_add(1, Ordering::Relaxed);
+    *slot = None;
+    Err(fault.into())
 }
 
 fn find_export(live: &mut Live, export: &str) -> Result<Func, InstanceError> {

@@ -31,9 +31,11 @@ pub mod egress;
 mod embedded;
 pub mod engine;
 pub mod environ;
+pub mod fabric;
 mod files;
 pub mod identity;
 pub mod instance;
+pub mod kernel;
 #[cfg(test)]
 mod layers;
 pub mod ledger;

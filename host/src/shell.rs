@@ -309,6 +309,36 @@ impl Engine {
     }
 }
 
+/// The caller of a command the host runs directly (the CLI, an embedder):
+/// the grant and stage settings of `opts`, holding `commands`; and the
+/// line's stdin.
+pub(crate) fn host_env(
+    opts: LineOptions,
+) -> Result<(crate::commands::CommandEnv, Stdin), LineError> {
+    let grant = match opts.caps {
+        Some(caps) => Grant::narrowed(&opts.profile, caps)?,
+        None => Grant::profile(&opts.profile),
+    };
+    let env = crate::commands::CommandEnv {
+        principal: opts.tenant,
+        session_id: opts.session_id,
+        caller_caps: grant.caps.with(Cap::Commands),
+        grant,
+        dirs: opts.dirs,
+        policy: CommandPolicy {
+            stage_grant: None,
+            allowlist: opts.allowlist.map(Arc::new),
+            depth: 0,
+            timeout: opts.stage_timeout,
+            fuel: opts.stage_fuel,
+            memory: opts.stage_memory,
+            env: opts.env.into(),
+        },
+    };
+    crate::environ::check(&env.policy.env).map_err(SessionError::from)?;
+    Ok((env, opts.stdin))
+}
+
 impl Engine {
     /// Runs one command by name, directly (no shell parsing), with the
     /// stage settings of `opts`. The caller is the host, so only revocation,
@@ -319,30 +349,10 @@ impl Engine {
         argv: Vec<String>,
         opts: LineOptions,
     ) -> Result<crate::commands::CommandOutput, LineError> {
-        let grant = match opts.caps {
-            Some(caps) => Grant::narrowed(&opts.profile, caps)?,
-            None => Grant::profile(&opts.profile),
-        };
-        let env = crate::commands::CommandEnv {
-            principal: opts.tenant,
-            session_id: opts.session_id,
-            caller_caps: grant.caps.with(Cap::Commands),
-            grant,
-            dirs: opts.dirs,
-            policy: CommandPolicy {
-                stage_grant: None,
-                allowlist: opts.allowlist.map(Arc::new),
-                depth: 0,
-                timeout: opts.stage_timeout,
-                fuel: opts.stage_fuel,
-                memory: opts.stage_memory,
-                env: opts.env.into(),
-            },
-        };
-        crate::environ::check(&env.policy.env).map_err(SessionError::from)?;
+        let (env, stdin) = host_env(opts)?;
         // Bytes go in as they are, within the stdin cap every stage's bytes
         // are held to; a stream is read as the command goes.
-        let input = match opts.stdin {
+        let input = match stdin {
             Stdin::Bytes(bytes) => StageInput::Bytes(bytes),
             stdin => match line_input(stdin) {
                 Some(input) => StageInput::Stream(input.open().map_err(LineError::Stdin)?),

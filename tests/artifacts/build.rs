@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 /// Every probe's name starts with one of these suites and an underscore.
 const SUITES: &[&str] = &[
     "dock", "limits", "sandbox", "cli", "kv", "vfs", "instance", "commands", "exec", "net",
-    "queue", "secrets", "serve", "tier", "pipe",
+    "queue", "secrets", "serve", "tier", "pipe", "parallel",
 ];
 
 fn main() {
@@ -20,7 +20,13 @@ fn main() {
     let root = build_support::repo_root(&manifest);
     let dir = build_support::build_guests(
         &root,
-        &["test-programs", "test-broker-kv", "math-cli", "tally"],
+        &[
+            "test-programs",
+            "test-broker-kv",
+            "test-kernel",
+            "math-cli",
+            "tally",
+        ],
     );
 
     let bins = root.join("guests/test-programs/src/bin");
@@ -58,6 +64,14 @@ fn main() {
         src,
         "/// A replacement kv broker that namespaces keys and tries to reach past the host's limits.\npub const TEST_KV_BROKER: &str = {:?};",
         broker.display().to_string()
+    )
+    .unwrap();
+    let kernel = dir.join("test_kernel.wasm");
+    assert!(kernel.is_file(), "test-kernel was not built");
+    writeln!(
+        src,
+        "/// A component kernel: answers `<calls>:<input reversed>`, traps on `trap`.\npub const TEST_KERNEL: &str = {:?};",
+        kernel.display().to_string()
     )
     .unwrap();
     // The example toolkits' Rust components, built where their authors

@@ -15,7 +15,9 @@ mod conformance;
 mod daemon;
 mod exec;
 mod exit;
+mod fabric;
 mod inspect;
+mod kernel;
 mod ledger;
 mod net;
 mod options;
@@ -120,6 +122,12 @@ enum Command {
     /// Pack an instance's volumes into a signed `.wbundle`, or restore one.
     #[command(subcommand)]
     Bundle(bundle::BundleCommand),
+    /// Register, list and call kernels (bytes in, bytes out, hot loop).
+    #[command(subcommand)]
+    Kernel(kernel::KernelCommand),
+    /// Fan a command or kernel over many inputs at a width and tier.
+    #[command(subcommand)]
+    Fabric(fabric::FabricCommand),
     /// Settle vfs volumes written before volumes were scoped by tenant.
     #[command(subcommand)]
     Vfs(vfs::VfsCommand),
@@ -177,6 +185,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "api")]
         Command::ServeApi(args) => serve_api::run(args, home),
         Command::Vfs(cmd) => vfs::run(cmd, home),
+        Command::Kernel(cmd) => kernel::run(cmd, home),
+        Command::Fabric(cmd) => fabric::run(cmd, home),
         Command::Bundle(cmd) => bundle::run(cmd, home),
         Command::Compose(args) => compose::run(args, home),
         Command::Call(args) => call::run(args, home),

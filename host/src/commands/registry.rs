@@ -154,6 +154,8 @@ pub struct Registry {
     lock_path: PathBuf,
     manifest: RwLock<Manifest>,
     verified: Mutex<HashMap<String, (FileIdentity, Artifact)>>,
+    /// Whether built-in command names are reserved (not for kernels).
+    reserves_builtins: bool,
 }
 
 /// Checks a command name.
@@ -188,12 +190,29 @@ fn now_ms() -> u64 {
 impl Registry {
     /// The registry under `home` (nothing is created until a registration).
     pub fn new(home: &Path) -> Self {
+        Self::named(home, "registry", true)
+    }
+
+    /// The kernel registry under `home`: the same content-addressed store,
+    /// its own manifest (`kernels.json`); built-in command names are not
+    /// reserved there.
+    pub fn kernels(home: &Path) -> Self {
+        Self::named(home, "kernels", false)
+    }
+
+    /// The kernel registry of the same home as this one.
+    pub fn kernels_beside(&self) -> Self {
+        Self::kernels(self.store.parent().unwrap_or(Path::new(".")))
+    }
+
+    fn named(home: &Path, manifest: &str, reserves_builtins: bool) -> Self {
         Self {
             store: home.join("store"),
-            manifest_path: home.join("registry.json"),
-            lock_path: home.join("registry.lock"),
+            manifest_path: home.join(format!("{manifest}.json")),
+            lock_path: home.join(format!("{manifest}.lock")),
             manifest: RwLock::new(Manifest::default()),
             verified: Mutex::new(HashMap::new()),
+            reserves_builtins,
         }
     }
 
@@ -303,7 +322,7 @@ impl Registry {
             return Err(RegistryError::PrefixTooLarge(crate::limits::MAX_ARGV_BYTES));
         }
         validate_name(name)?;
-        if builtin::is_reserved(name) {
+        if self.reserves_builtins && builtin::is_reserved(name) {
             return Err(RegistryError::Reserved(name.to_string()));
         }
         let artifact = Artifact::from_bytes(bytes)?;
@@ -333,7 +352,7 @@ impl Registry {
 
     /// Removes `name`; its bytes stay in the store for runs in flight.
     pub fn remove(&self, name: &str) -> Result<Entry, RegistryError> {
-        if builtin::is_reserved(name) {
+        if self.reserves_builtins && builtin::is_reserved(name) {
             return Err(RegistryError::Reserved(name.to_string()));
         }
         self.update(|entries| {

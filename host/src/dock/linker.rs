@@ -70,8 +70,8 @@ pub(crate) fn link(
         match c {
             Cap::Vfs => cap::vfs::add_to_linker(l, |s| &mut s.vfs)?,
             Cap::Kv => cap::kv::add_to_linker(l, |s| &mut s.kv)?,
-            // One primitive for commands and exec, linked above.
-            Cap::Commands | Cap::Exec => {}
+            // One primitive for commands, exec and parallel, linked above.
+            Cap::Commands | Cap::Exec | Cap::Parallel => {}
             Cap::Secrets => cap::secrets::add_to_linker(l, |s| &mut s.secrets)?,
             Cap::Queue => cap::queue::add_to_linker(l, |s| &mut s.queue)?,
             // One primitive for the three transports, linked above.
@@ -81,10 +81,8 @@ pub(crate) fn link(
             }
             Cap::Browse => cap::browse::add_to_linker(l, |s| &mut s.browse)?,
             Cap::Llm => cap::llm::add_to_linker(l, |s| &mut s.llm)?,
-            // No component-lane binding: parallel is not served by this
-            // engine (docking refuses its imports by name); posix binds
-            // nothing in the component lane by design.
-            Cap::Posix | Cap::Parallel => {}
+            // posix binds nothing in the component lane by design.
+            Cap::Posix => {}
         }
     }
     Ok(linker)

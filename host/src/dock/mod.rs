@@ -465,6 +465,18 @@ impl Docker {
             .map_err(|e| DockError::Compile(format!("{e:#}")))
     }
 
+    /// The compiled form of a core module `artifact`, from the cache or
+    /// compiled into it (kernels: no linking, no composition).
+    pub(crate) fn module(
+        &self,
+        engine: &wasmtime::Engine,
+        artifact: &Artifact,
+    ) -> Result<wasmtime::Module, DockError> {
+        self.compiled
+            .module(engine, artifact)
+            .map_err(|e| DockError::Compile(format!("{e:#}")))
+    }
+
     /// Whether the compiled form of the artifact hashing to `sha` is at
     /// hand (so the artifact was validated when it was compiled).
     pub(crate) fn holds_compiled(&self, sha: &[u8; 32]) -> bool {

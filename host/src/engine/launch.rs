@@ -4,7 +4,7 @@
 
 use super::Engine;
 use crate::cadence::Denial;
-use crate::cap::launch::{Job, Launcher, Piping, Running};
+use crate::cap::launch::{Fanning, Job, Launcher, Piping, Running};
 use crate::commands::ladder::{Resolved, Slot};
 use crate::commands::registry::{ArgMode, Tier};
 use crate::commands::{
@@ -213,6 +213,25 @@ impl Launcher for Engine {
 
     fn pipeline<'a>(&'a self, env: &'a CommandEnv, cap: Cap, stages: Vec<StageSpec>) -> Piping<'a> {
         Box::pin(self.run_pipeline(env, cap, stages))
+    }
+
+    fn many<'a>(
+        &'a self,
+        env: &'a CommandEnv,
+        cap: Cap,
+        name: &'a str,
+        tasks: Vec<(Vec<String>, Bytes)>,
+        width: usize,
+    ) -> Fanning<'a> {
+        Box::pin(async move {
+            let opts = crate::fabric::FabricOptions {
+                width,
+                tier: None,
+                timeout: budgets(env).0,
+            };
+            let tier = crate::fabric::FabricTier::Instance;
+            self.fan_commands(env, cap, name, tasks, tier, &opts).await
+        })
     }
 
     fn start(

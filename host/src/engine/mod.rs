@@ -356,6 +356,7 @@ impl EngineBuilder {
                     RateLimiter::new(self.rate_limit.0, self.rate_limit.1),
                 ),
                 registry: Registry::new(&home),
+                kernels: Registry::kernels(&home),
                 command_slots: Arc::default(),
                 process_slots: Arc::default(),
                 wbx,
@@ -394,6 +395,7 @@ struct Inner {
     storage: Arc<StorageSlot>,
     cadence: Arc<Cadence>,
     registry: Registry,
+    kernels: Registry,
     command_slots: Arc<Slots>,
     process_slots: Arc<Slots>,
     wbx: Option<PathBuf>,
@@ -565,6 +567,57 @@ impl Engine {
     /// Where the agent's outside tools go.
     pub(crate) fn outside(&self) -> &crate::agent::outside::Outside {
         &self.inner.outside
+    }
+
+    /// A core module compiled for this engine (from the compile cache),
+    /// with the engine to instantiate it on.
+    pub(crate) fn core_module(
+        &self,
+        artifact: &Artifact,
+    ) -> Result<(wasmtime::Engine, wasmtime::Module), DockError> {
+        let module = self.inner.docker.module(&self.inner.wasmtime, artifact)?;
+        Ok((self.inner.wasmtime.clone(), module))
+    }
+
+    /// The kernel registry.
+    pub fn kernels(&self) -> &Registry {
+        &self.inner.kernels
+    }
+
+    /// Registers `bytes` as kernel `name` once they have a kernel's shape
+    /// (with `entry` for a core kernel).
+    pub fn register_kernel(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        entry: &str,
+    ) -> Result<crate::commands::Entry, crate::kernel::KernelError> {
+        use crate::kernel::KernelError;
+        let artifact =
+            Artifact::from_bytes(bytes).map_err(|e| KernelError::NotAKernel(e.to_string()))?;
+        crate::kernel::check_shape(&artifact, entry)?;
+        self.inner
+            .kernels
+            .register(
+                name,
+                artifact.bytes().to_vec(),
+                crate::commands::ArgMode::Argv,
+                crate::commands::Tier::Instance,
+            )
+            .map_err(|e| KernelError::Refused(e.to_string()))
+    }
+
+    /// The registered kernel `name`, verified against its sha256.
+    pub fn load_kernel(&self, name: &str) -> Result<Artifact, crate::kernel::KernelError> {
+        use crate::kernel::KernelError;
+        let refused = |e: crate::commands::RegistryError| KernelError::Refused(e.to_string());
+        let entry = self
+            .inner
+            .kernels
+            .get(name)
+            .map_err(refused)?
+            .ok_or_else(|| KernelError::Refused(format!("unknown_kernel: `{name}`")))?;
+        self.inner.kernels.load(&entry).map_err(refused)
     }
 
     pub(crate) fn wbx_binary(&self) -> Option<&Path> {

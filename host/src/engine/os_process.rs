@@ -39,6 +39,45 @@ impl Engine {
         timeout: Duration,
         fuel: u64,
     ) -> Result<CommandOutput, CommandError> {
+        self.run_child(env, resolved, args, stdin, (timeout, fuel), None)
+            .await
+    }
+
+    /// Runs a resolved command on `argv` in a child `wbx`, inside a
+    /// bubblewrap sandbox when `container` (the fabric's `os_process` and
+    /// `container` tiers).
+    pub(crate) async fn run_isolated(
+        &self,
+        env: &CommandEnv,
+        resolved: &Resolved,
+        argv: Vec<String>,
+        stdin: Bytes,
+        container: bool,
+    ) -> Result<CommandOutput, CommandError> {
+        let (args, stdin) = super::launch::shape(resolved, argv, stdin)?;
+        let bwrap = match container {
+            false => None,
+            true => Some(crate::fabric::TierEnv::find_bwrap().ok_or_else(|| {
+                CommandError::Refused(
+                    "tier unavailable: container (bubblewrap not found: install bwrap, or set WB_BWRAP)"
+                        .into(),
+                )
+            })?),
+        };
+        let budgets = super::launch::budgets(env);
+        self.run_child(env, resolved, args, stdin, budgets, bwrap.as_deref())
+            .await
+    }
+
+    async fn run_child(
+        &self,
+        env: &CommandEnv,
+        resolved: &Resolved,
+        args: Vec<String>,
+        stdin: Bytes,
+        (timeout, fuel): (Duration, u64),
+        bwrap: Option<&std::path::Path>,
+    ) -> Result<CommandOutput, CommandError> {
         let wbx = self.wbx_binary().ok_or_else(|| {
             CommandError::Refused(
                 "tier os_process unavailable: this engine has no wbx binary to start (EngineBuilder::wbx_binary)"
@@ -48,7 +87,15 @@ impl Engine {
         let path = resolved.path.as_ref().ok_or_else(|| {
             CommandError::Refused("tier os_process needs a registered (stored) command".into())
         })?;
-        let mut cmd = tokio::process::Command::new(wbx);
+        let mut cmd = match bwrap {
+            None => tokio::process::Command::new(wbx),
+            Some(bwrap) => {
+                let mut cmd = tokio::process::Command::new(bwrap);
+                cmd.args(crate::fabric::tier::bubblewrap_args(self.home()))
+                    .arg(wbx);
+                cmd
+            }
+        };
         cmd.arg("--home")
             .arg(self.home())
             .arg("exec")

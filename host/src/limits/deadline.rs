@@ -60,14 +60,27 @@ pub(crate) trait HasDeadline {
 /// Installs the per-tick deadline check on a store. Arm it before each call
 /// by setting the store's [`Deadline`].
 pub(crate) fn install<T: HasDeadline + 'static>(store: &mut Store<T>) {
+    install_check(store, false);
+}
+
+/// The same check for a store whose calls are synchronous (a core
+/// kernel's): past the deadline the call fails; before it, the guest runs
+/// on without yielding.
+pub(crate) fn install_blocking<T: HasDeadline + 'static>(store: &mut Store<T>) {
+    install_check(store, true);
+}
+
+fn install_check<T: HasDeadline + 'static>(store: &mut Store<T>, blocking: bool) {
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|ctx| {
+    store.epoch_deadline_callback(move |ctx| {
         let deadline = ctx.data().deadline();
         if deadline.remaining().is_zero() {
             Err(DeadlineExceeded {
                 budget: deadline.budget(),
             }
             .into())
+        } else if blocking {
+            Ok(UpdateDeadline::Continue(1))
         } else {
             Ok(UpdateDeadline::Yield(1))
         }

@@ -14,6 +14,7 @@ mod memory;
 
 pub(crate) use deadline::{
     Deadline, DeadlineExceeded, EpochTicker, HasDeadline, install as install_deadline,
+    install_blocking as install_blocking_deadline,
 };
 pub(crate) use memory::MemoryLimiter;
 

@@ -173,7 +173,47 @@ fn each_exec_shape_is_held_to_its_contract() {
     );
     assert!(failed(&with("#+EXEC: posix\n#+CLI_BIN: ffmpeg"))[0].starts_with("exec posix:"));
     assert!(failed(&with("#+EXEC: task")).is_empty());
-    assert!(failed(&with("#+EXEC: kernel"))[0].starts_with("exec kernel:"));
+    assert_eq!(
+        failed(&with("#+EXEC: kernel")),
+        ["exec kernel: #+CLI_BIN names the kernel"]
+    );
+}
+
+#[test]
+fn an_exec_kernel_toolkit_passes_only_once_its_kernel_is_registered() {
+    let manifest = with("#+EXEC: kernel\n#+CLI_BIN: flip");
+    let root = root_with("text", &manifest, &[("overview", "* Overview")]);
+    let home = tempfile::tempdir().unwrap();
+    let kits = Toolkits::new(Some(root.path().to_path_buf()));
+    let registry = Registry::new(home.path());
+    let failing = |r: &Registry| failures(verify(&kits.get("text").unwrap(), r));
+    assert_eq!(
+        failing(&registry),
+        ["exec kernel: `flip` is registered as a kernel (wbx kernel register flip FILE)"]
+    );
+    // A command of that name does not count: it must be a kernel.
+    let kernel = wat::parse_str(
+        r#"(module (memory (export "memory") 1) (func (export "process") (param i32) (result i32) (local.get 0)))"#,
+    )
+    .unwrap();
+    registry
+        .register(
+            "flip",
+            kernel.clone(),
+            crate::commands::ArgMode::Argv,
+            crate::commands::Tier::Instance,
+        )
+        .unwrap();
+    assert_eq!(failing(&registry).len(), 1);
+    Registry::kernels(home.path())
+        .register(
+            "flip",
+            kernel,
+            crate::commands::ArgMode::Argv,
+            crate::commands::Tier::Instance,
+        )
+        .unwrap();
+    assert!(failing(&registry).is_empty());
 }
 
 #[test]

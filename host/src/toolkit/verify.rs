@@ -211,11 +211,15 @@ fn exec_checks(m: &super::Manifest, registry: &Registry) -> Vec<Check> {
             "exec task: structural only; its :role task blocks are DISABLED (native execution is banned)"
                 .into(),
         ),
-        "kernel" => check(
-            false,
-            "exec kernel: no kernel registry in this engine yet, so the kernel is not registered"
-                .into(),
-        ),
+        "kernel" => match m.cli_bin() {
+            None => check(false, "exec kernel: #+CLI_BIN names the kernel".into()),
+            Some(bin) => check(
+                registry.kernels_beside().get(bin).ok().flatten().is_some(),
+                format!(
+                    "exec kernel: `{bin}` is registered as a kernel (wbx kernel register {bin} FILE)"
+                ),
+            ),
+        },
         // federation and component: structural.
         other => check(true, format!("exec {other}: structural")),
     }

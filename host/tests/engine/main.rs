@@ -27,6 +27,7 @@ mod compose;
 mod daemon;
 mod dock;
 mod exec;
+mod fabric;
 mod instance;
 mod kv;
 mod lanes;

@@ -1,6 +1,7 @@
 use super::{Job, LaunchView};
 use crate::bindings::workbooks::engine::command_types::{
     CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
+    TaskInput, TaskResult,
 };
 use crate::bindings::workbooks::host::launch::{Host, HostJob};
 use crate::commands::{self, CommandError, PipelineError, StageSpec};
@@ -126,6 +127,58 @@ impl Host for LaunchView<'_> {
             Err(e) => Ok(Err(to_wit_error(e))),
         }
     }
+
+    async fn run_many(
+        &mut self,
+        name: String,
+        inputs: Vec<TaskInput>,
+        width: u32,
+    ) -> wasmtime::Result<Result<Vec<TaskResult>, Error>> {
+        Ok(self.fan_out(name, inputs, width).await)
+    }
+}
+
+impl LaunchView<'_> {
+    /// `run-many`: the caller must hold `parallel`; the input and width
+    /// caps hold here whatever the broker let through.
+    pub(super) async fn fan_out(
+        &mut self,
+        name: String,
+        inputs: Vec<TaskInput>,
+        width: u32,
+    ) -> Result<Vec<TaskResult>, Error> {
+        use crate::fabric::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
+        let Some((launcher, env)) = self.ctx.runner(Cap::Parallel) else {
+            return Err(Error::Denied);
+        };
+        if inputs.len() > PARALLEL_MAX_INPUTS {
+            return Err(Error::Refused(format!(
+                "run-command-many takes at most {PARALLEL_MAX_INPUTS} inputs; this call has {}",
+                inputs.len()
+            )));
+        }
+        let width = match width as usize {
+            0 => FABRIC_WIDTH,
+            w if w > FABRIC_MAX_WIDTH => {
+                return Err(Error::Refused(format!(
+                    "run-command-many runs at most {FABRIC_MAX_WIDTH} at once; width {w} asked"
+                )));
+            }
+            w => w,
+        };
+        let tasks = inputs
+            .into_iter()
+            .map(|i| (i.argv, Bytes::from(i.stdin)))
+            .collect();
+        let done = launcher.many(env, Cap::Parallel, &name, tasks, width).await;
+        Ok(done
+            .into_iter()
+            .map(|(out, dur)| TaskResult {
+                outcome: out.map(output).map_err(to_wit_error),
+                dur_ms: dur.as_millis() as u64,
+            })
+            .collect())
+    }
 }
 
 impl HostJob for LaunchView<'_> {
@@ -222,6 +275,21 @@ mod tests {
         ) -> Result<Job, CommandError> {
             self.0.lock().unwrap().push((cap, name.to_string()));
             Err(CommandError::Unknown(name.to_string()))
+        }
+
+        fn many<'a>(
+            &'a self,
+            _: &'a CommandEnv,
+            cap: Cap,
+            name: &'a str,
+            tasks: Vec<(Vec<String>, Bytes)>,
+            width: usize,
+        ) -> super::super::Fanning<'a> {
+            self.0
+                .lock()
+                .unwrap()
+                .push((cap, format!("{name}×{}@{width}", tasks.len())));
+            Box::pin(async { Vec::new() })
         }
     }
 
@@ -364,5 +432,52 @@ mod tests {
                 (Cap::Exec, "started".to_string())
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn run_many_needs_parallel_and_holds_its_caps_whatever_the_broker_passes() {
+        let launcher = Arc::new(Recorder::default());
+        let mut table = ResourceTable::new();
+        let input = || TaskInput {
+            argv: Vec::new(),
+            stdin: Vec::new(),
+        };
+        // commands and exec do not fan out.
+        let mut no_parallel = ctx(&launcher, &[Cap::Commands, Cap::Exec]);
+        let mut view = LaunchView {
+            ctx: &mut no_parallel,
+            table: &mut table,
+        };
+        let err = view
+            .fan_out("jq".into(), vec![input()], 1)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::Denied), "{err:?}");
+        // Past the input and width caps, as a swapped broker might send.
+        let mut parallel = ctx(&launcher, &[Cap::Parallel]);
+        let mut view = LaunchView {
+            ctx: &mut parallel,
+            table: &mut table,
+        };
+        let too_many = (0..1025).map(|_| input()).collect();
+        let err = view.fan_out("jq".into(), too_many, 1).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Refused(why) if why.contains("at most 1024 inputs")),
+            "{err:?}"
+        );
+        let err = view
+            .fan_out("jq".into(), vec![input()], 65)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Refused(why) if why.contains("width 65")),
+            "{err:?}"
+        );
+        // Within them, the launcher is asked through parallel, width 0 as 16.
+        view.fan_out("jq".into(), vec![input(), input()], 0)
+            .await
+            .unwrap();
+        let seen = launcher.0.lock().unwrap().clone();
+        assert_eq!(seen, vec![(Cap::Parallel, "jq×2@16".to_string())]);
     }
 }

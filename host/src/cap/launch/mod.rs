@@ -1,16 +1,19 @@
-//! `commands` and `exec`: run registered commands by name.
+//! `commands`, `exec` and `parallel`: run registered commands by name.
 //!
 //! Three layers. The guest imports `workbooks:engine/commands@0.1.0`
-//! (run-command) or `workbooks:engine/exec@0.1.0` (spawn, wait, kill); the
-//! dock composes it with that cap's broker (`guests/commands-broker`,
-//! `guests/exec-broker`), which checks the request's shape and calls the
-//! host primitive `workbooks:host/launch@0.1.0` implemented here. One
-//! primitive serves both caps; it is linked when either is granted.
+//! (run-command), `workbooks:engine/exec@0.1.0` (spawn, wait, kill) or
+//! `workbooks:engine/parallel@0.1.0` (run-command-many); the dock composes
+//! it with that cap's broker (`guests/commands-broker`,
+//! `guests/exec-broker`, `guests/parallel-broker`), which checks the
+//! request's shape and calls the host primitive
+//! `workbooks:host/launch@0.1.0` implemented here. One primitive serves the
+//! three caps; it is linked when any is granted.
 //!
 //! Invariant: the caller names a command and hands structured argv;
 //! nothing it passes is ever read as shell text. On every call the host
 //! checks the operation's own cap (`run` needs `commands`, `start` needs
-//! `exec`: a commands broker cannot spawn), then runs the deny ladder, and
+//! `exec`, `run-many` needs `parallel`: a commands broker cannot spawn or
+//! fan out), then runs the deny ladder (for each input of a fan-out), and
 //! the command runs under the grant, preopens and budgets the host fixed
 //! for the caller's session, one level deeper in the chain. A principal
 //! holds at most [`crate::commands::MAX_LIVE_PROCESSES_PER_PRINCIPAL`] jobs
@@ -34,11 +37,23 @@ use std::sync::Arc;
 use wasmtime::component::{HasData, Linker, ResourceTable};
 
 /// The caps this primitive serves.
-pub(crate) const CAPS: CapSet = CapSet::EMPTY.with(Cap::Commands).with(Cap::Exec);
+pub(crate) const CAPS: CapSet = CapSet::EMPTY
+    .with(Cap::Commands)
+    .with(Cap::Exec)
+    .with(Cap::Parallel);
 
 /// A command run in flight.
 pub(crate) type Running<'a> =
     Pin<Box<dyn Future<Output = Result<CommandOutput, CommandError>> + Send + 'a>>;
+
+/// A fan-out running: each input's outcome and wall time, in input order.
+pub(crate) type Fanning<'a> = Pin<
+    Box<
+        dyn Future<Output = Vec<(Result<CommandOutput, CommandError>, std::time::Duration)>>
+            + Send
+            + 'a,
+    >,
+>;
 
 /// A pipeline running: every stage's result in order, or the first failure.
 pub(crate) type Piping<'a> =
@@ -60,6 +75,17 @@ pub(crate) trait Launcher: Send + Sync {
 
     /// Runs a pipeline's stages at once for `env` through `cap`.
     fn pipeline<'a>(&'a self, env: &'a CommandEnv, cap: Cap, stages: Vec<StageSpec>) -> Piping<'a>;
+
+    /// Runs `name` once per `(argv, stdin)` for `env` through `cap`,
+    /// `width` at a time, each admitted by the ladder on its own.
+    fn many<'a>(
+        &'a self,
+        env: &'a CommandEnv,
+        cap: Cap,
+        name: &'a str,
+        tasks: Vec<(Vec<String>, Bytes)>,
+        width: usize,
+    ) -> Fanning<'a>;
 
     /// Admits `name` through the ladder now (a refusal is immediate, not
     /// found at `wait`) and starts it in the background.

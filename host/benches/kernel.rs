@@ -1,0 +1,141 @@
+//! Kernels and the fabric against their peers, in one run:
+//! - a core kernel called on a 64-byte payload (one instance, one memory
+//!   copy in and out per call) against the same function compiled
+//!   natively, in calls per second;
+//! - a 1 MiB payload through the kernel against a plain 1 MiB memcpy;
+//! - 10 000 small kernel tasks through the fabric at width 1, 2 and 4,
+//!   with the scaling ratio.
+//!
+//! `cargo bench -p workbooks --bench kernel`
+
+mod support;
+use support::median;
+
+use std::time::{Duration, Instant};
+use workbooks::LineOptions;
+use workbooks::fabric::{FabricOptions, Target, TaskInput};
+use workbooks::kernel::{CoreKernel, KernelOptions};
+
+/// XORs every byte with 0x20 into the output; walks down so an input that
+/// reaches the output offset is read before it is overwritten.
+const FLIP: &str = r#"(module (memory (export "memory") 2)
+  (func (export "process") (param $n i32) (result i32) (local $i i32)
+    (local.set $i (local.get $n))
+    (block $done (loop $next
+      (br_if $done (i32.eqz (local.get $i)))
+      (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+      (i32.store8 (i32.add (i32.const 65536) (local.get $i))
+        (i32.xor (i32.load8_u (i32.add (i32.const 1024) (local.get $i))) (i32.const 32)))
+      (br $next)))
+    (local.get $n)))"#;
+
+/// The same function, natively, through the same in/out copies.
+fn native_flip(input: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.extend(input.iter().map(|b| b ^ 0x20));
+}
+
+fn main() {
+    let full = support::start();
+    let calls: u32 = if full { 2_000_000 } else { 10_000 };
+    let home = tempfile::tempdir().expect("home");
+    let engine = workbooks::Engine::builder()
+        .home(home.path())
+        .build()
+        .expect("engine");
+    let wasm = wat::parse_str(FLIP).expect("wat");
+    engine
+        .register_kernel("flip", wasm, "process")
+        .expect("register");
+    let artifact = engine.load_kernel("flip").expect("load");
+    let mut kernel =
+        CoreKernel::load(&engine, &artifact, KernelOptions::default()).expect("kernel");
+
+    // 64-byte calls per second.
+    let payload = [b'a'; 64];
+    let mut out = Vec::with_capacity(1 << 21);
+    let rounds = |f: &mut dyn FnMut()| {
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let start = Instant::now();
+            f();
+            times.push(start.elapsed());
+        }
+        median(times)
+    };
+    let kernel_64 = rounds(&mut || {
+        for _ in 0..calls {
+            kernel.call_into(&payload, &mut out).expect("call");
+        }
+    });
+    assert_eq!(out, [b'A'; 64]);
+    let native_64 = rounds(&mut || {
+        for _ in 0..calls {
+            native_flip(std::hint::black_box(&payload), &mut out);
+        }
+    });
+    let rate = |d: Duration| f64::from(calls) / d.as_secs_f64();
+    println!(
+        "kernel 64 B: {:>12.0} calls/s   native: {:>12.0} calls/s   native/kernel {:.1}x",
+        rate(kernel_64),
+        rate(native_64),
+        kernel_64.as_secs_f64() / native_64.as_secs_f64()
+    );
+
+    // 1 MiB through the kernel against a memcpy of the same size.
+    let big = vec![b'a'; 1 << 20];
+    let n = if full { 200 } else { 5 };
+    let kernel_1m = rounds(&mut || {
+        for _ in 0..n {
+            kernel.call_into(&big, &mut out).expect("call");
+        }
+    });
+    let mut copy = vec![0u8; 1 << 20];
+    let memcpy_1m = rounds(&mut || {
+        for _ in 0..n {
+            copy.copy_from_slice(std::hint::black_box(&big));
+        }
+    });
+    let per = |d: Duration| d / n;
+    println!(
+        "kernel 1 MiB: {:>10.2?}/call   memcpy 1 MiB: {:>10.2?}   kernel/memcpy {:.1}x",
+        per(kernel_1m),
+        per(memcpy_1m),
+        kernel_1m.as_secs_f64() / memcpy_1m.as_secs_f64()
+    );
+
+    // Fabric throughput of small kernel tasks at instance, by width.
+    let tasks = if full { 10_000 } else { 200 };
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let inputs: Vec<TaskInput> = (0..tasks)
+        .map(|i| TaskInput {
+            args: Vec::new(),
+            stdin: format!("task {i}"),
+        })
+        .collect();
+    let mut base = None;
+    println!("fabric, {tasks} kernel tasks at instance:");
+    for width in [1, 2, 4] {
+        let opts = FabricOptions {
+            width,
+            ..FabricOptions::default()
+        };
+        let start = Instant::now();
+        let results = rt
+            .block_on(engine.fan_out_as_host(
+                LineOptions::default(),
+                &Target::Kernel("flip".into()),
+                inputs.clone(),
+                &opts,
+            ))
+            .expect("fan out");
+        let took = start.elapsed();
+        assert!(results.iter().all(|r| r.exit == Some(0)));
+        let per_s = tasks as f64 / took.as_secs_f64();
+        let base = *base.get_or_insert(per_s);
+        println!(
+            "  width {width}: {per_s:>10.0} tasks/s   scaling {:.2}x",
+            per_s / base
+        );
+    }
+}

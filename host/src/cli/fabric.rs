@@ -1,0 +1,161 @@
+//! `wbx fabric run`: one command or kernel over many inputs.
+
+use crate::options::{StageArgs, engine};
+use crate::{exit, fail};
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use workbooks::fabric::{
+    FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, FabricError, FabricOptions, FabricTier, Target, TaskInput,
+};
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum FabricCommand {
+    /// Run a command (or, with --kernel, a kernel) once per input line.
+    Run(RunArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The command (or kernel) to run.
+    target: String,
+    /// The inputs: one JSON object per line, {"args": [..], "stdin": ".."}
+    /// (`-` for stdin).
+    #[arg(long, value_name = "FILE.jsonl")]
+    inputs: PathBuf,
+    /// The target is a registered kernel; each input's stdin is its input.
+    #[arg(long)]
+    kernel: bool,
+    /// Tasks in flight at once.
+    #[arg(long, default_value_t = FABRIC_WIDTH, value_name = "N")]
+    width: usize,
+    /// instance, os_process, node or container (the shape's own when
+    /// omitted).
+    #[arg(long, value_name = "TIER")]
+    tier: Option<String>,
+    /// NATS server of the node tier.
+    #[arg(long, value_name = "URL")]
+    nats: Option<String>,
+    /// One JSON result per line, in input order.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    stage: StageArgs,
+}
+
+fn read_inputs(path: &PathBuf) -> Result<Vec<TaskInput>, u8> {
+    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| {
+            fail(
+                "load",
+                format!("cannot read {}: {e}", path.display()),
+                exit::LOAD,
+            )
+        })?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    let mut inputs = Vec::new();
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| fail("load", e, exit::LOAD))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let input = serde_json::from_str(&line).map_err(|e| {
+            fail(
+                "usage",
+                format!(
+                    "{} line {}: not an input object ({e})",
+                    path.display(),
+                    n + 1
+                ),
+                exit::USAGE,
+            )
+        })?;
+        inputs.push(input);
+    }
+    Ok(inputs)
+}
+
+pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
+    let FabricCommand::Run(args) = cmd;
+    let body = || -> Result<u8, u8> {
+        let tier = match &args.tier {
+            None => None,
+            Some(t) => Some(FabricTier::parse(t).ok_or_else(|| {
+                fail(
+                    "usage",
+                    "--tier is instance, os_process, node or container",
+                    exit::USAGE,
+                )
+            })?),
+        };
+        let inputs = read_inputs(&args.inputs)?;
+        let engine = engine(home)?;
+        if let Some(tier) = tier {
+            engine
+                .tier_env(args.nats.clone())
+                .resolve(tier)
+                .map_err(|e| fail("fabric", e, exit::REFUSED))?;
+        }
+        let line = args.stage.to_options()?;
+        let opts = FabricOptions {
+            width: args.width,
+            tier,
+            timeout: args
+                .stage
+                .timeout
+                .map(Duration::from_millis)
+                .unwrap_or(FABRIC_TASK_TIMEOUT),
+        };
+        let target = match args.kernel {
+            true => Target::Kernel(args.target.clone()),
+            false => Target::Command(args.target.clone()),
+        };
+        let start = Instant::now();
+        let results = runtime_multi()?
+            .block_on(engine.fan_out_as_host(line, &target, inputs, &opts))
+            .map_err(|e| {
+                let code = match e {
+                    FabricError::Width(_) | FabricError::TooManyInputs { .. } => exit::USAGE,
+                    FabricError::Line(_) => exit::USAGE,
+                    FabricError::Tier(_) => exit::REFUSED,
+                    FabricError::Kernel { .. } => exit::LOAD,
+                };
+                fail("fabric", e, code)
+            })?;
+        let failed = results.iter().filter(|r| !r.ok()).count();
+        for r in &results {
+            if args.json {
+                println!("{}", serde_json::to_string(r).unwrap_or_default());
+                continue;
+            }
+            let status = match (&r.exit, &r.error) {
+                (_, Some(error)) => format!("error {error}"),
+                (Some(code), None) => format!("exit {code}"),
+                (None, None) => "no result".to_string(),
+            };
+            let first = r.stdout.lines().next().unwrap_or("");
+            println!("#{:<5} {status:<12} {:>6} ms  {first}", r.index, r.dur_ms);
+        }
+        if !args.json {
+            eprintln!(
+                "{} tasks, {} ok, {failed} failed, in {:.2?}",
+                results.len(),
+                results.len() - failed,
+                start.elapsed()
+            );
+        }
+        Ok(u8::from(failed > 0))
+    };
+    body().unwrap_or_else(|code| code)
+}
+
+/// A runtime with a worker per core: the fan-out runs tasks in parallel.
+fn runtime_multi() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| fail("engine", e, exit::ENGINE))
+}

@@ -1,0 +1,389 @@
+//! The fabric: one command or kernel fanned over many inputs at a chosen
+//! (width, tier). Results come back in input order, each with its own exit
+//! code, output, error and duration; one input's failure never sinks the
+//! others.
+//!
+//! Serves `wbx fabric run` and the `parallel` cap's host primitive
+//! (`workbooks:host/launch.run-many`, reached through the parallel
+//! broker). Invariant: every task goes through the same deny ladder,
+//! envelope and budgets as a single command run by the same principal
+//! (revocation and rate limit are checked per task, not per batch), at no
+//! weaker tier than the command's own; width is bounded by the
+//! principal's concurrency cap, so a fan-out cannot starve the principal's
+//! other work past it.
+
+pub mod tier;
+
+pub use tier::{FabricTier, TierEnv, TierUnavailable};
+
+use crate::commands::{CommandEnv, CommandError, CommandOutput, MAX_CONCURRENT_PER_PRINCIPAL};
+use crate::engine::Engine;
+use crate::kernel::{Kernel, KernelError, KernelOptions};
+use crate::policy::Cap;
+use bytes::Bytes;
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Tasks in flight when the caller names no width.
+pub const FABRIC_WIDTH: usize = 16;
+/// Most tasks in flight at once: the principal's concurrency cap, so a
+/// fan-out is refused nothing the ladder would allow.
+pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_PRINCIPAL as usize;
+/// Wall-clock budget of each task when the caller names none.
+pub const FABRIC_TASK_TIMEOUT: Duration = Duration::from_secs(60);
+/// Most inputs in one `wbx fabric run`: bounds the results held in memory.
+pub const FABRIC_MAX_INPUTS: usize = 1_000_000;
+/// Wall time a task gets past its budget before the fabric gives up on
+/// it: a child process's start-up, or a host call the epoch cannot see.
+const CHILD_WAIT_GRACE: Duration = Duration::from_secs(5);
+/// Most inputs in one `run-many` call from a guest (the `parallel` cap).
+pub const PARALLEL_MAX_INPUTS: usize = 1024;
+
+/// One input: its arguments and its stdin.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskInput {
+    /// Arguments, without the command name (a kernel ignores them).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Stdin (a kernel's input).
+    #[serde(default)]
+    pub stdin: String,
+}
+
+/// What one input did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskResult {
+    /// Its position in the inputs.
+    pub index: usize,
+    /// Its exit code (`None` when it did not run to one).
+    pub exit: Option<i32>,
+    /// Its stdout (a kernel's output), as text.
+    pub stdout: String,
+    /// Its stderr, as text.
+    pub stderr: String,
+    /// Why it did not run to an exit code.
+    pub error: Option<String>,
+    /// Its wall time, in milliseconds.
+    pub dur_ms: u64,
+}
+
+impl TaskResult {
+    fn finished(index: usize, dur: Duration, out: Result<CommandOutput, String>) -> TaskResult {
+        let dur_ms = dur.as_millis() as u64;
+        match out {
+            Ok(out) => TaskResult {
+                index,
+                exit: Some(out.exit_code),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                error: None,
+                dur_ms,
+            },
+            Err(error) => TaskResult {
+                index,
+                exit: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                error: Some(error),
+                dur_ms,
+            },
+        }
+    }
+
+    /// Whether it ran to exit code 0.
+    pub fn ok(&self) -> bool {
+        self.exit == Some(0)
+    }
+}
+
+/// What runs on each input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A registered or built-in command.
+    Command(String),
+    /// A registered kernel.
+    Kernel(String),
+}
+
+/// How to fan out.
+#[derive(Debug, Clone)]
+pub struct FabricOptions {
+    /// Tasks in flight at once (1..=[`FABRIC_MAX_WIDTH`]).
+    pub width: usize,
+    /// The tier asked for; the shape's own when `None`.
+    pub tier: Option<FabricTier>,
+    /// Budget of each task.
+    pub timeout: Duration,
+}
+
+impl Default for FabricOptions {
+    fn default() -> Self {
+        Self {
+            width: FABRIC_WIDTH,
+            tier: None,
+            timeout: FABRIC_TASK_TIMEOUT,
+        }
+    }
+}
+
+/// Why a fan-out did not start (each task's own failure is in its result).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FabricError {
+    /// The width is out of range.
+    #[error("fabric: width {0} is outside 1..={FABRIC_MAX_WIDTH}")]
+    Width(usize),
+    /// Too many inputs.
+    #[error("fabric: {given} inputs, over {max}")]
+    TooManyInputs {
+        /// Inputs given.
+        given: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// The tier cannot run here.
+    #[error(transparent)]
+    Tier(#[from] TierUnavailable),
+    /// The profile, caps or environment were refused.
+    #[error("fabric: {0}")]
+    Line(String),
+    /// The kernel could not be found or loaded.
+    #[error("fabric: kernel `{name}`: {error}")]
+    Kernel {
+        /// The kernel's name.
+        name: String,
+        /// Why.
+        error: KernelError,
+    },
+}
+
+impl Engine {
+    /// What the tiers can use in this engine, with `nats` for the node
+    /// tier.
+    pub fn tier_env(&self, nats: Option<String>) -> TierEnv {
+        TierEnv {
+            wbx: self.wbx_binary().map(Into::into),
+            bwrap: TierEnv::find_bwrap(),
+            nats,
+        }
+    }
+
+    /// [`Engine::fan_out`] with the host as the caller (the CLI, an
+    /// embedder): the grant and stage settings of `line`, through
+    /// `commands`.
+    pub async fn fan_out_as_host(
+        &self,
+        line: crate::LineOptions,
+        target: &Target,
+        inputs: Vec<TaskInput>,
+        opts: &FabricOptions,
+    ) -> Result<Vec<TaskResult>, FabricError> {
+        let (env, _) =
+            crate::shell::host_env(line).map_err(|e| FabricError::Line(e.to_string()))?;
+        self.fan_out(&env, Cap::Commands, target, inputs, opts)
+            .await
+    }
+
+    /// Runs `target` on every input for `env`, `opts.width` at a time, and
+    /// returns one result per input, in input order. Each command task is
+    /// admitted by the ladder as a call through `cap` (`commands` from the
+    /// CLI, `parallel` from a guest).
+    pub async fn fan_out(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        target: &Target,
+        inputs: Vec<TaskInput>,
+        opts: &FabricOptions,
+    ) -> Result<Vec<TaskResult>, FabricError> {
+        if opts.width == 0 || opts.width > FABRIC_MAX_WIDTH {
+            return Err(FabricError::Width(opts.width));
+        }
+        if inputs.len() > FABRIC_MAX_INPUTS {
+            return Err(FabricError::TooManyInputs {
+                given: inputs.len(),
+                max: FABRIC_MAX_INPUTS,
+            });
+        }
+        let tier_env = self.tier_env(None);
+        match target {
+            Target::Kernel(name) => {
+                let tier = opts.tier.unwrap_or(FabricTier::Instance);
+                if tier != FabricTier::Instance {
+                    return Err(TierUnavailable {
+                        tier,
+                        why: "a kernel runs at instance: its shape is the in-memory hot loop; \
+                              fan a command out for a stronger tier"
+                            .into(),
+                    }
+                    .into());
+                }
+                self.fan_kernel(name, inputs, opts).await
+            }
+            Target::Command(name) => {
+                let tier = opts.tier.unwrap_or(FabricTier::Instance);
+                tier_env.resolve(tier)?;
+                let tasks = inputs
+                    .into_iter()
+                    .map(|i| (i.args, Bytes::from(i.stdin.into_bytes())))
+                    .collect();
+                let done = self.fan_commands(env, cap, name, tasks, tier, opts).await;
+                Ok(done
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, (out, dur))| {
+                        TaskResult::finished(index, dur, out.map_err(|e| e.to_string()))
+                    })
+                    .collect())
+            }
+        }
+    }
+
+    /// Runs command `name` on every `(argv, stdin)` for `env` through
+    /// `cap`, `opts.width` at a time, at no weaker tier than `tier`; each
+    /// task's outcome and wall time, in input order.
+    pub(crate) async fn fan_commands(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        tasks: Vec<(Vec<String>, Bytes)>,
+        tier: FabricTier,
+        opts: &FabricOptions,
+    ) -> Vec<(Result<CommandOutput, CommandError>, Duration)> {
+        let mut env = env.clone();
+        env.policy.timeout = Some(opts.timeout);
+        let mut done = futures::stream::iter(tasks.into_iter().enumerate())
+            .map(|(index, (argv, stdin))| {
+                let env = &env;
+                async move {
+                    let start = Instant::now();
+                    let out = tokio::time::timeout(
+                        opts.timeout + CHILD_WAIT_GRACE,
+                        self.run_at(env, cap, tier, name, argv, stdin),
+                    )
+                    .await
+                    .unwrap_or(Err(CommandError::Timeout(opts.timeout)));
+                    (index, out, start.elapsed())
+                }
+            })
+            .buffer_unordered(opts.width.clamp(1, FABRIC_MAX_WIDTH))
+            .collect::<Vec<_>>()
+            .await;
+        done.sort_by_key(|(index, _, _)| *index);
+        done.into_iter().map(|(_, out, dur)| (out, dur)).collect()
+    }
+
+    /// Runs one command task at no weaker tier than `tier` or the
+    /// command's own.
+    async fn run_at(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        tier: FabricTier,
+        name: &str,
+        argv: Vec<String>,
+        stdin: Bytes,
+    ) -> Result<CommandOutput, CommandError> {
+        let (resolved, _slot) = self.ladder().admit(env, cap, name)?;
+        match tier.at_least(resolved.tier) {
+            FabricTier::Instance => self.run_resolved(env, &resolved, argv, stdin).await,
+            FabricTier::OsProcess => self.run_isolated(env, &resolved, argv, stdin, false).await,
+            FabricTier::Container => self.run_isolated(env, &resolved, argv, stdin, true).await,
+            FabricTier::Node => Err(CommandError::Refused(
+                self.tier_env(None)
+                    .resolve(FabricTier::Node)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
+            )),
+        }
+    }
+
+    /// Runs a kernel over the inputs: `width` workers, each with its own
+    /// instance, taking the next input until none is left.
+    async fn fan_kernel(
+        &self,
+        name: &str,
+        inputs: Vec<TaskInput>,
+        opts: &FabricOptions,
+    ) -> Result<Vec<TaskResult>, FabricError> {
+        let failed = |error: KernelError| FabricError::Kernel {
+            name: name.to_string(),
+            error,
+        };
+        let artifact = self.load_kernel(name).map_err(failed)?;
+        let kopts = KernelOptions {
+            timeout: opts.timeout,
+            ..KernelOptions::default()
+        };
+        let inputs = Arc::new(inputs);
+        let next = Arc::new(AtomicUsize::new(0));
+        let width = opts.width.min(inputs.len().max(1));
+        let mut workers = Vec::with_capacity(width);
+        for _ in 0..width {
+            let kernel = Kernel::load(self, &artifact, kopts.clone())
+                .await
+                .map_err(failed)?;
+            let (inputs, next) = (inputs.clone(), next.clone());
+            workers.push(match kernel {
+                Kernel::Core(mut k) => tokio::task::spawn_blocking(move || {
+                    let mut done = Vec::new();
+                    while let Some((index, input)) = take(&inputs, &next) {
+                        let start = Instant::now();
+                        let out = k.call(input.stdin.as_bytes());
+                        done.push(kernel_result(index, start, out));
+                    }
+                    done
+                }),
+                component @ Kernel::Component(_) => {
+                    let mut k = component;
+                    tokio::spawn(async move {
+                        let mut done = Vec::new();
+                        while let Some((index, input)) = take(&inputs, &next) {
+                            let start = Instant::now();
+                            let out = k.call(input.stdin.as_bytes()).await;
+                            done.push(kernel_result(index, start, out));
+                        }
+                        done
+                    })
+                }
+            });
+        }
+        let mut results = Vec::with_capacity(inputs.len());
+        for worker in workers {
+            match worker.await {
+                Ok(done) => results.extend(done),
+                Err(e) => {
+                    return Err(failed(KernelError::Refused(format!("worker failed: {e}"))));
+                }
+            }
+        }
+        Ok(in_order(results))
+    }
+}
+
+fn take<'a>(inputs: &'a [TaskInput], next: &AtomicUsize) -> Option<(usize, &'a TaskInput)> {
+    let index = next.fetch_add(1, Ordering::Relaxed);
+    inputs.get(index).map(|input| (index, input))
+}
+
+fn kernel_result(index: usize, start: Instant, out: Result<Vec<u8>, KernelError>) -> TaskResult {
+    TaskResult::finished(
+        index,
+        start.elapsed(),
+        out.map(|stdout| CommandOutput {
+            stdout: stdout.into(),
+            ..CommandOutput::default()
+        })
+        .map_err(|e| e.to_string()),
+    )
+}
+
+fn in_order(mut results: Vec<TaskResult>) -> Vec<TaskResult> {
+    results.sort_by_key(|r| r.index);
+    results
+}

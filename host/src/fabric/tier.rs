@@ -1,0 +1,155 @@
+//! The isolation tiers a fabric task can run at, and why a tier is not
+//! live here. The tier follows the shape and trust of what runs: a kernel
+//! runs at `instance` (the hot loop lives in memory), a first-party
+//! command at `instance`, a third-party one a rung stronger; asking for a
+//! weaker tier than a command's own never weakens it.
+//!
+//! Threat: a tier that silently fell back to a weaker one would run
+//! third-party code with less isolation than its operator chose. So a tier
+//! that cannot run here is an error that says why ([`TierUnavailable`]),
+//! never a quiet downgrade.
+
+use crate::commands::Tier;
+use std::path::{Path, PathBuf};
+
+/// Where fabric tasks run, weakest boundary first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FabricTier {
+    /// A fresh store per task in this process.
+    Instance,
+    /// A child `wbx` process per task.
+    OsProcess,
+    /// A worker on another process or machine, through NATS JetStream.
+    Node,
+    /// A child `wbx` per task inside a bubblewrap sandbox: no network, a
+    /// read-only root, its own `/tmp`, its own pid namespace.
+    Container,
+}
+
+impl FabricTier {
+    /// Parses `instance`, `os_process`, `node` or `container`.
+    pub fn parse(s: &str) -> Option<FabricTier> {
+        match s {
+            "instance" => Some(FabricTier::Instance),
+            "os_process" | "os-process" => Some(FabricTier::OsProcess),
+            "node" => Some(FabricTier::Node),
+            "container" => Some(FabricTier::Container),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FabricTier::Instance => "instance",
+            FabricTier::OsProcess => "os_process",
+            FabricTier::Node => "node",
+            FabricTier::Container => "container",
+        }
+    }
+
+    /// The tier a command registered at `tier` runs at when `self` is
+    /// asked for: the stronger of the two.
+    pub fn at_least(self, tier: Tier) -> FabricTier {
+        let own = match tier {
+            Tier::Instance => FabricTier::Instance,
+            Tier::OsProcess => FabricTier::OsProcess,
+        };
+        self.max(own)
+    }
+}
+
+/// Why a tier cannot run here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tier unavailable: {} ({why})", tier.name())]
+pub struct TierUnavailable {
+    /// The tier asked for.
+    pub tier: FabricTier,
+    /// Why it is not live.
+    pub why: String,
+}
+
+/// What the tiers need from the machine.
+#[derive(Debug, Clone, Default)]
+pub struct TierEnv {
+    /// The `wbx` binary child processes run.
+    pub wbx: Option<PathBuf>,
+    /// The bubblewrap binary, when found.
+    pub bwrap: Option<PathBuf>,
+    /// The NATS server the node tier submits to.
+    pub nats: Option<String>,
+}
+
+impl TierEnv {
+    /// Finds `bwrap` on `PATH` (or at `WB_BWRAP`).
+    pub fn find_bwrap() -> Option<PathBuf> {
+        if let Some(path) = std::env::var_os("WB_BWRAP") {
+            let path = PathBuf::from(path);
+            return path.is_file().then_some(path);
+        }
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join("bwrap"))
+            .find(|p| p.is_file())
+    }
+
+    /// Says whether `tier` can run here, and why not.
+    pub fn resolve(&self, tier: FabricTier) -> Result<(), TierUnavailable> {
+        let unavailable = |why: &str| {
+            Err(TierUnavailable {
+                tier,
+                why: why.to_string(),
+            })
+        };
+        match tier {
+            FabricTier::Instance => Ok(()),
+            FabricTier::OsProcess if self.wbx.is_none() => {
+                unavailable("this engine has no wbx binary to start (EngineBuilder::wbx_binary)")
+            }
+            FabricTier::OsProcess => Ok(()),
+            FabricTier::Container if self.bwrap.is_none() => {
+                unavailable("bubblewrap not found: install bwrap, or set WB_BWRAP")
+            }
+            FabricTier::Container if self.wbx.is_none() => {
+                unavailable("this engine has no wbx binary to start inside the sandbox")
+            }
+            FabricTier::Container => Ok(()),
+            FabricTier::Node if self.nats.is_none() => {
+                unavailable("no NATS server: pass --nats URL (and run `wbx worker --nats URL`)")
+            }
+            FabricTier::Node => {
+                unavailable("the node tier's JetStream workers are not built into this engine yet")
+            }
+        }
+    }
+}
+
+/// The bubblewrap arguments that wrap a child `wbx`: the whole root
+/// read-only, the engine's home writable (its store, caches and volumes),
+/// a private `/tmp`, `/dev` and `/proc`, and every namespace unshared, the
+/// network included, so the child reaches no interface but its own
+/// loopback; it dies with its parent.
+pub(crate) fn bubblewrap_args(home: &Path) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ]
+    .into_iter()
+    .map(Into::into)
+    .collect();
+    args.push("--bind".into());
+    args.push(home.into());
+    args.push(home.into());
+    args
+}

@@ -1,0 +1,201 @@
+use super::{CoreKernel, Kernel, KernelError, KernelOptions, check_shape};
+use crate::artifact::Artifact;
+use std::time::Duration;
+
+/// Adds one to every byte; counts its calls in a global, so a fresh
+/// instance is visible; traps on an input starting with 0xff; loops
+/// forever on an input starting with 0xfe; answers a length past its
+/// memory on one starting with 0xfd. It walks from the last byte down, so
+/// an input long enough to reach the output offset is read before it is
+/// overwritten.
+const BUMP: &str = r#"(module
+  (memory (export "memory") 2)
+  (global $calls (mut i32) (i32.const 0))
+  (func (export "process") (param $n i32) (result i32) (local $i i32)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (if (i32.gt_u (local.get $n) (i32.const 0)) (then
+      (if (i32.eq (i32.load8_u (i32.const 1024)) (i32.const 255)) (then unreachable))
+      (if (i32.eq (i32.load8_u (i32.const 1024)) (i32.const 254)) (then (loop $forever (br $forever))))
+      (if (i32.eq (i32.load8_u (i32.const 1024)) (i32.const 253)) (then (return (i32.const 1000000))))))
+    (local.set $i (local.get $n))
+    (block $done (loop $next
+      (br_if $done (i32.eqz (local.get $i)))
+      (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+      (i32.store8 (i32.add (i32.const 65536) (local.get $i))
+        (i32.add (i32.load8_u (i32.add (i32.const 1024) (local.get $i))) (i32.const 1)))
+      (br $next)))
+    (local.get $n))
+  (func (export "calls") (param i32) (result i32) (global.get $calls)))"#;
+
+fn artifact(wat: &str) -> Artifact {
+    Artifact::from_bytes(wat::parse_str(wat).expect("wat")).expect("artifact")
+}
+
+fn bump(opts: KernelOptions) -> (tempfile::TempDir, CoreKernel) {
+    let (dir, engine) = crate::engine::for_tests();
+    let kernel = CoreKernel::load(&engine, &artifact(BUMP), opts).expect("load");
+    (dir, kernel)
+}
+
+/// Answers how many calls its instance has served (a global), as 4 bytes;
+/// traps on an input starting with 0xff.
+const COUNT: &str = r#"(module
+  (memory (export "memory") 2)
+  (global $calls (mut i32) (i32.const 0))
+  (func (export "process") (param $n i32) (result i32)
+    (if (i32.gt_u (local.get $n) (i32.const 0)) (then
+      (if (i32.eq (i32.load8_u (i32.const 1024)) (i32.const 255)) (then unreachable))))
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (i32.store (i32.const 65536) (global.get $calls))
+    (i32.const 4)))"#;
+
+#[test]
+fn a_core_kernel_answers_each_call_from_one_instance() {
+    let (_dir, mut kernel) = bump(KernelOptions::default());
+    for i in 0..1000u32 {
+        // First bytes below 0xfd: those are the kernel's fault triggers.
+        let input = (i % 250).to_le_bytes();
+        let out = kernel.call(&input).expect("call");
+        let want: Vec<u8> = input.iter().map(|b| b.wrapping_add(1)).collect();
+        assert_eq!(out, want, "call {i}");
+    }
+    assert_eq!(kernel.calls(), 1000);
+}
+
+#[test]
+fn state_carries_across_calls_until_a_trap_retires_the_instance() {
+    let (_dir, engine) = crate::engine::for_tests();
+    let mut kernel =
+        CoreKernel::load(&engine, &artifact(COUNT), KernelOptions::default()).expect("load");
+    let count =
+        |k: &mut CoreKernel| u32::from_le_bytes(k.call(b"").expect("call").try_into().unwrap());
+    assert_eq!(
+        [count(&mut kernel), count(&mut kernel), count(&mut kernel)],
+        [1, 2, 3]
+    );
+    let err = kernel.call(&[0xff]).unwrap_err();
+    assert!(matches!(err, KernelError::Trap { call: 4, .. }), "{err}");
+    // Nothing of the faulted instance survives: the count starts again.
+    assert_eq!(count(&mut kernel), 1);
+}
+
+#[test]
+fn a_trap_retires_the_instance_and_names_the_call() {
+    let (_dir, mut kernel) = bump(KernelOptions::default());
+    assert_eq!(kernel.call(b"a").expect("first"), b"b");
+    let err = kernel.call(&[0xff]).unwrap_err();
+    assert!(
+        matches!(&err, KernelError::Trap { call: 2, why } if why.contains("unreachable")),
+        "{err}"
+    );
+    // The next call runs on a fresh instance and succeeds.
+    assert_eq!(kernel.call(b"z").expect("third"), b"{");
+}
+
+#[test]
+fn a_looping_kernel_is_stopped_by_its_fuel_then_by_its_deadline() {
+    let (_dir, mut kernel) = bump(KernelOptions {
+        fuel: 1_000_000,
+        ..KernelOptions::default()
+    });
+    let err = kernel.call(&[0xfe]).unwrap_err();
+    assert_eq!(
+        err,
+        KernelError::Fuel {
+            call: 1,
+            fuel: 1_000_000
+        }
+    );
+    assert_eq!(kernel.call(b"a").expect("after fuel"), b"b");
+
+    let (_dir, mut kernel) = bump(KernelOptions {
+        fuel: u64::MAX,
+        timeout: Duration::from_millis(100),
+        ..KernelOptions::default()
+    });
+    let err = kernel.call(&[0xfe]).unwrap_err();
+    assert!(matches!(err, KernelError::Timeout { call: 1, .. }), "{err}");
+    assert_eq!(kernel.call(b"a").expect("after timeout"), b"b");
+}
+
+#[test]
+fn an_answer_past_the_kernels_memory_is_refused() {
+    let (_dir, mut kernel) = bump(KernelOptions::default());
+    let err = kernel.call(&[0xfd]).unwrap_err();
+    assert!(
+        matches!(&err, KernelError::BadOutput { call: 1, why } if why.contains("past its 131072 byte memory")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_large_input_grows_memory_up_to_the_cap_and_no_further() {
+    let (_dir, mut kernel) = bump(KernelOptions {
+        memory: 4 << 20,
+        ..KernelOptions::default()
+    });
+    let input = vec![7u8; 1 << 20];
+    let out = kernel.call(&input).expect("1 MiB");
+    assert_eq!(out.len(), 1 << 20);
+    assert!(out.iter().all(|b| *b == 8));
+    let err = kernel.call(&vec![7u8; 5 << 20]).unwrap_err();
+    assert!(
+        matches!(err, KernelError::Memory { call: 2, limit, .. } if limit == 4 << 20),
+        "{err}"
+    );
+    // The refused input left the instance usable.
+    assert_eq!(kernel.call(b"a").expect("after"), b"b");
+}
+
+#[test]
+fn an_input_past_the_input_cap_is_refused_before_any_call() {
+    let (_dir, mut kernel) = bump(KernelOptions::default());
+    let err = kernel
+        .call(&vec![0u8; super::KERNEL_MAX_INPUT_BYTES + 1])
+        .unwrap_err();
+    assert_eq!(err.reason(), "input_too_large");
+    assert_eq!(kernel.calls(), 0);
+}
+
+#[test]
+fn modules_without_the_kernel_shape_are_refused_by_name() {
+    let cases = [
+        (
+            r#"(module (import "env" "leak" (func)) (memory (export "memory") 1)
+                (func (export "process") (param i32) (result i32) (local.get 0)))"#,
+            "imports function env.leak",
+        ),
+        (
+            r#"(module (func (export "process") (param i32) (result i32) (local.get 0)))"#,
+            "exports no `memory`",
+        ),
+        (
+            r#"(module (memory (export "memory") 1) (func (export "run") (param i32) (result i32) (local.get 0)))"#,
+            "exports no function `process`",
+        ),
+        (
+            r#"(module (memory (export "memory") 1) (func (export "process") (param i64) (result i32) (i32.const 0)))"#,
+            "must be (i32) -> i32",
+        ),
+    ];
+    for (wat, want) in cases {
+        let err = check_shape(&artifact(wat), "process").unwrap_err();
+        assert!(
+            matches!(&err, KernelError::NotAKernel(why) if why.contains(want)),
+            "{want}: {err}"
+        );
+    }
+    assert!(check_shape(&artifact(BUMP), "process").is_ok());
+    assert!(check_shape(&artifact(BUMP), "calls").is_ok());
+}
+
+#[tokio::test]
+async fn the_kernel_enum_loads_a_core_module_as_a_core_kernel() {
+    let (_dir, engine) = crate::engine::for_tests();
+    let mut kernel = Kernel::load(&engine, &artifact(BUMP), KernelOptions::default())
+        .await
+        .expect("load");
+    assert!(matches!(kernel, Kernel::Core(_)));
+    assert_eq!(kernel.call(b"HAL").await.expect("call"), b"IBM");
+    assert_eq!(kernel.calls(), 1);
+}
