@@ -3,8 +3,11 @@
 //!   copy in and out per call) against the same function compiled
 //!   natively, in calls per second;
 //! - a 1 MiB payload through the kernel against a plain 1 MiB memcpy;
-//! - 10 000 small kernel tasks through the fabric at width 1, 2 and 4,
-//!   with the scaling ratio.
+//! - 10 000 small tasks through the fabric: kernel tasks and `true`
+//!   command tasks at `instance`, width 1, 2 and 4; `true` over the `node`
+//!   tier with 1, 2 and 4 local `wbx worker`s on a nats-server started
+//!   here (skipped when `nats-server` is not installed); each row with its
+//!   scaling ratio.
 //!
 //! `cargo bench -p workbooks --bench kernel`
 
@@ -104,7 +107,7 @@ fn main() {
         kernel_1m.as_secs_f64() / memcpy_1m.as_secs_f64()
     );
 
-    // Fabric throughput of small kernel tasks at instance, by width.
+    // Fabric throughput of small tasks, by width and tier.
     let tasks = if full { 10_000 } else { 200 };
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let inputs: Vec<TaskInput> = (0..tasks)
@@ -113,29 +116,97 @@ fn main() {
             stdin: format!("task {i}"),
         })
         .collect();
-    let mut base = None;
-    println!("fabric, {tasks} kernel tasks at instance:");
-    for width in [1, 2, 4] {
-        let opts = FabricOptions {
-            width,
-            ..FabricOptions::default()
-        };
+    let fan = |target: &Target, opts: &FabricOptions| {
         let start = Instant::now();
         let results = rt
-            .block_on(engine.fan_out_as_host(
-                LineOptions::default(),
-                &Target::Kernel("flip".into()),
-                inputs.clone(),
-                &opts,
-            ))
+            .block_on(engine.fan_out_as_host(LineOptions::default(), target, inputs.clone(), opts))
             .expect("fan out");
-        let took = start.elapsed();
-        assert!(results.iter().all(|r| r.exit == Some(0)));
-        let per_s = tasks as f64 / took.as_secs_f64();
+        assert!(
+            results.iter().all(|r| r.exit == Some(0)),
+            "{:?}",
+            results.iter().find(|r| r.exit != Some(0))
+        );
+        tasks as f64 / start.elapsed().as_secs_f64()
+    };
+    for (label, target) in [
+        ("kernel `flip`", Target::Kernel("flip".into())),
+        ("command `true`", Target::Command("true".into())),
+    ] {
+        println!("fabric, {tasks} {label} tasks at instance:");
+        let mut base = None;
+        for width in [1, 2, 4] {
+            let opts = FabricOptions {
+                width,
+                ..FabricOptions::default()
+            };
+            let per_s = fan(&target, &opts);
+            let base = *base.get_or_insert(per_s);
+            println!(
+                "  width {width}: {per_s:>10.0} tasks/s   scaling {:.2}x",
+                per_s / base
+            );
+        }
+    }
+    node_rows(&fan, tasks);
+}
+
+/// The node tier's rows: a nats-server on a free loopback port, then 1, 2
+/// and 4 workers of this build.
+fn node_rows(fan: &dyn Fn(&Target, &FabricOptions) -> f64, tasks: usize) {
+    use std::process::{Command, Stdio};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let store = tempfile::tempdir().expect("store");
+    let Ok(mut server) = Command::new("nats-server")
+        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        .arg(store.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        println!("node tier: skipped (nats-server not installed)");
+        return;
+    };
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let url = format!("nats://127.0.0.1:{port}");
+    let homes: Vec<tempfile::TempDir> =
+        (0..4).map(|_| tempfile::tempdir().expect("home")).collect();
+    let mut workers = Vec::new();
+    let mut base = None;
+    println!("fabric, {tasks} command `true` tasks over node:");
+    for count in [1, 2, 4] {
+        while workers.len() < count {
+            let child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+                .arg("--home")
+                .arg(homes[workers.len()].path())
+                .args(["worker", "--nats", &url, "--concurrency", "2"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("worker");
+            workers.push(child);
+        }
+        let opts = FabricOptions {
+            width: 16,
+            tier: Some(workbooks::fabric::FabricTier::Node),
+            nats: Some(url.clone()),
+            ..FabricOptions::default()
+        };
+        let per_s = fan(&Target::Command("true".into()), &opts);
         let base = *base.get_or_insert(per_s);
         println!(
-            "  width {width}: {per_s:>10.0} tasks/s   scaling {:.2}x",
+            "  {count} worker(s): {per_s:>10.0} tasks/s   scaling {:.2}x",
             per_s / base
         );
     }
+    for mut w in workers {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    let _ = server.kill();
+    let _ = server.wait();
 }

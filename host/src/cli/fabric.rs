@@ -108,6 +108,7 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
                 .timeout
                 .map(Duration::from_millis)
                 .unwrap_or(FABRIC_TASK_TIMEOUT),
+            nats: args.nats.clone(),
         };
         let target = match args.kernel {
             true => Target::Kernel(args.target.clone()),
@@ -122,6 +123,7 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
                     FabricError::Line(_) => exit::USAGE,
                     FabricError::Tier(_) => exit::REFUSED,
                     FabricError::Kernel { .. } => exit::LOAD,
+                    FabricError::Node(_) => exit::ENGINE,
                 };
                 fail("fabric", e, code)
             })?;

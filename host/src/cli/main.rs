@@ -31,6 +31,8 @@ mod serve;
 mod serve_api;
 mod toolkit;
 mod vfs;
+#[cfg(feature = "node")]
+mod worker;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -128,6 +130,9 @@ enum Command {
     /// Fan a command or kernel over many inputs at a width and tier.
     #[command(subcommand)]
     Fabric(fabric::FabricCommand),
+    /// Run fabric tasks from NATS JetStream (the node tier) until stopped.
+    #[cfg(feature = "node")]
+    Worker(worker::Args),
     /// Settle vfs volumes written before volumes were scoped by tenant.
     #[command(subcommand)]
     Vfs(vfs::VfsCommand),
@@ -187,6 +192,8 @@ fn main() -> ExitCode {
         Command::Vfs(cmd) => vfs::run(cmd, home),
         Command::Kernel(cmd) => kernel::run(cmd, home),
         Command::Fabric(cmd) => fabric::run(cmd, home),
+        #[cfg(feature = "node")]
+        Command::Worker(args) => worker::run(args, home),
         Command::Bundle(cmd) => bundle::run(cmd, home),
         Command::Compose(args) => compose::run(args, home),
         Command::Call(args) => call::run(args, home),

@@ -228,6 +228,7 @@ impl Launcher for Engine {
                 width,
                 tier: None,
                 timeout: budgets(env).0,
+                nats: None,
             };
             let tier = crate::fabric::FabricTier::Instance;
             self.fan_commands(env, cap, name, tasks, tier, &opts).await

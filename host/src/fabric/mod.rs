@@ -12,6 +12,8 @@
 //! principal's concurrency cap, so a fan-out cannot starve the principal's
 //! other work past it.
 
+#[cfg(feature = "node")]
+pub mod node;
 pub mod tier;
 
 pub use tier::{FabricTier, TierEnv, TierUnavailable};
@@ -118,6 +120,8 @@ pub struct FabricOptions {
     pub tier: Option<FabricTier>,
     /// Budget of each task.
     pub timeout: Duration,
+    /// The NATS server of the node tier.
+    pub nats: Option<String>,
 }
 
 impl Default for FabricOptions {
@@ -126,6 +130,7 @@ impl Default for FabricOptions {
             width: FABRIC_WIDTH,
             tier: None,
             timeout: FABRIC_TASK_TIMEOUT,
+            nats: None,
         }
     }
 }
@@ -147,6 +152,9 @@ pub enum FabricError {
     /// The tier cannot run here.
     #[error(transparent)]
     Tier(#[from] TierUnavailable),
+    /// The node tier's bus failed.
+    #[error("fabric: node: {0}")]
+    Node(String),
     /// The profile, caps or environment were refused.
     #[error("fabric: {0}")]
     Line(String),
@@ -208,7 +216,7 @@ impl Engine {
                 max: FABRIC_MAX_INPUTS,
             });
         }
-        let tier_env = self.tier_env(None);
+        let tier_env = self.tier_env(opts.nats.clone());
         match target {
             Target::Kernel(name) => {
                 let tier = opts.tier.unwrap_or(FabricTier::Instance);
@@ -230,7 +238,13 @@ impl Engine {
                     .into_iter()
                     .map(|i| (i.args, Bytes::from(i.stdin.into_bytes())))
                     .collect();
-                let done = self.fan_commands(env, cap, name, tasks, tier, opts).await;
+                let done = match (tier, &opts.nats) {
+                    #[cfg(feature = "node")]
+                    (FabricTier::Node, Some(url)) => {
+                        self.fan_node(env, cap, name, tasks, opts, url).await?
+                    }
+                    _ => self.fan_commands(env, cap, name, tasks, tier, opts).await,
+                };
                 Ok(done
                     .into_iter()
                     .enumerate()

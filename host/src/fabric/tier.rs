@@ -117,9 +117,8 @@ impl TierEnv {
             FabricTier::Node if self.nats.is_none() => {
                 unavailable("no NATS server: pass --nats URL (and run `wbx worker --nats URL`)")
             }
-            FabricTier::Node => {
-                unavailable("the node tier's JetStream workers are not built into this engine yet")
-            }
+            FabricTier::Node if cfg!(feature = "node") => Ok(()),
+            FabricTier::Node => unavailable("this build has no node tier (built without `node`)"),
         }
     }
 }

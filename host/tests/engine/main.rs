@@ -36,6 +36,7 @@ mod limits;
 mod model_server;
 mod modules;
 mod net;
+mod node;
 mod pipe;
 mod queue;
 mod replay;

@@ -1,0 +1,544 @@
+//! The node tier: fabric tasks carried by NATS JetStream to `wbx worker`
+//! processes, on this machine or others.
+//!
+//! Tasks go to a work-queue stream ([`NODE_TASK_STREAM`]) with one durable
+//! pull consumer shared by every worker; the artifact goes to an object
+//! store ([`NODE_ARTIFACTS_BUCKET`]) under its sha256; each result goes to a
+//! key-value bucket ([`NODE_RESULTS_BUCKET`]) under the task's id
+//! (`<tenant>.<run>.<index>`). A worker heartbeats a task while it runs,
+//! records its result with a create (which fails if the key exists), and
+//! only then acks the task; a worker that dies stops heartbeating and its
+//! task is redelivered to another after [`NODE_ACK_WAIT`].
+//!
+//! Threat: the object store is shared and anyone on the bus could replace
+//! an object, so a worker hashes what it fetched and refuses bytes that do
+//! not match the sha256 the task names (`artifact_integrity`), before
+//! anything is compiled. A redelivered task may run twice, but its result
+//! is recorded exactly once: the first create wins and a later one is
+//! dropped. A task carries its tenant, grant and budgets; the worker runs
+//! it under them in a fresh store with its own engine's cadence
+//! (revocation, rate limit), never with more than the task's grant.
+
+use super::{FabricError, FabricOptions};
+use crate::artifact::Artifact;
+use crate::commands::ladder::Resolved;
+use crate::commands::{ArgMode, CommandEnv, CommandError, CommandOutput, CommandPolicy, Tier};
+use crate::engine::Engine;
+use crate::policy::{Cap, CapSet, Grant};
+use crate::state::Output;
+use async_nats::jetstream::{self, AckKind, consumer, kv, object_store, stream};
+use bytes::Bytes;
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+
+/// The work-queue stream of tasks.
+pub const NODE_TASK_STREAM: &str = "WB_TASKS";
+/// The subject tasks are published on.
+pub const NODE_TASK_SUBJECT: &str = "wb.tasks";
+/// The durable consumer every worker pulls from.
+pub const NODE_CONSUMER: &str = "wb-workers";
+/// The key-value bucket of results, by task id.
+pub const NODE_RESULTS_BUCKET: &str = "wb-results";
+/// The object store of artifacts, by sha256.
+pub const NODE_ARTIFACTS_BUCKET: &str = "wb-artifacts";
+/// A task whose worker stops acknowledging it goes to another worker after
+/// this long.
+pub const NODE_ACK_WAIT: Duration = Duration::from_secs(10);
+/// How often a worker tells the server a task is still running.
+pub const NODE_HEARTBEAT: Duration = Duration::from_secs(2);
+/// Deliveries of one task at most: a task that takes down every worker
+/// that tries it stops here instead of circling for ever.
+pub const NODE_MAX_DELIVER: i64 = 5;
+/// Largest artifact a worker fetches: stops a replaced object from making
+/// a worker read without bound.
+pub const NODE_MAX_ARTIFACT_BYTES: usize = 256 << 20;
+
+/// Bytes in JSON as base64 text.
+mod b64 {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        STANDARD.decode(text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One task on the bus.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct NodeTask {
+    id: String,
+    tenant: String,
+    session_id: String,
+    sha256: String,
+    argv: Vec<String>,
+    #[serde(with = "b64")]
+    stdin: Vec<u8>,
+    profile: String,
+    caps: Vec<String>,
+    timeout_ms: u64,
+    fuel: Option<u64>,
+    memory: Option<usize>,
+}
+
+/// One result in the bucket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct NodeResult {
+    exit: Option<i32>,
+    #[serde(with = "b64")]
+    stdout: Vec<u8>,
+    #[serde(with = "b64")]
+    stderr: Vec<u8>,
+    error: Option<CommandError>,
+    dur_ms: u64,
+    worker: String,
+}
+
+/// Why the bus could not be used.
+fn bus_error(e: impl std::fmt::Display) -> FabricError {
+    FabricError::Node(e.to_string())
+}
+
+/// The stream, buckets and store, created on first use.
+struct Bus {
+    js: jetstream::Context,
+    tasks: stream::Stream,
+    results: kv::Store,
+    artifacts: object_store::ObjectStore,
+}
+
+async fn connect(url: &str) -> Result<Bus, FabricError> {
+    let client = async_nats::connect(url)
+        .await
+        .map_err(|e| FabricError::Node(format!("cannot reach NATS at {url}: {e}")))?;
+    let js = jetstream::new(client);
+    let tasks = js
+        .get_or_create_stream(stream::Config {
+            name: NODE_TASK_STREAM.into(),
+            subjects: vec![NODE_TASK_SUBJECT.into()],
+            retention: stream::RetentionPolicy::WorkQueue,
+            duplicate_window: Duration::from_secs(120),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| FabricError::Node(format!("stream {NODE_TASK_STREAM}: {e}")))?;
+    // The bucket's stream is made here rather than by `create_key_value`,
+    // which first asks for account details nats-server 2.9 does not send.
+    js.get_or_create_stream(stream::Config {
+        name: format!("KV_{NODE_RESULTS_BUCKET}"),
+        subjects: vec![format!("$KV.{NODE_RESULTS_BUCKET}.>")],
+        max_messages_per_subject: 1,
+        discard: stream::DiscardPolicy::New,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        ..Default::default()
+    })
+    .await
+    .map_err(|e| FabricError::Node(format!("bucket {NODE_RESULTS_BUCKET}: {e}")))?;
+    let results = js
+        .get_key_value(NODE_RESULTS_BUCKET)
+        .await
+        .map_err(|e| FabricError::Node(format!("bucket {NODE_RESULTS_BUCKET}: {e}")))?;
+    let artifacts = match js.get_object_store(NODE_ARTIFACTS_BUCKET).await {
+        Ok(store) => store,
+        Err(_) => js
+            .create_object_store(object_store::Config {
+                bucket: NODE_ARTIFACTS_BUCKET.into(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| FabricError::Node(format!("store {NODE_ARTIFACTS_BUCKET}: {e}")))?,
+    };
+    Ok(Bus {
+        js,
+        tasks,
+        results,
+        artifacts,
+    })
+}
+
+/// A fresh run id: 16 random bytes in hex.
+fn run_id() -> Result<String, FabricError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(bus_error)?;
+    Ok(hex::encode(bytes))
+}
+
+impl Engine {
+    /// Runs command `name` on every task through the workers on `url`;
+    /// each task's outcome and wall time, in input order.
+    pub(crate) async fn fan_node(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        tasks: Vec<(Vec<String>, Bytes)>,
+        opts: &FabricOptions,
+        url: &str,
+    ) -> Result<Vec<(Result<CommandOutput, CommandError>, Duration)>, FabricError> {
+        let bus = connect(url).await?;
+        let run = run_id()?;
+        let mut done: Vec<Option<(Result<CommandOutput, CommandError>, Duration)>> =
+            (0..tasks.len()).map(|_| None).collect();
+        let mut sent = HashMap::new();
+        let mut uploaded = None;
+        for (index, (argv, stdin)) in tasks.into_iter().enumerate() {
+            // Each task passes this engine's ladder as a local run would.
+            let (resolved, _slot) = match self.ladder().admit(env, cap, name) {
+                Ok(admitted) => admitted,
+                Err(e) => {
+                    done[index] = Some((Err(e), Duration::ZERO));
+                    continue;
+                }
+            };
+            let (argv, stdin) = match crate::engine::shape(&resolved, argv, stdin) {
+                Ok(shaped) => shaped,
+                Err(e) => {
+                    done[index] = Some((Err(e), Duration::ZERO));
+                    continue;
+                }
+            };
+            let sha256 = resolved.artifact.sha256_hex();
+            if uploaded.as_ref() != Some(&sha256) {
+                upload(&bus, &resolved.artifact).await?;
+                uploaded = Some(sha256.clone());
+            }
+            let task = NodeTask {
+                id: format!("{}.{run}.{index}", env.principal),
+                tenant: env.principal.clone(),
+                session_id: env.session_id.clone(),
+                sha256,
+                argv,
+                stdin: stdin.to_vec(),
+                profile: env.grant.profile.effective.name().to_string(),
+                caps: env
+                    .grant
+                    .caps
+                    .words()
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect(),
+                timeout_ms: opts.timeout.as_millis() as u64,
+                fuel: env.policy.fuel,
+                memory: env.policy.memory,
+            };
+            let payload = serde_json::to_vec(&task).map_err(bus_error)?;
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert("Nats-Msg-Id", task.id.as_str());
+            bus.js
+                .publish_with_headers(NODE_TASK_SUBJECT, headers, payload.into())
+                .await
+                .map_err(bus_error)?
+                .await
+                .map_err(bus_error)?;
+            sent.insert(task.id, index);
+        }
+        self.gather(&bus, env, &run, sent, &mut done, opts).await?;
+        Ok(done
+            .into_iter()
+            .map(|d| {
+                d.unwrap_or_else(|| {
+                    (
+                        Err(CommandError::Refused("node: no result".into())),
+                        Duration::ZERO,
+                    )
+                })
+            })
+            .collect())
+    }
+
+    /// Waits for the results of `sent` (task id → index) as workers record
+    /// them; gives up on the rest when none arrives for a whole task
+    /// budget plus every redelivery.
+    async fn gather(
+        &self,
+        bus: &Bus,
+        env: &CommandEnv,
+        run: &str,
+        mut sent: HashMap<String, usize>,
+        done: &mut [Option<(Result<CommandOutput, CommandError>, Duration)>],
+        opts: &FabricOptions,
+    ) -> Result<(), FabricError> {
+        let idle = (opts.timeout + NODE_ACK_WAIT) * NODE_MAX_DELIVER as u32;
+        let mut watch = bus
+            .results
+            .watch_with_history(format!("{}.{run}.>", env.principal))
+            .await
+            .map_err(bus_error)?;
+        while !sent.is_empty() {
+            let entry = match tokio::time::timeout(idle, watch.next()).await {
+                Ok(Some(Ok(entry))) => entry,
+                Ok(Some(Err(e))) => return Err(bus_error(e)),
+                Ok(None) => break,
+                Err(_) => {
+                    for (_, index) in sent.drain() {
+                        done[index] = Some((
+                            Err(CommandError::Refused(format!(
+                                "node: no worker recorded a result within {} s (is `wbx worker --nats URL` running?)",
+                                idle.as_secs()
+                            ))),
+                            Duration::ZERO,
+                        ));
+                    }
+                    break;
+                }
+            };
+            let Some(index) = sent.remove(&entry.key) else {
+                continue;
+            };
+            let result: NodeResult = serde_json::from_slice(&entry.value).map_err(bus_error)?;
+            let dur = Duration::from_millis(result.dur_ms);
+            let outcome = match result.error {
+                Some(error) => Err(error),
+                None => Ok(CommandOutput {
+                    stdout: result.stdout.into(),
+                    stderr: result.stderr.into(),
+                    exit_code: result.exit.unwrap_or(-1),
+                    elapsed: dur,
+                }),
+            };
+            done[index] = Some((outcome, dur));
+        }
+        Ok(())
+    }
+}
+
+/// Puts `artifact` in the object store under its sha256 unless it is
+/// there already.
+async fn upload(bus: &Bus, artifact: &Artifact) -> Result<(), FabricError> {
+    let name = artifact.sha256_hex();
+    if bus.artifacts.info(&name).await.is_ok() {
+        return Ok(());
+    }
+    let mut bytes = artifact.bytes();
+    bus.artifacts
+        .put(name.as_str(), &mut bytes)
+        .await
+        .map_err(bus_error)?;
+    Ok(())
+}
+
+/// What a worker has done.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WorkerStats {
+    /// Tasks it ran to a recorded result.
+    pub recorded: u64,
+    /// Tasks it ran whose result another worker had recorded first.
+    pub duplicates: u64,
+}
+
+/// A worker: pulls tasks from the bus at `url`, `concurrency` at a time,
+/// and runs each on `engine` until the bus closes.
+pub async fn run_worker(
+    engine: &Engine,
+    url: &str,
+    concurrency: usize,
+) -> Result<WorkerStats, FabricError> {
+    let bus = Arc::new(connect(url).await?);
+    let consumer: consumer::PullConsumer = bus
+        .tasks
+        .get_or_create_consumer(
+            NODE_CONSUMER,
+            consumer::pull::Config {
+                durable_name: Some(NODE_CONSUMER.into()),
+                ack_policy: consumer::AckPolicy::Explicit,
+                ack_wait: NODE_ACK_WAIT,
+                max_deliver: NODE_MAX_DELIVER,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(bus_error)?;
+    let concurrency = concurrency.max(1);
+    // Pull no more than can run: a task waiting in this worker's buffer
+    // would count down its ack wait without running.
+    let messages = consumer
+        .stream()
+        .max_messages_per_batch(concurrency)
+        .messages()
+        .await
+        .map_err(bus_error)?;
+    let worker = format!("{}:{}", hostname(), std::process::id());
+    let cache: Arc<Mutex<HashMap<String, Artifact>>> = Arc::default();
+    let stats = Arc::new(Mutex::new(WorkerStats::default()));
+    messages
+        .for_each_concurrent(concurrency, |message| {
+            let (bus, cache, stats, worker) = (bus.clone(), cache.clone(), stats.clone(), &worker);
+            async move {
+                let Ok(message) = message else { return };
+                let recorded = work(engine, &bus, &cache, worker, &message).await;
+                if let Some(first) = recorded {
+                    let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+                    if first {
+                        s.recorded += 1;
+                    } else {
+                        s.duplicates += 1;
+                    }
+                }
+            }
+        })
+        .await;
+    let stats = stats.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    Ok(stats)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "worker".into())
+}
+
+/// Runs one task and records its result, then acks it. Returns whether
+/// this worker's result was the one recorded (`None`: malformed, dropped).
+async fn work(
+    engine: &Engine,
+    bus: &Bus,
+    cache: &Mutex<HashMap<String, Artifact>>,
+    worker: &str,
+    message: &jetstream::Message,
+) -> Option<bool> {
+    let Ok(task) = serde_json::from_slice::<NodeTask>(&message.payload) else {
+        // Not a task: no one can ever run it.
+        let _ = message.ack_with(AckKind::Term).await;
+        return None;
+    };
+    let heartbeat = async {
+        loop {
+            tokio::time::sleep(NODE_HEARTBEAT).await;
+            let _ = message.ack_with(AckKind::Progress).await;
+        }
+    };
+    let start = Instant::now();
+    let outcome = tokio::select! {
+        outcome = run_task(engine, bus, cache, &task) => outcome,
+        () = heartbeat => unreachable!("the heartbeat never ends"),
+    };
+    let result = match outcome {
+        Ok(out) => NodeResult {
+            exit: Some(out.exit_code),
+            stdout: out.stdout.to_vec(),
+            stderr: out.stderr.to_vec(),
+            error: None,
+            dur_ms: start.elapsed().as_millis() as u64,
+            worker: worker.to_string(),
+        },
+        Err(error) => NodeResult {
+            exit: None,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            error: Some(error),
+            dur_ms: start.elapsed().as_millis() as u64,
+            worker: worker.to_string(),
+        },
+    };
+    let value = serde_json::to_vec(&result).ok()?;
+    let first = match bus.results.create(&task.id, value.into()).await {
+        Ok(_) => true,
+        Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => false,
+        // Not recorded: leave the task unacked, so it is delivered again.
+        Err(_) => return None,
+    };
+    let _ = message.double_ack().await;
+    Some(first)
+}
+
+/// Fetches, verifies and runs one task's artifact under the task's grant.
+async fn run_task(
+    engine: &Engine,
+    bus: &Bus,
+    cache: &Mutex<HashMap<String, Artifact>>,
+    task: &NodeTask,
+) -> Result<CommandOutput, CommandError> {
+    let refused = |why: String| CommandError::Refused(why);
+    engine
+        .cadence()
+        .admit(&task.tenant, "exec")
+        .map_err(|d| match d {
+            crate::cadence::Denial::Revoked => CommandError::Revoked,
+            _ => CommandError::RateLimited,
+        })?;
+    let caps = CapSet::parse(&task.caps.join(" ")).map_err(|e| refused(e.to_string()))?;
+    let grant = Grant::narrowed(&task.profile, caps).map_err(|e| refused(e.to_string()))?;
+    let artifact = fetch(bus, cache, &task.sha256).await?;
+    let env = CommandEnv {
+        principal: task.tenant.clone(),
+        session_id: task.session_id.clone(),
+        caller_caps: grant.caps.with(Cap::Commands),
+        grant,
+        dirs: Vec::new(),
+        policy: CommandPolicy {
+            timeout: Some(Duration::from_millis(task.timeout_ms)),
+            fuel: task.fuel,
+            memory: task.memory,
+            ..CommandPolicy::default()
+        },
+    };
+    let resolved = Resolved {
+        artifact,
+        prefix: None,
+        packaged: Vec::new(),
+        arg_mode: ArgMode::Argv,
+        tier: Tier::Instance,
+        path: None,
+    };
+    engine
+        .run_instance(
+            &env,
+            &resolved,
+            task.argv.clone(),
+            Bytes::from(task.stdin.clone()).into(),
+            Output::Capture,
+        )
+        .await
+}
+
+/// The artifact named `sha256`, from this worker's cache or the object
+/// store, refused unless its bytes hash to that name.
+async fn fetch(
+    bus: &Bus,
+    cache: &Mutex<HashMap<String, Artifact>>,
+    sha256: &str,
+) -> Result<Artifact, CommandError> {
+    if let Some(a) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(sha256) {
+        return Ok(a.clone());
+    }
+    let fetch_failed = |e: String| CommandError::Refused(format!("node: artifact {sha256}: {e}"));
+    let object = bus
+        .artifacts
+        .get(sha256)
+        .await
+        .map_err(|e| fetch_failed(e.to_string()))?;
+    let mut bytes = Vec::new();
+    object
+        .take(NODE_MAX_ARTIFACT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| fetch_failed(e.to_string()))?;
+    if bytes.len() > NODE_MAX_ARTIFACT_BYTES {
+        return Err(fetch_failed(format!(
+            "over {NODE_MAX_ARTIFACT_BYTES} bytes"
+        )));
+    }
+    let got = crate::identity::sha256_hex(&bytes);
+    if got != sha256 {
+        return Err(CommandError::Integrity(format!(
+            "the object store's bytes for {sha256} hash to {got}; refused before compiling"
+        )));
+    }
+    let artifact = Artifact::from_bytes(bytes).map_err(|e| fetch_failed(e.to_string()))?;
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(sha256.to_string(), artifact.clone());
+    Ok(artifact)
+}

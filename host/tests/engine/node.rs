@@ -1,0 +1,213 @@
+//! The node tier on a real nats-server (JetStream) with real `wbx worker`
+//! processes: 200 tasks over two workers with one killed mid-run, each
+//! task's result recorded exactly once; and an artifact replaced in the
+//! object store, refused by the worker before it runs.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use workbooks::LineOptions;
+use workbooks::fabric::node::{NODE_ARTIFACTS_BUCKET, NODE_RESULTS_BUCKET};
+use workbooks::fabric::{FabricOptions, FabricTier, Target, TaskInput};
+
+/// A nats-server with JetStream on a free loopback port, stopped on drop.
+struct Nats {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Nats {
+    fn start() -> Nats {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new("nats-server")
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server (apt-get install nats-server; .ci/run installs it)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Nats {
+            child,
+            url: format!("nats://127.0.0.1:{port}"),
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `wbx worker` with its own home, killed on drop.
+struct Worker {
+    child: Child,
+    _home: tempfile::TempDir,
+}
+
+impl Worker {
+    fn start(url: &str) -> Worker {
+        let home = tempfile::tempdir().unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+            .arg("--home")
+            .arg(home.path())
+            .args(["worker", "--nats", url, "--concurrency", "2"])
+            .env_remove("WB_LOG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Worker { child, _home: home }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn node_opts(url: &str) -> FabricOptions {
+    FabricOptions {
+        width: 16,
+        tier: Some(FabricTier::Node),
+        nats: Some(url.to_string()),
+        ..FabricOptions::default()
+    }
+}
+
+fn counts(n: usize) -> Vec<TaskInput> {
+    (0..n)
+        .map(|i| TaskInput {
+            args: vec!["-c".into(), "[.n, ([range(20000)] | length)]".into()],
+            stdin: format!("{{\"n\": {i}}}"),
+        })
+        .collect()
+}
+
+async fn results_recorded(url: &str) -> usize {
+    let js = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
+    let Ok(kv) = js.get_key_value(NODE_RESULTS_BUCKET).await else {
+        return 0;
+    };
+    let mut keys = kv.keys().await.unwrap();
+    let mut n = 0;
+    while let Some(Ok(_)) = futures::StreamExt::next(&mut keys).await {
+        n += 1;
+    }
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_tasks_complete_exactly_once_with_a_worker_killed_mid_run() {
+    let nats = Nats::start();
+    let mut doomed = Worker::start(&nats.url);
+    let _survivor = Worker::start(&nats.url);
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_engine(home.path());
+    let url = nats.url.clone();
+    let run = {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            engine
+                .fan_out_as_host(
+                    LineOptions::default(),
+                    &Target::Command("jq".into()),
+                    counts(200),
+                    &node_opts(&url),
+                )
+                .await
+        })
+    };
+    // Kill one worker once results are flowing, while tasks are in flight.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while results_recorded(&nats.url).await < 20 {
+        assert!(Instant::now() < deadline, "no results from the workers");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    doomed.kill();
+    let results = run.await.unwrap().unwrap();
+    assert_eq!(results.len(), 200);
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r.index, i);
+        assert_eq!(
+            (r.exit, r.stdout.as_str(), r.error.as_deref()),
+            (Some(0), format!("[{i},20000]\n").as_str(), None),
+            "task {i}"
+        );
+    }
+    // Recorded once each: exactly 200 keys, each at its first revision.
+    assert_eq!(results_recorded(&nats.url).await, 200);
+    let js = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let kv = js.get_key_value(NODE_RESULTS_BUCKET).await.unwrap();
+    let mut history = kv.watch_with_history(">").await.unwrap();
+    let mut seen = std::collections::HashSet::new();
+    while let Ok(Some(Ok(entry))) = tokio::time::timeout(
+        Duration::from_secs(2),
+        futures::StreamExt::next(&mut history),
+    )
+    .await
+    {
+        assert!(
+            seen.insert(entry.key.clone()),
+            "{} recorded twice",
+            entry.key
+        );
+        if seen.len() == 200 {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_artifact_replaced_in_the_object_store_is_refused_by_the_worker() {
+    let nats = Nats::start();
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_engine(home.path());
+    let (target, opts) = (Target::Command("jq".into()), node_opts(&nats.url));
+    let run = |n| engine.fan_out_as_host(LineOptions::default(), &target, counts(n), &opts);
+    // A first run uploads jq and runs it.
+    let mut worker = Worker::start(&nats.url);
+    let first = run(1).await.unwrap();
+    assert_eq!(first[0].exit, Some(0), "{:?}", first[0]);
+    worker.kill();
+    // Someone on the bus swaps the bytes stored under jq's sha256.
+    let js = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let store = js.get_object_store(NODE_ARTIFACTS_BUCKET).await.unwrap();
+    let mut names = store.list().await.unwrap();
+    let info = futures::StreamExt::next(&mut names).await.unwrap().unwrap();
+    let evil = wat::parse_str("(component)").unwrap();
+    store
+        .put(info.name.as_str(), &mut evil.as_slice())
+        .await
+        .unwrap();
+    // A fresh worker (nothing cached) refuses them before running.
+    let _worker = Worker::start(&nats.url);
+    let second = run(2).await.unwrap();
+    for r in &second {
+        let error = r.error.as_deref().unwrap_or_default();
+        assert!(
+            error.starts_with("artifact_integrity: the object store's bytes for"),
+            "{r:?}"
+        );
+    }
+}
