@@ -19,23 +19,13 @@ use workbooks::LineOptions;
 use workbooks::fabric::{FabricOptions, Target, TaskInput};
 use workbooks::kernel::{CoreKernel, KernelOptions};
 
-/// XORs every byte with 0x20 into the output; walks down so an input that
-/// reaches the output offset is read before it is overwritten.
-const FLIP: &str = r#"(module (memory (export "memory") 2)
-  (func (export "process") (param $n i32) (result i32) (local $i i32)
-    (local.set $i (local.get $n))
-    (block $done (loop $next
-      (br_if $done (i32.eqz (local.get $i)))
-      (local.set $i (i32.sub (local.get $i) (i32.const 1)))
-      (i32.store8 (i32.add (i32.const 65536) (local.get $i))
-        (i32.xor (i32.load8_u (i32.add (i32.const 1024) (local.get $i))) (i32.const 32)))
-      (br $next)))
-    (local.get $n)))"#;
+/// Adds one to every byte (`guest_artifacts::KERNEL_BUMP_WAT`).
+use guest_artifacts::KERNEL_BUMP_WAT as BUMP;
 
 /// The same function, natively, through the same in/out copies.
-fn native_flip(input: &[u8], out: &mut Vec<u8>) {
+fn native_bump(input: &[u8], out: &mut Vec<u8>) {
     out.clear();
-    out.extend(input.iter().map(|b| b ^ 0x20));
+    out.extend(input.iter().map(|b| b.wrapping_add(1)));
 }
 
 fn main() {
@@ -46,11 +36,11 @@ fn main() {
         .home(home.path())
         .build()
         .expect("engine");
-    let wasm = wat::parse_str(FLIP).expect("wat");
+    let wasm = wat::parse_str(BUMP).expect("wat");
     engine
-        .register_kernel("flip", wasm, "process")
+        .register_kernel("bump", wasm, "process")
         .expect("register");
-    let artifact = engine.load_kernel("flip").expect("load");
+    let artifact = engine.load_kernel("bump").expect("load");
     let mut kernel =
         CoreKernel::load(&engine, &artifact, KernelOptions::default()).expect("kernel");
 
@@ -71,10 +61,10 @@ fn main() {
             kernel.call_into(&payload, &mut out).expect("call");
         }
     });
-    assert_eq!(out, [b'A'; 64]);
+    assert_eq!(out, [b'b'; 64]);
     let native_64 = rounds(&mut || {
         for _ in 0..calls {
-            native_flip(std::hint::black_box(&payload), &mut out);
+            native_bump(std::hint::black_box(&payload), &mut out);
         }
     });
     let rate = |d: Duration| f64::from(calls) / d.as_secs_f64();
@@ -129,7 +119,7 @@ fn main() {
         tasks as f64 / start.elapsed().as_secs_f64()
     };
     for (label, target) in [
-        ("kernel `flip`", Target::Kernel("flip".into())),
+        ("kernel `bump`", Target::Kernel("bump".into())),
         ("command `true`", Target::Command("true".into())),
     ] {
         println!("fabric, {tasks} {label} tasks at instance:");

@@ -1,6 +1,6 @@
 //! `wbx command`: the command registry.
 
-use crate::options::{StageArgs, engine_with, runtime, stdin_stream};
+use crate::options::{StageArgs, engine_with, read_file, runtime, stdin_stream};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -82,13 +82,7 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                 let tier = Tier::parse(&tier).ok_or_else(|| {
                     fail("usage", "--tier is instance or os_process", exit::USAGE)
                 })?;
-                let bytes = std::fs::read(&file).map_err(|e| {
-                    fail(
-                        "load",
-                        format!("cannot read {}: {e}", file.display()),
-                        exit::LOAD,
-                    )
-                })?;
+                let bytes = read_file(&file)?;
                 let entry = registry
                     .register(&name, bytes, arg_mode, tier)
                     .map_err(registry_failure)?;

@@ -1,6 +1,6 @@
 //! `wbx kernel`: the kernel registry, and calling a kernel.
 
-use crate::options::{engine, runtime};
+use crate::options::{engine, read_file, runtime};
 use crate::{exit, fail};
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -67,13 +67,7 @@ pub(crate) fn run(cmd: KernelCommand, home: PathBuf) -> u8 {
         let engine = engine(home)?;
         match cmd {
             KernelCommand::Register { name, file, entry } => {
-                let bytes = std::fs::read(&file).map_err(|e| {
-                    fail(
-                        "load",
-                        format!("cannot read {}: {e}", file.display()),
-                        exit::LOAD,
-                    )
-                })?;
+                let bytes = read_file(&file)?;
                 let entry = engine
                     .register_kernel(&name, bytes, &entry)
                     .map_err(|e| kernel_failure(&e))?;

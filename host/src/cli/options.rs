@@ -71,6 +71,17 @@ impl StageArgs {
     }
 }
 
+/// The bytes of `file`, or the exit code of a load error naming it.
+pub(crate) fn read_file(file: &std::path::Path) -> Result<Vec<u8>, u8> {
+    std::fs::read(file).map_err(|e| {
+        fail(
+            "load",
+            format!("cannot read {}: {e}", file.display()),
+            exit::LOAD,
+        )
+    })
+}
+
 /// The `--env NAME=VALUE` pairs, or the exit code of a usage error.
 pub(crate) fn parse_env(specs: &[String]) -> Result<Vec<(String, String)>, u8> {
     env_pairs(specs).map_err(|e| fail("usage", e, exit::USAGE))

@@ -90,9 +90,28 @@ impl Engine {
         let mut cmd = match bwrap {
             None => tokio::process::Command::new(wbx),
             Some(bwrap) => {
+                let brokers = self.replaced_broker_files().unwrap_or_default();
+                let mut read_only: Vec<&std::path::Path> = vec![wbx];
+                read_only.extend(brokers.iter().map(|(_, f)| f.as_path()));
+                read_only.extend(
+                    env.dirs
+                        .iter()
+                        .filter(|d| d.read_only)
+                        .map(|d| d.host.as_path()),
+                );
+                let writable: Vec<&std::path::Path> = env
+                    .dirs
+                    .iter()
+                    .filter(|d| !d.read_only)
+                    .map(|d| d.host.as_path())
+                    .collect();
                 let mut cmd = tokio::process::Command::new(bwrap);
-                cmd.args(crate::fabric::tier::bubblewrap_args(self.home()))
-                    .arg(wbx);
+                cmd.args(crate::fabric::tier::bubblewrap_args(
+                    self.home(),
+                    &read_only,
+                    &writable,
+                ))
+                .arg(wbx);
                 cmd
             }
         };

@@ -124,11 +124,17 @@ impl TierEnv {
 }
 
 /// The bubblewrap arguments that wrap a child `wbx`: the whole root
-/// read-only, the engine's home writable (its store, caches and volumes),
-/// a private `/tmp`, `/dev` and `/proc`, and every namespace unshared, the
-/// network included, so the child reaches no interface but its own
-/// loopback; it dies with its parent.
-pub(crate) fn bubblewrap_args(home: &Path) -> Vec<std::ffi::OsString> {
+/// read-only, a private `/tmp`, `/dev` and `/proc`, and every namespace
+/// unshared, the network included, so the child reaches no interface but
+/// its own loopback; it dies with its parent. Mounted over that, in order:
+/// the engine's home, writable (its store, caches and volumes); each of
+/// `read_only` (the `wbx` binary, replaced brokers), which a private `/tmp`
+/// would otherwise hide; each of `writable` (preopens granted writable).
+pub(crate) fn bubblewrap_args(
+    home: &Path,
+    read_only: &[&Path],
+    writable: &[&Path],
+) -> Vec<std::ffi::OsString> {
     let mut args: Vec<std::ffi::OsString> = [
         "--ro-bind",
         "/",
@@ -147,8 +153,17 @@ pub(crate) fn bubblewrap_args(home: &Path) -> Vec<std::ffi::OsString> {
     .into_iter()
     .map(Into::into)
     .collect();
-    args.push("--bind".into());
-    args.push(home.into());
-    args.push(home.into());
+    let mut bind = |flag: &str, path: &Path| {
+        args.push(flag.into());
+        args.push(path.into());
+        args.push(path.into());
+    };
+    bind("--bind", home);
+    for path in read_only {
+        bind("--ro-bind", path);
+    }
+    for path in writable {
+        bind("--bind", path);
+    }
     args
 }

@@ -3,7 +3,7 @@
 //! instance under `compute` with no cap at all (base WASI only), so a
 //! kernel reaches nothing but its own memory.
 
-use super::{KERNEL_MAX_INPUT_BYTES, KERNEL_MAX_OUTPUT_BYTES, KernelError, KernelOptions};
+use super::{KERNEL_MAX_OUTPUT_BYTES, KernelError, KernelOptions};
 use crate::artifact::Artifact;
 use crate::engine::Engine;
 use crate::instance::{InstanceError, StartOptions, Supervisor};
@@ -62,12 +62,7 @@ impl ComponentKernel {
 
     /// Calls `process(input)`.
     pub async fn call(&mut self, input: &[u8]) -> Result<Vec<u8>, KernelError> {
-        if input.len() > KERNEL_MAX_INPUT_BYTES {
-            return Err(KernelError::InputTooLarge {
-                len: input.len(),
-                max: KERNEL_MAX_INPUT_BYTES,
-            });
-        }
+        super::check_input(input)?;
         self.calls += 1;
         let call = self.calls;
         let out = self

@@ -3,8 +3,7 @@
 //! one function call and one memory copy out; no store is made per call.
 
 use super::{
-    KERNEL_INPUT_OFFSET, KERNEL_MAX_INPUT_BYTES, KERNEL_MAX_OUTPUT_BYTES, KERNEL_OUTPUT_OFFSET,
-    KernelError, KernelOptions,
+    KERNEL_INPUT_OFFSET, KERNEL_MAX_OUTPUT_BYTES, KERNEL_OUTPUT_OFFSET, KernelError, KernelOptions,
 };
 use crate::artifact::Artifact;
 use crate::engine::Engine;
@@ -132,12 +131,7 @@ impl CoreKernel {
     /// (no allocation once `out` is large enough). A fault retires the
     /// instance; the next call gets a fresh one.
     pub fn call_into(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), KernelError> {
-        if input.len() > KERNEL_MAX_INPUT_BYTES {
-            return Err(KernelError::InputTooLarge {
-                len: input.len(),
-                max: KERNEL_MAX_INPUT_BYTES,
-            });
-        }
+        super::check_input(input)?;
         self.calls += 1;
         let call = self.calls;
         let mut live = match self.live.take() {

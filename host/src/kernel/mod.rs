@@ -153,6 +153,17 @@ impl KernelError {
     }
 }
 
+/// Refuses an input past [`KERNEL_MAX_INPUT_BYTES`] before any call.
+fn check_input(input: &[u8]) -> Result<(), KernelError> {
+    if input.len() > KERNEL_MAX_INPUT_BYTES {
+        return Err(KernelError::InputTooLarge {
+            len: input.len(),
+            max: KERNEL_MAX_INPUT_BYTES,
+        });
+    }
+    Ok(())
+}
+
 /// A kernel of either shape.
 pub enum Kernel {
     /// A core module with the reference ABI.

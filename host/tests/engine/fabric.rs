@@ -203,8 +203,11 @@ async fn the_container_tier_has_no_network_and_a_read_only_root() {
     use std::os::unix::fs::PermissionsExt;
     let home = tempfile::tempdir().unwrap();
     // A stand-in for wbx, inside the sandbox: it reports what it sees on
-    // its own stderr, which the engine quotes when no verdict comes.
-    let spy = home.path().join("spy-wbx");
+    // its own stderr, which the engine quotes when no verdict comes. It
+    // lives under /tmp outside the home, where the sandbox's private /tmp
+    // would hide it unless the binary is mounted in.
+    let bin = tempfile::tempdir().unwrap();
+    let spy = bin.path().join("spy-wbx");
     std::fs::write(
         &spy,
         "#!/bin/sh\nnets=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,)\n\
@@ -263,17 +266,8 @@ fn a_tier_that_is_not_live_says_why() {
     }
 }
 
-const BUMP: &str = r#"(module (memory (export "memory") 2)
-  (func (export "process") (param $n i32) (result i32) (local $i i32)
-    (if (i32.eq (i32.load8_u (i32.const 1024)) (i32.const 33)) (then unreachable))
-    (local.set $i (local.get $n))
-    (block $done (loop $next
-      (br_if $done (i32.eqz (local.get $i)))
-      (local.set $i (i32.sub (local.get $i) (i32.const 1)))
-      (i32.store8 (i32.add (i32.const 65536) (local.get $i))
-        (i32.add (i32.load8_u (i32.add (i32.const 1024) (local.get $i))) (i32.const 1)))
-      (br $next)))
-    (local.get $n)))"#;
+/// Adds one to every byte; traps on an input starting with `!`.
+const BUMP: &str = KERNEL_BUMP_WAT;
 
 #[tokio::test]
 async fn a_kernel_fans_out_and_a_trapping_input_fails_alone() {
