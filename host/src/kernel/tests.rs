@@ -167,7 +167,10 @@ fn modules_without_the_kernel_shape_are_refused_by_name() {
     assert!(check_shape(&artifact(BUMP), "process").is_ok());
     // The entry is the one named: another name is looked for, not assumed.
     let err = check_shape(&artifact(BUMP), "calls").unwrap_err();
-    assert_eq!(err, KernelError::NotAKernel("exports no function `calls`".into()));
+    assert_eq!(
+        err,
+        KernelError::NotAKernel("exports no function `calls`".into())
+    );
 }
 
 #[tokio::test]
