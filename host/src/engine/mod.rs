@@ -12,6 +12,7 @@
 //! `launch` primitive calls). Nothing below imports it.
 
 mod launch;
+#[cfg(feature = "node")]
 pub(crate) use launch::shape;
 mod module_lane;
 mod os_process;
