@@ -22,6 +22,13 @@ use workbooks::kernel::{CoreKernel, KernelOptions};
 /// Adds one to every byte (`guest_artifacts::KERNEL_BUMP_WAT`).
 use guest_artifacts::KERNEL_BUMP_WAT as BUMP;
 
+/// Answers its input as it is, with one bulk copy inside the kernel: the
+/// least work a kernel can do on a payload.
+const ECHO: &str = r#"(module (memory (export "memory") 2)
+  (func (export "process") (param $n i32) (result i32)
+    (memory.copy (i32.const 65536) (i32.const 1024) (local.get $n))
+    (local.get $n)))"#;
+
 /// The same function, natively, through the same in/out copies.
 fn native_bump(input: &[u8], out: &mut Vec<u8>) {
     out.clear();
@@ -75,7 +82,14 @@ fn main() {
         kernel_64.as_secs_f64() / native_64.as_secs_f64()
     );
 
-    // 1 MiB through the kernel against a memcpy of the same size.
+    // 1 MiB through an echo kernel (copy in, one bulk copy, copy out)
+    // against one memcpy of the same size.
+    let echo = wat::parse_str(ECHO).expect("wat");
+    engine
+        .register_kernel("echo", echo, "process")
+        .expect("register");
+    let echo = engine.load_kernel("echo").expect("load");
+    let mut kernel = CoreKernel::load(&engine, &echo, KernelOptions::default()).expect("kernel");
     let big = vec![b'a'; 1 << 20];
     let n = if full { 200 } else { 5 };
     let kernel_1m = rounds(&mut || {
@@ -87,11 +101,12 @@ fn main() {
     let memcpy_1m = rounds(&mut || {
         for _ in 0..n {
             copy.copy_from_slice(std::hint::black_box(&big));
+            std::hint::black_box(&mut copy);
         }
     });
     let per = |d: Duration| d / n;
     println!(
-        "kernel 1 MiB: {:>10.2?}/call   memcpy 1 MiB: {:>10.2?}   kernel/memcpy {:.1}x",
+        "echo kernel 1 MiB: {:>10.2?}/call   memcpy 1 MiB: {:>10.2?}   kernel/memcpy {:.1}x",
         per(kernel_1m),
         per(memcpy_1m),
         kernel_1m.as_secs_f64() / memcpy_1m.as_secs_f64()
