@@ -211,3 +211,30 @@ async fn an_artifact_replaced_in_the_object_store_is_refused_by_the_worker() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_engine(home.path());
+    let line = LineOptions {
+        dirs: vec![
+            workbooks::Preopen::parse(&format!("{}::/data", home.path().display())).unwrap(),
+        ],
+        ..LineOptions::default()
+    };
+    // Refused before any bus is reached: no server at this address.
+    let err = engine
+        .fan_out_as_host(
+            line,
+            &Target::Command("jq".into()),
+            counts(1),
+            &node_opts("nats://127.0.0.1:1"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cannot take preopened directories"),
+        "{err}"
+    );
+}

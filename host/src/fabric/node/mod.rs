@@ -188,6 +188,14 @@ impl Engine {
         opts: &FabricOptions,
         url: &str,
     ) -> Result<Vec<(Result<CommandOutput, CommandError>, Duration)>, FabricError> {
+        // A worker is elsewhere: a host directory cannot go with the task,
+        // and dropping it quietly would run the task without it.
+        if let Some(dir) = env.dirs.first() {
+            return Err(FabricError::Node(format!(
+                "a task on the node tier cannot take preopened directories ({} here)",
+                dir.host.display()
+            )));
+        }
         let bus = connect(url).await?;
         let run = run_id()?;
         let mut done: Vec<Option<(Result<CommandOutput, CommandError>, Duration)>> =
