@@ -127,7 +127,7 @@ fn main() {
             .block_on(engine.fan_out_as_host(LineOptions::default(), target, inputs.clone(), opts))
             .expect("fan out");
         assert!(
-            results.iter().all(|r| r.exit == Some(0)),
+            results.len() == tasks && results.iter().all(|r| r.exit == Some(0)),
             "{:?}",
             results.iter().find(|r| r.exit != Some(0))
         );

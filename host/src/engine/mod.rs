@@ -16,6 +16,7 @@ mod launch;
 pub(crate) use launch::shape;
 mod module_lane;
 mod os_process;
+pub(crate) use os_process::CHILD_GRACE;
 mod pipeline;
 
 use crate::artifact::{Artifact, ArtifactError};

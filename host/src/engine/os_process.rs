@@ -23,7 +23,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Extra wall time the child gets over the command's budget, for process
 /// start-up and engine set-up.
-const CHILD_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const CHILD_GRACE: Duration = Duration::from_secs(5);
 
 /// Bytes of the child's own diagnostics kept for an error message.
 const CHILD_DIAGNOSTIC_BYTES: u64 = 4 << 10;

@@ -38,9 +38,6 @@ pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_PRINCIPAL as usize;
 pub const FABRIC_TASK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most inputs in one `wbx fabric run`: bounds the results held in memory.
 pub const FABRIC_MAX_INPUTS: usize = 1_000_000;
-/// Wall time a task gets past its budget before the fabric gives up on
-/// it: a child process's start-up, or a host call the epoch cannot see.
-const CHILD_WAIT_GRACE: Duration = Duration::from_secs(5);
 /// Most inputs in one `run-many` call from a guest (the `parallel` cap).
 pub const PARALLEL_MAX_INPUTS: usize = 1024;
 
@@ -276,7 +273,7 @@ impl Engine {
                 async move {
                     let start = Instant::now();
                     let out = tokio::time::timeout(
-                        opts.timeout + CHILD_WAIT_GRACE,
+                        opts.timeout + crate::engine::CHILD_GRACE,
                         self.run_at(env, cap, tier, name, argv, stdin),
                     )
                     .await
