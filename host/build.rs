@@ -8,7 +8,18 @@ mod build_support;
 /// Guest crates embedded in `wbx` besides the brokers, by package name;
 /// the artifact is the package name with `-` turned into `_`.
 const BUILT_INS: &[&str] = &[
-    "shell", "wbox", "jq", "grep", "upper", "search", "fetch", "agent", "wat-lane", "builder",
+    "shell",
+    "wbox",
+    "jq",
+    "grep",
+    "upper",
+    "search",
+    "fetch",
+    "agent",
+    "wat-lane",
+    "builder",
+    "deny-sockets",
+    "deny-http",
 ];
 
 /// The cap word of every `guests/<word>-broker` crate, sorted: each is

@@ -19,16 +19,29 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// What `--version` says of this build: the version and how it compiles.
+/// What `-V` says of this build: the engine's version and the wasmtime
+/// it runs on.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (wasmtime ",
+    env!("WASMTIME_VERSION"),
+    ")"
+);
+
+/// What `--version` says of this build: the versions and how it compiles.
 pub const BUILD: &str = if cfg!(feature = "compile") {
     concat!(
         env!("CARGO_PKG_VERSION"),
-        " (compiles in process: cranelift)"
+        " (wasmtime ",
+        env!("WASMTIME_VERSION"),
+        "; compiles in process: cranelift)"
     )
 } else {
     concat!(
         env!("CARGO_PKG_VERSION"),
-        " (runtime only: compiles through the wbx beside it)"
+        " (wasmtime ",
+        env!("WASMTIME_VERSION"),
+        "; runtime only: compiles through the wbx beside it)"
     )
 };
 

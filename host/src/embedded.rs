@@ -99,6 +99,22 @@ pub(crate) const UPPER: Embedded = Embedded {
     sha256: sha256::UPPER,
 };
 
+/// The deny broker of `wasi:sockets`: every operation refused
+/// (`--stub wasi:sockets`).
+pub(crate) const DENY_SOCKETS: Embedded = Embedded {
+    name: "workbooks:deny-sockets",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/deny_sockets.wasm")),
+    sha256: sha256::DENY_SOCKETS,
+};
+
+/// The deny broker of `wasi:http`: every request refused
+/// (`--stub wasi:http`).
+pub(crate) const DENY_HTTP: Embedded = Embedded {
+    name: "workbooks:deny-http",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/deny_http.wasm")),
+    sha256: sha256::DENY_HTTP,
+};
+
 include!(concat!(env!("OUT_DIR"), "/embedded_brokers.rs"));
 
 /// What identifies this build to another process of it (a `wbx daemon`
@@ -115,13 +131,29 @@ fn compute_build_id() -> String {
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(crate::artifact::engine_key().as_bytes());
-    for shipped in [
-        SHELL, WBOX, JQ, GREP, UPPER, SEARCH, FETCH, AGENT, WAT_LANE, BUILDER,
-    ] {
+    for shipped in all() {
         h.update(shipped.sha256);
     }
-    for (_, _, broker) in BROKERS {
-        h.update(broker.sha256);
-    }
     hex::encode(&h.finalize()[..16])
+}
+
+/// Every component shipped inside the engine: the shell, the built-in
+/// commands, the deny brokers and every cap's broker.
+pub(crate) fn all() -> Vec<Embedded> {
+    let mut all = vec![
+        SHELL,
+        WBOX,
+        JQ,
+        GREP,
+        UPPER,
+        SEARCH,
+        FETCH,
+        AGENT,
+        WAT_LANE,
+        BUILDER,
+        DENY_SOCKETS,
+        DENY_HTTP,
+    ];
+    all.extend(BROKERS.iter().map(|(_, _, broker)| *broker));
+    all
 }

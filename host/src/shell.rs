@@ -15,7 +15,7 @@ use crate::engine::Engine;
 use crate::limits::Deadline;
 use crate::limits::{MAX_CAPTURED_OUTPUT_BYTES, PIPE_CAPACITY};
 use crate::pipes::{SessionInput, SessionOutput, pipe};
-use crate::policy::{Cap, CapSet, Grant, PolicyError, Resolution};
+use crate::policy::{Cap, CapSet, Grant, PolicyError, Resolution, Stubs};
 use crate::run::{RunError, classify};
 use crate::state::{Preopen, SessionError, SessionOptions, Stdin};
 use bytes::Bytes;
@@ -232,6 +232,7 @@ impl Engine {
                 effective: stage_grant.profile.effective,
             },
             caps: CapSet::of(&[Cap::Vfs, Cap::Commands]),
+            stubs: Stubs::NONE,
         };
         let docked = self.dock(&shell_artifact(), &shell_grant)?;
         let shell_fuel = opts.shell_fuel.unwrap_or(SHELL_FUEL);

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 /// Every probe's name starts with one of these suites and an underscore.
 const SUITES: &[&str] = &[
     "dock", "limits", "sandbox", "cli", "kv", "vfs", "instance", "commands", "exec", "net",
-    "queue", "secrets", "serve", "tier", "pipe", "parallel",
+    "queue", "secrets", "serve", "tier", "pipe", "parallel", "stub",
 ];
 
 fn main() {
@@ -26,6 +26,7 @@ fn main() {
             "test-kernel",
             "math-cli",
             "tally",
+            "counter",
         ],
     );
 
@@ -87,6 +88,15 @@ fn main() {
         )
         .unwrap();
     }
+    // The Rust author guide's example (`docs/authors/rust.md`).
+    let counter = dir.join("counter.wasm");
+    assert!(counter.is_file(), "examples/rust/counter was not built");
+    writeln!(
+        src,
+        "/// The Rust author guide's `plugin` example: counts inputs in kv.\npub const EXAMPLE_RUST_COUNTER: &str = {:?};",
+        counter.display().to_string()
+    )
+    .unwrap();
     for suite in SUITES {
         writeln!(
             src,

@@ -31,6 +31,7 @@ mod serve;
 mod serve_api;
 mod toolkit;
 mod vfs;
+mod warm;
 #[cfg(feature = "node")]
 mod worker;
 
@@ -42,7 +43,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(
     name = BIN,
-    version,
+    version = workbooks::compiler::VERSION,
     long_version = workbooks::compiler::BUILD,
     about,
     long_about = None
@@ -56,6 +57,12 @@ struct Cli {
     /// (CAP=FILE.wasm; repeatable). It is checked like any broker.
     #[arg(long = "broker", global = true, value_name = "CAP=FILE")]
     brokers: Vec<String>,
+
+    /// Serve a WASI family the grant lacks with its deny broker, which
+    /// refuses every call (`wasi:sockets`; repeatable): for toolchains that
+    /// import interfaces a program never uses.
+    #[arg(long = "stub", global = true, value_name = "FAMILY")]
+    stubs: Vec<String>,
 
     #[command(subcommand)]
     command: Command,
@@ -114,6 +121,10 @@ enum Command {
     /// Sign an HTML page with the tenant's did:key, or check one.
     #[command(subcommand)]
     Artifact(provenance::ArtifactCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Compile every shipped component ahead of time (once per machine).
+    Warm(warm::Args),
     /// The catalog of programs known by name and sha256 pin.
     #[command(subcommand)]
     Catalog(catalog::CatalogCommand),
@@ -169,6 +180,9 @@ fn main() -> ExitCode {
     if let Err(code) = options::set_brokers(&cli.brokers) {
         return ExitCode::from(code);
     }
+    if let Err(code) = options::set_stubs(&cli.stubs) {
+        return ExitCode::from(code);
+    }
     let code = match cli.command {
         Command::Profiles(args) => profiles::run(args),
         Command::Inspect(args) => inspect::run(args, home),
@@ -201,10 +215,27 @@ fn main() -> ExitCode {
         Command::Catalog(cmd) => catalog::run(cmd, home),
         Command::Identity(args) => provenance::identity(args, home),
         Command::Artifact(cmd) => provenance::artifact(cmd, home),
+        Command::Completions(args) => completions(args),
+        Command::Warm(args) => warm::run(args, home),
     };
     // Denials coalesced in memory reach the audit file before the exit.
     options::flush_audit();
     ExitCode::from(code)
+}
+
+/// `completions <shell>`: the shell's completion script on stdout.
+#[derive(Debug, clap::Args)]
+struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    shell: clap_complete::Shell,
+}
+
+/// Prints the completion script of every command and flag for `shell`,
+/// e.g. `wbx completions bash > ~/.local/share/bash-completion/completions/wbx`.
+fn completions(args: CompletionsArgs) -> u8 {
+    use clap::CommandFactory as _;
+    clap_complete::generate(args.shell, &mut Cli::command(), BIN, &mut std::io::stdout());
+    0
 }
 
 /// This binary's name (`wbx`, or `wbr` for the compiler-less runner),

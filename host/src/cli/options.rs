@@ -130,10 +130,10 @@ pub(crate) fn flush_audit() {
 /// The brokers given with `--broker CAP=FILE`, read once.
 static BROKERS: std::sync::OnceLock<Vec<(workbooks::Cap, Vec<u8>)>> = std::sync::OnceLock::new();
 
-/// Whether any `--broker CAP=FILE` was given (a daemon serves only its
-/// own brokers, so such a line runs here).
+/// Whether any `--broker CAP=FILE` or `--stub` was given (a daemon
+/// serves only its own brokers, so such a line runs here).
 pub(crate) fn brokers_given() -> bool {
-    BROKERS.get().is_some_and(|b| !b.is_empty())
+    BROKERS.get().is_some_and(|b| !b.is_empty()) || STUBS.get().is_some_and(|s| !s.is_empty())
 }
 
 /// Reads every `--broker CAP=FILE`, or returns the exit code of a usage
@@ -150,6 +150,22 @@ pub(crate) fn set_brokers(specs: &[String]) -> Result<(), u8> {
         brokers.push((cap, bytes));
     }
     let _ = BROKERS.set(brokers);
+    Ok(())
+}
+
+/// The WASI families given with `--stub`, served by their deny brokers.
+static STUBS: std::sync::OnceLock<workbooks::Stubs> = std::sync::OnceLock::new();
+
+/// Reads every `--stub FAMILY[,FAMILY]`, or returns the exit code of a usage error
+/// naming the families that have a deny broker.
+pub(crate) fn set_stubs(names: &[String]) -> Result<(), u8> {
+    let mut stubs = workbooks::Stubs::NONE;
+    for name in names {
+        let named = workbooks::Stubs::parse(name)
+            .map_err(|e| fail("usage", format!("--stub {name}: {e}"), exit::USAGE))?;
+        stubs = stubs.union(named);
+    }
+    let _ = STUBS.set(stubs);
     Ok(())
 }
 
@@ -176,6 +192,9 @@ pub(crate) fn engine_with(
     }
     for (cap, bytes) in BROKERS.get().into_iter().flatten() {
         builder = builder.broker(*cap, bytes.clone());
+    }
+    for stub in STUBS.get().copied().unwrap_or_default().iter() {
+        builder = builder.stub(stub);
     }
     let engine = builder
         .build()

@@ -15,7 +15,7 @@
 
 use super::imports::Lane;
 use crate::cap;
-use crate::policy::{Cap, CapSet};
+use crate::policy::{Cap, CapSet, Stub, Stubs};
 use crate::state::StoreState;
 use wasmtime::component::{HasData, Linker, ResourceTable};
 use wasmtime_wasi::WasiView;
@@ -36,16 +36,20 @@ pub(crate) fn served() -> CapSet {
 /// The caps whose guest-facing interfaces the host serves itself.
 const HOST_SERVED: CapSet = CapSet::EMPTY.with(Cap::Vfs).with(Cap::Net);
 
-/// Builds the linker for a cap set on a lane.
+/// Builds the linker for a cap set on a lane, with the values a stub
+/// needs of the host.
 pub(crate) fn link(
     engine: &wasmtime::Engine,
     caps: CapSet,
     lane: Lane,
+    stubs: Stubs,
 ) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker: Linker<StoreState> = Linker::new(engine);
     let l = &mut linker;
     base_wasi(l)?;
-    if caps.contains(Cap::Net) || lane == Lane::HttpHandler {
+    // The http values, without the handler that would send them anywhere,
+    // for a served component and for the http deny broker too.
+    if caps.contains(Cap::Net) || lane == Lane::HttpHandler || stubs.contains(Stub::Http) {
         http_types(l)?;
     }
     if !caps.intersect(cap::wire::CAPS).is_empty() {

@@ -16,6 +16,7 @@
 pub mod brokers;
 mod compose;
 mod composed;
+pub(crate) mod deny;
 pub mod imports;
 mod linker;
 pub(crate) mod module;
@@ -27,7 +28,7 @@ pub use receipt::{BrokerReceipt, ImportReceipt, Receipt};
 
 use crate::artifact::{Artifact, ArtifactKind, CompileCache};
 use crate::compiler::Compiler;
-use crate::policy::{Cap, CapSet, Grant, Profile};
+use crate::policy::{Cap, CapSet, Grant, Profile, Stubs};
 use crate::seal::Seal;
 use crate::state::{ModuleState, StoreState};
 use composed::Compositions;
@@ -64,7 +65,7 @@ pub enum DockError {
         names: Vec<String>,
     },
     /// The guest imports an interface whose cap is not granted.
-    #[error("capability not granted: {cap} (import {interface}) under profile {profile}")]
+    #[error("capability not granted: {cap} (import {interface}) under profile {profile}{remedy}")]
     NotGranted {
         /// The cap word the import needs.
         cap: Cap,
@@ -72,6 +73,10 @@ pub enum DockError {
         interface: String,
         /// The effective profile.
         profile: Profile,
+        /// What would let it dock, for people: the profiles granting the
+        /// cap and, for a family with a deny broker, the stub
+        /// (`; granted by network, posix; or --stub wasi:sockets`).
+        remedy: String,
     },
     /// The cap is granted but this engine has no binding for the interface.
     #[error("capability {cap} is granted but {interface} is not served by this engine")]
@@ -263,6 +268,33 @@ fn surface(artifact: &Artifact) -> Result<Surface, DockError> {
         .ok_or(DockError::NotAComponent)
 }
 
+impl DockError {
+    /// The refusal of `interface`, whose cap is not granted under
+    /// `profile`, naming what would grant it.
+    pub(crate) fn not_granted(cap: Cap, interface: String, profile: Profile) -> DockError {
+        let granting: Vec<&str> = Profile::granting(CapSet::EMPTY.with(cap))
+            .into_iter()
+            .map(Profile::name)
+            .collect();
+        let mut remedy = if granting.is_empty() {
+            "; no profile grants it".to_string()
+        } else {
+            format!("; granted by {}", granting.join(", "))
+        };
+        if let Some(stub) = crate::policy::stub_for(&interface) {
+            remedy.push_str(&format!(
+                "; or serve it with the deny broker that refuses every call: --stub {stub}"
+            ));
+        }
+        DockError::NotGranted {
+            cap,
+            interface,
+            profile,
+            remedy,
+        }
+    }
+}
+
 /// Docked results by (artifact sha256, grant, lane).
 type DockedCache = HashMap<([u8; 32], Grant, Lane), Arc<Docked>>;
 
@@ -300,14 +332,29 @@ fn check<'b>(
     for (name, need) in classified {
         let (cap, served_by) = match need {
             Need::Base => ("base".to_string(), "host".to_string()),
-            Need::Cap(c) => {
-                if !grant.caps.contains(c) {
-                    return Err(DockError::NotGranted {
-                        cap: c,
-                        interface: name.clone(),
-                        profile: grant.profile.effective,
+            Need::Cap(c) if !grant.caps.contains(c) => {
+                let Some(stub) = grant.stubs.serving(name).filter(|s| s.cap() == c) else {
+                    return Err(DockError::not_granted(
+                        c,
+                        name.clone(),
+                        grant.profile.effective,
+                    ));
+                };
+                if stub.host_values(name) {
+                    receipts.push(ImportReceipt {
+                        name: name.clone(),
+                        cap: c.word().to_string(),
+                        served_by: format!("host: values only, under --stub {stub}"),
                     });
+                    continue;
                 }
+                let b = deny::broker(stub);
+                if !plugs.iter().any(|p| p.name == b.name) {
+                    plugs.push(b);
+                }
+                (c.word().to_string(), format!("deny broker {}", b.name))
+            }
+            Need::Cap(c) => {
                 if !linker::served().contains(c) {
                     return Err(DockError::NotServed {
                         cap: c,
@@ -316,7 +363,7 @@ fn check<'b>(
                 }
                 let by = match served.get(c) {
                     Some(b) if same_interface(b.serves, name) => {
-                        if !plugs.iter().any(|p| p.serves == b.serves) {
+                        if !plugs.iter().any(|p| p.name == b.name) {
                             plugs.push(b);
                         }
                         format!("broker {}", b.name)
@@ -359,7 +406,13 @@ fn recheck(
         let why = match imports::classify_on(lane, name) {
             Need::Base => None,
             Need::Cap(c) if grant.caps.contains(c) && linker::served().contains(c) => None,
-            Need::Cap(c) => Some(format!("needs {c}, not granted")),
+            Need::Cap(c) => match grant.stubs.serving(name) {
+                Some(stub) if stub.host_values(name) => None,
+                Some(stub) => Some(format!(
+                    "needs {c}, not granted, and the deny broker of {stub} does not serve it at this version"
+                )),
+                None => Some(format!("needs {c}, not granted")),
+            },
             Need::HostPrimitive => {
                 let caps = imports::primitive_caps(name);
                 (caps.intersect(brokered).is_empty()).then(|| {
@@ -403,7 +456,8 @@ pub(crate) struct Docker {
     compiled: CompileCache,
     compositions: Compositions,
     brokers: brokers::Brokers,
-    linkers: Mutex<HashMap<(CapSet, Lane), Linker<StoreState>>>,
+    stubs: Stubs,
+    linkers: Mutex<HashMap<(CapSet, Lane, Stubs), Linker<StoreState>>>,
     docked: Mutex<DockedCache>,
     modules: module::ModuleDocks,
 }
@@ -430,13 +484,15 @@ fn cached<K: Eq + std::hash::Hash, V: Clone, E>(
 impl Docker {
     /// A docker whose caches live under `cache_dir` when given, their
     /// entries sealed with `seal`, compiled by `compiler` for `home`,
-    /// composing guests with `brokers`.
+    /// composing guests with `brokers`, serving the families of `stubs`
+    /// with their deny brokers wherever a grant lacks their cap.
     pub(crate) fn new(
         cache_dir: Option<PathBuf>,
         seal: Seal,
         compiler: Compiler,
         home: &Path,
         brokers: brokers::Brokers,
+        stubs: Stubs,
     ) -> Self {
         Self {
             compiled: CompileCache::new(
@@ -447,6 +503,7 @@ impl Docker {
             ),
             compositions: Compositions::new(cache_dir.as_deref(), seal),
             brokers,
+            stubs,
             linkers: Mutex::new(HashMap::new()),
             docked: Mutex::new(HashMap::new()),
             modules: module::ModuleDocks::default(),
@@ -483,6 +540,11 @@ impl Docker {
         self.compiled.holds(sha)
     }
 
+    /// The families served by deny brokers in every docking.
+    pub(crate) fn stubs(&self) -> Stubs {
+        self.stubs
+    }
+
     /// The brokers an embedder replaced, with their components.
     pub(crate) fn replaced_brokers(&self) -> impl Iterator<Item = (Cap, &Artifact)> {
         self.brokers.replaced()
@@ -504,6 +566,7 @@ impl Docker {
             }
             return self.modules.dock(engine, &self.compiled, artifact, grant);
         }
+        let grant = &grant.clone().with_stubs(self.stubs);
         cached(
             &self.docked,
             (artifact.sha256(), grant.clone(), lane),
@@ -528,7 +591,7 @@ impl Docker {
         } else {
             self.composed(engine, artifact, &brokers, grant, lane)?
         };
-        let linker = self.linker(engine, grant.caps, lane)?;
+        let linker = self.linker(engine, grant.caps, lane, grant.stubs)?;
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| DockError::Link(format!("{e:#}")))?;
@@ -570,9 +633,10 @@ impl Docker {
         engine: &wasmtime::Engine,
         caps: CapSet,
         lane: Lane,
+        stubs: Stubs,
     ) -> Result<Linker<StoreState>, DockError> {
-        cached(&self.linkers, (caps, lane), || {
-            linker::link(engine, caps, lane).map_err(|e| DockError::Link(format!("{e:#}")))
+        cached(&self.linkers, (caps, lane, stubs), || {
+            linker::link(engine, caps, lane, stubs).map_err(|e| DockError::Link(format!("{e:#}")))
         })
     }
 

@@ -142,11 +142,11 @@ fn check(module: &Module, grant: &Grant) -> Result<Vec<ImportReceipt>, DockError
         };
         let stubbed = missing == Some(Cap::Net) && NET_CALLS.contains(&import.name());
         if let Some(cap) = missing.filter(|_| !stubbed) {
-            return Err(DockError::NotGranted {
+            return Err(DockError::not_granted(
                 cap,
                 interface,
-                profile: grant.profile.effective,
-            });
+                grant.profile.effective,
+            ));
         }
         let served_by = if stubbed {
             "refusal (notcapable: net not granted)"

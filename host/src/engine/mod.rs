@@ -18,6 +18,9 @@ mod module_lane;
 mod os_process;
 pub(crate) use os_process::CHILD_GRACE;
 mod pipeline;
+mod warm;
+
+pub use warm::{WarmError, Warmed};
 
 use crate::artifact::{Artifact, ArtifactError};
 use crate::cadence::{Cadence, RateLimiter};
@@ -109,6 +112,7 @@ pub struct EngineBuilder {
     secrets: HashMap<(String, String), Secret>,
     max_memory: usize,
     brokers: Vec<(Cap, Vec<u8>)>,
+    stubs: crate::policy::Stubs,
     compiler: Compiler,
     llm: Option<crate::cap::llm::LlmEndpoint>,
     agent_services: crate::agent::AgentServices,
@@ -143,6 +147,7 @@ impl Default for EngineBuilder {
             secrets: HashMap::new(),
             max_memory: crate::policy::Profile::Posix.memory_bytes(),
             brokers: Vec::new(),
+            stubs: crate::policy::Stubs::NONE,
             compiler: Compiler::default(),
             llm: None,
             agent_services: crate::agent::AgentServices::default(),
@@ -246,6 +251,23 @@ impl EngineBuilder {
     /// scoping and cadence hold whatever it does.
     pub fn broker(mut self, cap: Cap, bytes: impl Into<Vec<u8>>) -> Self {
         self.brokers.push((cap, bytes.into()));
+        self
+    }
+
+    /// Serves `stub`'s WASI family with its deny broker in every docking
+    /// whose grant lacks the cap the family needs: a guest whose toolchain
+    /// imports `wasi:sockets` it never uses then docks under `compute`,
+    /// and every socket it tries to open is refused (`access-denied`).
+    /// Nothing of the host's network is linked for it, and a grant that
+    /// has the cap is served by the host as before.
+    ///
+    /// ```no_run
+    /// use workbooks::{EngineBuilder, Stub};
+    /// let engine = EngineBuilder::default().stub(Stub::Sockets).build()?;
+    /// # Ok::<(), workbooks::EngineError>(())
+    /// ```
+    pub fn stub(mut self, stub: crate::policy::Stub) -> Self {
+        self.stubs = self.stubs.with(stub);
         self
     }
 
@@ -375,7 +397,7 @@ impl EngineBuilder {
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
                 max_memory: self.max_memory,
-                docker: Docker::new(cache, seal, self.compiler, &home, brokers),
+                docker: Docker::new(cache, seal, self.compiler, &home, brokers, self.stubs),
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
@@ -482,6 +504,12 @@ impl Engine {
     /// host linked. Refused exactly as running it would be.
     pub fn receipt(&self, artifact: &Artifact, grant: &Grant) -> Result<Receipt, DockError> {
         Ok(self.dock(artifact, grant)?.receipt().clone())
+    }
+
+    /// The WASI families this engine serves with deny brokers wherever a
+    /// grant lacks their cap ([`EngineBuilder::stub`]).
+    pub fn stubs(&self) -> crate::policy::Stubs {
+        self.inner.docker.stubs()
     }
 
     /// The brokers an embedder replaced, each written once to

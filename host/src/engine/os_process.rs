@@ -145,6 +145,10 @@ impl Engine {
         })? {
             cmd.arg(format!("--broker={cap}={}", file.display()));
         }
+        // And with the same deny brokers.
+        for stub in env.grant.stubs.union(self.stubs()).iter() {
+            cmd.arg(format!("--stub={stub}"));
+        }
         for dir in &env.dirs {
             // The spec is parsed again in the child: a host path it cannot
             // carry exactly is refused rather than reinterpreted.

@@ -232,6 +232,28 @@ fn caps_must_be_grantable_and_the_narrowest_profiles_are_named() {
 }
 
 #[test]
+fn a_stub_must_name_a_deny_broker_of_a_cap_the_toolkit_does_not_declare() {
+    let r = report(&with("#+CAPS: kv\n#+STUB: wasi:sockets wasi:http"));
+    assert!(r.ok(), "{}", r.text());
+    assert_eq!(
+        r.grant.as_ref().unwrap().stubs,
+        ["wasi:sockets", "wasi:http"]
+    );
+    assert!(
+        r.text()
+            .contains("stubs: wasi:sockets wasi:http (every call refused")
+    );
+    assert_eq!(
+        failed(&with("#+CAPS: kv\n#+STUB: wasi:keyboard")),
+        ["#+STUB: unknown stub `wasi:keyboard` (deny brokers exist for: wasi:sockets, wasi:http)"]
+    );
+    assert_eq!(
+        failed(&with("#+CAPS: net\n#+STUB: wasi:sockets")),
+        ["#+STUB: wasi:sockets is served by the host here: the toolkit declares cap `net`"]
+    );
+}
+
+#[test]
 fn a_third_party_manifest_needs_its_authors_signature_and_an_edit_breaks_it() {
     let third = with("#+TRUST: third-party");
     assert_eq!(

@@ -9,7 +9,7 @@
 use super::Toolkit;
 use super::discover::is_slug;
 use crate::commands::{ArgMode, Registry, Tier, builtin};
-use crate::policy::{Cap, CapSet, Profile};
+use crate::policy::{Cap, CapSet, Profile, Stub};
 use serde::Serialize;
 
 /// The `#+EXEC` shapes.
@@ -42,6 +42,8 @@ pub struct GrantView {
     pub trust: String,
     /// The default tier: one rung stronger for third-party.
     pub tier: Tier,
+    /// The WASI families `#+STUB:` has served by their deny brokers.
+    pub stubs: Vec<&'static str>,
 }
 
 /// Every check of a toolkit.
@@ -82,6 +84,12 @@ impl Report {
                 g.profiles.join(" / "),
                 g.trust,
             ));
+            if !g.stubs.is_empty() {
+                out.push_str(&format!(
+                    "\nstubs: {} (every call refused by a deny broker)",
+                    g.stubs.join(" ")
+                ));
+            }
         }
         out
     }
@@ -310,6 +318,7 @@ fn cap_checks(m: &super::Manifest) -> (Vec<Check>, Option<GrantView>) {
         format!("caps `{words}` granted by {}", names.join(" / "))
     };
     out.push(Check { ok: true, what });
+    let stubs = stub_checks(m, declared, &mut out);
     let third = m.kw("TRUST") == Some("third-party");
     let grant = GrantView {
         profiles: names,
@@ -320,8 +329,46 @@ fn cap_checks(m: &super::Manifest) -> (Vec<Check>, Option<GrantView>) {
         } else {
             Tier::Instance
         },
+        stubs: stubs.into_iter().map(Stub::name).collect(),
     };
     (out, Some(grant))
+}
+
+/// `#+STUB:` (space- or comma-separated families): each must name a deny
+/// broker; a stub of a family whose cap is declared is pointless (the
+/// host serves it) and said so.
+fn stub_checks(m: &super::Manifest, declared: CapSet, out: &mut Vec<Check>) -> Vec<Stub> {
+    let mut stubs = Vec::new();
+    for name in m
+        .kw("STUB")
+        .unwrap_or("")
+        .split([' ', ','])
+        .filter(|n| !n.is_empty())
+    {
+        match Stub::parse(name) {
+            Ok(stub) if declared.contains(stub.cap()) => {
+                out.push(Check {
+                    ok: false,
+                    what: format!(
+                        "#+STUB: {stub} is served by the host here: the toolkit declares cap `{}`",
+                        stub.cap()
+                    ),
+                });
+            }
+            Ok(stub) => {
+                out.push(Check {
+                    ok: true,
+                    what: format!("#+STUB: {stub} served by its deny broker (every call refused)"),
+                });
+                stubs.push(stub);
+            }
+            Err(e) => out.push(Check {
+                ok: false,
+                what: format!("#+STUB: {e}"),
+            }),
+        }
+    }
+    stubs
 }
 
 /// The `#+TRUST` checks.

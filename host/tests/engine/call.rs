@@ -97,3 +97,30 @@ fn a_plugin_importing_kv_is_refused_under_compute_before_it_runs() {
     );
     assert_eq!(text(&o.stdout), "red=1\n", "{}", text(&o.stderr));
 }
+
+/// The Rust author guide's example, called as the guide calls it.
+#[test]
+fn the_rust_guide_example_counts_inputs_in_the_tenants_kv() {
+    let home = tempfile::tempdir().unwrap();
+    let call = |tenant: &str, input: &str| {
+        let o = wbx(
+            home.path(),
+            &[
+                "call",
+                guest_artifacts::EXAMPLE_RUST_COUNTER,
+                "--profile",
+                "minimal",
+                "--tenant",
+                tenant,
+                "--input",
+                input,
+            ],
+            b"",
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    assert_eq!(call("a", "apple"), "apple seen 1 time(s)\n");
+    assert_eq!(call("a", "apple"), "apple seen 2 time(s)\n");
+    assert_eq!(call("b", "apple"), "apple seen 1 time(s)\n");
+}

@@ -220,15 +220,22 @@ fn precompile_fills_the_cache_that_a_helped_engine_reads() {
 }
 
 #[test]
-fn version_says_how_this_binary_compiles() {
+fn version_says_how_this_binary_compiles_and_on_which_wasmtime() {
     let home = tempfile::tempdir().unwrap();
     let out = wbx(home.path(), &["--version"], b"");
+    let wasmtime = env!("WASMTIME_VERSION");
+    assert!(wasmtime.starts_with("48."), "{wasmtime}");
     assert_eq!(
         text(&out.stdout).trim(),
         format!(
-            "wbx {} (compiles in process: cranelift)",
+            "wbx {} (wasmtime {wasmtime}; compiles in process: cranelift)",
             env!("CARGO_PKG_VERSION")
         )
+    );
+    let short = wbx(home.path(), &["-V"], b"");
+    assert_eq!(
+        text(&short.stdout).trim(),
+        format!("wbx {} (wasmtime {wasmtime})", env!("CARGO_PKG_VERSION"))
     );
 }
 

@@ -7,7 +7,7 @@ use crate::common::{artifact, engine, ok_stdout, own_engine, run, run_narrowed};
 use guest_artifacts::*;
 use workbooks::dock::imports::{self, Need};
 use workbooks::dock::{Lane, analyse};
-use workbooks::{Cap, DockError, Grant, Profile, Receipt};
+use workbooks::{Cap, CapSet, DockError, Grant, Profile, Receipt};
 
 guest_artifacts::foreach_dock!(assert_test_exists);
 
@@ -42,10 +42,17 @@ async fn matrix(probe: &str, cap: Cap, interface: &str, args: &[&str], prints: &
                 let text = e.to_string();
                 let head = format!("capability not granted: {} (import ", cap.word());
                 assert!(text.starts_with(&head), "{text}");
-                assert!(
-                    text.ends_with(&format!("under profile {profile}")),
-                    "{text}"
+                // It names every profile that grants the cap, in order.
+                let granting: Vec<&str> = Profile::granting(CapSet::of(&[cap]))
+                    .into_iter()
+                    .map(Profile::name)
+                    .collect();
+                assert!(!granting.is_empty());
+                let remedy = format!(
+                    "under profile {profile}; granted by {}",
+                    granting.join(", ")
                 );
+                assert!(text.contains(&remedy), "{text}");
                 // The import it names is one of the probe's that needs the cap.
                 let named = text[head.len()..].split(')').next().unwrap();
                 assert_eq!(imports::classify(named), Need::Cap(cap), "{text}");

@@ -46,6 +46,7 @@ mod serve;
 mod serve_tcp;
 mod servers;
 mod shell;
+mod stub;
 mod tamper;
 mod tier;
 mod toolkit;

@@ -31,7 +31,13 @@ fn main() {
         }
         Err(e) => println!("lookup: denied: {e:?}"),
     }
-    let sock = tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4).expect("socket");
+    let sock = match tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4) {
+        Ok(sock) => sock,
+        Err(e) => {
+            println!("socket: denied: {e:?}");
+            return;
+        }
+    };
     let addr = IpSocketAddress::Ipv4(Ipv4SocketAddress {
         port,
         address: (127, 0, 0, 1),

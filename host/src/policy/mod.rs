@@ -7,6 +7,10 @@
 //! resolves to `compute` (the narrowest rung) and says so; an instance may
 //! be granted fewer caps than its profile, never more.
 
+mod stub;
+
+pub use stub::{Stub, Stubs, UnknownStub, stub_for};
+
 use serde::Serialize;
 use std::fmt;
 use std::time::Duration;
@@ -367,6 +371,9 @@ pub struct Grant {
     pub profile: Resolution,
     /// The caps in effect: the profile's, or a narrower set.
     pub caps: CapSet,
+    /// The WASI families served by a deny broker when their cap is not
+    /// granted (`--stub`); never a widening: see [`crate::dock::deny`].
+    pub stubs: Stubs,
 }
 
 impl Grant {
@@ -374,7 +381,11 @@ impl Grant {
     pub fn profile(name: &str) -> Grant {
         let profile = Profile::resolve(name);
         let caps = profile.effective.caps();
-        Grant { profile, caps }
+        Grant {
+            profile,
+            caps,
+            stubs: Stubs::NONE,
+        }
     }
 
     /// A profile name narrowed to `caps`. Caps beyond the resolved profile
@@ -388,7 +399,24 @@ impl Grant {
                 profile: profile.effective,
             });
         }
-        Ok(Grant { profile, caps })
+        Ok(Grant {
+            profile,
+            caps,
+            stubs: Stubs::NONE,
+        })
+    }
+
+    /// This grant with `stub`'s family served by its deny broker wherever
+    /// the cap it needs is not granted.
+    pub fn with_stub(mut self, stub: Stub) -> Grant {
+        self.stubs = self.stubs.with(stub);
+        self
+    }
+
+    /// This grant with every stub of `stubs` added.
+    pub fn with_stubs(mut self, stubs: Stubs) -> Grant {
+        self.stubs = self.stubs.union(stubs);
+        self
     }
 
     /// Whether the grant reaches an ambient network stack.

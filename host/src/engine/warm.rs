@@ -1,0 +1,95 @@
+//! Warming: compiling every component shipped inside the engine into the
+//! home's compile cache ahead of time (`wbx warm`), so the first `run`,
+//! `call` or `serve` on a machine pays no compile at all.
+
+use super::Engine;
+use crate::dock::DockError;
+use crate::shell::LineOptions;
+use std::time::{Duration, Instant};
+
+/// One step of warming: a shipped component compiled, or found compiled.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Warmed {
+    /// The component's name (`jq`, `workbooks:kv-broker`, `shell line`).
+    pub name: String,
+    /// Whether its compiled form was in the cache already.
+    pub cached: bool,
+    /// How long the step took.
+    #[serde(rename = "ms", serialize_with = "millis")]
+    pub took: Duration,
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Why warming stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum WarmError {
+    /// A shipped component did not compile (a broken build).
+    #[error("warm: compiling {name} failed: {source}")]
+    Compile {
+        /// The component.
+        name: String,
+        /// Why.
+        source: DockError,
+    },
+    /// The shell could not run its first line.
+    #[error("warm: the shell's first line failed: {0}")]
+    Line(String),
+}
+
+impl Engine {
+    /// How many steps [`Engine::warm`] takes: one per shipped component,
+    /// and the shell's first line (its composition with its brokers).
+    pub fn warm_steps(&self) -> usize {
+        crate::embedded::all().len() + 1
+    }
+
+    /// Compiles every shipped component into the compile cache, then runs
+    /// `true` through the shell so its composition is compiled too; calls
+    /// `each` after every step. Steps already cached cost a lookup.
+    ///
+    /// ```no_run
+    /// # async fn warm() -> Result<(), Box<dyn std::error::Error>> {
+    /// let engine = workbooks::Engine::builder().build()?;
+    /// engine.warm(|step| eprintln!("{} {}", step.name, step.cached)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn warm(&self, mut each: impl FnMut(&Warmed)) -> Result<Vec<Warmed>, WarmError> {
+        let mut done = Vec::with_capacity(self.warm_steps());
+        for shipped in crate::embedded::all() {
+            let start = Instant::now();
+            let artifact = shipped.artifact();
+            let cached = self.inner.docker.holds_compiled(&artifact.sha256());
+            self.precompile(&artifact)
+                .map_err(|source| WarmError::Compile {
+                    name: shipped.name.to_string(),
+                    source,
+                })?;
+            let step = Warmed {
+                name: shipped.name.to_string(),
+                cached,
+                took: start.elapsed(),
+            };
+            each(&step);
+            done.push(step);
+        }
+        let start = Instant::now();
+        let outcome = self
+            .run_line("true", LineOptions::default())
+            .await
+            .map_err(|e| WarmError::Line(e.to_string()))?;
+        if outcome.exit != 0 {
+            return Err(WarmError::Line(format!("exit {}", outcome.exit)));
+        }
+        let step = Warmed {
+            name: "shell line".into(),
+            cached: false,
+            took: start.elapsed(),
+        };
+        each(&step);
+        done.push(step);
+        Ok(done)
+    }
+}
