@@ -3,7 +3,7 @@
 //! first real command on this machine starts from native code.
 
 use crate::{exit, fail, options};
-use std::io::IsTerminal as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -36,7 +36,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         bar.inc(1);
         bar.set_message(step.name.clone());
         if json {
-            println!("{}", serde_json::to_string(step).unwrap_or_default());
+            // A closed stdout ends the listing, not the warming.
+            let line = serde_json::to_string(step).unwrap_or_default();
+            let _ = writeln!(std::io::stdout(), "{line}");
         }
     }));
     bar.finish_and_clear();

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 pub struct Warmed {
     /// The component's name (`jq`, `workbooks:kv-broker`, `shell line`).
     pub name: String,
-    /// Whether its compiled form was in the cache already.
+    /// Whether its compiled form was in the cache already (for the shell
+    /// line: whether it compiled nothing new).
     pub cached: bool,
     /// How long the step took.
     #[serde(rename = "ms", serialize_with = "millis")]
@@ -21,6 +22,11 @@ pub struct Warmed {
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// How many entries the compile cache holds on disk, if it has a folder.
+fn entries(dir: &std::path::Path) -> Option<usize> {
+    Some(std::fs::read_dir(dir).ok()?.count())
 }
 
 /// Why warming stopped.
@@ -76,6 +82,8 @@ impl Engine {
             done.push(step);
         }
         let start = Instant::now();
+        let compiled_dir = self.inner.home.join("cache").join("compiled");
+        let before = entries(&compiled_dir);
         let outcome = self
             .run_line("true", LineOptions::default())
             .await
@@ -83,9 +91,11 @@ impl Engine {
         if outcome.exit != 0 {
             return Err(WarmError::Line(format!("exit {}", outcome.exit)));
         }
+        // The line compiles nothing new when the shell's composition was
+        // cached already (on a home without a disk cache, it never is).
         let step = Warmed {
             name: "shell line".into(),
-            cached: false,
+            cached: before.is_some() && entries(&compiled_dir) == before,
             took: start.elapsed(),
         };
         each(&step);

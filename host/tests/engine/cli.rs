@@ -395,3 +395,57 @@ fn wbx_audit_shows_guest_chosen_text_without_its_terminal_escapes() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["recent"][0]["detail"], hostile);
 }
+
+#[test]
+fn warm_compiles_every_shipped_component_once_and_then_finds_them_cached() {
+    let home = tempfile::tempdir().unwrap();
+    let steps = |out: &std::process::Output| -> Vec<serde_json::Value> {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let first = steps(&wbx(home.path(), &["warm", "--json"], b""));
+    let names: Vec<&str> = first.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    for shipped in [
+        "workbooks:shell",
+        "jq",
+        "workbooks:kv-broker",
+        "workbooks:deny-sockets",
+        "workbooks:deny-http",
+        "shell line",
+    ] {
+        assert!(names.contains(&shipped), "{shipped} not warmed: {names:?}");
+    }
+    assert!(first.iter().all(|s| s["cached"] == false), "{first:?}");
+    let second = steps(&wbx(home.path(), &["warm", "--json"], b""));
+    assert_eq!(second.len(), first.len());
+    assert!(second.iter().all(|s| s["cached"] == true), "{second:?}");
+    // Without --json it says what it did, and a line then runs warm.
+    let plain = wbx(home.path(), &["warm"], b"");
+    assert!(
+        text(&plain.stdout).starts_with(&format!(
+            "warm: {} components ready (0 compiled now)",
+            first.len()
+        )),
+        "{}",
+        text(&plain.stdout)
+    );
+}
+
+#[test]
+fn completions_cover_every_command_for_each_shell() {
+    let home = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = wbx(home.path(), &["completions", shell], b"");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let script = text(&out.stdout);
+        for word in ["exec", "call", "warm", "completions", "stub", "profile"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+    }
+    let out = wbx(home.path(), &["completions", "tcsh"], b"");
+    assert_eq!(out.status.code(), Some(64), "a usage error");
+    assert!(text(&out.stderr).contains("tcsh"), "{}", text(&out.stderr));
+}
