@@ -16,6 +16,15 @@
 //! println!("exit {}: {}", out.exit_code, String::from_utf8_lossy(&out.stdout));
 //! # Ok(()) }
 //! ```
+//!
+//! An app embedding the engine as its plugin host (load a plugin, grant a
+//! profile, call it, read its receipt) is `examples/embed.rs`:
+//! `cargo run -p workbooks --example embed -- PLUGIN.wasm`. Long-lived
+//! plugins live in a [`Supervisor`] per tenant; [`EngineBuilder`] sets the
+//! home, the operator's network allow-list, replacement brokers
+//! ([`EngineBuilder::broker`]) and deny brokers ([`EngineBuilder::stub`]).
+
+#![deny(missing_docs)]
 
 pub mod agent;
 pub mod artifact;
