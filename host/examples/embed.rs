@@ -34,7 +34,11 @@ async fn main() -> anyhow::Result<()> {
     let plugin = Artifact::from_file(&path)?;
     let asks = analyse(&plugin)?;
     let profiles: Vec<&str> = asks.granted_by.iter().map(|p| p.name()).collect();
-    println!("{path} needs caps {} (granted by {})", asks.caps, profiles.join(", "));
+    println!(
+        "{path} needs caps {} (granted by {})",
+        asks.caps,
+        profiles.join(", ")
+    );
 
     // A plugin is refused under a grant that lacks what it imports.
     if let Err(refused) = engine.dock(&plugin, &Grant::profile("compute")) {
@@ -63,7 +67,10 @@ async fn main() -> anyhow::Result<()> {
     let docked = engine.dock(&plugin, &Grant::profile(profile))?;
     print!("{}", docked.receipt());
     for import in &docked.receipt().imports {
-        println!("  {} needs {}: {}", import.name, import.cap, import.served_by);
+        println!(
+            "  {} needs {}: {}",
+            import.name, import.cap, import.served_by
+        );
     }
     Ok(())
 }

@@ -73,7 +73,10 @@ pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use compiler::Compiler;
 pub use dock::{DockError, Docked, Receipt};
 pub use egress::{Cidr, NetGuard};
-pub use engine::{Engine, EngineBuilder, EngineError, WarmError, Warmed, build_id, default_home};
+pub use engine::{
+    Engine, EngineBuilder, EngineError, ToolKind, ToolOutcome, ToolSpec, WarmError, Warmed,
+    build_id, default_home,
+};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use pipes::{Opener, PipeReader, SessionOutput};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile, Stub, Stubs};

@@ -19,6 +19,8 @@ mod fabric;
 mod inspect;
 mod kernel;
 mod ledger;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod net;
 mod options;
 mod precompile;
@@ -125,6 +127,10 @@ enum Command {
     Completions(CompletionsArgs),
     /// Compile every shipped component ahead of time (once per machine).
     Warm(warm::Args),
+    /// Serve the engine's tools over the Model Context Protocol (stdio, or
+    /// streamable HTTP with --listen).
+    #[cfg(feature = "mcp")]
+    Mcp(mcp::Args),
     /// The catalog of programs known by name and sha256 pin.
     #[command(subcommand)]
     Catalog(catalog::CatalogCommand),
@@ -217,6 +223,8 @@ fn main() -> ExitCode {
         Command::Artifact(cmd) => provenance::artifact(cmd, home),
         Command::Completions(args) => completions(args),
         Command::Warm(args) => warm::run(args, home),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => mcp::run(args, home),
     };
     // Denials coalesced in memory reach the audit file before the exit.
     options::flush_audit();

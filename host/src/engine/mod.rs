@@ -18,8 +18,10 @@ mod module_lane;
 mod os_process;
 pub(crate) use os_process::CHILD_GRACE;
 mod pipeline;
+mod tools;
 mod warm;
 
+pub use tools::{ToolKind, ToolOutcome, ToolSpec};
 pub use warm::{WarmError, Warmed};
 
 use crate::artifact::{Artifact, ArtifactError};

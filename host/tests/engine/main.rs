@@ -33,6 +33,7 @@ mod kv;
 mod lanes;
 mod ledger;
 mod limits;
+mod mcp;
 mod model_server;
 mod modules;
 mod net;

@@ -1,0 +1,102 @@
+//! `wbx mcp --listen ADDR`: the same tools over streamable HTTP, one
+//! hyper connection per client, each request checked for the bearer token
+//! before rmcp sees it.
+
+use super::Tools;
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Serves `tools` on `addr` until the process is stopped.
+pub(super) async fn serve(
+    tools: Tools,
+    addr: SocketAddr,
+    token: Option<String>,
+) -> Result<(), String> {
+    let token = token.filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(format!(
+            "--listen {addr} is not loopback: set a bearer token (--token or WB_MCP_TOKEN)"
+        ));
+    }
+    let mut config = StreamableHttpServerConfig::default();
+    if !addr.ip().is_loopback() {
+        // Off loopback the token is the gate; clients name this host as
+        // they reach it.
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(tools.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("binding {addr}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("wbx: mcp: serving streamable HTTP on http://{bound}/mcp");
+    let expected = token.map(|t| Arc::new(format!("Bearer {t}")));
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                tracing::warn!(error = %e, "mcp: accept failed");
+                continue;
+            }
+        };
+        let service = service.clone();
+        let expected = expected.clone();
+        tokio::spawn(async move {
+            let handler =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let service = service.clone();
+                    let expected = expected.clone();
+                    async move {
+                        let authorized = expected.as_deref().is_none_or(|want| {
+                            req.headers()
+                                .get(http::header::AUTHORIZATION)
+                                .is_some_and(|got| got.as_bytes() == want.as_bytes())
+                        });
+                        if !authorized {
+                            return Ok::<_, Infallible>(unauthorized());
+                        }
+                        if req.uri().path() != "/mcp" {
+                            return Ok(not_found());
+                        }
+                        Ok(service.handle(req).await)
+                    }
+                });
+            let io = wasmtime_wasi_http::io::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, handler)
+                .await;
+        });
+    }
+}
+
+fn text_response(
+    status: http::StatusCode,
+    text: &'static str,
+) -> http::Response<BoxBody<Bytes, Infallible>> {
+    let mut resp = http::Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *resp.status_mut() = status;
+    resp
+}
+
+fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
+    let mut resp = text_response(http::StatusCode::UNAUTHORIZED, "bearer token required\n");
+    resp.headers_mut().insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static("Bearer"),
+    );
+    resp
+}
+
+fn not_found() -> http::Response<BoxBody<Bytes, Infallible>> {
+    text_response(http::StatusCode::NOT_FOUND, "the MCP endpoint is /mcp\n")
+}
