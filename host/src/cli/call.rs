@@ -70,6 +70,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(a) => a,
         Err(e) => return fail("call", e, exit::LOAD),
     };
+    let spinner = crate::options::first_compile_spinner(&engine, &artifact, &args.target);
     let sup = match Supervisor::for_tenant(engine, &opts.tenant) {
         Ok(s) => s,
         Err(e) => return fail("call", e, exit::USAGE),
@@ -86,7 +87,11 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     let id = args.id.clone().unwrap_or(stem);
     let answer = crate::options::runtime().map(|rt| {
         rt.block_on(async {
-            sup.start(&id, &artifact, start).await?;
+            let started = sup.start(&id, &artifact, start).await;
+            if let Some(spinner) = spinner {
+                spinner.finish_and_clear();
+            }
+            started?;
             let answer = sup.call_run(&id, &input).await;
             let _ = sup.stop(&id);
             answer

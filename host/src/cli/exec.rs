@@ -194,9 +194,13 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
             exit::LOAD,
         ));
     }
-    let docked = engine
-        .dock(&artifact, &grant)
-        .map_err(|e| Failure::before("refused", &e, exit::for_dock_error(&e)))?;
+    let spinner =
+        crate::options::first_compile_spinner(&engine, &artifact, &args.file.display().to_string());
+    let docked = engine.dock(&artifact, &grant);
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
+    let docked = docked.map_err(|e| Failure::before("refused", &e, exit::for_dock_error(&e)))?;
     let id = args.id.clone().unwrap_or_else(|| stem_id(&args.file));
     let mut opts = SessionOptions::new(id, args.tenant);
     opts.args = args.args;

@@ -4,6 +4,8 @@ use crate::options::{StageArgs, engine};
 use crate::{exit, fail};
 use std::io::BufRead;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use workbooks::fabric::{
     FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, FabricError, FabricOptions, FabricTier, Target, TaskInput,
@@ -100,6 +102,8 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
                 .map_err(|e| fail("fabric", e, exit::REFUSED))?;
         }
         let line = args.stage.to_options()?;
+        let total = inputs.len();
+        let finished = Arc::new(AtomicUsize::new(0));
         let opts = FabricOptions {
             width: args.width,
             tier,
@@ -109,14 +113,26 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
                 .map(Duration::from_millis)
                 .unwrap_or(FABRIC_TASK_TIMEOUT),
             nats: args.nats.clone(),
+            finished: Some(finished.clone()),
         };
         let target = match args.kernel {
             true => Target::Kernel(args.target.clone()),
             false => Target::Command(args.target.clone()),
         };
         let start = Instant::now();
+        let bar = progress_bar(total, &args.target, args.json);
         let results = runtime_multi()?
-            .block_on(engine.fan_out_as_host(line, &target, inputs, &opts))
+            .block_on(async {
+                let run = engine.fan_out_as_host(line, &target, inputs, &opts);
+                tokio::pin!(run);
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                loop {
+                    tokio::select! {
+                        done = &mut run => break done,
+                        _ = tick.tick() => bar.set_position(finished.load(Ordering::Relaxed) as u64),
+                    }
+                }
+            })
             .map_err(|e| {
                 let code = match e {
                     FabricError::Width(_) | FabricError::TooManyInputs { .. } => exit::USAGE,
@@ -127,6 +143,7 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
                 };
                 fail("fabric", e, code)
             })?;
+        bar.finish_and_clear();
         let failed = results.iter().filter(|r| !r.ok()).count();
         for r in &results {
             if args.json {
@@ -152,6 +169,24 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
         Ok(u8::from(failed > 0))
     };
     body().unwrap_or_else(|code| code)
+}
+
+/// A bar of finished tasks on stderr when it is a terminal (and the output
+/// is not JSON); hidden otherwise.
+fn progress_bar(total: usize, target: &str, json: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal as _;
+    if json || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} {msg} ({elapsed}, eta {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(target.to_string());
+    bar
 }
 
 /// A runtime with a worker per core: the fan-out runs tasks in parallel.

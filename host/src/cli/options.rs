@@ -109,6 +109,26 @@ pub(crate) fn stdin_stream() -> Stdin {
     }
 }
 
+/// A spinner on stderr while `artifact` compiles for the first time on
+/// this machine, when stderr is a terminal; `None` otherwise (cached,
+/// piped). Drop or `finish_and_clear` it once docked.
+pub(crate) fn first_compile_spinner(
+    engine: &workbooks::Engine,
+    artifact: &workbooks::Artifact,
+    what: &str,
+) -> Option<indicatif::ProgressBar> {
+    if engine.is_compiled(artifact) || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_message(format!(
+        "compiling {what} ({} MB; once per machine, cached after)",
+        artifact.bytes().len() >> 20
+    ));
+    spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+    Some(spinner)
+}
+
 /// The engine for `home`, with the operator's `WB_NET_ALLOW` CIDRs, or the
 /// exit code of the failure. One-shot commands run a handful of instances,
 /// so they use the on-demand allocator (no pool to set up or tear down).

@@ -229,6 +229,7 @@ impl Launcher for Engine {
                 tier: None,
                 timeout: budgets(env).0,
                 nats: None,
+                finished: None,
             };
             let tier = crate::fabric::FabricTier::Instance;
             self.fan_commands(env, cap, name, tasks, tier, &opts).await

@@ -474,6 +474,12 @@ impl Engine {
         Ok(artifact)
     }
 
+    /// Whether `artifact`'s compiled form is in this engine's cache (so
+    /// docking it compiles nothing, unless brokers are composed in).
+    pub fn is_compiled(&self, artifact: &Artifact) -> bool {
+        self.inner.docker.holds_compiled(&artifact.sha256())
+    }
+
     /// Compiles `artifact` (a component or a core module) into this
     /// engine's compile cache, unless its compiled form is there already:
     /// what `wbx precompile` does, and what a build without a compiler asks

@@ -119,6 +119,10 @@ pub struct FabricOptions {
     pub timeout: Duration,
     /// The NATS server of the node tier.
     pub nats: Option<String>,
+    /// Counts tasks as they finish, for a progress display (instance,
+    /// os_process, container and kernel fan-outs; the node tier counts
+    /// when its results are gathered).
+    pub finished: Option<Arc<AtomicUsize>>,
 }
 
 impl Default for FabricOptions {
@@ -128,6 +132,16 @@ impl Default for FabricOptions {
             tier: None,
             timeout: FABRIC_TASK_TIMEOUT,
             nats: None,
+            finished: None,
+        }
+    }
+}
+
+impl FabricOptions {
+    /// Notes one more finished task.
+    fn finish_one(&self) {
+        if let Some(count) = &self.finished {
+            count.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -278,6 +292,7 @@ impl Engine {
                     )
                     .await
                     .unwrap_or(Err(CommandError::Timeout(opts.timeout)));
+                    opts.finish_one();
                     (index, out, start.elapsed())
                 }
             })
@@ -340,6 +355,7 @@ impl Engine {
                 .await
                 .map_err(failed)?;
             let (inputs, next) = (inputs.clone(), next.clone());
+            let opts = opts.clone();
             workers.push(match kernel {
                 Kernel::Core(mut k) => tokio::task::spawn_blocking(move || {
                     let mut done = Vec::new();
@@ -347,6 +363,7 @@ impl Engine {
                         let start = Instant::now();
                         let out = k.call(input.stdin.as_bytes());
                         done.push(kernel_result(index, start, out));
+                        opts.finish_one();
                     }
                     done
                 }),
@@ -358,6 +375,7 @@ impl Engine {
                             let start = Instant::now();
                             let out = k.call(input.stdin.as_bytes()).await;
                             done.push(kernel_result(index, start, out));
+                            opts.finish_one();
                         }
                         done
                     })

@@ -115,8 +115,10 @@ fn own(home: &Path) -> Engine {
 async fn a_fan_out_returns_every_result_in_input_order() {
     let home = tempfile::tempdir().unwrap();
     let e = own(home.path());
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let opts = FabricOptions {
         width: 8,
+        finished: Some(finished.clone()),
         ..FabricOptions::default()
     };
     let target = Target::Command("jq".into());
@@ -125,6 +127,8 @@ async fn a_fan_out_returns_every_result_in_input_order() {
         .await
         .unwrap();
     assert_eq!(results.len(), 200);
+    // The progress count saw every task finish, once.
+    assert_eq!(finished.load(std::sync::atomic::Ordering::Relaxed), 200);
     for (i, r) in results.iter().enumerate() {
         assert_eq!(
             (r.index, r.exit, r.stdout.clone()),
