@@ -27,15 +27,27 @@ pub(crate) enum SecretCommand {
     List {
         /// The tenant.
         tenant: String,
+        /// Print a JSON array of `{name, kind}`.
+        #[arg(long)]
+        json: bool,
     },
 }
 
 pub(crate) fn run(cmd: SecretCommand, home: PathBuf) -> u8 {
     let keyring = Keyring::new(Some(home.join(workbooks::SECRETS_DIR)), Default::default());
     match cmd {
-        SecretCommand::List { tenant } => {
-            for (name, kind) in keyring.names(&tenant) {
-                println!("{name}\t{kind:?}");
+        SecretCommand::List { tenant, json } => {
+            let names = keyring.names(&tenant);
+            if json {
+                let list: Vec<_> = names
+                    .iter()
+                    .map(|(name, kind)| serde_json::json!({"name": name, "kind": format!("{kind:?}").to_lowercase()}))
+                    .collect();
+                println!("{}", serde_json::Value::Array(list));
+            } else {
+                for (name, kind) in names {
+                    println!("{name}\t{kind:?}");
+                }
             }
             0
         }
