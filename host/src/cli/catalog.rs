@@ -61,10 +61,10 @@ pub(crate) fn run(cmd: CatalogCommand, home: PathBuf) -> u8 {
                         exit::USAGE,
                     )
                 })?;
-                eprintln!("{}: fetching {} …", crate::BIN, row.url);
-                let entry = runtime()?
-                    .block_on(engine.catalog_install(row))
-                    .map_err(|e| fail("catalog", e, 1))?;
+                let spinner = crate::options::spinner(format!("fetching {}", row.url));
+                let entry = runtime()?.block_on(engine.catalog_install(row));
+                spinner.finish_and_clear();
+                let entry = entry.map_err(|e| fail("catalog", e, 1))?;
                 if json {
                     println!("{}", serde_json::to_string(&entry).unwrap_or_default());
                 } else {

@@ -120,13 +120,28 @@ pub(crate) fn first_compile_spinner(
     if engine.is_compiled(artifact) || !std::io::stderr().is_terminal() {
         return None;
     }
-    let spinner = indicatif::ProgressBar::new_spinner();
-    spinner.set_message(format!(
+    // A first compile can take seconds (an interpreter-sized component):
+    // say so rather than sit silent.
+    Some(spinner(format!(
         "compiling {what} ({} MB; once per machine, cached after)",
         artifact.bytes().len() >> 20
-    ));
+    )))
+}
+
+/// A spinner on stderr saying `what` is under way, with the time spent,
+/// when stderr is a terminal; hidden (silent) otherwise.
+pub(crate) fn spinner(what: String) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    spinner.set_message(what);
     spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-    Some(spinner)
+    spinner
 }
 
 /// The engine for `home`, with the operator's `WB_NET_ALLOW` CIDRs, or the

@@ -217,9 +217,11 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
                 Ok(tk) => tk,
                 Err(e) => return failed(e),
             };
+            let spinner = crate::options::spinner(format!("building toolkit {id}"));
             let built = crate::options::engine(home).and_then(|engine| {
                 crate::options::runtime().map(|rt| rt.block_on(engine.build_toolkit(&tk)))
             });
+            spinner.finish_and_clear();
             match built {
                 Ok(Ok(entry)) => {
                     print(

@@ -101,7 +101,10 @@ fn wbx_secret_set_keeps_a_key_the_engine_can_sign_with_but_never_shows() {
     let list = wbx(home.path(), &["secret", "list", "acme"], b"");
     assert_eq!(text(&list.stdout), "cli-mac\tHmac\n");
     let json = wbx(home.path(), &["secret", "list", "acme", "--json"], b"");
-    assert_eq!(text(&json.stdout), "[{\"kind\":\"hmac\",\"name\":\"cli-mac\"}]\n");
+    assert_eq!(
+        text(&json.stdout),
+        "[{\"kind\":\"hmac\",\"name\":\"cli-mac\"}]\n"
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
