@@ -48,6 +48,9 @@ pub struct StartOptions {
     pub memory: Option<usize>,
     /// The instance's environment (exactly these pairs).
     pub env: Vec<(String, String)>,
+    /// WASI families served by deny brokers where the grant lacks their
+    /// cap ([`crate::Grant::with_stub`]).
+    pub stubs: crate::policy::Stubs,
 }
 
 impl Default for StartOptions {
@@ -60,6 +63,7 @@ impl Default for StartOptions {
             fuel: None,
             memory: None,
             env: Vec::new(),
+            stubs: crate::policy::Stubs::NONE,
         }
     }
 }
@@ -218,7 +222,8 @@ impl Supervisor {
         let grant = match opts.caps {
             Some(caps) => Grant::narrowed(&opts.profile, caps)?,
             None => Grant::profile(&opts.profile),
-        };
+        }
+        .with_stubs(opts.stubs);
         let docked = self.engine.dock(artifact, &grant)?;
         if docked.component().is_none() {
             return Err(DockError::NotAComponent.into());

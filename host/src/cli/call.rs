@@ -49,6 +49,8 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Err(code) => return code,
     };
     let path = PathBuf::from(&args.target);
+    // A registered plugin brings the stubs its toolkit declared.
+    let mut stubs = workbooks::Stubs::NONE;
     let (artifact, stem) = if path.is_file() {
         let stem = path
             .file_stem()
@@ -57,7 +59,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         (engine.load_artifact(&path).map_err(|e| e.to_string()), stem)
     } else {
         let loaded = match engine.registry().get(&args.target) {
-            Ok(Some(entry)) => engine.registry().load(&entry).map_err(|e| e.to_string()),
+            Ok(Some(entry)) => {
+                stubs = entry.stub_set();
+                engine.registry().load(&entry).map_err(|e| e.to_string())
+            }
             Ok(None) => Err(format!(
                 "`{}` is neither a file nor a registered command",
                 args.target
@@ -83,6 +88,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         fuel: Some(opts.stage_fuel.unwrap_or(workbooks::limits::COMMAND_FUEL)),
         memory: opts.stage_memory,
         env: opts.env.clone(),
+        stubs,
     };
     let id = args.id.clone().unwrap_or(stem);
     let answer = crate::options::runtime().map(|rt| {

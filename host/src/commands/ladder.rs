@@ -22,6 +22,8 @@ pub(crate) struct Resolved {
     pub(crate) tier: Tier,
     /// The store file, for tiers that run it in another process.
     pub(crate) path: Option<PathBuf>,
+    /// The deny brokers its registration asks for (`#+STUB:`).
+    pub(crate) stubs: crate::policy::Stubs,
 }
 
 /// Per-principal counters with a cap; a slot is given back when dropped.
@@ -136,6 +138,7 @@ impl Ladder<'_> {
                 arg_mode: ArgMode::Argv,
                 tier: Tier::Instance,
                 path: None,
+                stubs: crate::policy::Stubs::NONE,
             }));
         }
         let registry = self.registry;
@@ -150,6 +153,7 @@ impl Ladder<'_> {
             .load(&entry)
             .map_err(|e| CommandError::Integrity(e.to_string()))?;
         Ok(Some(Resolved {
+            stubs: entry.stub_set(),
             path: Some(registry.path_of(&entry)),
             artifact,
             prefix: None,

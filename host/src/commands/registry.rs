@@ -92,6 +92,20 @@ pub struct Entry {
     /// engine that runs it (the `js` build lane's QuickJS and its script).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prefix: Vec<String>,
+    /// WASI families its imports need that its runs serve with deny
+    /// brokers (a toolkit's `#+STUB:`), by name (`wasi:sockets`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stubs: Vec<String>,
+}
+
+impl Entry {
+    /// Its stubs, as a set; a name no deny broker serves counts as none.
+    pub fn stub_set(&self) -> crate::policy::Stubs {
+        self.stubs
+            .iter()
+            .filter_map(|n| crate::policy::Stub::parse(n).ok())
+            .fold(crate::policy::Stubs::NONE, crate::policy::Stubs::with)
+    }
 }
 
 /// Why a registry operation failed.
@@ -339,6 +353,7 @@ impl Registry {
             size: artifact.bytes().len() as u64,
             registered_ms: now_ms(),
             prefix,
+            stubs: Vec::new(),
         };
         self.update(|entries| {
             if !entries.contains_key(name) && entries.len() >= MAX_REGISTERED {
@@ -348,6 +363,25 @@ impl Registry {
             Ok(())
         })?;
         Ok(entry)
+    }
+
+    /// Has `name`'s runs serve `stubs` with deny brokers wherever their
+    /// grant lacks the cap (a toolkit's `#+STUB:`); never a widening.
+    pub fn set_stubs(
+        &self,
+        name: &str,
+        stubs: crate::policy::Stubs,
+    ) -> Result<Entry, RegistryError> {
+        let mut updated = None;
+        self.update(|entries| {
+            let entry = entries
+                .get_mut(name)
+                .ok_or_else(|| RegistryError::NotFound(name.to_string()))?;
+            entry.stubs = stubs.iter().map(|s| s.name().to_string()).collect();
+            updated = Some(entry.clone());
+            Ok(())
+        })?;
+        updated.ok_or_else(|| RegistryError::NotFound(name.to_string()))
     }
 
     /// Removes `name`; its bytes stay in the store for runs in flight.

@@ -168,8 +168,9 @@ impl Engine {
         stdout: Output,
     ) -> Result<CommandOutput, CommandError> {
         let (timeout, fuel) = budgets(env);
+        let grant = env.grant.clone().with_stubs(resolved.stubs);
         let docked = self
-            .dock(&resolved.artifact, &env.grant)
+            .dock(&resolved.artifact, &grant)
             .map_err(|e| CommandError::Refused(e.to_string()))?;
         let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
         opts.args = args;

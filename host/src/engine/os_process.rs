@@ -146,7 +146,13 @@ impl Engine {
             cmd.arg(format!("--broker={cap}={}", file.display()));
         }
         // And with the same deny brokers.
-        for stub in env.grant.stubs.union(self.stubs()).iter() {
+        for stub in env
+            .grant
+            .stubs
+            .union(self.stubs())
+            .union(resolved.stubs)
+            .iter()
+        {
             cmd.arg(format!("--stub={stub}"));
         }
         for dir in &env.dirs {

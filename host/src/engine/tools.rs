@@ -250,9 +250,9 @@ impl Engine {
         let Some(input) = input else {
             return ToolOutcome::failed("`input` (a string) is required");
         };
-        let artifact = match self.registry().get(name) {
+        let (artifact, stubs) = match self.registry().get(name) {
             Ok(Some(entry)) => match self.registry().load(&entry) {
-                Ok(a) => a,
+                Ok(a) => (a, entry.stub_set()),
                 Err(e) => return ToolOutcome::failed(e.to_string()),
             },
             Ok(None) => return ToolOutcome::failed(format!("no plugin `{name}`")),
@@ -272,6 +272,7 @@ impl Engine {
             fuel: Some(opts.stage_fuel.unwrap_or(crate::limits::COMMAND_FUEL)),
             memory: opts.stage_memory,
             env: opts.env,
+            stubs,
         };
         // One instance per call, under an id of its own, stopped after.
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -170,7 +170,12 @@ impl Engine {
             Some("third-party") => Tier::OsProcess,
             _ => Tier::Instance,
         };
-        Ok(self.registry().register(bin, wasm, mode, tier)?)
+        let entry = self.registry().register(bin, wasm, mode, tier)?;
+        let stubs = super::verify::declared_stubs(m);
+        if stubs.is_empty() {
+            return Ok(entry);
+        }
+        Ok(self.registry().set_stubs(bin, stubs)?)
     }
 }
 

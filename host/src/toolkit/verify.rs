@@ -334,17 +334,28 @@ fn cap_checks(m: &super::Manifest) -> (Vec<Check>, Option<GrantView>) {
     (out, Some(grant))
 }
 
+/// The stubs `#+STUB:` declares that a deny broker serves, for the
+/// registration of the toolkit's command (unknown names are `verify`'s
+/// to refuse, and are left out here).
+pub(crate) fn declared_stubs(m: &super::Manifest) -> crate::policy::Stubs {
+    stub_names(m)
+        .filter_map(|n| Stub::parse(n).ok())
+        .fold(crate::policy::Stubs::NONE, crate::policy::Stubs::with)
+}
+
+fn stub_names(m: &super::Manifest) -> impl Iterator<Item = &str> {
+    m.kw("STUB")
+        .unwrap_or("")
+        .split([' ', ','])
+        .filter(|n| !n.is_empty())
+}
+
 /// `#+STUB:` (space- or comma-separated families): each must name a deny
 /// broker; a stub of a family whose cap is declared is pointless (the
 /// host serves it) and said so.
 fn stub_checks(m: &super::Manifest, declared: CapSet, out: &mut Vec<Check>) -> Vec<Stub> {
     let mut stubs = Vec::new();
-    for name in m
-        .kw("STUB")
-        .unwrap_or("")
-        .split([' ', ','])
-        .filter(|n| !n.is_empty())
-    {
+    for name in stub_names(m) {
         match Stub::parse(name) {
             Ok(stub) if declared.contains(stub.cap()) => {
                 out.push(Check {

@@ -259,3 +259,57 @@ async fn stub_http_out() {
     );
     assert!(listener.accept().is_err(), "a stubbed request connected");
 }
+
+/// A toolkit whose command's toolchain imports sockets, built with and
+/// without `#+STUB: wasi:sockets`.
+fn netprobe_root(stub: bool) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("netprobe");
+    std::fs::create_dir_all(dir.join("skills")).unwrap();
+    std::fs::create_dir_all(dir.join("dist")).unwrap();
+    let manifest = format!(
+        "#+TITLE: Net probe\n#+TOOLKIT: netprobe\n#+VERSION: 0.1.0\n#+STATUS: experimental\n#+TAGLINE: Tries the network.\n#+EXEC: command\n#+CLI_BIN: netprobe\n#+BUILD_SRC: path:dist\n{}\n* Net probe :toolkit:\n:PROPERTIES:\n:ID: netprobe\n:CLI_BIN: netprobe\n:STATUS: experimental\n:END:\nA probe.\n",
+        if stub { "#+STUB: wasi:sockets\n" } else { "" }
+    );
+    std::fs::write(dir.join("manifest.org"), manifest).unwrap();
+    std::fs::write(dir.join("skills/overview.org"), "* Overview\nA probe.\n").unwrap();
+    std::fs::copy(SANDBOX_NETWORK, dir.join("dist/netprobe.wasm")).unwrap();
+    root
+}
+
+#[test]
+fn a_toolkits_stub_line_travels_with_its_built_command_into_the_shell() {
+    let (listener, port) = listener();
+    for stub in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let root = netprobe_root(stub);
+        let r = root.path().to_str().unwrap();
+        let built = wbx(
+            home.path(),
+            &["toolkit", "--root", r, "build", "netprobe"],
+            b"",
+        );
+        assert!(built.status.success(), "{}", text(&built.stderr));
+        let shown = wbx(home.path(), &["command", "show", "netprobe"], b"");
+        assert_eq!(
+            text(&shown.stdout).contains("wasi:sockets"),
+            stub,
+            "{}",
+            text(&shown.stdout)
+        );
+        let line = format!("netprobe {port}");
+        let out = wbx(home.path(), &["run", &line], b"");
+        if stub {
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            assert!(both_refused(&text(&out.stdout)), "{}", text(&out.stdout));
+        } else {
+            assert!(!out.status.success());
+            assert!(
+                text(&out.stderr).contains("capability not granted: net"),
+                "{}",
+                text(&out.stderr)
+            );
+        }
+        assert!(listener.accept().is_err(), "a connection was made");
+    }
+}

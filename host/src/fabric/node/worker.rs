@@ -184,6 +184,7 @@ async fn run_task(
         arg_mode: ArgMode::Argv,
         tier: Tier::Instance,
         path: None,
+        stubs: crate::policy::Stubs::NONE,
     };
     engine
         .run_instance(
