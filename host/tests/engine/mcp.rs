@@ -6,7 +6,33 @@
 use crate::common::{text, wbx};
 use serde_json::Value;
 
+/// The SDK version the client is written against; installed from PyPI
+/// when missing (`.ci/run` installs it up front).
+const MCP_SDK: &str = "mcp==2.3.0";
+
+fn ensure_sdk() {
+    let has = std::process::Command::new("python3")
+        .args(["-c", "import mcp.client.streamable_http"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has {
+        let installed = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                MCP_SDK,
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(installed, "could not install {MCP_SDK} from PyPI");
+    }
+}
+
 fn client_saw(home: &std::path::Path) -> Value {
+    ensure_sdk();
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
     let out = std::process::Command::new("python3")
         .arg(&script)
