@@ -20,7 +20,7 @@ use crate::artifact::Artifact;
 use crate::commands::builtin;
 use crate::dock::analyse;
 use crate::instance::{StartOptions, Supervisor};
-use crate::policy::{Grant, Profile};
+use crate::policy::{Cap, CapSet, Grant, Profile};
 use crate::shell::LineOptions;
 use crate::state::Stdin;
 use serde_json::{Value, json};
@@ -80,22 +80,36 @@ fn command_schema() -> Value {
     })
 }
 
-/// What an artifact's imports need, said against `grant`.
+/// What an artifact's imports need, said against `grant`: whether it is a
+/// plugin, and the sentence. An import a stub of the grant serves does not
+/// count as missing.
 fn needs(artifact: &Artifact, grant: &Grant) -> (bool, String) {
     let Ok(a) = analyse(artifact) else {
         return (false, "its imports cannot be read".into());
     };
-    let missing = a.caps.minus(grant.caps);
+    let missing = a
+        .imports
+        .iter()
+        .filter_map(|i| Cap::from_word(&i.needs).ok().map(|c| (i, c)))
+        .filter(|(i, c)| {
+            !grant.caps.contains(*c) && grant.stubs.serving(&i.name).is_none_or(|s| s.cap() != *c)
+        })
+        .fold(CapSet::EMPTY, |set, (_, c)| set.with(c));
     let granting: Vec<&str> = a.granted_by.iter().map(|p| p.name()).collect();
     let needs = if a.caps.is_empty() {
         "no caps".to_string()
     } else {
         format!("caps `{}`", a.caps)
     };
+    let stubbed = if grant.stubs.is_empty() || !a.caps.minus(grant.caps).contains(Cap::Net) {
+        String::new()
+    } else {
+        format!(" (deny brokers: {})", grant.stubs)
+    };
     let plugin = a.exports.iter().any(|e| e == "run");
     let verdict = if missing.is_empty() {
         format!(
-            "Needs {needs}; runs under profile {}.",
+            "Needs {needs}; runs under profile {}{stubbed}.",
             grant.profile.effective
         )
     } else {
@@ -166,7 +180,8 @@ impl Engine {
             let Ok(artifact) = registry.load(&entry) else {
                 continue;
             };
-            let (plugin, verdict) = needs(&artifact, grant);
+            let grant = grant.clone().with_stubs(entry.stub_set());
+            let (plugin, verdict) = needs(&artifact, &grant);
             let short = entry.sha256.get(..16).unwrap_or(&entry.sha256);
             let spec = if plugin {
                 ToolSpec {

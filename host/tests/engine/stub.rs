@@ -313,3 +313,34 @@ fn a_toolkits_stub_line_travels_with_its_built_command_into_the_shell() {
         assert!(listener.accept().is_err(), "a connection was made");
     }
 }
+
+#[test]
+fn a_tool_whose_sockets_a_stub_serves_is_described_as_runnable() {
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_engine(home.path());
+    e.registry()
+        .register(
+            "netprobe",
+            std::fs::read(SANDBOX_NETWORK).unwrap(),
+            workbooks::commands::ArgMode::Argv,
+            workbooks::commands::Tier::Instance,
+        )
+        .unwrap();
+    let describe = |grant: &Grant| {
+        e.tools(grant)
+            .into_iter()
+            .find(|t| t.name == "netprobe")
+            .map(|t| t.description)
+            .unwrap()
+    };
+    let plain = describe(&Grant::profile("compute"));
+    assert!(
+        plain.ends_with("refused under profile compute (missing `net`)."),
+        "{plain}"
+    );
+    let stubbed = describe(&Grant::profile("compute").with_stub(Stub::Sockets));
+    assert!(
+        stubbed.ends_with("runs under profile compute (deny brokers: wasi:sockets)."),
+        "{stubbed}"
+    );
+}
