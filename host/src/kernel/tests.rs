@@ -125,6 +125,34 @@ fn a_large_input_grows_memory_up_to_the_cap_and_no_further() {
     assert_eq!(kernel.call(b"a").expect("after"), b"b");
 }
 
+/// Grows its memory past 64 MiB of output room, then answers exactly the
+/// output cap (first input byte 1) or one byte more (2): both inside its
+/// memory.
+const HUGE: &str = r#"(module
+  (memory (export "memory") 2)
+  (func (export "process") (param $n i32) (result i32)
+    (if (i32.lt_u (memory.size) (i32.const 1030)) (then
+      (drop (memory.grow (i32.sub (i32.const 1030) (memory.size))))))
+    (i32.add (i32.const 67108864)
+      (i32.sub (i32.load8_u (i32.const 1024)) (i32.const 1)))))"#;
+
+#[test]
+fn an_answer_past_the_output_cap_is_refused_even_inside_the_kernels_memory() {
+    let (_dir, engine) = crate::engine::for_tests();
+    let opts = KernelOptions {
+        memory: 80 << 20,
+        ..KernelOptions::default()
+    };
+    let mut kernel = CoreKernel::load(&engine, &artifact(HUGE), opts).expect("load");
+    let at_cap = kernel.call(&[1]).expect("an answer of exactly the cap");
+    assert_eq!(at_cap.len(), super::KERNEL_MAX_OUTPUT_BYTES);
+    let err = kernel.call(&[2]).unwrap_err();
+    assert!(
+        matches!(&err, KernelError::BadOutput { call: 2, why } if why == "answered 67108865 bytes, over 67108864"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_input_past_the_input_cap_is_refused_before_any_call() {
     let (_dir, mut kernel) = bump(KernelOptions::default());

@@ -146,6 +146,29 @@ async fn a_fan_out_returns_every_result_in_input_order() {
             .unwrap_err();
         assert_eq!(err, FabricError::Width(width));
     }
+    // One input past the cap is refused whole, before any task runs, for
+    // a command and a kernel alike.
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let opts = FabricOptions {
+        finished: Some(finished.clone()),
+        ..FabricOptions::default()
+    };
+    let max = workbooks::fabric::FABRIC_MAX_INPUTS;
+    for target in [target.clone(), Target::Kernel("never-registered".into())] {
+        let over = vec![TaskInput::default(); max + 1];
+        let err = e
+            .fan_out_as_host(LineOptions::default(), &target, over, &opts)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            FabricError::TooManyInputs {
+                given: max + 1,
+                max
+            }
+        );
+    }
+    assert_eq!(finished.load(std::sync::atomic::Ordering::Relaxed), 0);
 }
 
 #[tokio::test]
