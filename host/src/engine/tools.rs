@@ -6,7 +6,8 @@
 //! Each tool's input schema follows from its world: a command takes
 //! `{args, stdin}`, a plugin `{input}`, the shell `{line, stdin}`. Its
 //! description states what its imports need and whether the grant the
-//! tools run under covers it. A call runs exactly as the CLI runs it: the
+//! tools run under covers it, led by its toolkit's tagline when a toolkit
+//! builds it. A call runs exactly as the CLI runs it: the
 //! line, command or plugin docked under that grant, with every limit on
 //! (fuel, memory, deadline, output caps), as the given tenant.
 //!
@@ -173,6 +174,18 @@ impl Engine {
                 kind: ToolKind::Command(name.to_string()),
             });
         }
+        // A registered command a toolkit builds is described by its
+        // manifest too: `cli_bin` → "Toolkit `id`: tagline".
+        let from_toolkits: std::collections::HashMap<String, String> = self
+            .toolkits()
+            .list()
+            .into_iter()
+            .filter_map(|tk| {
+                let bin = tk.manifest.cli_bin()?.to_string();
+                let tagline = tk.manifest.kw("TAGLINE").unwrap_or("").trim().to_string();
+                Some((bin, format!("Toolkit `{}`: {tagline} ", tk.id)))
+            })
+            .collect();
         let registry = self.registry();
         let mut entries = registry.list().unwrap_or_default();
         entries.sort_by(|a, b| a.name.cmp(&b.name));
@@ -183,11 +196,15 @@ impl Engine {
             let grant = grant.clone().with_stubs(entry.stub_set());
             let (plugin, verdict) = needs(&artifact, &grant);
             let short = entry.sha256.get(..16).unwrap_or(&entry.sha256);
+            let kit = from_toolkits
+                .get(&entry.name)
+                .map(String::as_str)
+                .unwrap_or("");
             let spec = if plugin {
                 ToolSpec {
                     name: entry.name.clone(),
                     description: format!(
-                        "Plugin component `{}` (sha256:{short}): run(input) -> result<string, string>. {verdict}",
+                        "{kit}Plugin component `{}` (sha256:{short}): run(input) -> result<string, string>. {verdict}",
                         entry.name
                     ),
                     input_schema: json!({
@@ -202,7 +219,7 @@ impl Engine {
                 ToolSpec {
                     name: entry.name.clone(),
                     description: format!(
-                        "Registered command `{}` (sha256:{short}, a wasi:cli command). {verdict}",
+                        "{kit}Registered command `{}` (sha256:{short}, a wasi:cli command). {verdict}",
                         entry.name
                     ),
                     input_schema: command_schema(),

@@ -344,3 +344,45 @@ fn a_tool_whose_sockets_a_stub_serves_is_described_as_runnable() {
         "{stubbed}"
     );
 }
+
+#[tokio::test]
+async fn a_toolkit_built_tool_is_described_by_its_manifest_and_runs_with_its_stub() {
+    let home = tempfile::tempdir().unwrap();
+    let root = netprobe_root(true);
+    let e = own_builder(home.path())
+        .toolkits_root(root.path())
+        .build()
+        .unwrap();
+    let tk = e.toolkits().get("netprobe").unwrap();
+    e.build_toolkit(&tk).await.unwrap();
+    let grant = Grant::profile("compute");
+    let tool = e
+        .tools(&grant)
+        .into_iter()
+        .find(|t| t.name == "netprobe")
+        .unwrap();
+    assert!(
+        tool.description
+            .starts_with("Toolkit `netprobe`: Tries the network. Registered command `netprobe`"),
+        "{}",
+        tool.description
+    );
+    assert!(
+        tool.description
+            .ends_with("runs under profile compute (deny brokers: wasi:sockets)."),
+        "{}",
+        tool.description
+    );
+    let (listener, port) = listener();
+    let args = serde_json::json!({"args": [port]});
+    let out = e
+        .call_tool(
+            &tool.kind,
+            args.as_object().unwrap(),
+            workbooks::LineOptions::default(),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(both_refused(&out.text), "{}", out.text);
+    assert!(listener.accept().is_err());
+}
