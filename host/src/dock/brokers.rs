@@ -132,7 +132,7 @@ impl Brokers {
         if !surface
             .exports
             .iter()
-            .any(|e| super::same_interface(serves, e))
+            .any(|e| super::precheck::same_interface(serves, e))
         {
             return Err(BrokerError::MissingExport {
                 cap,
