@@ -86,6 +86,25 @@ impl Default for LineOptions {
     }
 }
 
+impl LineOptions {
+    /// What a `plugin` instance started with these stage settings gets:
+    /// the profile, caps, preopens, budgets and environment of a stage
+    /// (fuel [`COMMAND_FUEL`](crate::limits::COMMAND_FUEL) when unset),
+    /// serving `stubs` with deny brokers.
+    pub fn start_options(&self, stubs: Stubs) -> crate::instance::StartOptions {
+        crate::instance::StartOptions {
+            profile: self.profile.clone(),
+            caps: self.caps,
+            timeout: self.stage_timeout,
+            dirs: self.dirs.clone(),
+            fuel: Some(self.stage_fuel.unwrap_or(crate::limits::COMMAND_FUEL)),
+            memory: self.stage_memory,
+            env: self.env.clone(),
+            stubs,
+        }
+    }
+}
+
 /// Where a line's stdout goes. The last stage of each pipeline (unless
 /// redirected) writes it directly, as it produces.
 #[derive(Debug, Clone, Default)]

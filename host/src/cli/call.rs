@@ -7,7 +7,7 @@ use crate::options::StageArgs;
 use crate::{exit, fail};
 use std::io::Read as _;
 use std::path::PathBuf;
-use workbooks::{StartOptions, Supervisor};
+use workbooks::Supervisor;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -80,16 +80,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(s) => s,
         Err(e) => return fail("call", e, exit::USAGE),
     };
-    let start = StartOptions {
-        profile: opts.profile.clone(),
-        caps: opts.caps,
-        timeout: opts.stage_timeout,
-        dirs: opts.dirs.clone(),
-        fuel: Some(opts.stage_fuel.unwrap_or(workbooks::limits::COMMAND_FUEL)),
-        memory: opts.stage_memory,
-        env: opts.env.clone(),
-        stubs,
-    };
+    let start = opts.start_options(stubs);
     let id = args.id.clone().unwrap_or(stem);
     let answer = crate::options::runtime().map(|rt| {
         rt.block_on(async {

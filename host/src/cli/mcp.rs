@@ -27,7 +27,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use workbooks::{Engine, Grant, LineOptions, ToolKind};
+use workbooks::{Engine, Grant, LineOptions};
 
 /// How often a running call reports progress to a client that asked.
 const PROGRESS_EVERY: Duration = Duration::from_millis(500);
@@ -57,20 +57,6 @@ struct Tools {
     engine: Engine,
     opts: LineOptions,
     grant: Grant,
-}
-
-impl Tools {
-    fn kind_of(&self, name: &str) -> Option<ToolKind> {
-        match name {
-            "shell" => Some(ToolKind::Shell),
-            _ => self
-                .engine
-                .tools(&self.grant)
-                .into_iter()
-                .find(|t| t.name == name)
-                .map(|t| t.kind),
-        }
-    }
 }
 
 impl ServerHandler for Tools {
@@ -108,7 +94,7 @@ impl ServerHandler for Tools {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(kind) = self.kind_of(&request.name) else {
+        let Some(kind) = self.engine.tool_kind(&request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("no tool `{}`", request.name),
                 None,

@@ -20,8 +20,8 @@ use super::Engine;
 use crate::artifact::Artifact;
 use crate::commands::builtin;
 use crate::dock::analyse;
-use crate::instance::{StartOptions, Supervisor};
-use crate::policy::{Cap, CapSet, Grant, Profile};
+use crate::instance::Supervisor;
+use crate::policy::{Cap, CapSet, Grant};
 use crate::shell::LineOptions;
 use crate::state::Stdin;
 use serde_json::{Value, json};
@@ -231,6 +231,25 @@ impl Engine {
         tools
     }
 
+    /// What the tool named `name` runs, without building the catalogue:
+    /// the shell, a built-in, or a registered command or plugin.
+    pub fn tool_kind(&self, name: &str) -> Option<ToolKind> {
+        if name == "shell" {
+            return Some(ToolKind::Shell);
+        }
+        if builtin::resolve(name).is_some() {
+            return Some(ToolKind::Command(name.to_string()));
+        }
+        let entry = self.registry().get(name).ok()??;
+        let artifact = self.registry().load(&entry).ok()?;
+        let plugin = analyse(&artifact).is_ok_and(|a| a.exports.iter().any(|e| e == "run"));
+        Some(if plugin {
+            ToolKind::Plugin(entry.name)
+        } else {
+            ToolKind::Command(entry.name)
+        })
+    }
+
     /// Runs tool `kind` with `arguments` under `opts` (the profile, caps,
     /// limits and tenant every call of the server gets).
     pub async fn call_tool(
@@ -294,18 +313,7 @@ impl Engine {
             Ok(s) => s,
             Err(e) => return ToolOutcome::failed(e.to_string()),
         };
-        let start = StartOptions {
-            profile: Profile::parse(&opts.profile)
-                .map(|p| p.name().to_string())
-                .unwrap_or(opts.profile),
-            caps: opts.caps,
-            timeout: opts.stage_timeout,
-            dirs: opts.dirs,
-            fuel: Some(opts.stage_fuel.unwrap_or(crate::limits::COMMAND_FUEL)),
-            memory: opts.stage_memory,
-            env: opts.env,
-            stubs,
-        };
+        let start = opts.start_options(stubs);
         // One instance per call, under an id of its own, stopped after.
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

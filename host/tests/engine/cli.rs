@@ -418,10 +418,18 @@ fn warm_compiles_every_shipped_component_once_and_then_finds_them_cached() {
     ] {
         assert!(names.contains(&shipped), "{shipped} not warmed: {names:?}");
     }
-    assert!(first.iter().all(|s| s["cached"] == false), "{first:?}");
+    // A fresh home: every step compiled, none found cached.
+    let cached = |list: &[serde_json::Value], flag: bool| {
+        list.iter().filter(|s| s["cached"] == flag).count()
+    };
+    assert_eq!(cached(&first, false), first.len(), "{first:?}");
+    assert_eq!(cached(&first, true), 0);
+    // The same home again: every step cached, the shell line included.
     let second = steps(&wbx(home.path(), &["warm", "--json"], b""));
     assert_eq!(second.len(), first.len());
-    assert!(second.iter().all(|s| s["cached"] == true), "{second:?}");
+    assert_eq!(cached(&second, true), first.len(), "{second:?}");
+    let line = second.iter().find(|s| s["name"] == "shell line").unwrap();
+    assert_eq!(line["cached"], true);
     // Without --json it says what it did, and a line then runs warm.
     let plain = wbx(home.path(), &["warm"], b"");
     assert!(
