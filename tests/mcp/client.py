@@ -109,6 +109,15 @@ async def over_http():
             seen["no_token_status"] = 200
         except urllib.error.HTTPError as e:
             seen["no_token_status"] = e.code
+        # Any path but the endpoint is 404, token or not.
+        other = urllib.request.Request(
+            f"http://127.0.0.1:{port}/other", headers={"Authorization": f"Bearer {token}"}
+        )
+        try:
+            urllib.request.urlopen(other, timeout=5)
+            seen["other_path_status"] = 200
+        except urllib.error.HTTPError as e:
+            seen["other_path_status"] = e.code
         client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         async with client:
             async with streamable_http_client(url, http_client=client) as streams:

@@ -198,6 +198,32 @@ mod tests {
     }
 
     #[test]
+    fn a_stubbed_family_left_in_a_composition_is_refused_not_linked() {
+        let served = Brokers::default();
+        let deny = deny::broker(crate::policy::Stub::Sockets);
+        let stubbed = Grant::profile("compute").with_stub(crate::policy::Stub::Sockets);
+        // The deny broker did not take the import (say, a version it does
+        // not export): the host must not link sockets for it.
+        let left = names(&["wasi:sockets/tcp@0.2.12"]);
+        match recheck(&left, &stubbed, Lane::Call, &[deny], &served) {
+            Err(DockError::ComposedImport { interface, why }) => {
+                assert_eq!(interface, "wasi:sockets/tcp@0.2.12");
+                assert_eq!(
+                    why,
+                    "needs net, not granted, and the deny broker of wasi:sockets does not serve it at this version"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // The http stub's values are the host's, as data; its handler is not.
+        let http = Grant::profile("compute").with_stub(crate::policy::Stub::Http);
+        let values = names(&["wasi:http/types@0.2.12"]);
+        assert!(recheck(&values, &http, Lane::Call, &[], &served).is_ok());
+        let handler = names(&["wasi:http/outgoing-handler@0.2.12"]);
+        assert!(recheck(&handler, &http, Lane::Call, &[], &served).is_err());
+    }
+
+    #[test]
     fn a_composition_importing_past_its_grant_is_refused() {
         let served = Brokers::default();
         let kv = served.get(Cap::Kv).unwrap();

@@ -135,6 +135,7 @@ fn the_python_sdk_lists_and_calls_the_tools_and_a_denial_is_a_tool_error() {
 
     let http = &saw["http"];
     assert_eq!(http["no_token_status"], 401);
+    assert_eq!(http["other_path_status"], 404);
     assert!(http["tools"].as_array().unwrap().iter().any(|t| t == "jq"));
     assert_eq!(call(&http["shell"]), ("OVER HTTP\n", false));
     // The endless call was given up on: its guest stopped (the server went
@@ -155,5 +156,49 @@ fn the_python_sdk_lists_and_calls_the_tools_and_a_denial_is_a_tool_error() {
             .unwrap()
             .contains("is not loopback: set a bearer token"),
         "{open}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_call_with_malformed_arguments_is_a_tool_error_naming_the_argument() {
+    let e = crate::common::engine();
+    let opts = workbooks::LineOptions::default;
+    let args = |v: Value| v.as_object().unwrap().clone();
+    for (kind, given, says) in [
+        (
+            workbooks::ToolKind::Shell,
+            serde_json::json!({}),
+            "`line` (a string) is required",
+        ),
+        (
+            workbooks::ToolKind::Command("echo".into()),
+            serde_json::json!({"args": "not a list"}),
+            "`args` must be an array of strings",
+        ),
+        (
+            workbooks::ToolKind::Command("echo".into()),
+            serde_json::json!({"args": ["ok", 7]}),
+            "`args` must be strings",
+        ),
+        (
+            workbooks::ToolKind::Plugin("counter".into()),
+            serde_json::json!({}),
+            "`input` (a string) is required",
+        ),
+        (
+            workbooks::ToolKind::Plugin("never-registered".into()),
+            serde_json::json!({"input": "x"}),
+            "no plugin `never-registered`",
+        ),
+    ] {
+        let out = e.call_tool(&kind, &args(given), opts()).await;
+        assert!(out.is_error, "{kind:?}");
+        assert_eq!(out.text, says, "{kind:?}");
+    }
+    assert_eq!(e.tool_kind("no-such-tool"), None);
+    assert_eq!(e.tool_kind("shell"), Some(workbooks::ToolKind::Shell));
+    assert_eq!(
+        e.tool_kind("sort"),
+        Some(workbooks::ToolKind::Command("sort".into()))
     );
 }
