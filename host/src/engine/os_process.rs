@@ -15,6 +15,7 @@
 use super::Engine;
 use crate::commands::frames::{self, FrameError, Verdict};
 use crate::commands::ladder::Resolved;
+use crate::fabric::ceilings::Ceilings;
 use crate::commands::{CommandEnv, CommandError, CommandOutput};
 use bytes::Bytes;
 use std::process::Stdio;
@@ -87,6 +88,8 @@ impl Engine {
         let path = resolved.path.as_ref().ok_or_else(|| {
             CommandError::Refused("tier os_process needs a registered (stored) command".into())
         })?;
+        // Held until the child is spawned: the seccomp program bubblewrap reads.
+        let mut program = None;
         let mut cmd = match bwrap {
             None => tokio::process::Command::new(wbx),
             Some(bwrap) => {
@@ -110,8 +113,15 @@ impl Engine {
                     self.home(),
                     &read_only,
                     &writable,
-                ))
-                .arg(wbx);
+                ));
+                let memory_cap = self.memory_cap(env.policy.memory, env.grant.profile.effective);
+                let ceilings = Ceilings::for_task(memory_cap, timeout + CHILD_GRACE);
+                program = Some(ceilings.confine(&mut cmd).map_err(|e| {
+                    CommandError::Refused(format!(
+                        "tier container cannot set the child's OS ceilings: {e}"
+                    ))
+                })?);
+                cmd.arg(wbx);
                 cmd
             }
         };
@@ -182,6 +192,7 @@ impl Engine {
         let mut child = cmd
             .spawn()
             .map_err(|e| CommandError::Refused(format!("cannot start {}: {e}", wbx.display())))?;
+        drop(program);
         if let Some(mut pipe) = child.stdin.take() {
             tokio::spawn(async move {
                 let _ = pipe.write_all(&stdin).await;

@@ -14,6 +14,7 @@
 
 #[cfg(feature = "node")]
 pub mod node;
+pub(crate) mod ceilings;
 pub mod tier;
 
 pub use tier::{FabricTier, TierEnv, TierUnavailable};
@@ -38,6 +39,15 @@ pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_PRINCIPAL as usize;
 pub const FABRIC_TASK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most inputs in one `wbx fabric run`: bounds the results held in memory.
 pub const FABRIC_MAX_INPUTS: usize = 1_000_000;
+/// Private writable memory a container-tier child may map beyond its
+/// guest's memory cap (its runtime, stacks, caches): with the cap, the
+/// child's `RLIMIT_DATA`. Stops a child that grows past what its guest
+/// could legitimately use, whatever grows it.
+pub const CONTAINER_DATA_HEADROOM_BYTES: u64 = 512 << 20;
+/// CPU seconds a container-tier child may use per second of its wall
+/// budget (the guest's thread plus the runtime's): with the budget, the
+/// child's `RLIMIT_CPU`. Stops a child that spins after its parent is gone.
+pub const CONTAINER_CPU_FACTOR: u64 = 2;
 /// Most inputs in one `run-many` call from a guest (the `parallel` cap).
 pub const PARALLEL_MAX_INPUTS: usize = 1024;
 

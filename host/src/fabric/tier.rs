@@ -23,7 +23,9 @@ pub enum FabricTier {
     /// A worker on another process or machine, through NATS JetStream.
     Node,
     /// A child `wbx` per task inside a bubblewrap sandbox: no network, a
-    /// read-only root, its own `/tmp`, its own pid namespace.
+    /// read-only root, its own `/tmp`, its own pid namespace; under OS
+    /// ceilings on memory, CPU time and new processes (none), see
+    /// `fabric::ceilings`.
     Container,
 }
 
