@@ -15,8 +15,8 @@
 use super::Engine;
 use crate::commands::frames::{self, FrameError, Verdict};
 use crate::commands::ladder::Resolved;
-use crate::fabric::ceilings::Ceilings;
 use crate::commands::{CommandEnv, CommandError, CommandOutput};
+use crate::fabric::ceilings::Ceilings;
 use bytes::Bytes;
 use std::process::Stdio;
 use std::time::Duration;

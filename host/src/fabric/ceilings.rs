@@ -78,7 +78,13 @@ impl Ceilings {
     /// Runs in the forked child: moves the program to [`SECCOMP_FD`]
     /// (without close-on-exec) and sets the limits.
     fn set_in_child(&self, fd: i32) -> io::Result<()> {
-        let ok = |rc: i32| if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) };
+        let ok = |rc: i32| {
+            if rc < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
         #[expect(
             unsafe_code,
             reason = "plain system calls on descriptors and limits this child owns"

@@ -49,7 +49,11 @@ fn roomy() -> Ceilings {
 async fn a_child_that_forks_is_refused_and_makes_no_process() {
     let out = confined(
         roomy(),
-        &["/bin/sh", "-c", "echo started; /bin/true & wait $! && echo forked"],
+        &[
+            "/bin/sh",
+            "-c",
+            "echo started; /bin/true & wait $! && echo forked",
+        ],
     )
     .await;
     assert!(
@@ -81,9 +85,15 @@ except OSError as e:
     print('spawn refused:', e.errno)
 ";
     let out = confined(roomy(), &["/usr/bin/python3", "-c", script]).await;
-    assert!(out.stdout.contains("thread ran"), "{} {}", out.stdout, out.stderr);
     assert!(
-        out.stdout.contains(&format!("spawn refused: {}", libc::EPERM)),
+        out.stdout.contains("thread ran"),
+        "{} {}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("spawn refused: {}", libc::EPERM)),
         "{} {}",
         out.stdout,
         out.stderr

@@ -12,9 +12,9 @@
 //! principal's concurrency cap, so a fan-out cannot starve the principal's
 //! other work past it.
 
+pub(crate) mod ceilings;
 #[cfg(feature = "node")]
 pub mod node;
-pub(crate) mod ceilings;
 pub mod tier;
 
 pub use tier::{FabricTier, TierEnv, TierUnavailable};

@@ -1,13 +1,18 @@
 //! The node tier on a real nats-server (JetStream) with real `wbx worker`
 //! processes: 200 tasks over two workers with one killed mid-run, each
-//! task's result recorded exactly once; and an artifact replaced in the
-//! object store, refused by the worker before it runs.
+//! task's result recorded exactly once; an artifact replaced in the
+//! object store, or grown past the cap, refused by the worker before it
+//! runs; and a task no worker ever records, given up on by name after the
+//! delivery limit.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use workbooks::LineOptions;
-use workbooks::fabric::node::{NODE_ARTIFACTS_BUCKET, NODE_RESULTS_BUCKET};
+use workbooks::fabric::node::{
+    NODE_ACK_WAIT, NODE_ARTIFACTS_BUCKET, NODE_CONSUMER, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
+    NODE_RESULTS_BUCKET, NODE_TASK_STREAM,
+};
 use workbooks::fabric::{FabricOptions, FabricTier, Target, TaskInput};
 
 /// A nats-server with JetStream on a free loopback port, stopped on drop.
@@ -179,7 +184,7 @@ async fn two_hundred_tasks_complete_exactly_once_with_a_worker_killed_mid_run() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_artifact_replaced_in_the_object_store_is_refused_by_the_worker() {
+async fn an_artifact_replaced_or_grown_past_the_cap_in_the_object_store_is_refused_by_the_worker() {
     let nats = Nats::start();
     let home = tempfile::tempdir().unwrap();
     let engine = crate::common::own_engine(home.path());
@@ -210,6 +215,93 @@ async fn an_artifact_replaced_in_the_object_store_is_refused_by_the_worker() {
             "{r:?}"
         );
     }
+    // Then with more bytes than any worker will read: refused at the cap,
+    // before hashing or compiling.
+    let huge = vec![0u8; NODE_MAX_ARTIFACT_BYTES + 1];
+    store
+        .put(info.name.as_str(), &mut huge.as_slice())
+        .await
+        .unwrap();
+    drop(huge);
+    let _worker = Worker::start(&nats.url);
+    let third = run(1).await.unwrap();
+    let error = third[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.ends_with(&format!("over {NODE_MAX_ARTIFACT_BYTES} bytes")),
+        "{:?}",
+        third[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_no_worker_ever_records_is_given_up_after_the_delivery_limit_by_name() {
+    use async_nats::jetstream::{AckKind, consumer};
+    let nats = Nats::start();
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_engine(home.path());
+    let (target, opts) = (Target::Command("jq".into()), node_opts(&nats.url));
+    let submitted = std::sync::atomic::AtomicBool::new(false);
+    let submit = async {
+        let results = engine
+            .fan_out_as_host(LineOptions::default(), &target, counts(1), &opts)
+            .await;
+        submitted.store(true, std::sync::atomic::Ordering::Relaxed);
+        results
+    };
+    // A worker that takes the task and never records it, as one that dies
+    // holding it would; it hands it back at once instead of waiting out
+    // the ack wait, and notes which delivery each one was.
+    let faulty = async {
+        let js = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+        let stream = loop {
+            if let Ok(stream) = js.get_stream(NODE_TASK_STREAM).await {
+                break stream;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let consumer: consumer::PullConsumer = stream
+            .get_or_create_consumer(
+                NODE_CONSUMER,
+                consumer::pull::Config {
+                    durable_name: Some(NODE_CONSUMER.into()),
+                    ack_policy: consumer::AckPolicy::Explicit,
+                    ack_wait: NODE_ACK_WAIT,
+                    max_deliver: NODE_MAX_DELIVER,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let mut deliveries = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !submitted.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+            let mut batch = consumer
+                .fetch()
+                .max_messages(1)
+                .expires(Duration::from_millis(200))
+                .messages()
+                .await
+                .unwrap();
+            while let Some(Ok(message)) = futures::StreamExt::next(&mut batch).await {
+                deliveries.push(message.info().unwrap().delivered);
+                message.ack_with(AckKind::Nak(None)).await.unwrap();
+            }
+        }
+        (deliveries, stream)
+    };
+    let (results, (deliveries, mut stream)) = tokio::join!(submit, faulty);
+    let results = results.unwrap();
+    let error = results[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with(&format!(
+            "refused: node: the task was delivered {NODE_MAX_DELIVER} times (at most {NODE_MAX_DELIVER})"
+        )),
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(deliveries, (1..=NODE_MAX_DELIVER).collect::<Vec<_>>());
+    // Given up on, it no longer sits in the work queue.
+    assert_eq!(stream.info().await.unwrap().state.messages, 0);
 }
 
 #[tokio::test]

@@ -8,7 +8,10 @@
 //! (`<tenant>.<run>.<index>`). A worker heartbeats a task while it runs,
 //! records its result with a create (which fails if the key exists), and
 //! only then acks the task; a worker that dies stops heartbeating and its
-//! task is redelivered to another after [`NODE_ACK_WAIT`].
+//! task is redelivered to another after [`NODE_ACK_WAIT`]. After
+//! [`NODE_MAX_DELIVER`] deliveries the server gives up on it and says so
+//! in an advisory; the submitter, subscribed before it publishes, fails
+//! that task by name and deletes it from the stream.
 //!
 //! Threat: the object store is shared and anyone on the bus could replace
 //! an object, so a worker hashes what it fetched and refuses bytes that do
@@ -197,10 +200,20 @@ impl Engine {
             )));
         }
         let bus = connect(url).await?;
+        // Subscribed before anything is published, so no advisory is missed.
+        let exceeded = bus
+            .js
+            .client()
+            .subscribe(format!(
+                "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{NODE_TASK_STREAM}.{NODE_CONSUMER}"
+            ))
+            .await
+            .map_err(bus_error)?;
         let run = run_id()?;
         let mut done: Vec<Option<(Result<CommandOutput, CommandError>, Duration)>> =
             (0..tasks.len()).map(|_| None).collect();
         let mut sent = HashMap::new();
+        let mut published = HashMap::new();
         let mut uploaded = None;
         let mut acks = Vec::with_capacity(NODE_PUBLISH_BATCH);
         for (index, (argv, stdin)) in tasks.into_iter().enumerate() {
@@ -253,14 +266,19 @@ impl Engine {
                 .publish_with_headers(NODE_TASK_SUBJECT, headers, payload.into())
                 .await
                 .map_err(bus_error)?;
-            acks.push(ack);
+            acks.push((ack, task.id.clone()));
             if acks.len() == NODE_PUBLISH_BATCH {
-                confirm(&mut acks).await?;
+                published.extend(confirm(&mut acks).await?);
             }
             sent.insert(task.id, index);
         }
-        confirm(&mut acks).await?;
-        self.gather(&bus, env, &run, sent, &mut done, opts).await?;
+        published.extend(confirm(&mut acks).await?);
+        let sent = Sent {
+            index: sent,
+            by_sequence: published,
+        };
+        self.gather(&bus, env, &run, sent, exceeded, &mut done, opts)
+            .await?;
         Ok(done
             .into_iter()
             .map(|d| {
@@ -274,15 +292,22 @@ impl Engine {
             .collect())
     }
 
-    /// Waits for the results of `sent` (task id → index) as workers record
-    /// them; gives up on the rest when none arrives for a whole task
-    /// budget plus every redelivery.
+    /// Waits for the results of `sent` as workers record them. A task the
+    /// server gives up on (delivered [`NODE_MAX_DELIVER`] times, never
+    /// recorded) is failed by name and taken out of the stream; the rest
+    /// are given up on when nothing arrives for a whole task budget plus
+    /// every redelivery.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one private step of fan_node, called once"
+    )]
     async fn gather(
         &self,
         bus: &Bus,
         env: &CommandEnv,
         run: &str,
-        mut sent: HashMap<String, usize>,
+        mut sent: Sent,
+        mut exceeded: async_nats::Subscriber,
         done: &mut [Option<(Result<CommandOutput, CommandError>, Duration)>],
         opts: &FabricOptions,
     ) -> Result<(), FabricError> {
@@ -292,13 +317,24 @@ impl Engine {
             .watch_with_history(format!("{}.{run}.>", env.principal))
             .await
             .map_err(bus_error)?;
-        while !sent.is_empty() {
-            let entry = match tokio::time::timeout(idle, watch.next()).await {
-                Ok(Some(Ok(entry))) => entry,
-                Ok(Some(Err(e))) => return Err(bus_error(e)),
-                Ok(None) => break,
-                Err(_) => {
-                    for (_, index) in sent.drain() {
+        while !sent.index.is_empty() {
+            let next = tokio::select! {
+                entry = watch.next() => entry,
+                Some(advisory) = exceeded.next() => {
+                    if let Some((index, deliveries, seq)) = sent.given_up(&advisory.payload) {
+                        // It would sit in the work queue for ever otherwise.
+                        let _ = bus.tasks.delete_message(seq).await;
+                        done[index] = Some((
+                            Err(CommandError::Refused(format!(
+                                "node: the task was delivered {deliveries} times (at most {NODE_MAX_DELIVER}) and no worker recorded a result: every worker that took it stopped or could not record it"
+                            ))),
+                            Duration::ZERO,
+                        ));
+                    }
+                    continue;
+                }
+                () = tokio::time::sleep(idle) => {
+                    for (_, index) in sent.index.drain() {
                         done[index] = Some((
                             Err(CommandError::Refused(format!(
                                 "node: no worker recorded a result within {} s (is `wbx worker --nats URL` running?)",
@@ -310,7 +346,12 @@ impl Engine {
                     break;
                 }
             };
-            let Some(index) = sent.remove(&entry.key) else {
+            let entry = match next {
+                Some(Ok(entry)) => entry,
+                Some(Err(e)) => return Err(bus_error(e)),
+                None => break,
+            };
+            let Some(index) = sent.index.remove(&entry.key) else {
                 continue;
             };
             let result: NodeResult = serde_json::from_slice(&entry.value).map_err(bus_error)?;
@@ -330,14 +371,40 @@ impl Engine {
     }
 }
 
-/// Waits for the server to acknowledge every task in `acks`.
+/// The tasks of one run still waiting for a result.
+struct Sent {
+    /// Task id → its index in the inputs.
+    index: HashMap<String, usize>,
+    /// Stream sequence → task id, to read the server's advisories.
+    by_sequence: HashMap<u64, String>,
+}
+
+impl Sent {
+    /// Reads a max-deliveries advisory: the index, delivery count and
+    /// stream sequence of a task of this run that is still waiting.
+    fn given_up(&mut self, advisory: &[u8]) -> Option<(usize, u64, u64)> {
+        #[derive(Deserialize)]
+        struct MaxDeliveries {
+            stream_seq: u64,
+            deliveries: u64,
+        }
+        let said: MaxDeliveries = serde_json::from_slice(advisory).ok()?;
+        let id = self.by_sequence.get(&said.stream_seq)?;
+        let index = self.index.remove(id)?;
+        Some((index, said.deliveries, said.stream_seq))
+    }
+}
+
+/// Waits for the server to acknowledge every task in `acks`; each task's
+/// stream sequence → its id.
 async fn confirm(
-    acks: &mut Vec<async_nats::jetstream::context::PublishAckFuture>,
-) -> Result<(), FabricError> {
-    futures::future::try_join_all(acks.drain(..).map(|ack| ack.into_future()))
+    acks: &mut Vec<(async_nats::jetstream::context::PublishAckFuture, String)>,
+) -> Result<Vec<(u64, String)>, FabricError> {
+    let (futures, ids): (Vec<_>, Vec<_>) = acks.drain(..).unzip();
+    let acked = futures::future::try_join_all(futures.into_iter().map(|ack| ack.into_future()))
         .await
         .map_err(bus_error)?;
-    Ok(())
+    Ok(acked.into_iter().map(|a| a.sequence).zip(ids).collect())
 }
 
 /// Puts `artifact` in the object store under its sha256 unless it is
