@@ -2,7 +2,9 @@
 //! - a core kernel called on a 64-byte payload (one instance, one memory
 //!   copy in and out per call) against the same function compiled
 //!   natively, in calls per second;
-//! - a 1 MiB payload through the kernel against a plain 1 MiB memcpy;
+//! - a 1 MiB payload through the kernel ABI (copy in, call, and the
+//!   output copied out or lent in place), and through an echo kernel,
+//!   against a plain 1 MiB memcpy;
 //! - 10 000 small tasks through the fabric: kernel tasks and `true`
 //!   command tasks at `instance`, width 1, 2 and 4; `true` over the `node`
 //!   tier with 1, 2 and 4 local `wbx worker`s on a nats-server started
@@ -28,6 +30,11 @@ const ECHO: &str = r#"(module (memory (export "memory") 2)
   (func (export "process") (param $n i32) (result i32)
     (memory.copy (i32.const 65536) (i32.const 1024) (local.get $n))
     (local.get $n)))"#;
+
+/// Answers as many bytes as it was given, where its output lies, without
+/// touching them: the kernel ABI's own cost and nothing else.
+const ANSWER: &str = r#"(module (memory (export "memory") 2)
+  (func (export "process") (param $n i32) (result i32) (local.get $n)))"#;
 
 /// The same function, natively, through the same in/out copies.
 fn native_bump(input: &[u8], out: &mut Vec<u8>) {
@@ -82,21 +89,12 @@ fn main() {
         kernel_64.as_secs_f64() / native_64.as_secs_f64()
     );
 
-    // 1 MiB through an echo kernel (copy in, one bulk copy, copy out)
-    // against one memcpy of the same size.
-    let echo = wat::parse_str(ECHO).expect("wat");
-    engine
-        .register_kernel("echo", echo, "process")
-        .expect("register");
-    let echo = engine.load_kernel("echo").expect("load");
-    let mut kernel = CoreKernel::load(&engine, &echo, KernelOptions::default()).expect("kernel");
+    // 1 MiB through the kernel ABI against one memcpy of the same size:
+    // what the ABI itself costs (the input copied in, the call, the output
+    // copied out or lent where it lies), then an echo kernel, which adds
+    // its own bulk copy inside.
     let big = vec![b'a'; 1 << 20];
     let n = if full { 200 } else { 5 };
-    let kernel_1m = rounds(&mut || {
-        for _ in 0..n {
-            kernel.call_into(&big, &mut out).expect("call");
-        }
-    });
     let mut copy = vec![0u8; 1 << 20];
     let memcpy_1m = rounds(&mut || {
         for _ in 0..n {
@@ -105,12 +103,47 @@ fn main() {
         }
     });
     let per = |d: Duration| d / n;
-    println!(
-        "echo kernel 1 MiB: {:>10.2?}/call   memcpy 1 MiB: {:>10.2?}   kernel/memcpy {:.1}x",
-        per(kernel_1m),
-        per(memcpy_1m),
-        kernel_1m.as_secs_f64() / memcpy_1m.as_secs_f64()
-    );
+    println!("1 MiB payload: memcpy {:>10.2?}", per(memcpy_1m));
+    let mut one_mib = |name: &str, wat: &str| {
+        let wasm = wat::parse_str(wat).expect("wat");
+        engine
+            .register_kernel(name, wasm, "process")
+            .expect("register");
+        let loaded = engine.load_kernel(name).expect("load");
+        CoreKernel::load(&engine, &loaded, KernelOptions::default()).expect("kernel")
+    };
+    let mut report = |what: &str, d: Duration| {
+        println!(
+            "  {what:<46} {:>10.2?}/call   x memcpy {:.2}",
+            per(d),
+            d.as_secs_f64() / memcpy_1m.as_secs_f64()
+        );
+    };
+    let mut answer = one_mib("answer", ANSWER);
+    let owned = rounds(&mut || {
+        for _ in 0..n {
+            answer.call_into(&big, &mut out).expect("call");
+        }
+    });
+    assert_eq!(out.len(), 1 << 20);
+    report("ABI, output copied out (call_into)", owned);
+    let lent = rounds(&mut || {
+        for _ in 0..n {
+            let len = answer
+                .call_with(&big, |out| std::hint::black_box(out).len())
+                .expect("call");
+            assert_eq!(len, 1 << 20);
+        }
+    });
+    report("ABI, output lent in place (call_with)", lent);
+    let mut echo = one_mib("echo", ECHO);
+    let echoed = rounds(&mut || {
+        for _ in 0..n {
+            echo.call_into(&big, &mut out).expect("call");
+        }
+    });
+    assert_eq!(out, big);
+    report("echo kernel (its own memory.copy), call_into", echoed);
 
     // Fabric throughput of small tasks, by width and tier.
     let tasks = if full { 10_000 } else { 200 };

@@ -88,6 +88,15 @@ impl Engine {
         let path = resolved.path.as_ref().ok_or_else(|| {
             CommandError::Refused("tier os_process needs a registered (stored) command".into())
         })?;
+        // Docked here first, so the child loads compiled code from the
+        // shared cache: compiling (the memory-hungry step) stays outside a
+        // container's ceilings, a fan-out compiles once rather than once per
+        // child, and a refusal comes before any process starts.
+        self.dock(
+            &resolved.artifact,
+            &env.grant.clone().with_stubs(resolved.stubs),
+        )
+        .map_err(|e| CommandError::Refused(e.to_string()))?;
         // Held until the child is spawned: the seccomp program bubblewrap reads.
         let mut program = None;
         let mut cmd = match bwrap {

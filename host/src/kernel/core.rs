@@ -131,6 +131,27 @@ impl CoreKernel {
     /// (no allocation once `out` is large enough). A fault retires the
     /// instance; the next call gets a fresh one.
     pub fn call_into(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), KernelError> {
+        self.call_with(input, |answer| {
+            out.clear();
+            out.extend_from_slice(answer);
+        })
+    }
+
+    /// Calls the kernel on `input` and lends its output to `read` where it
+    /// lies, in the kernel's memory: the input is copied in, the output is
+    /// not copied out. A fault retires the instance; the next call gets a
+    /// fresh one.
+    ///
+    /// ```no_run
+    /// # fn demo(kernel: &mut workbooks::kernel::CoreKernel) -> Result<(), workbooks::kernel::KernelError> {
+    /// let checksum: u64 = kernel.call_with(b"payload", |out| out.iter().map(|&b| u64::from(b)).sum())?;
+    /// # Ok(()) }
+    /// ```
+    pub fn call_with<R>(
+        &mut self,
+        input: &[u8],
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, KernelError> {
         super::check_input(input)?;
         self.calls += 1;
         let call = self.calls;
@@ -143,9 +164,10 @@ impl CoreKernel {
             self.live = Some(live);
             return Err(e);
         }
-        self.call_live(&mut live, call, input, out)?;
+        let answer = self.call_live(&mut live, call, input)?;
+        let read = read(&live.memory.data(&live.store)[answer]);
         self.live = Some(live);
-        Ok(())
+        Ok(read)
     }
 
     /// Arms the call's budgets and grows the memory to hold `len` bytes of
@@ -172,14 +194,14 @@ impl CoreKernel {
         Ok(())
     }
 
+    /// Copies `input` in, calls the entry, and checks the answer: where
+    /// the output lies in the kernel's memory.
     fn call_live(
         &self,
         live: &mut Live,
         call: u64,
         input: &[u8],
-        out: &mut Vec<u8>,
-    ) -> Result<(), KernelError> {
-        out.clear();
+    ) -> Result<std::ops::Range<usize>, KernelError> {
         let store = &mut live.store;
         let end = KERNEL_INPUT_OFFSET + input.len();
         live.memory.data_mut(&mut *store)[KERNEL_INPUT_OFFSET..end].copy_from_slice(input);
@@ -194,18 +216,17 @@ impl CoreKernel {
                 why: format!("answered {len} bytes, over {KERNEL_MAX_OUTPUT_BYTES}"),
             });
         }
-        let data = live.memory.data(&*store);
-        let Some(bytes) = data.get(KERNEL_OUTPUT_OFFSET..KERNEL_OUTPUT_OFFSET + len) else {
+        let size = live.memory.data_size(&*store);
+        let answer = KERNEL_OUTPUT_OFFSET..KERNEL_OUTPUT_OFFSET + len;
+        if answer.end > size {
             return Err(KernelError::BadOutput {
                 call,
                 why: format!(
-                    "answered {len} bytes at offset {KERNEL_OUTPUT_OFFSET}, past its {} byte memory",
-                    data.len()
+                    "answered {len} bytes at offset {KERNEL_OUTPUT_OFFSET}, past its {size} byte memory"
                 ),
             });
-        };
-        out.extend_from_slice(bytes);
-        Ok(())
+        }
+        Ok(answer)
     }
 }
 

@@ -72,6 +72,31 @@ fn a_trap_retires_the_instance_and_names_the_call() {
 }
 
 #[test]
+fn a_lent_answer_is_the_owned_answer_and_a_fault_still_retires_the_instance() {
+    let (_dir, mut kernel) = bump(KernelOptions::default());
+    let input = vec![b'a'; 30_000];
+    let owned = kernel.call(&input).expect("owned");
+    let lent = kernel.call_with(&input, |out| out.to_vec()).expect("lent");
+    assert_eq!((lent.len(), &lent), (30_000, &owned));
+    assert!(owned.iter().all(|&b| b == b'b'));
+    // The reader never runs on a fault, and the next call is fresh.
+    let mut read = false;
+    let err = kernel.call_with(&[0xff], |_| read = true).unwrap_err();
+    assert!(matches!(err, KernelError::Trap { call: 3, .. }), "{err}");
+    assert!(!read);
+    let past = kernel.call_with(&[0xfd], |_| read = true).unwrap_err();
+    assert!(
+        matches!(past, KernelError::BadOutput { call: 4, .. }),
+        "{past}"
+    );
+    assert!(!read);
+    assert_eq!(
+        kernel.call_with(b"y", |out| out.to_vec()).expect("fresh"),
+        b"z"
+    );
+}
+
+#[test]
 fn a_looping_kernel_is_stopped_by_its_fuel_then_by_its_deadline() {
     let (_dir, mut kernel) = bump(KernelOptions {
         fuel: 1_000_000,
