@@ -104,7 +104,7 @@ fn main() {
     });
     let per = |d: Duration| d / n;
     println!("1 MiB payload: memcpy {:>10.2?}", per(memcpy_1m));
-    let mut one_mib = |name: &str, wat: &str| {
+    let one_mib = |name: &str, wat: &str| {
         let wasm = wat::parse_str(wat).expect("wat");
         engine
             .register_kernel(name, wasm, "process")
@@ -112,7 +112,7 @@ fn main() {
         let loaded = engine.load_kernel(name).expect("load");
         CoreKernel::load(&engine, &loaded, KernelOptions::default()).expect("kernel")
     };
-    let mut report = |what: &str, d: Duration| {
+    let report = |what: &str, d: Duration| {
         println!(
             "  {what:<46} {:>10.2?}/call   x memcpy {:.2}",
             per(d),

@@ -3,8 +3,9 @@
 //! 1. a 4-stage pipeline in process vs `sh -c` with native coreutils;
 //! 2. the whole process: `wbx run '<pipeline>'` vs `sh -c '<pipeline>'`,
 //!    and `wbx run true` vs `sh -c true`; the same for the compiler-less
-//!    `wbr` when it is built (`cargo build --release -p wbr`, on its own);
-//!    then all of it again as clients of a `wbx daemon`;
+//!    `wbr` when it is built (`cargo build --release -p wbr`, on its own),
+//!    and the thin client `wb` (which hands a line no daemon serves to
+//!    `wbx`); then all of it again as clients of a `wbx daemon`;
 //! 3. `jq` on a 50 MB JSON file: the sandboxed built-in vs the same jq
 //!    crate (same jaq crates, same code) compiled natively;
 //! 4. what one more stage costs the host: a line of 9 `true`s against a

@@ -6,15 +6,17 @@
 
 use std::path::{Path, PathBuf};
 
-/// Copies of `wbx` and, when it is built, `wbr` (from beside `wbx`), in a
-/// directory that lives as long as the returned guard.
+/// Copies of `wbx`, the thin client `wb` and, when it is built, `wbr`
+/// (from beside `wbx`), in a directory that lives as long as the returned
+/// guard.
 pub fn runners(wbx: &Path) -> (tempfile::TempDir, Vec<(&'static str, PathBuf)>) {
     let dir = tempfile::tempdir().expect("install dir");
     let mut runners = Vec::new();
-    for name in ["wbx", "wbr"] {
+    for name in ["wbx", "wbr", "wb"] {
         let built = wbx.with_file_name(name);
         if !built.is_file() {
-            // `wbr` is only slim when built on its own, so no bench builds it.
+            // `wbr` is only slim when built on its own, so no bench builds
+            // it; `wb` is built with `wbx`.
             println!(
                 "(no {}: `cargo build --release -p {name}` to measure it)",
                 built.display()

@@ -3,7 +3,7 @@
 //! `run(input) -> result<string, string>` once and print the answer; an
 //! `err` is printed on stderr and exits 1.
 
-use crate::options::StageArgs;
+use crate::options::{StageArgs, StageOptions as _};
 use crate::{exit, fail};
 use std::io::Read as _;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! `wbx command`: the command registry.
 
-use crate::options::{StageArgs, engine_with, read_file, runtime, stdin_stream};
+use crate::options::{StageArgs, StageOptions as _, engine_with, read_file, runtime, stdin_stream};
 use crate::{exit, fail};
 use std::io::Write;
 use std::path::PathBuf;

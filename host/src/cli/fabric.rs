@@ -1,6 +1,6 @@
 //! `wbx fabric run`: one command or kernel over many inputs.
 
-use crate::options::{StageArgs, engine};
+use crate::options::{StageArgs, StageOptions as _, engine};
 use crate::{exit, fail};
 use std::io::BufRead;
 use std::path::PathBuf;

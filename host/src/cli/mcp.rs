@@ -14,7 +14,7 @@
 //! rebinding); bound anywhere else it refuses to start without a bearer
 //! token (`--token` or `WB_MCP_TOKEN`), and every request must carry it.
 
-use crate::options::StageArgs;
+use crate::options::{StageArgs, StageOptions as _};
 use crate::{exit, fail};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,

@@ -6,47 +6,23 @@ use std::path::PathBuf;
 use workbooks::state::Stdin;
 use workbooks::{CapSet, LineOptions, Preopen, Profile};
 
-/// How stages run: profile, caps, preopens, budgets, tenant. A daemon's
-/// client sends them as they are, but its preopens apart, made absolute.
-#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
-pub(crate) struct StageArgs {
-    /// Capability profile the commands run under.
-    #[arg(long, default_value = "compute", value_name = "P")]
-    pub(crate) profile: String,
-    /// Narrow the profile to these caps (comma-separated).
-    #[arg(long, value_name = "CAPS")]
-    pub(crate) caps: Option<String>,
-    /// Preopen a host directory as HOST::GUEST (add ::ro for read-only).
-    #[arg(long = "dir", value_name = "HOST::GUEST")]
-    #[serde(skip)]
-    pub(crate) dirs: Vec<String>,
-    /// Wall-clock budget of each command in milliseconds (default 30000).
-    #[arg(long, value_name = "MS")]
-    pub(crate) timeout: Option<u64>,
-    /// Fuel of each command (default 5e9).
-    #[arg(long, value_name = "N")]
-    pub(crate) fuel: Option<u64>,
-    /// Memory cap of each command in MiB, in place of the profile's.
-    #[arg(long, value_name = "MIB")]
-    pub(crate) memory: Option<usize>,
-    /// Tenant (principal) the commands run as.
-    #[arg(long, default_value = "default")]
-    pub(crate) tenant: String,
-    /// Set NAME=VALUE in every command's environment (repeatable); a guest
-    /// sees these and nothing of the host's.
-    #[arg(long = "env", value_name = "NAME=VALUE")]
-    pub(crate) env: Vec<String>,
+pub(crate) use workbooks_wire::StageArgs;
+
+/// The library options the stage flags make.
+pub(crate) trait StageOptions {
+    /// The library options, or the exit code of a usage error.
+    fn to_options(&self) -> Result<LineOptions, u8>;
+    /// The library options, or why they are a usage error.
+    fn line_options(&self) -> Result<LineOptions, String>;
 }
 
-impl StageArgs {
-    /// The library options, or the exit code of a usage error.
-    pub(crate) fn to_options(&self) -> Result<LineOptions, u8> {
+impl StageOptions for StageArgs {
+    fn to_options(&self) -> Result<LineOptions, u8> {
         self.line_options()
             .map_err(|e| fail("usage", e, exit::USAGE))
     }
 
-    /// The library options, or why they are a usage error.
-    pub(crate) fn line_options(&self) -> Result<LineOptions, String> {
+    fn line_options(&self) -> Result<LineOptions, String> {
         Profile::parse(&self.profile).map_err(|e| e.to_string())?;
         let caps = match &self.caps {
             None => None,

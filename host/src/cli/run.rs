@@ -2,7 +2,7 @@
 //! When a `wbx daemon` of the same build serves the home, the line runs
 //! there (`daemon/client.rs`), with this process's stdin and stdout.
 
-use crate::options::{StageArgs, engine_with, runtime, stdin_stream};
+use crate::options::{StageArgs, StageOptions as _, engine_with, runtime, stdin_stream};
 use crate::{daemon, exit};
 use std::io::Write;
 use std::path::PathBuf;

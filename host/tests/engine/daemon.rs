@@ -74,7 +74,12 @@ impl Drop for Daemon {
 /// `wbx` with `args` on `home` and `env` set, none of ours that matter,
 /// its stdout and stderr piped.
 fn wbx(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wbx"));
+    cli(env!("CARGO_BIN_EXE_wbx"), home, args, env)
+}
+
+/// The program `bin` as [`wbx`] sets it up.
+fn cli(bin: &str, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(bin);
     cmd.args(args)
         .env("WB_HOME", home)
         .env_remove("WB_LOG")
@@ -91,7 +96,12 @@ fn wbx(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
 
 /// `wbx` with `args` on `home`, `stdin` fed, `env` set.
 fn client(home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
-    let mut child = wbx(home, args, env).stdin(Stdio::piped()).spawn().unwrap();
+    fed(wbx(home, args, env), stdin)
+}
+
+/// Runs `cmd` with `stdin` fed to it, to its end.
+fn fed(mut cmd: Command, stdin: &[u8]) -> Output {
+    let mut child = cmd.stdin(Stdio::piped()).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let stdin = stdin.to_vec();
     let feeder = std::thread::spawn(move || {
@@ -245,10 +255,19 @@ const LLM_ENV: [(&str, &str); 2] = [
     ("WB_LLM_MODEL", "daemon-model"),
 ];
 
+/// The environment digest of every daemon here.
+fn daemon_env() -> String {
+    workbooks_wire::env_digest_of(|name| {
+        LLM_ENV
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.into())
+    })
+}
+
 fn request(build: &str, dir: &str) -> Vec<u8> {
-    let llm = workbooks::LlmEndpoint::new(LLM_ENV[0].1, None, LLM_ENV[1].1).fingerprint();
     let json = serde_json::json!({
-        "build": build, "net_allow": null, "llm": llm, "bin": "wbx", "line": "true",
+        "build": build, "engine": null, "env": daemon_env(), "bin": "wbx", "line": "true",
         "json": false, "stdin": false, "dirs": [[dir, "/d", false]],
         "stage": {
             "profile": "posix", "caps": null, "timeout": null, "fuel": null,
@@ -345,12 +364,17 @@ fn a_client_with_another_net_allow_or_model_endpoint_runs_the_line_itself() {
         (
             "WB_NET_ALLOW",
             "127.0.0.1/32",
-            "WB_NET_ALLOW is not the daemon's",
+            "the client's environment (WB_NET_ALLOW, ",
         ),
         (
             "WB_LLM_MODEL",
             "another/model",
-            "model endpoint (WB_LLM_*) is not the daemon's",
+            "WB_LLM_MODEL) is not the daemon's",
+        ),
+        (
+            "WB_LLM_API_KEY",
+            "sk-other",
+            "WB_LLM_MODEL) is not the daemon's",
         ),
     ] {
         let out = client(d.home(), &["run", "echo mine"], b"", &[(var, value)]);
@@ -376,4 +400,97 @@ fn the_socket_is_the_owners_alone_and_a_second_daemon_is_refused() {
         "{}",
         text(&second.stderr)
     );
+}
+
+/// `wb` with `args` on `home`, `stdin` fed, `env` set; the `wbx` beside it
+/// is the one the daemons here run.
+fn thin(home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
+    fed(cli(env!("CARGO_BIN_EXE_wb"), home, args, env), stdin)
+}
+
+#[test]
+fn the_thin_client_prints_and_exits_as_wbx_does_and_its_lines_are_the_daemons() {
+    let d = Daemon::start();
+    let cases: &[(&[&str], &[u8], bool)] = &[
+        (&["run", "echo hi there | upper"], b"", true),
+        (&["run", "cat | wc -c"], b"hello", true),
+        (
+            &["run", "--profile=minimal", "false || echo fell through"],
+            b"",
+            true,
+        ),
+        (&["run", "no-such-command"], b"", true),
+        (&["run", "--json", "echo a; echo b"], b"", true),
+        // Refused by the daemon (a usage error), then read by wbx.
+        (&["run", "--env", "no-equals", "true"], b"", false),
+        // Not taken by wb at all: handed to wbx as they are.
+        (
+            &["run", "--stub", "wasi:sockets", "echo stubbed"],
+            b"",
+            false,
+        ),
+        (&["profiles", "--json"], b"", false),
+    ];
+    for (args, stdin, served) in cases {
+        let local = client(d.home(), args, stdin, LOCAL);
+        let served_before = d.served();
+        let out = thin(d.home(), args, stdin, &[]);
+        assert_eq!(out.status.code(), local.status.code(), "{args:?}");
+        assert_eq!(text(&out.stderr), text(&local.stderr), "{args:?}");
+        if args.contains(&"--json") && args.contains(&"run") {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["stdout"], "a\nb\n");
+        } else {
+            assert_eq!(text(&out.stdout), text(&local.stdout), "{args:?}");
+        }
+        assert_eq!(d.served(), served_before + usize::from(*served), "{args:?}");
+    }
+    // The daemon's log names why it refused the usage error.
+    assert!(d.log().contains("no-equals"), "{}", d.log());
+}
+
+#[test]
+fn the_thin_client_hands_its_line_to_wbx_when_the_daemon_runs_another_engine_file() {
+    // Another environment: refused by the daemon, run by wbx itself.
+    let d = Daemon::start();
+    let out = thin(
+        d.home(),
+        &["run", "echo mine"],
+        b"",
+        &[("WB_NET_ALLOW", "10.0.0.0/8")],
+    );
+    assert_eq!(text(&out.stdout), "mine\n");
+    assert!(d.log().contains("the client's environment"), "{}", d.log());
+    // A daemon started from a copy of wbx: the same build but not the
+    // file wb would run, so wb hands over; that wbx, of the daemon's
+    // build, is then served.
+    let copy = tempfile::tempdir().unwrap();
+    let other = copy.path().join("wbx");
+    std::fs::copy(env!("CARGO_BIN_EXE_wbx"), &other).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("daemon.log");
+    let mut daemon = Command::new(&other)
+        .args(["daemon"])
+        .env("WB_HOME", home.path())
+        .env("WB_LOG", "info")
+        .env_remove("WB_NET_ALLOW")
+        .envs(LLM_ENV)
+        .env_remove("WB_LLM_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    eventually("the copy listens", || {
+        UnixStream::connect(home.path().join("daemon.sock")).is_ok()
+    });
+    let out = thin(home.path(), &["run", "echo via the copy"], b"", &[]);
+    let said = std::fs::read_to_string(&log).unwrap();
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert_eq!(text(&out.stdout), "via the copy\n");
+    assert!(
+        said.contains("engine binary is not the daemon's executable"),
+        "{said}"
+    );
+    assert_eq!(said.matches("daemon: serving a line").count(), 1, "{said}");
 }

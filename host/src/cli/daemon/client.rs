@@ -8,13 +8,12 @@
 //! daemon has accepted, the line is its own: a daemon lost mid-line is an
 //! error, never a second run.
 
-use super::wire::{self, Request, lock, read_frame, write_frame};
-use crate::options::brokers_given;
+use crate::options::{StageOptions as _, brokers_given};
 use crate::{exit, fail, run};
-use std::io::{IsTerminal, Read, Write};
+use std::io::IsTerminal;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use workbooks_wire::{self as wire, Answer, Request};
 
 /// Runs `args`' line through the daemon serving `home`, returning its exit
 /// code; `None` when it must run here.
@@ -27,20 +26,13 @@ pub(crate) fn run_line(args: &run::Args, home: &Path) -> Option<u8> {
         Ok(request) => request,
         Err(code) => return Some(code),
     };
-    let mut reader = stream.try_clone().ok()?;
-    let writer = Arc::new(Mutex::new(stream));
-    let json = serde_json::to_vec(&request).ok()?;
-    write_frame(&mut *lock(&writer), wire::REQUEST, &json).ok()?;
-    match read_frame(&mut reader) {
-        Ok((wire::ACCEPTED, _)) => {}
-        Ok((wire::REFUSED, why)) => {
-            let why = String::from_utf8_lossy(&why);
+    match wire::open(stream, &request).ok()? {
+        Answer::Accepted { reader, writer } => Some(wire::relay(reader, &writer, crate::BIN)),
+        Answer::Refused(why) => {
             tracing::info!(%why, "the daemon refused the line; running it here");
-            return None;
+            None
         }
-        _ => return None,
     }
-    Some(relay(reader, &writer))
 }
 
 /// The request for `args`, or the exit code of a usage error (printed as
@@ -63,9 +55,9 @@ fn request(args: &run::Args) -> Result<Request, u8> {
         })
         .collect::<Result<_, u8>>()?;
     Ok(Request {
-        build: workbooks::build_id().into(),
-        net_allow: std::env::var("WB_NET_ALLOW").ok(),
-        llm: crate::options::llm_endpoint().fingerprint(),
+        build: Some(workbooks::build_id().into()),
+        engine: None,
+        env: wire::env_digest(),
         bin: crate::BIN.into(),
         line: args.line.clone(),
         json: args.json,
@@ -73,69 +65,4 @@ fn request(args: &run::Args) -> Result<Request, u8> {
         stage: stage.clone(),
         dirs,
     })
-}
-
-/// Relays the daemon's frames until the exit code.
-fn relay(mut reader: UnixStream, writer: &Arc<Mutex<UnixStream>>) -> u8 {
-    let mut stdout = std::io::stdout().lock();
-    let mut stdout_open = true;
-    let mut stdin_sent = false;
-    loop {
-        match read_frame(&mut reader) {
-            Ok((wire::WANT_STDIN, _)) if !stdin_sent => {
-                stdin_sent = true;
-                send_stdin(writer.clone());
-            }
-            Ok((wire::STDOUT, data)) if stdout_open => {
-                if stdout
-                    .write_all(&data)
-                    .and_then(|()| stdout.flush())
-                    .is_err()
-                {
-                    // As a closed stdout ends a local line's writing stage.
-                    // Told from a thread: the stdin pump may hold the
-                    // socket, and this one must keep reading.
-                    stdout_open = false;
-                    let writer = writer.clone();
-                    std::thread::spawn(move || {
-                        let _ = write_frame(&mut *lock(&writer), wire::STDOUT_CLOSED, b"");
-                    });
-                }
-            }
-            Ok((wire::STDERR, data)) => {
-                let _ = std::io::stderr().write_all(&data);
-            }
-            Ok((wire::EXIT, code)) => return code.first().copied().unwrap_or(exit::ENGINE),
-            Ok(_) => {}
-            Err(e) => {
-                let why = format!("the daemon went away during the line: {e}");
-                return fail("daemon", why, exit::ENGINE);
-            }
-        }
-    }
-}
-
-/// Sends this process's stdin to the daemon, from a thread of its own.
-fn send_stdin(writer: Arc<Mutex<UnixStream>>) {
-    let pump = move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut chunk = vec![0u8; 64 << 10];
-        loop {
-            match stdin.read(&mut chunk) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if write_frame(&mut *lock(&writer), wire::STDIN, &chunk[..n]).is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-        let _ = write_frame(&mut *lock(&writer), wire::STDIN_END, b"");
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("wb-stdin".into())
-        .spawn(pump)
-    {
-        tracing::warn!(error = %e, "cannot send stdin to the daemon");
-    }
 }

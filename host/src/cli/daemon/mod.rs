@@ -27,9 +27,8 @@
 //! as a local run opens it only then.
 
 pub(crate) mod client;
-pub(crate) mod wire;
 
-use crate::options::{engine_with, runtime};
+use crate::options::{StageOptions as _, engine_with, runtime};
 use crate::{exit, fail, run};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -37,11 +36,11 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use wire::{Request, lock, read_frame, write_frame};
 use workbooks::limits::PIPE_CAPACITY;
 use workbooks::pipes::pipe;
 use workbooks::state::Stdin;
 use workbooks::{Engine, LineOptions, LineStdout, Opener, Preopen, SessionOutput, build_id};
+use workbooks_wire::{self as wire, Request, lock, read_frame, write_frame};
 
 /// Lines served at once; past it a client runs its line itself. Each line
 /// holds a worker thread and, per stage, pooled instances (the engine's
@@ -324,18 +323,12 @@ fn serve_line(engine: &Engine, rt: &tokio::runtime::Runtime, stream: UnixStream)
 /// The line's options from a request, as the client's own `run` would make
 /// them; why not, when the request is one no client of this build sends.
 fn options(request: &Request, engine_memory: usize) -> Result<LineOptions, String> {
-    if request.build != build_id() {
+    same_build(request)?;
+    if request.env != wire::env_digest() {
         return Err(format!(
-            "the client's build {} is not the daemon's {}",
-            request.build,
-            build_id()
+            "the client's environment ({}) is not the daemon's",
+            wire::DAEMON_ENV.join(", ")
         ));
-    }
-    if request.net_allow != std::env::var("WB_NET_ALLOW").ok() {
-        return Err("the client's WB_NET_ALLOW is not the daemon's".into());
-    }
-    if request.llm != crate::options::llm_endpoint().fingerprint() {
-        return Err("the client's model endpoint (WB_LLM_*) is not the daemon's".into());
     }
     let mut opts = request.stage.line_options()?;
     for (host, guest, read_only) in &request.dirs {
@@ -356,6 +349,28 @@ fn options(request: &Request, engine_memory: usize) -> Result<LineOptions, Strin
         ));
     }
     Ok(opts)
+}
+
+/// Whether the client would run the line as this daemon does: it is a
+/// full CLI of this build, or a thin client whose engine binary is the
+/// very file this daemon runs.
+fn same_build(request: &Request) -> Result<(), String> {
+    if let Some(build) = &request.build {
+        return match build == build_id() {
+            true => Ok(()),
+            false => Err(format!(
+                "the client's build {build} is not the daemon's {}",
+                build_id()
+            )),
+        };
+    }
+    let own = wire::FileId::of(std::path::Path::new("/proc/self/exe"))
+        .map_err(|e| format!("the daemon cannot identify its own executable: {e}"))?;
+    match request.engine {
+        Some(engine) if engine == own => Ok(()),
+        Some(_) => Err("the client's engine binary is not the daemon's executable".into()),
+        None => Err("the request names neither a build nor an engine binary".into()),
+    }
 }
 
 /// The client's stdout, across the socket.

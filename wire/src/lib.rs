@@ -1,0 +1,30 @@
+//! The protocol between `wbx daemon` and its clients, one Unix stream
+//! socket per line; and the client's half of it.
+//!
+//! Every message is a frame: a tag byte, a little-endian `u32` length and
+//! that many bytes. The client opens with `Q` (the [`Request`], JSON); the
+//! daemon answers `R` (refused, with the reason: the client runs the line
+//! itself) or `A` (accepted: from here on the line is the daemon's, and the
+//! client never runs it again). Then the daemon sends `I` when a stage
+//! first reads stdin (the client starts sending `S` chunks and `Z` at its
+//! end; until then it reads none of its stdin), `O` chunks of the line's
+//! stdout as they are produced, `E` the line's stderr and `X` the exit
+//! code. A client whose stdout was closed says `P`, and the stage writing
+//! it ends as on a closed pipe. A client that goes away cancels its line.
+//!
+//! This crate holds no engine, so a client built on it alone (`wb`) starts
+//! as fast as a small program does. What keeps such a client from being
+//! served by a daemon that would run its line differently: the request
+//! names the client's build ([`Request::build`]) or the engine binary it
+//! would otherwise run ([`Request::engine`]), and a digest of the
+//! environment that changes what a line may reach ([`env_digest`]); the
+//! daemon refuses any request whose build, engine file or digest is not
+//! its own.
+
+mod frames;
+mod relay;
+mod request;
+
+pub use frames::*;
+pub use relay::{Answer, ENGINE_EXIT, open, relay};
+pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};

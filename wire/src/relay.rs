@@ -1,0 +1,105 @@
+//! The client's half: send the request, read the answer, then relay stdin
+//! (once asked), stdout, stderr and the exit code.
+
+use crate::frames::{self, lock, read_frame, write_frame};
+use crate::request::Request;
+use std::io::{self, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex};
+
+/// The exit code of a line whose daemon went away mid-line (the engine's
+/// own failure code).
+pub const ENGINE_EXIT: u8 = 125;
+
+/// The daemon's answer to a request.
+pub enum Answer {
+    /// The line is the daemon's: relay it.
+    Accepted {
+        /// The socket's read half.
+        reader: UnixStream,
+        /// The socket's write half, shared with the stdin pump.
+        writer: Arc<Mutex<UnixStream>>,
+    },
+    /// Run the line elsewhere; why.
+    Refused(String),
+}
+
+/// Sends `request` on `stream` and reads the daemon's answer.
+pub fn open(stream: UnixStream, request: &Request) -> io::Result<Answer> {
+    let mut reader = stream.try_clone()?;
+    let writer = Arc::new(Mutex::new(stream));
+    let json = serde_json::to_vec(request).map_err(io::Error::other)?;
+    write_frame(&mut *lock(&writer), frames::REQUEST, &json)?;
+    match read_frame(&mut reader)? {
+        (frames::ACCEPTED, _) => Ok(Answer::Accepted { reader, writer }),
+        (frames::REFUSED, why) => Ok(Answer::Refused(String::from_utf8_lossy(&why).into())),
+        (tag, _) => Ok(Answer::Refused(format!("an answer tagged {tag:#04x}"))),
+    }
+}
+
+/// Relays an accepted line's frames until its exit code, which it
+/// returns; `bin` starts the message when the daemon goes away mid-line
+/// (exit [`ENGINE_EXIT`], never a second run).
+pub fn relay(mut reader: UnixStream, writer: &Arc<Mutex<UnixStream>>, bin: &str) -> u8 {
+    let mut stdout = io::stdout().lock();
+    let mut stdout_open = true;
+    let mut stdin_sent = false;
+    loop {
+        match read_frame(&mut reader) {
+            Ok((frames::WANT_STDIN, _)) if !stdin_sent => {
+                stdin_sent = true;
+                send_stdin(writer.clone(), bin.to_string());
+            }
+            Ok((frames::STDOUT, data)) if stdout_open => {
+                if stdout
+                    .write_all(&data)
+                    .and_then(|()| stdout.flush())
+                    .is_err()
+                {
+                    // As a closed stdout ends a local line's writing stage.
+                    // Told from a thread: the stdin pump may hold the
+                    // socket, and this one must keep reading.
+                    stdout_open = false;
+                    let writer = writer.clone();
+                    std::thread::spawn(move || {
+                        let _ = write_frame(&mut *lock(&writer), frames::STDOUT_CLOSED, b"");
+                    });
+                }
+            }
+            Ok((frames::STDERR, data)) => {
+                let _ = io::stderr().write_all(&data);
+            }
+            Ok((frames::EXIT, code)) => return code.first().copied().unwrap_or(ENGINE_EXIT),
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("{bin}: daemon: the daemon went away during the line: {e}");
+                return ENGINE_EXIT;
+            }
+        }
+    }
+}
+
+/// Sends this process's stdin to the daemon, from a thread of its own.
+fn send_stdin(writer: Arc<Mutex<UnixStream>>, bin: String) {
+    let pump = move || {
+        let mut stdin = io::stdin().lock();
+        let mut chunk = vec![0u8; 64 << 10];
+        loop {
+            match stdin.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if write_frame(&mut *lock(&writer), frames::STDIN, &chunk[..n]).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        let _ = write_frame(&mut *lock(&writer), frames::STDIN_END, b"");
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("wb-stdin".into())
+        .spawn(pump)
+    {
+        eprintln!("{bin}: daemon: cannot send stdin to the daemon: {e}");
+    }
+}
