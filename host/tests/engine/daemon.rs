@@ -29,9 +29,14 @@ fn eventually(what: &str, mut done: impl FnMut() -> bool) {
 
 impl Daemon {
     fn start() -> Daemon {
+        Daemon::start_from(Path::new(env!("CARGO_BIN_EXE_wbx")))
+    }
+
+    /// A daemon run by the binary at `wbx`.
+    fn start_from(wbx: &Path) -> Daemon {
         let home = tempfile::tempdir().unwrap();
         let log = home.path().join("daemon.log");
-        let child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+        let child = Command::new(wbx)
             .args(["daemon"])
             .env("WB_HOME", home.path())
             .env("WB_LOG", "info")
@@ -467,30 +472,13 @@ fn the_thin_client_hands_its_line_to_wbx_when_the_daemon_runs_another_engine_fil
     let copy = tempfile::tempdir().unwrap();
     let other = copy.path().join("wbx");
     std::fs::copy(env!("CARGO_BIN_EXE_wbx"), &other).unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let log = home.path().join("daemon.log");
-    let mut daemon = Command::new(&other)
-        .args(["daemon"])
-        .env("WB_HOME", home.path())
-        .env("WB_LOG", "info")
-        .env_remove("WB_NET_ALLOW")
-        .envs(LLM_ENV)
-        .env_remove("WB_LLM_API_KEY")
-        .env_remove("OPENROUTER_API_KEY")
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    eventually("the copy listens", || {
-        UnixStream::connect(home.path().join("daemon.sock")).is_ok()
-    });
-    let out = thin(home.path(), &["run", "echo via the copy"], b"", &[]);
-    let said = std::fs::read_to_string(&log).unwrap();
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    let d = Daemon::start_from(&other);
+    let out = thin(d.home(), &["run", "echo via the copy"], b"", &[]);
     assert_eq!(text(&out.stdout), "via the copy\n");
+    let said = d.log();
     assert!(
         said.contains("engine binary is not the daemon's executable"),
         "{said}"
     );
-    assert_eq!(said.matches("daemon: serving a line").count(), 1, "{said}");
+    assert_eq!(d.served(), 1, "{said}");
 }

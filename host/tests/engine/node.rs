@@ -10,8 +10,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use workbooks::LineOptions;
 use workbooks::fabric::node::{
-    NODE_ACK_WAIT, NODE_ARTIFACTS_BUCKET, NODE_CONSUMER, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
-    NODE_RESULTS_BUCKET, NODE_TASK_STREAM,
+    NODE_ARTIFACTS_BUCKET, NODE_CONSUMER, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
+    NODE_RESULTS_BUCKET, NODE_TASK_STREAM, worker_consumer,
 };
 use workbooks::fabric::{FabricOptions, FabricTier, Target, TaskInput};
 
@@ -260,16 +260,7 @@ async fn a_task_no_worker_ever_records_is_given_up_after_the_delivery_limit_by_n
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
         let consumer: consumer::PullConsumer = stream
-            .get_or_create_consumer(
-                NODE_CONSUMER,
-                consumer::pull::Config {
-                    durable_name: Some(NODE_CONSUMER.into()),
-                    ack_policy: consumer::AckPolicy::Explicit,
-                    ack_wait: NODE_ACK_WAIT,
-                    max_deliver: NODE_MAX_DELIVER,
-                    ..Default::default()
-                },
-            )
+            .get_or_create_consumer(NODE_CONSUMER, worker_consumer())
             .await
             .unwrap();
         let mut deliveries = Vec::new();

@@ -60,7 +60,7 @@ pub const NODE_MAX_ARTIFACT_BYTES: usize = 256 << 20;
 
 mod worker;
 
-pub use worker::{WorkerStats, run_worker};
+pub use worker::{WorkerStats, run_worker, worker_consumer};
 
 /// Bytes in JSON as base64 text.
 mod b64 {

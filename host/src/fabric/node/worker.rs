@@ -41,16 +41,7 @@ pub async fn run_worker(
     let bus = Arc::new(connect(url).await?);
     let consumer: consumer::PullConsumer = bus
         .tasks
-        .get_or_create_consumer(
-            NODE_CONSUMER,
-            consumer::pull::Config {
-                durable_name: Some(NODE_CONSUMER.into()),
-                ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait: NODE_ACK_WAIT,
-                max_deliver: NODE_MAX_DELIVER,
-                ..Default::default()
-            },
-        )
+        .get_or_create_consumer(NODE_CONSUMER, worker_consumer())
         .await
         .map_err(bus_error)?;
     let concurrency = concurrency.max(1);
@@ -84,6 +75,19 @@ pub async fn run_worker(
         .await;
     let stats = stats.lock().unwrap_or_else(|p| p.into_inner()).clone();
     Ok(stats)
+}
+
+/// The durable pull consumer every worker shares: explicit acks, a task
+/// redelivered after [`NODE_ACK_WAIT`] without one, at most
+/// [`NODE_MAX_DELIVER`] deliveries.
+pub fn worker_consumer() -> consumer::pull::Config {
+    consumer::pull::Config {
+        durable_name: Some(NODE_CONSUMER.into()),
+        ack_policy: consumer::AckPolicy::Explicit,
+        ack_wait: NODE_ACK_WAIT,
+        max_deliver: NODE_MAX_DELIVER,
+        ..Default::default()
+    }
 }
 
 fn hostname() -> String {
