@@ -13,6 +13,23 @@ fn sort_orders_bytes_like_the_c_locale() {
 }
 
 #[test]
+fn sort_orders_lines_that_share_their_first_eight_bytes_by_the_rest() {
+    let lines = "prefix00b\nprefix00\nprefix00a\nprefix0\nprefix00\u{0}\nprefix00a\n";
+    let sorted = "prefix0\nprefix00\nprefix00\u{0}\nprefix00a\nprefix00a\nprefix00b\n";
+    assert_eq!(output("sort", &[], lines), sorted);
+    let reversed: Vec<&str> = sorted.lines().rev().collect();
+    assert_eq!(output("sort", &["-r"], lines), reversed.join("\n") + "\n");
+    assert_eq!(
+        output("sort", &["-u"], "a\u{0}\na\na\u{0}\n"),
+        "a\na\u{0}\n"
+    );
+    // Many lines, more than one write batch of output.
+    let many: String = (0..20_000).rev().map(|n| format!("{n:07}\n")).collect();
+    let want: String = (0..20_000).map(|n| format!("{n:07}\n")).collect();
+    assert_eq!(output("sort", &[], &many), want);
+}
+
+#[test]
 fn sort_terminates_an_unterminated_last_line() {
     assert_eq!(output("sort", &[], "b\na"), "a\nb\n");
     assert_eq!(output("sort", &[], ""), "");

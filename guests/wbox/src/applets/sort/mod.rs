@@ -185,6 +185,34 @@ fn is_plain_byte_order(settings: &Settings) -> bool {
         && settings.keys[0].flags == plain
 }
 
+/// `lines` in byte order. Each line becomes one integer, its 8-byte prefix
+/// above its index, so the sort compares plain integers; only lines whose
+/// prefixes tie (longer lines sharing their first 8 bytes, or lines equal
+/// up to trailing zero bytes) are then compared in full.
+fn sort_by_bytes<'a>(lines: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    let mut keys: Vec<u128> = lines
+        .iter()
+        .enumerate()
+        .map(|(index, line)| (u128::from(byte_prefix(line)) << 64) | index as u128)
+        .collect();
+    keys.sort_unstable();
+    let mut sorted: Vec<&[u8]> = keys.iter().map(|&key| lines[key as u64 as usize]).collect();
+    let mut start = 0;
+    while start < keys.len() {
+        let prefix = keys[start] >> 64;
+        let end = start
+            + keys[start..]
+                .iter()
+                .take_while(|&&k| k >> 64 == prefix)
+                .count();
+        if end - start > 1 {
+            sorted[start..end].sort_unstable();
+        }
+        start = end;
+    }
+    sorted
+}
+
 /// The first eight bytes of a line as a big-endian number, zero-padded.
 /// Comparing prefixes orders lines exactly as comparing the bytes does
 /// whenever the prefixes differ, so most comparisons never touch the text.
@@ -195,21 +223,16 @@ fn byte_prefix(line: &[u8]) -> u64 {
     u64::from_be_bytes(prefix)
 }
 
-fn sort_lines<'a>(mut lines: Vec<&'a [u8]>, settings: &Settings) -> Vec<&'a [u8]> {
+fn sort_lines<'a>(lines: Vec<&'a [u8]>, settings: &Settings) -> Vec<&'a [u8]> {
     if is_plain_byte_order(settings) {
-        let mut keyed: Vec<(u64, &'a [u8])> = lines.iter().map(|l| (byte_prefix(l), *l)).collect();
-        let order = |a: &(u64, &[u8]), b: &(u64, &[u8])| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1));
+        let mut sorted = sort_by_bytes(&lines);
         if settings.global.reverse {
-            keyed.sort_unstable_by(|a, b| order(b, a));
-        } else {
-            keyed.sort_unstable_by(order);
+            sorted.reverse();
         }
-        lines.clear();
-        lines.extend(keyed.into_iter().map(|(_, line)| line));
         if settings.unique {
-            lines.dedup();
+            sorted.dedup();
         }
-        return lines;
+        return sorted;
     }
     let (table, mut entries) = Table::new(&lines, settings);
     if settings.stable || settings.unique {
@@ -255,10 +278,19 @@ fn split_lines(data: &[u8], delimiter: u8) -> Vec<&[u8]> {
     lines
 }
 
+/// Bytes gathered before each write: one write per batch of lines, not
+/// two per line through the caller's writer.
+const WRITE_BATCH: usize = 64 * 1024;
+
 fn write_lines(out: &mut dyn Write, lines: &[&[u8]], delimiter: u8) -> io::Result<()> {
+    let mut batch = Vec::with_capacity(WRITE_BATCH + 256);
     for line in lines {
-        out.write_all(line)?;
-        out.write_all(&[delimiter])?;
+        batch.extend_from_slice(line);
+        batch.push(delimiter);
+        if batch.len() >= WRITE_BATCH {
+            out.write_all(&batch)?;
+            batch.clear();
+        }
     }
-    Ok(())
+    out.write_all(&batch)
 }
