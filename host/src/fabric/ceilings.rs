@@ -112,6 +112,12 @@ impl Ceilings {
 /// The filter as bubblewrap wants it: a pipe whose read end holds the raw
 /// `sock_filter` array.
 fn no_new_processes() -> io::Result<OwnedFd> {
+    if !FILTERED_ARCH {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no seccomp filter is written for this architecture",
+        ));
+    }
     let bytes: Vec<u8> = filter()
         .iter()
         .flat_map(|op| {
@@ -181,6 +187,19 @@ mod arch {
     pub const FORKS: &[u32] = &[];
     pub const X32_BIT: Option<u32> = None;
 }
+
+/// Any other architecture: no filter is written for it, so a container
+/// cannot be confined and is refused (see [`no_new_processes`]).
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod arch {
+    pub const AUDIT_ARCH: u32 = 0;
+    pub const CLONE: u32 = u32::MAX;
+    pub const FORKS: &[u32] = &[];
+    pub const X32_BIT: Option<u32> = None;
+}
+
+/// Whether this architecture has a filter.
+const FILTERED_ARCH: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 /// Where a jump lands: one of the three returns at the program's end.
 #[derive(Clone, Copy)]
