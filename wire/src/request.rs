@@ -38,7 +38,7 @@ pub struct StageArgs {
     /// Capability profile the commands run under.
     #[cfg_attr(
         feature = "clap",
-        arg(long, default_value = "compute", value_name = "P")
+        arg(long, default_value = DEFAULT_PROFILE, value_name = "P")
     )]
     pub profile: String,
     /// Narrow the profile to these caps (comma-separated).
@@ -58,7 +58,7 @@ pub struct StageArgs {
     #[cfg_attr(feature = "clap", arg(long, value_name = "MIB"))]
     pub memory: Option<usize>,
     /// Tenant (principal) the commands run as.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "default"))]
+    #[cfg_attr(feature = "clap", arg(long, default_value = DEFAULT_TENANT))]
     pub tenant: String,
     /// Set NAME=VALUE in every command's environment (repeatable); a guest
     /// sees these and nothing of the host's.
@@ -66,17 +66,22 @@ pub struct StageArgs {
     pub env: Vec<String>,
 }
 
+/// The profile stages run under when no `--profile` is given.
+pub const DEFAULT_PROFILE: &str = "compute";
+/// The tenant stages run as when no `--tenant` is given.
+pub const DEFAULT_TENANT: &str = "default";
+
 impl Default for StageArgs {
-    /// The flags' defaults: profile `compute`, tenant `default`.
+    /// The flags' defaults: [`DEFAULT_PROFILE`], [`DEFAULT_TENANT`].
     fn default() -> Self {
         StageArgs {
-            profile: "compute".into(),
+            profile: DEFAULT_PROFILE.into(),
             caps: None,
             dirs: Vec::new(),
             timeout: None,
             fuel: None,
             memory: None,
-            tenant: "default".into(),
+            tenant: DEFAULT_TENANT.into(),
             env: Vec::new(),
         }
     }

@@ -122,9 +122,7 @@ impl CoreKernel {
 
     /// Calls the kernel on `input` and returns its output.
     pub fn call(&mut self, input: &[u8]) -> Result<Vec<u8>, KernelError> {
-        let mut out = Vec::new();
-        self.call_into(input, &mut out)?;
-        Ok(out)
+        self.call_with(input, <[u8]>::to_vec)
     }
 
     /// Calls the kernel on `input`, its output replacing `out`'s contents

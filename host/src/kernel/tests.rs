@@ -78,7 +78,7 @@ fn a_lent_answer_is_the_owned_answer_and_a_fault_still_retires_the_instance() {
     let owned = kernel.call(&input).expect("owned");
     let lent = kernel.call_with(&input, |out| out.to_vec()).expect("lent");
     assert_eq!((lent.len(), &lent), (30_000, &owned));
-    assert!(owned.iter().all(|&b| b == b'b'));
+    assert_eq!(owned, vec![b'b'; 30_000]);
     // The reader never runs on a fault, and the next call is fresh.
     let mut read = false;
     let err = kernel.call_with(&[0xff], |_| read = true).unwrap_err();

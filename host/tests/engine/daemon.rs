@@ -270,7 +270,7 @@ fn daemon_env() -> String {
     })
 }
 
-fn request(build: &str, dir: &str) -> Vec<u8> {
+fn request(build: Option<&str>, dir: &str) -> Vec<u8> {
     let json = serde_json::json!({
         "build": build, "engine": null, "env": daemon_env(), "bin": "wbx", "line": "true",
         "json": false, "stdin": false, "dirs": [[dir, "/d", false]],
@@ -289,13 +289,17 @@ fn the_daemon_refuses_what_no_client_of_its_build_sends() {
     let abs = d.home().join("data");
     std::fs::create_dir(&abs).unwrap();
 
-    let (tag, why) = answer(d.home(), &request("another-build", abs.to_str().unwrap())).unwrap();
+    let (tag, why) = answer(
+        d.home(),
+        &request(Some("another-build"), abs.to_str().unwrap()),
+    )
+    .unwrap();
     assert_eq!(
         (tag, why.contains("is not the daemon's")),
         (b'R', true),
         "{why}"
     );
-    let (tag, why) = answer(d.home(), &request(ours, "data")).unwrap();
+    let (tag, why) = answer(d.home(), &request(Some(ours), "data")).unwrap();
     assert_eq!(tag, b'R');
     assert!(why.contains("a preopen of a relative path data"), "{why}");
     // A frame claiming 4 GiB, a first frame that is not a request, and a
@@ -304,7 +308,14 @@ fn the_daemon_refuses_what_no_client_of_its_build_sends() {
     assert_eq!(answer(d.home(), &[b'Q', 0xff, 0xff, 0xff, 0xff]), None);
     assert_eq!(answer(d.home(), &frame(b'S', b"stdin first")), None);
     assert_eq!(answer(d.home(), &frame(b'Q', b"{not json")), None);
-    let (tag, _) = answer(d.home(), &request(ours, abs.to_str().unwrap())).unwrap();
+    // Neither a build nor an engine file: no client sends that.
+    let (tag, why) = answer(d.home(), &request(None, abs.to_str().unwrap())).unwrap();
+    assert_eq!(tag, b'R');
+    assert!(
+        why.contains("names neither a build nor an engine binary"),
+        "{why}"
+    );
+    let (tag, _) = answer(d.home(), &request(Some(ours), abs.to_str().unwrap())).unwrap();
     assert_eq!(tag, b'A');
     let out = client(d.home(), &["run", "echo still here"], b"", &[]);
     assert_eq!(text(&out.stdout), "still here\n");
@@ -329,7 +340,7 @@ fn a_line_the_daemon_cannot_hold_runs_in_its_client() {
     let out = client(d.home(), &["run", "echo crowded"], b"", &[]);
     assert_eq!(text(&out.stdout), "crowded\n");
     eventually("the refusal is sent", || {
-        answer(d.home(), &request(workbooks::build_id(), "/"))
+        answer(d.home(), &request(Some(workbooks::build_id()), "/"))
             .is_some_and(|(tag, why)| tag == b'R' && why.contains("serving 16 lines already"))
     });
     assert_eq!(d.served(), 0);

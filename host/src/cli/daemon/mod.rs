@@ -324,7 +324,7 @@ fn serve_line(engine: &Engine, rt: &tokio::runtime::Runtime, stream: UnixStream)
 /// them; why not, when the request is one no client of this build sends.
 fn options(request: &Request, engine_memory: usize) -> Result<LineOptions, String> {
     same_build(request)?;
-    if request.env != wire::env_digest() {
+    if request.env != own_env() {
         return Err(format!(
             "the client's environment ({}) is not the daemon's",
             wire::DAEMON_ENV.join(", ")
@@ -364,13 +364,30 @@ fn same_build(request: &Request) -> Result<(), String> {
             )),
         };
     }
-    let own = wire::FileId::of(std::path::Path::new("/proc/self/exe"))
+    let own = own_exe()
+        .as_ref()
         .map_err(|e| format!("the daemon cannot identify its own executable: {e}"))?;
     match request.engine {
-        Some(engine) if engine == own => Ok(()),
+        Some(engine) if engine == *own => Ok(()),
         Some(_) => Err("the client's engine binary is not the daemon's executable".into()),
         None => Err("the request names neither a build nor an engine binary".into()),
     }
+}
+
+/// This daemon's environment digest, read once: its environment does not
+/// change while it runs.
+fn own_env() -> &'static str {
+    static ENV: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ENV.get_or_init(wire::env_digest)
+}
+
+/// This daemon's executable, identified once: a running executable cannot
+/// be rewritten in place (the kernel refuses with `ETXTBSY`), only replaced.
+fn own_exe() -> &'static Result<wire::FileId, String> {
+    static EXE: std::sync::OnceLock<Result<wire::FileId, String>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        wire::FileId::of(std::path::Path::new("/proc/self/exe")).map_err(|e| e.to_string())
+    })
 }
 
 /// The client's stdout, across the socket.
