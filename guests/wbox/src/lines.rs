@@ -35,7 +35,7 @@ const LOW_SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 
 /// For each byte of `word` equal to `byte`, the top bit of that byte (and
 /// nothing else) is set in the result.
-fn matching_bytes(word: &[u8], byte: u8) -> u64 {
+pub fn matching_bytes(word: &[u8], byte: u8) -> u64 {
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(word);
     let diff = u64::from_le_bytes(bytes) ^ u64::from_le_bytes([byte; 8]);

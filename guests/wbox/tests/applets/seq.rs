@@ -121,3 +121,12 @@ fn seq_accepts_hex_and_exponent_operands() {
     assert_eq!(seq(&["0x3"]), "1\n2\n3\n");
     assert_eq!(seq(&["1e1", "1e1"]), "10\n");
 }
+
+#[test]
+fn seq_counting_carries_into_new_digits_and_batches_long_runs() {
+    let want: String = (1..=120_000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(seq(&["120000"]), want);
+    assert_eq!(seq(&["-s", ", ", "8", "11"]), "8, 9, 10, 11\n");
+    assert_eq!(seq(&["-s", "", "98", "101"]), "9899100101\n");
+    assert_eq!(seq(&["0", "0"]), "0\n");
+}

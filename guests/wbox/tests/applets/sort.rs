@@ -270,3 +270,77 @@ fn sort_handles_a_hundred_thousand_lines() {
     let expected_first = format!("{} 99999", (99_999u32 * 7919) % 100_000);
     assert_eq!(by_key.lines().next(), Some(expected_first.as_str()));
 }
+
+/// Lines of up to 31 bytes from a small alphabet (zero bytes, 0xff, a
+/// shared start now and then), the same for a given `seed`.
+fn assorted_lines(count: usize, seed: u64, delimiter: u8) -> Vec<Vec<u8>> {
+    let alphabet = [0u8, 1, b'0', b'1', b'9', b'a', b'b', 0x7f, 0x80, 0xff];
+    let mut state = seed;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    (0..count)
+        .map(|_| {
+            // Half the lines share a start of 0 to 12 bytes, so lines meet
+            // that differ first at every byte of the 8-byte prefix and past it.
+            let mut line = if next() % 2 == 0 {
+                b"sharedprefix"[..next() % 13].to_vec()
+            } else {
+                Vec::new()
+            };
+            for _ in 0..next() % 20 {
+                line.push(alphabet[next() % alphabet.len()]);
+            }
+            line.retain(|&b| b != delimiter);
+            line
+        })
+        .collect()
+}
+
+#[test]
+fn sort_plain_byte_order_agrees_with_a_comparison_sort_on_every_size_and_flag() {
+    for (count, delimiter, flag) in [
+        (63, b'\n', ""),
+        (64, b'\n', ""),
+        (65, b'\n', "-r"),
+        (1000, b'\n', "-u"),
+        (1000, 0, "-z"),
+        (5000, b'\n', "-r"),
+        (5000, b'\n', ""),
+    ] {
+        let lines = assorted_lines(count, count as u64 + u64::from(delimiter), delimiter);
+        let mut input = Vec::new();
+        for line in &lines {
+            input.extend_from_slice(line);
+            input.push(delimiter);
+        }
+        let mut want = lines.clone();
+        want.sort();
+        match flag {
+            "-r" => want.reverse(),
+            "-u" => want.dedup(),
+            _ => {}
+        }
+        let mut expected = Vec::new();
+        for line in &want {
+            expected.extend_from_slice(line);
+            expected.push(delimiter);
+        }
+        let args: Vec<&str> = [flag].into_iter().filter(|f| !f.is_empty()).collect();
+        let outcome = run("sort", &args, &input);
+        assert_eq!(outcome.code, 0, "{count} lines {flag}: {}", outcome.stderr);
+        assert_eq!(outcome.stdout, expected, "{count} lines {flag}");
+    }
+}
+
+#[test]
+fn sort_plain_byte_order_keeps_a_line_longer_than_the_input_batch() {
+    // One line of 100 000 bytes among short ones: written on its own, whole.
+    let long = "x".repeat(100_000);
+    let input = format!("b\n{long}\na\n");
+    assert_eq!(output("sort", &[], &input), format!("a\nb\n{long}\n"));
+    assert_eq!(output("sort", &["-r"], &input), format!("{long}\nb\na\n"));
+}

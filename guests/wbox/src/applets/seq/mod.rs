@@ -210,37 +210,68 @@ fn emit(range: &Range, settings: &Settings, out: &mut dyn Write) -> io::Result<(
 
 /// Fast path for whole numbers counting up by one: increments the decimal
 /// text in place instead of formatting every number.
+/// The widest number counted: an `i128` has at most 39 digits.
+const COUNTING_DIGITS: usize = 40;
+
+/// Counting by one from a non-negative integer, the most common `seq`: the
+/// number is kept as text and incremented in place, and each one is copied
+/// out as a fixed-size word (no length-dependent copy per line).
 fn emit_counting(range: &Range, separator: &[u8], out: &mut dyn Write) -> io::Result<()> {
     if range.first > range.last {
         return Ok(());
     }
     let mut remaining = range.last.abs_diff(range.first).saturating_add(1);
-    let mut digits = range.first.to_string().into_bytes();
-    let mut buffer = Vec::with_capacity(FLUSH_AT + 256);
-    buffer.extend_from_slice(&digits);
-    remaining -= 1;
-    while remaining > 0 {
-        increment_ascii(&mut digits);
-        buffer.extend_from_slice(separator);
-        buffer.extend_from_slice(&digits);
-        if buffer.len() >= FLUSH_AT {
-            out.write_all(&buffer)?;
-            buffer.clear();
+    let first = range.first.to_string();
+    let mut digits = [0u8; COUNTING_DIGITS];
+    let mut len = first.len();
+    digits[..len].copy_from_slice(first.as_bytes());
+    // A short run needs less than a whole batch: the buffer is sized to
+    // what the run writes (at most `FLUSH_AT`), with room past it for one
+    // more separator, one whole word of digits and the final newline.
+    let widest = range.last.unsigned_abs().to_string().len() + separator.len();
+    let flush_at = remaining
+        .saturating_mul(widest as u128)
+        .min(FLUSH_AT as u128) as usize;
+    let mut buffer = vec![0u8; flush_at + separator.len() + COUNTING_DIGITS + 1];
+    let mut filled = 0;
+    loop {
+        if len <= 8 {
+            buffer[filled..filled + 8].copy_from_slice(&digits[..8]);
+        } else {
+            buffer[filled..filled + COUNTING_DIGITS].copy_from_slice(&digits);
         }
+        filled += len;
         remaining -= 1;
+        if remaining == 0 {
+            break;
+        }
+        match separator {
+            [one] => buffer[filled] = *one,
+            _ => buffer[filled..filled + separator.len()].copy_from_slice(separator),
+        }
+        filled += separator.len();
+        len = increment_ascii(&mut digits, len);
+        if filled >= flush_at {
+            out.write_all(&buffer[..filled])?;
+            filled = 0;
+        }
     }
-    buffer.push(b'\n');
-    out.write_all(&buffer)
+    buffer[filled] = b'\n';
+    out.write_all(&buffer[..filled + 1])
 }
 
-fn increment_ascii(digits: &mut Vec<u8>) {
-    for digit in digits.iter_mut().rev() {
+/// Adds one to the `len` decimal digits at the start of `digits`; returns
+/// the new length.
+fn increment_ascii(digits: &mut [u8; COUNTING_DIGITS], len: usize) -> usize {
+    for digit in digits[..len].iter_mut().rev() {
         if *digit == b'9' {
             *digit = b'0';
         } else {
             *digit += 1;
-            return;
+            return len;
         }
     }
-    digits.insert(0, b'1');
+    digits[0] = b'1';
+    digits[len] = b'0';
+    len + 1
 }

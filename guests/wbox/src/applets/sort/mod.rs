@@ -3,6 +3,7 @@
 //! human and month orderings, reverse, unique, stable, check (`-c`, `-C`),
 //! NUL-terminated lines and `-o` output that may overwrite an input.
 
+mod bytes;
 mod compare;
 mod keys;
 mod numbers;
@@ -19,6 +20,7 @@ use crate::lines::{count_byte, find_byte};
 use crate::streams::{
     Io, display_name, operands_or_stdin, os_string_from_bytes, read_all, report, report_file_error,
 };
+use bytes::WRITE_BATCH;
 use keys::{Flags, Key};
 use table::Table;
 
@@ -103,17 +105,25 @@ pub fn run(args: &[OsString], io: &mut Io) -> io::Result<u8> {
             }
         }
     }
-    let lines = split_lines(&data, settings.delimiter);
     if settings.check != Check::Off {
+        let lines = split_lines(&data, settings.delimiter);
         return check_order(&lines, &settings, names[0], io);
     }
-    let sorted = sort_lines(lines, &settings);
+    let sort_into = |out: &mut dyn Write| {
+        if is_plain_byte_order(&settings) {
+            let reverse = settings.global.reverse;
+            bytes::sort_and_write(&data, settings.delimiter, reverse, settings.unique, out)
+        } else {
+            let sorted = sort_lines(split_lines(&data, settings.delimiter), &settings);
+            write_lines(out, &sorted, settings.delimiter)
+        }
+    };
     match &settings.output {
-        None => write_lines(&mut *io.stdout, &sorted, settings.delimiter)?,
+        None => sort_into(&mut *io.stdout)?,
         Some(path) => {
             let written = File::create(path).and_then(|file| {
                 let mut out = BufWriter::new(file);
-                write_lines(&mut out, &sorted, settings.delimiter)?;
+                sort_into(&mut out)?;
                 out.flush()
             });
             if let Err(err) = written {
@@ -185,55 +195,7 @@ fn is_plain_byte_order(settings: &Settings) -> bool {
         && settings.keys[0].flags == plain
 }
 
-/// `lines` in byte order. Each line becomes one integer, its 8-byte prefix
-/// above its index, so the sort compares plain integers; only lines whose
-/// prefixes tie (longer lines sharing their first 8 bytes, or lines equal
-/// up to trailing zero bytes) are then compared in full.
-fn sort_by_bytes<'a>(lines: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    let mut keys: Vec<u128> = lines
-        .iter()
-        .enumerate()
-        .map(|(index, line)| (u128::from(byte_prefix(line)) << 64) | index as u128)
-        .collect();
-    keys.sort_unstable();
-    let mut sorted: Vec<&[u8]> = keys.iter().map(|&key| lines[key as u64 as usize]).collect();
-    let mut start = 0;
-    while start < keys.len() {
-        let prefix = keys[start] >> 64;
-        let end = start
-            + keys[start..]
-                .iter()
-                .take_while(|&&k| k >> 64 == prefix)
-                .count();
-        if end - start > 1 {
-            sorted[start..end].sort_unstable();
-        }
-        start = end;
-    }
-    sorted
-}
-
-/// The first eight bytes of a line as a big-endian number, zero-padded.
-/// Comparing prefixes orders lines exactly as comparing the bytes does
-/// whenever the prefixes differ, so most comparisons never touch the text.
-fn byte_prefix(line: &[u8]) -> u64 {
-    let mut prefix = [0u8; 8];
-    let n = line.len().min(8);
-    prefix[..n].copy_from_slice(&line[..n]);
-    u64::from_be_bytes(prefix)
-}
-
 fn sort_lines<'a>(lines: Vec<&'a [u8]>, settings: &Settings) -> Vec<&'a [u8]> {
-    if is_plain_byte_order(settings) {
-        let mut sorted = sort_by_bytes(&lines);
-        if settings.global.reverse {
-            sorted.reverse();
-        }
-        if settings.unique {
-            sorted.dedup();
-        }
-        return sorted;
-    }
     let (table, mut entries) = Table::new(&lines, settings);
     if settings.stable || settings.unique {
         entries.sort_by(|a, b| table.compare(a, b));
@@ -277,10 +239,6 @@ fn split_lines(data: &[u8], delimiter: u8) -> Vec<&[u8]> {
     }
     lines
 }
-
-/// Bytes gathered before each write: one write per batch of lines, not
-/// two per line through the caller's writer.
-const WRITE_BATCH: usize = 64 * 1024;
 
 fn write_lines(out: &mut dyn Write, lines: &[&[u8]], delimiter: u8) -> io::Result<()> {
     let mut batch = Vec::with_capacity(WRITE_BATCH + 256);

@@ -1,0 +1,223 @@
+//! The plain byte order (`sort`, `sort -r`, `sort -u` with no keys and no
+//! ordering flags), which most pipelines ask for, done without comparing
+//! lines one pair at a time.
+//!
+//! Each line becomes a record: its first eight bytes as a big-endian
+//! number (zero-padded), its offset and its length. The records are put in
+//! order of that number by a least-significant-digit radix sort, one pass
+//! per byte position that is not the same for every line; only runs of
+//! records whose numbers tie (lines sharing their first eight bytes, or
+//! equal up to trailing zero bytes) are then compared in full. The lines
+//! are written straight from the input, eight bytes at a time where they
+//! are short, in batches of [`WRITE_BATCH`] bytes.
+
+use std::io::{self, Write};
+
+use crate::lines::matching_bytes;
+
+/// Below this many lines a comparison sort is cheaper than eight counts.
+const RADIX_MIN_LINES: usize = 64;
+
+/// Bytes gathered before each write: one write per batch of lines, not
+/// two per line through the caller's writer.
+pub const WRITE_BATCH: usize = 64 * 1024;
+
+/// One line of the input, as the sort sees it.
+#[derive(Clone, Copy, Default)]
+struct Record {
+    prefix: u64,
+    start: usize,
+    len: usize,
+}
+
+/// The lines of `data` (each ended by `delimiter`, the last one included)
+/// in byte order, reversed when `reverse`, repeated lines dropped when
+/// `unique`, written to `out`.
+pub fn sort_and_write(
+    data: &[u8],
+    delimiter: u8,
+    reverse: bool,
+    unique: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut records = records_of(data, delimiter);
+    sort_records(&mut records, data);
+    let line = |r: &Record| &data[r.start..r.start + r.len];
+    let mut writer = Batch::new(data, delimiter, out);
+    let mut previous: Option<&[u8]> = None;
+    let mut emit = |r: &Record| -> io::Result<()> {
+        if unique {
+            if previous == Some(line(r)) {
+                return Ok(());
+            }
+            previous = Some(line(r));
+        }
+        writer.push(r)
+    };
+    if reverse {
+        records.iter().rev().try_for_each(&mut emit)?;
+    } else {
+        records.iter().try_for_each(&mut emit)?;
+    }
+    writer.flush()
+}
+
+/// One record per terminated line, found eight bytes at a time.
+fn records_of(data: &[u8], delimiter: u8) -> Vec<Record> {
+    let mut records = Vec::with_capacity(crate::lines::count_byte(data, delimiter));
+    let mut start = 0;
+    let mut words = data.chunks_exact(8);
+    let mut offset = 0;
+    let mut line_at = |end: usize, records: &mut Vec<Record>| {
+        records.push(Record {
+            prefix: prefix_at(data, start, end - start),
+            start,
+            len: end - start,
+        });
+        start = end + 1;
+    };
+    for word in &mut words {
+        let mut matches = matching_bytes(word, delimiter);
+        while matches != 0 {
+            line_at(offset + matches.trailing_zeros() as usize / 8, &mut records);
+            matches &= matches - 1;
+        }
+        offset += 8;
+    }
+    for (i, &b) in words.remainder().iter().enumerate() {
+        if b == delimiter {
+            line_at(offset + i, &mut records);
+        }
+    }
+    records
+}
+
+/// The first eight bytes of the line at `start` (of `len` bytes) as a
+/// big-endian number, zero past the line's end. Comparing prefixes orders
+/// lines as comparing their bytes does whenever the prefixes differ.
+fn prefix_at(data: &[u8], start: usize, len: usize) -> u64 {
+    let word = match data.get(start..start + 8) {
+        Some(word) => u64::from_be_bytes(word.try_into().expect("eight bytes")),
+        None => {
+            let mut padded = [0u8; 8];
+            let n = len.min(8);
+            padded[..n].copy_from_slice(&data[start..start + n]);
+            return u64::from_be_bytes(padded);
+        }
+    };
+    if len >= 8 {
+        word
+    } else {
+        // Keep the line's own `len` bytes, the high ones.
+        word & !(u64::MAX >> (8 * len))
+    }
+}
+
+/// Orders `records` by their lines' bytes.
+fn sort_records(records: &mut Vec<Record>, data: &[u8]) {
+    if records.len() < RADIX_MIN_LINES {
+        records.sort_unstable_by_key(|r| r.prefix);
+    } else {
+        radix_sort_by_prefix(records);
+    }
+    let line = |r: &Record| &data[r.start..r.start + r.len];
+    let mut start = 0;
+    while start < records.len() {
+        let prefix = records[start].prefix;
+        let end = start
+            + records[start..]
+                .iter()
+                .take_while(|r| r.prefix == prefix)
+                .count();
+        if end - start > 1 {
+            records[start..end].sort_unstable_by(|a, b| line(a).cmp(line(b)));
+        }
+        start = end;
+    }
+}
+
+/// Least-significant byte first, over the byte positions where the records
+/// differ: one pass counts them all, then one scatter per position.
+fn radix_sort_by_prefix(records: &mut Vec<Record>) {
+    let first = records[0].prefix;
+    let differing = records.iter().fold(0, |acc, r| acc | (r.prefix ^ first));
+    // The byte positions where records differ; the others are skipped.
+    let shifts: Vec<u32> = (0..64)
+        .step_by(8)
+        .filter(|&shift| (differing >> shift) & 0xff != 0)
+        .collect();
+    // All positions are counted in one pass: no increment waits on the one
+    // before it, even where neighbouring records share their bytes.
+    let mut counts = vec![[0usize; 256]; shifts.len()];
+    for r in records.iter() {
+        for (counts, &shift) in counts.iter_mut().zip(&shifts) {
+            counts[(r.prefix >> shift) as u8 as usize] += 1;
+        }
+    }
+    let mut spare = vec![Record::default(); records.len()];
+    for (counts, &shift) in counts.iter().zip(&shifts) {
+        let mut next = [0usize; 256];
+        let mut sum = 0;
+        for (slot, &count) in next.iter_mut().zip(counts.iter()) {
+            *slot = sum;
+            sum += count;
+        }
+        for r in records.iter() {
+            let digit = (r.prefix >> shift) as u8 as usize;
+            spare[next[digit]] = *r;
+            next[digit] += 1;
+        }
+        std::mem::swap(records, &mut spare);
+    }
+}
+
+/// Lines gathered from the input into one buffer and written a batch at a
+/// time.
+struct Batch<'a> {
+    data: &'a [u8],
+    delimiter: u8,
+    buffer: Vec<u8>,
+    filled: usize,
+    out: &'a mut dyn Write,
+}
+
+impl<'a> Batch<'a> {
+    fn new(data: &'a [u8], delimiter: u8, out: &'a mut dyn Write) -> Self {
+        Batch {
+            data,
+            delimiter,
+            // No more than the whole output (at most the input), and eight
+            // spare bytes: a short line is copied as one word.
+            buffer: vec![0; WRITE_BATCH.min(data.len()) + 8],
+            filled: 0,
+            out,
+        }
+    }
+
+    fn push(&mut self, r: &Record) -> io::Result<()> {
+        let room = self.buffer.len() - 8;
+        if self.filled + r.len + 1 > room {
+            self.flush()?;
+            if r.len + 1 > room {
+                self.out.write_all(&self.data[r.start..r.start + r.len])?;
+                return self.out.write_all(&[self.delimiter]);
+            }
+        }
+        let at = self.filled;
+        match self.data.get(r.start..r.start + 8) {
+            // Past the line's end the word holds the next lines' bytes; the
+            // delimiter and the next line overwrite them.
+            Some(word) if r.len < 8 => self.buffer[at..at + 8].copy_from_slice(word),
+            _ => self.buffer[at..at + r.len].copy_from_slice(&self.data[r.start..r.start + r.len]),
+        }
+        self.buffer[at + r.len] = self.delimiter;
+        self.filled = at + r.len + 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.buffer[..self.filled])?;
+        self.filled = 0;
+        Ok(())
+    }
+}
