@@ -129,4 +129,18 @@ fn seq_counting_carries_into_new_digits_and_batches_long_runs() {
     assert_eq!(seq(&["-s", ", ", "8", "11"]), "8, 9, 10, 11\n");
     assert_eq!(seq(&["-s", "", "98", "101"]), "9899100101\n");
     assert_eq!(seq(&["0", "0"]), "0\n");
+    // Runs that start and end on either side of a ten, and that cross from
+    // eight digits to nine.
+    for (first, last) in [
+        (7, 33),
+        (10, 19),
+        (10, 20),
+        (10, 21),
+        (0, 10),
+        (99_999_975, 100_000_012),
+    ] {
+        let want: String = (first..=last).map(|n: u64| format!("{n}\n")).collect();
+        let (first, last) = (first.to_string(), last.to_string());
+        assert_eq!(seq(&[&first, &last]), want, "seq {first} {last}");
+    }
 }

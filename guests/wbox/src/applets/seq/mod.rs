@@ -263,6 +263,11 @@ fn emit_counting(range: &Range, separator: &[u8], out: &mut dyn Write) -> io::Re
 /// Adds one to the `len` decimal digits at the start of `digits`; returns
 /// the new length.
 fn increment_ascii(digits: &mut [u8; COUNTING_DIGITS], len: usize) -> usize {
+    // Nine times in ten only the last digit changes: no loop.
+    if digits[len - 1] < b'9' {
+        digits[len - 1] += 1;
+        return len;
+    }
     for digit in digits[..len].iter_mut().rev() {
         if *digit == b'9' {
             *digit = b'0';
