@@ -183,7 +183,12 @@ fn in_fours(
 /// differ: one pass counts them all, then one scatter per position.
 fn radix_sort_by_head(records: &mut Vec<Record>) {
     let first = records[0].head;
-    let differing = records.iter().fold(0, |acc, r| acc | (r.head ^ first));
+    let mut differing = 0;
+    in_fours(records, false, |r| {
+        differing |= r.head ^ first;
+        Ok(())
+    })
+    .expect("comparing cannot fail");
     // The byte positions where records differ, the line's last byte first;
     // the others are skipped.
     let shifts: Vec<u32> = (0..64)
