@@ -249,24 +249,39 @@ impl<'a> Batch<'a> {
         }
     }
 
-    // Inlined into the loop that calls it, four times per turn.
+    /// Adds one line. A short line with room to spare is one word copied
+    /// and the delimiter: small enough to inline into the loop that calls
+    /// it; everything else takes [`Batch::push_long`].
     #[inline(always)]
     fn push(&mut self, r: &Record) -> io::Result<()> {
+        let at = self.filled;
+        if r.len < 8
+            && at + r.len < self.buffer.len() - 8
+            && let Some(word) = self.data.get(r.start..r.start + 8)
+        {
+            // Past the line's end the word holds the next lines' bytes; the
+            // delimiter and the next line overwrite them.
+            self.buffer[at..at + 8].copy_from_slice(word);
+            self.buffer[at + r.len] = self.delimiter;
+            self.filled = at + r.len + 1;
+            return Ok(());
+        }
+        self.push_long(r)
+    }
+
+    #[inline(never)]
+    fn push_long(&mut self, r: &Record) -> io::Result<()> {
         let room = self.buffer.len() - 8;
+        let line = &self.data[r.start..r.start + r.len];
         if self.filled + r.len + 1 > room {
             self.flush()?;
             if r.len + 1 > room {
-                self.out.write_all(&self.data[r.start..r.start + r.len])?;
+                self.out.write_all(line)?;
                 return self.out.write_all(&[self.delimiter]);
             }
         }
         let at = self.filled;
-        match self.data.get(r.start..r.start + 8) {
-            // Past the line's end the word holds the next lines' bytes; the
-            // delimiter and the next line overwrite them.
-            Some(word) if r.len < 8 => self.buffer[at..at + 8].copy_from_slice(word),
-            _ => self.buffer[at..at + r.len].copy_from_slice(&self.data[r.start..r.start + r.len]),
-        }
+        self.buffer[at..at + r.len].copy_from_slice(line);
         self.buffer[at + r.len] = self.delimiter;
         self.filled = at + r.len + 1;
         Ok(())
