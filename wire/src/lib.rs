@@ -28,3 +28,11 @@ mod request;
 pub use frames::*;
 pub use relay::{Answer, ENGINE_EXIT, open, relay};
 pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};
+
+/// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
+pub fn default_home() -> std::path::PathBuf {
+    std::env::var_os("WB_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(".workbooks"))
+}

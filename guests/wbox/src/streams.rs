@@ -9,9 +9,6 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 /// Buffer size for reading named files.
 const FILE_BUFFER: usize = 64 * 1024;
 
-/// What [`read_all`] reserves before reading standard input.
-const READ_ALL_START: usize = 64 * 1024;
-
 /// The standard streams an applet runs against; tests inject in-memory ones.
 pub struct Io<'a> {
     /// Standard input.
@@ -72,9 +69,7 @@ pub fn open_input<'s>(stdin: &'s mut dyn BufRead, name: &OsStr) -> io::Result<In
 /// Reads the whole of `name` (or stdin for `-`) into memory.
 pub fn read_all(stdin: &mut dyn BufRead, name: &OsStr) -> io::Result<Vec<u8>> {
     if is_stdin(name) {
-        // Room for a pipe's worth up front: no small probing reads and no
-        // regrowth for the common short input.
-        let mut data = Vec::with_capacity(READ_ALL_START);
+        let mut data = Vec::new();
         stdin.read_to_end(&mut data)?;
         return Ok(data);
     }

@@ -20,8 +20,9 @@ pub(crate) const MEMORY: u8 = 122;
 pub(crate) const FUEL: u8 = 123;
 /// The guest ran out of time.
 pub(crate) const TIMEOUT: u8 = 124;
-/// The engine itself failed (storage locked, output cap, internal error).
-pub(crate) const ENGINE: u8 = 125;
+/// The engine itself failed (storage locked, output cap, internal error);
+/// the thin client `wb` exits with the same code.
+pub(crate) const ENGINE: u8 = workbooks_wire::ENGINE_EXIT;
 /// The artifact could not be loaded (missing, not wasm, invalid, not a
 /// component).
 pub(crate) const LOAD: u8 = 126;

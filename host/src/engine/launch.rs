@@ -157,6 +157,18 @@ impl Engine {
             .await
     }
 
+    /// Docks a resolved command under the caller's grant with the
+    /// command's stubs; a refusal is the command's.
+    pub(crate) fn dock_resolved(
+        &self,
+        env: &CommandEnv,
+        resolved: &Resolved,
+    ) -> Result<std::sync::Arc<crate::dock::Docked>, CommandError> {
+        let grant = env.grant.clone().with_stubs(resolved.stubs);
+        self.dock(&resolved.artifact, &grant)
+            .map_err(|e| CommandError::Refused(e.to_string()))
+    }
+
     /// Runs a resolved command in process on shaped `args`, its stdin and
     /// stdout as given, its stderr captured.
     pub(crate) async fn run_instance(
@@ -168,10 +180,7 @@ impl Engine {
         stdout: Output,
     ) -> Result<CommandOutput, CommandError> {
         let (timeout, fuel) = budgets(env);
-        let grant = env.grant.clone().with_stubs(resolved.stubs);
-        let docked = self
-            .dock(&resolved.artifact, &grant)
-            .map_err(|e| CommandError::Refused(e.to_string()))?;
+        let docked = self.dock_resolved(env, resolved)?;
         let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
         opts.args = args;
         opts.env = env.policy.env.to_vec();

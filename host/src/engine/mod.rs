@@ -69,13 +69,10 @@ pub fn build_id() -> &'static str {
     crate::embedded::build_id()
 }
 
-/// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
-pub fn default_home() -> PathBuf {
-    std::env::var_os("WB_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".workbooks"))
-}
+/// The home used when none is configured: `$WB_HOME`, else `./.workbooks`
+/// (one rule for the engine and for the thin client `wb`, which links none
+/// of it).
+pub use workbooks_wire::default_home;
 
 /// Why an engine could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -92,11 +92,7 @@ impl Engine {
         // shared cache: compiling (the memory-hungry step) stays outside a
         // container's ceilings, a fan-out compiles once rather than once per
         // child, and a refusal comes before any process starts.
-        self.dock(
-            &resolved.artifact,
-            &env.grant.clone().with_stubs(resolved.stubs),
-        )
-        .map_err(|e| CommandError::Refused(e.to_string()))?;
+        self.dock_resolved(env, resolved)?;
         // Held until the child is spawned: the seccomp program bubblewrap reads.
         let mut program = None;
         let mut cmd = match bwrap {

@@ -45,15 +45,7 @@ fn through_daemon(args: &[OsString], engine: &Path) -> Option<u8> {
         return None;
     }
     let run = RunArgs::parse(args)?;
-    let home = run
-        .home
-        .clone()
-        .or_else(|| {
-            std::env::var_os("WB_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from(".workbooks"));
+    let home = run.home.clone().unwrap_or_else(wire::default_home);
     let stream = UnixStream::connect(home.join(wire::SOCKET)).ok()?;
     let request = Request {
         build: None,

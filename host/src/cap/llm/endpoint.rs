@@ -73,22 +73,6 @@ impl LlmEndpoint {
             bounds: LlmBounds::default(),
         }
     }
-
-    /// A digest of the URL, model and key (never the key itself): two
-    /// processes with the same fingerprint reach the same model the same
-    /// way.
-    pub fn fingerprint(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        for part in [&self.url, &self.model] {
-            h.update(part.as_bytes());
-            h.update([0]);
-        }
-        if let Some(key) = &self.api_key {
-            h.update(Sha256::digest(key.as_bytes()));
-        }
-        hex::encode(h.finalize())
-    }
 }
 
 /// Why a completion got no answer.

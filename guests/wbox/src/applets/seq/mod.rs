@@ -247,6 +247,10 @@ fn emit_counting(range: &Range, separator: &[u8], out: &mut dyn Write) -> io::Re
     // word would stall the processor on every number.
     let mut word = word_of(&digits);
     loop {
+        if filled >= flush_at {
+            out.write_all(&buffer[..filled])?;
+            filled = 0;
+        }
         // Ten numbers that differ in their last digit only, in one loop
         // turn (each turn also pays a fuel and a deadline check in the
         // sandbox).
@@ -266,10 +270,6 @@ fn emit_counting(range: &Range, separator: &[u8], out: &mut dyn Write) -> io::Re
             digits[..8].copy_from_slice(&(word + (9 << last_digit)).to_le_bytes());
             len = increment_ascii(&mut digits, len);
             word = word_of(&digits);
-            if filled >= flush_at {
-                out.write_all(&buffer[..filled])?;
-                filled = 0;
-            }
             continue;
         }
         if len <= 8 {
@@ -295,10 +295,6 @@ fn emit_counting(range: &Range, separator: &[u8], out: &mut dyn Write) -> io::Re
             }
             len = increment_ascii(&mut digits, len);
             word = word_of(&digits);
-        }
-        if filled >= flush_at {
-            out.write_all(&buffer[..filled])?;
-            filled = 0;
         }
     }
     buffer[filled] = b'\n';
