@@ -156,6 +156,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A line a daemon serves needs neither the full parser nor an engine.
+    if let Some(code) = daemon::client::before_parse() {
+        return ExitCode::from(code);
+    }
     // Wasmtime errors capture a backtrace whenever RUST_BACKTRACE is set,
     // and every dropped store makes one; keep panic backtraces but turn the
     // library ones off unless asked for.

@@ -67,6 +67,10 @@ impl Daemon {
     fn served(&self) -> usize {
         self.log().matches("daemon: serving a line").count()
     }
+
+    fn refused(&self) -> usize {
+        self.log().matches("daemon: refused a line").count()
+    }
 }
 
 impl Drop for Daemon {
@@ -393,10 +397,22 @@ fn a_client_with_another_net_allow_or_model_endpoint_runs_the_line_itself() {
             "WB_LLM_MODEL) is not the daemon's",
         ),
     ] {
+        let refused_before = d.refused();
         let out = client(d.home(), &["run", "echo mine"], b"", &[(var, value)]);
         assert_eq!(text(&out.stdout), "mine\n", "{var}");
         assert!(d.log().contains(why), "{var}");
+        // Offered once: the refusal before the full parse stands for it.
+        assert_eq!(d.refused(), refused_before + 1, "{var}");
     }
+    // A line the early reader leaves to the full parser (`--dir`) is
+    // offered once too.
+    let refused_before = d.refused();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = format!("{}::/d", dir.path().display());
+    let args = ["run", "--dir", &spec, "echo mine"];
+    let out = client(d.home(), &args, b"", &[("WB_NET_ALLOW", "127.0.0.1/32")]);
+    assert_eq!(text(&out.stdout), "mine\n", "{}", text(&out.stderr));
+    assert_eq!(d.refused(), refused_before + 1);
     assert_eq!(d.served(), 0);
 }
 

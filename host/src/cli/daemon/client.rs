@@ -10,28 +10,56 @@
 
 use crate::options::{StageOptions as _, brokers_given};
 use crate::{exit, fail, run};
+use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
-use workbooks_wire::{self as wire, Answer, Request};
+use std::sync::OnceLock;
+use workbooks_wire::{self as wire, Request, RunArgs, Served};
+
+/// The refusal of a line already offered before the full parse: it is not
+/// offered twice.
+static REFUSED: OnceLock<String> = OnceLock::new();
+
+/// Offers a `run` line to the daemon before the full CLI is parsed (or
+/// logging set up), when the arguments are ones [`RunArgs`] reads exactly
+/// as clap does; the exit code when the daemon ran it.
+pub(crate) fn before_parse() -> Option<u8> {
+    if wire::daemon_disabled() {
+        return None;
+    }
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let run = RunArgs::parse(&args)?;
+    let home = run.home();
+    let request = run.request(Some(workbooks::build_id().into()), None, crate::BIN);
+    served(&home, &request)
+}
 
 /// Runs `args`' line through the daemon serving `home`, returning its exit
 /// code; `None` when it must run here.
 pub(crate) fn run_line(args: &run::Args, home: &Path) -> Option<u8> {
-    if std::env::var_os("WB_DAEMON").is_some_and(|v| v == "0") || brokers_given() {
+    if wire::daemon_disabled() || brokers_given() {
         return None;
     }
-    let stream = UnixStream::connect(home.join(wire::SOCKET)).ok()?;
+    if let Some(why) = REFUSED.get() {
+        tracing::info!(%why, "the daemon refused the line; running it here");
+        return None;
+    }
     let request = match request(args) {
         Ok(request) => request,
         Err(code) => return Some(code),
     };
-    match wire::open(stream, &request).ok()? {
-        Answer::Accepted { reader, writer } => Some(wire::relay(reader, &writer, crate::BIN)),
-        Answer::Refused(why) => {
+    served(home, &request)
+}
+
+fn served(home: &Path, request: &Request) -> Option<u8> {
+    match wire::offer(home, request, crate::BIN) {
+        Served::Exit(code) => Some(code),
+        Served::Refused(why) => {
             tracing::info!(%why, "the daemon refused the line; running it here");
+            let _ = REFUSED.set(why);
             None
         }
+        Served::NoDaemon => None,
     }
 }
 
