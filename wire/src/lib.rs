@@ -29,7 +29,7 @@ mod run_args;
 pub use frames::*;
 pub use relay::{Answer, ENGINE_EXIT, open, relay};
 pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};
-pub use run_args::{RunArgs, Served, daemon_disabled, offer};
+pub use run_args::{RunArgs, Served, connect, offer};
 
 /// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
 pub fn default_home() -> std::path::PathBuf {

@@ -11,7 +11,7 @@ use crate::request::{FileId, Request, StageArgs};
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `[--home DIR] run [flags] LINE`, as far as a client reads it without
 /// the full parser.
@@ -107,32 +107,35 @@ impl RunArgs {
     }
 }
 
-/// Whether `WB_DAEMON=0` asks that no line go through a daemon.
-pub fn daemon_disabled() -> bool {
-    std::env::var_os("WB_DAEMON").is_some_and(|v| v == "0")
+/// The socket of the daemon serving `home`, connected; `None` when none
+/// listens there, or when `WB_DAEMON=0` asks that no line go through one.
+/// Connected before a request is built: with no daemon, a client spends
+/// nothing on one.
+pub fn connect(home: &Path) -> Option<UnixStream> {
+    if std::env::var_os("WB_DAEMON").is_some_and(|v| v == "0") {
+        return None;
+    }
+    UnixStream::connect(home.join(crate::SOCKET)).ok()
 }
 
-/// What became of a line offered to the daemon of a home.
+/// What became of a line offered to a daemon.
 pub enum Served {
     /// The daemon ran it; its exit code.
     Exit(u8),
     /// The daemon refused it; why. The client runs it itself.
     Refused(String),
-    /// No daemon listens (or the socket failed before an answer).
-    NoDaemon,
+    /// The socket failed before the daemon answered; the client runs it.
+    Unanswered,
 }
 
-/// Offers `request` to the daemon listening in `home`; once accepted, the
-/// line is the daemon's and this relays it to its exit code (`bin` starts
-/// the message of a daemon lost mid-line).
-pub fn offer(home: &std::path::Path, request: &Request, bin: &str) -> Served {
-    let Ok(stream) = UnixStream::connect(home.join(crate::SOCKET)) else {
-        return Served::NoDaemon;
-    };
+/// Offers `request` on `stream` (from [`connect`]); once accepted, the line
+/// is the daemon's and this relays it to its exit code (`bin` starts the
+/// message of a daemon lost mid-line).
+pub fn offer(stream: UnixStream, request: &Request, bin: &str) -> Served {
     match open(stream, request) {
         Ok(Answer::Accepted { reader, writer }) => Served::Exit(relay(reader, &writer, bin)),
         Ok(Answer::Refused(why)) => Served::Refused(why),
-        Err(_) => Served::NoDaemon,
+        Err(_) => Served::Unanswered,
     }
 }
 

@@ -39,15 +39,12 @@ fn main() -> ExitCode {
 
 /// Runs the line through the daemon; `None` when it goes to `wbx`.
 fn through_daemon(args: &[OsString], engine: &Path) -> Option<u8> {
-    if wire::daemon_disabled() {
-        return None;
-    }
     let run = RunArgs::parse(args)?;
-    let home = run.home();
+    let stream = wire::connect(&run.home())?;
     let request = run.request(None, Some(FileId::of(engine).ok()?), ENGINE_BIN);
-    match wire::offer(&home, &request, ENGINE_BIN) {
+    match wire::offer(stream, &request, ENGINE_BIN) {
         Served::Exit(code) => Some(code),
-        Served::Refused(_) | Served::NoDaemon => None,
+        Served::Refused(_) | Served::Unanswered => None,
     }
 }
 

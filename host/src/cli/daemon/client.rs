@@ -12,6 +12,7 @@ use crate::options::{StageOptions as _, brokers_given};
 use crate::{exit, fail, run};
 use std::ffi::OsString;
 use std::io::IsTerminal;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::OnceLock;
 use workbooks_wire::{self as wire, Request, RunArgs, Served};
@@ -24,42 +25,44 @@ static REFUSED: OnceLock<String> = OnceLock::new();
 /// logging set up), when the arguments are ones [`RunArgs`] reads exactly
 /// as clap does; the exit code when the daemon ran it.
 pub(crate) fn before_parse() -> Option<u8> {
-    if wire::daemon_disabled() {
-        return None;
-    }
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let run = RunArgs::parse(&args)?;
-    let home = run.home();
+    let stream = wire::connect(&run.home())?;
     let request = run.request(Some(workbooks::build_id().into()), None, crate::BIN);
-    served(&home, &request)
+    served(stream, &request)
 }
 
 /// Runs `args`' line through the daemon serving `home`, returning its exit
 /// code; `None` when it must run here.
 pub(crate) fn run_line(args: &run::Args, home: &Path) -> Option<u8> {
-    if wire::daemon_disabled() || brokers_given() {
+    if brokers_given() {
         return None;
+    }
+    if REFUSED.get().is_none() {
+        let stream = wire::connect(home)?;
+        let request = match request(args) {
+            Ok(request) => request,
+            Err(code) => return Some(code),
+        };
+        if let Some(code) = served(stream, &request) {
+            return Some(code);
+        }
     }
     if let Some(why) = REFUSED.get() {
         tracing::info!(%why, "the daemon refused the line; running it here");
-        return None;
     }
-    let request = match request(args) {
-        Ok(request) => request,
-        Err(code) => return Some(code),
-    };
-    served(home, &request)
+    None
 }
 
-fn served(home: &Path, request: &Request) -> Option<u8> {
-    match wire::offer(home, request, crate::BIN) {
+/// Offers `request`; a refusal is kept in [`REFUSED`].
+fn served(stream: UnixStream, request: &Request) -> Option<u8> {
+    match wire::offer(stream, request, crate::BIN) {
         Served::Exit(code) => Some(code),
         Served::Refused(why) => {
-            tracing::info!(%why, "the daemon refused the line; running it here");
             let _ = REFUSED.set(why);
             None
         }
-        Served::NoDaemon => None,
+        Served::Unanswered => None,
     }
 }
 
