@@ -8,6 +8,8 @@
 //! A zero status returns from `main` instead: returning from `run` is
 //! already success, and skips the trap an explicit exit unwinds through.
 
+pub mod alloc;
+
 use std::io::{Read, Write};
 
 /// A command's body: arguments (lossy UTF-8, without the program name) and

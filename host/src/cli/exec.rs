@@ -141,8 +141,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         }
         Err(Failure::Run(e)) => {
             // Run errors already start with their kind ("timeout: ...").
-            eprintln!("{}: {e}", crate::BIN);
-            exit::for_run_error(&e)
+            let code = exit::for_run_error(&e);
+            eprintln!("{}: {e}{}", crate::BIN, exit::raise_hint(code));
+            code
         }
         // Already reported where it happened.
         Err(Failure::Before { message, code, .. }) if message.is_empty() => code,

@@ -51,6 +51,17 @@ pub(crate) fn for_run_error(e: &workbooks::RunError) -> u8 {
     }
 }
 
+/// The flag that raises a budget a guest ran out of, as a suffix for the
+/// error line of `wbx run` and `wbx exec` (both take all three flags).
+pub(crate) fn raise_hint(code: u8) -> &'static str {
+    match code {
+        MEMORY => " (raise the cap with --memory MIB)",
+        FUEL => " (raise it with --fuel N)",
+        TIMEOUT => " (raise it with --timeout MS)",
+        _ => "",
+    }
+}
+
 /// The exit code for a dock failure.
 pub(crate) fn for_dock_error(e: &workbooks::DockError) -> u8 {
     use workbooks::DockError as E;

@@ -73,8 +73,9 @@ pub(crate) fn report(
             u8::try_from(out.exit).unwrap_or(1)
         }
         Err(e) => {
-            let _ = writeln!(stderr, "{bin}: {e}");
-            exit::for_line_error(&e)
+            let code = exit::for_line_error(&e);
+            let _ = writeln!(stderr, "{bin}: {e}{}", exit::raise_hint(code));
+            code
         }
     }
 }

@@ -125,6 +125,20 @@ fn engine_verdicts_have_distinct_exit_codes_and_one_line() {
             assert_eq!(wbx_lines.len(), 1, "{args:?}: {err}");
         }
         assert!(err.contains(needle), "{args:?}: {err}");
+        if let Some(flag) = raise_hint(*code) {
+            assert!(err.trim_end().ends_with(flag), "{args:?}: {err}");
+        }
+    }
+}
+
+/// What an error line ends with when a guest ran out of a budget a flag
+/// raises.
+fn raise_hint(code: i32) -> Option<&'static str> {
+    match code {
+        122 => Some("(raise the cap with --memory MIB)"),
+        123 => Some("(raise it with --fuel N)"),
+        124 => Some("(raise it with --timeout MS)"),
+        _ => None,
     }
 }
 
@@ -301,12 +315,30 @@ fn run_verdicts_have_their_own_exit_codes() {
             "outside_sandbox: /etc/passwd",
         ),
         (&["run", "--profile", "root", "true"], 64, "unknown profile"),
+        (
+            &["run", "--memory", "8", "jq -n '[range(1000000)]'"],
+            122,
+            "jq: memory_limit: over 8388608 bytes",
+        ),
+        (
+            &["run", "--fuel", "100000", "seq 1 1000000 | wc -l"],
+            123,
+            "seq: fuel_exhausted",
+        ),
+        (
+            &["run", "--timeout", "50", "jq -n 'last(range(1e15))'"],
+            124,
+            "jq: timeout: over its 50 ms budget",
+        ),
     ];
     for (args, code, needle) in cases {
         let out = wbx(home.path(), args, b"");
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(*code), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
+        if let Some(flag) = raise_hint(*code) {
+            assert!(err.trim_end().ends_with(flag), "{args:?}: {err}");
+        }
     }
 }
 
