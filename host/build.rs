@@ -58,6 +58,49 @@ fn broker_table(words: &[String]) -> String {
     table
 }
 
+/// `BROKER_IMPORTS`: what each shipped broker imports, read from its
+/// binary here once, so an engine start does not parse every broker to
+/// learn which host primitives serve which cap.
+fn broker_imports(words: &[String], out: &std::path::Path) -> String {
+    let mut table = String::from(
+        "/// The top-level imports of every shipped broker, without versions,\n\
+         /// in binary order; read from the built brokers.\n\
+         pub(crate) const BROKER_IMPORTS: &[(Cap, &[&str])] = &[\n",
+    );
+    for word in words {
+        let variant: String = word[..1].to_uppercase() + &word[1..];
+        let file = out.join(format!("{word}_broker.wasm"));
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("reading {file:?}: {e}"));
+        let names: Vec<String> = top_level_imports(&bytes)
+            .into_iter()
+            .map(|n| format!("{:?}", n.split_once('@').map_or(n.as_str(), |(p, _)| p)))
+            .collect();
+        table.push_str(&format!("    (Cap::{variant}, &[{}]),\n", names.join(", ")));
+    }
+    table.push_str("];\n");
+    table
+}
+
+/// The import names of a component's outermost import sections.
+fn top_level_imports(bytes: &[u8]) -> Vec<String> {
+    use wasmparser::{Parser, Payload};
+    let mut names = Vec::new();
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload.expect("a shipped broker parses") {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(reader) if depth == 0 => {
+                for import in reader {
+                    names.push(import.expect("a broker import").name.name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
 fn main() {
     let manifest =
         std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
@@ -88,8 +131,9 @@ fn main() {
         ));
     }
     std::fs::write(out.join("embedded_sha256.rs"), hashes).expect("writing embedded_sha256.rs");
-    std::fs::write(out.join("embedded_brokers.rs"), broker_table(&words))
-        .expect("writing embedded_brokers.rs");
+    let mut table = broker_table(&words);
+    table.push_str(&broker_imports(&words, &out));
+    std::fs::write(out.join("embedded_brokers.rs"), table).expect("writing embedded_brokers.rs");
     let lock = root.join("Cargo.lock");
     println!("cargo:rerun-if-changed={}", lock.display());
     println!(

@@ -11,7 +11,6 @@
 //! count: a nested component's imports must be satisfied by its parent.
 
 use crate::policy::{Cap, CapSet};
-use std::sync::OnceLock;
 use wasmparser::{Chunk, Encoding, Parser, Payload};
 
 /// What an import needs in order to be linked.
@@ -54,29 +53,13 @@ pub fn primitive_caps(name: &str) -> CapSet {
 }
 
 /// The caps whose shipped brokers import `primitive` (compared without its
-/// version): the caps it serves. Read from the brokers themselves, once.
+/// version): the caps it serves. Read from the brokers themselves, by the
+/// build ([`BROKER_IMPORTS`](crate::embedded::BROKER_IMPORTS)).
 fn shipped_primitive_caps(primitive: &str) -> CapSet {
-    static IMPORTS: OnceLock<Vec<(Cap, Vec<String>)>> = OnceLock::new();
-    let imports = IMPORTS.get_or_init(|| {
-        crate::embedded::BROKERS
-            .iter()
-            .map(|(cap, _, b)| {
-                let surface = surface(b.bytes).ok().flatten().unwrap_or_default();
-                (
-                    *cap,
-                    surface
-                        .imports
-                        .iter()
-                        .map(|i| unversioned(i).to_string())
-                        .collect(),
-                )
-            })
-            .collect()
-    });
     let wanted = unversioned(primitive);
-    imports
+    crate::embedded::BROKER_IMPORTS
         .iter()
-        .filter(|(_, names)| names.iter().any(|n| n == wanted))
+        .filter(|(_, names)| names.contains(&wanted))
         .fold(CapSet::EMPTY, |set, (cap, _)| set.with(*cap))
 }
 
@@ -236,6 +219,37 @@ mod tests {
         (core module $m (import "evil" "f" (func)))
         (export "inner" (component $inner))
     )"#;
+
+    #[test]
+    fn the_builds_broker_import_table_is_what_each_shipped_broker_imports() {
+        let brokers = crate::embedded::BROKERS;
+        assert_eq!(crate::embedded::BROKER_IMPORTS.len(), brokers.len());
+        for ((cap, _, broker), (table_cap, names)) in
+            brokers.iter().zip(crate::embedded::BROKER_IMPORTS)
+        {
+            assert_eq!(cap, table_cap);
+            let surface = surface(broker.bytes).unwrap().unwrap();
+            let read: Vec<&str> = surface.imports.iter().map(|i| unversioned(i)).collect();
+            assert!(!read.is_empty(), "{cap} imports nothing");
+            assert_eq!(&read[..], *names, "{cap}");
+        }
+        // A primitive a shipped broker imports serves its cap; base WASI
+        // and a made-up name serve none.
+        let (cap, names) = crate::embedded::BROKER_IMPORTS
+            .iter()
+            .find(|(_, names)| names.iter().any(|n| classify(n) == Need::HostPrimitive))
+            .expect("a broker over a host primitive");
+        let primitive = names
+            .iter()
+            .find(|n| classify(n) == Need::HostPrimitive)
+            .unwrap();
+        assert!(primitive_caps(&format!("{primitive}@0.1.0")).contains(*cap));
+        assert_eq!(primitive_caps("wasi:cli/stdout@0.2.6"), CapSet::EMPTY);
+        assert_eq!(
+            primitive_caps("workbooks:host/nothing@0.1.0"),
+            CapSet::EMPTY
+        );
+    }
 
     #[test]
     fn only_the_outermost_imports_and_exports_are_read() {

@@ -281,10 +281,14 @@ pub(crate) struct Docker {
     compositions: Compositions,
     brokers: brokers::Brokers,
     stubs: Stubs,
-    linkers: Mutex<HashMap<(CapSet, Lane, Stubs), Linker<StoreState>>>,
+    linkers: Mutex<HashMap<(CapSet, Lane, Stubs), SharedLinker>>,
     docked: Mutex<DockedCache>,
     modules: module::ModuleDocks,
 }
+
+/// A linker per grant shape, shared rather than cloned: a linker holds an
+/// entry for every host function.
+type SharedLinker = Arc<Linker<StoreState>>;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -458,9 +462,11 @@ impl Docker {
         caps: CapSet,
         lane: Lane,
         stubs: Stubs,
-    ) -> Result<Linker<StoreState>, DockError> {
+    ) -> Result<SharedLinker, DockError> {
         cached(&self.linkers, (caps, lane, stubs), || {
-            linker::link(engine, caps, lane, stubs).map_err(|e| DockError::Link(format!("{e:#}")))
+            linker::link(engine, caps, lane, stubs)
+                .map(Arc::new)
+                .map_err(|e| DockError::Link(format!("{e:#}")))
         })
     }
 
