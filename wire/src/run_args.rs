@@ -42,6 +42,8 @@ impl RunArgs {
         let mut verb = false;
         let mut line = None;
         let mut positional_only = false;
+        // clap refuses a flag given twice, unless it may repeat (`--env`).
+        let mut seen: Vec<&str> = Vec::new();
         while let Some(arg) = args.next() {
             let arg = arg?;
             if positional_only || !arg.starts_with('-') || arg == "-" {
@@ -60,13 +62,27 @@ impl RunArgs {
                 Some((flag, value)) => (flag, Some(value.to_string())),
                 None => (arg, None),
             };
+            if flag != "--env" {
+                if seen.contains(&flag) {
+                    return None;
+                }
+                seen.push(flag);
+            }
             if flag == "--json" && verb && inline.is_none() {
                 run.json = true;
                 continue;
             }
-            let mut value = || match &inline {
-                Some(v) => Some(v.clone()),
-                None => args.next()?.map(str::to_string),
+            // clap reads a next argument that starts with `-` as a flag,
+            // and refuses an empty value: both are left to it.
+            let mut value = || {
+                match &inline {
+                    Some(v) => Some(v.clone()),
+                    None => args
+                        .next()?
+                        .filter(|v| !v.starts_with('-'))
+                        .map(str::to_string),
+                }
+                .filter(|v| !v.is_empty())
             };
             let stage = &mut run.stage;
             match flag {
@@ -82,6 +98,10 @@ impl RunArgs {
             }
         }
         run.line = line?;
+        // clap reads an empty `WB_HOME` as `--home` without its value.
+        if run.home.is_none() && std::env::var_os("WB_HOME").is_some_and(|h| h.is_empty()) {
+            return None;
+        }
         verb.then_some(run)
     }
 
@@ -207,6 +227,13 @@ mod tests {
             &["run", "--profile"],
             &["--json", "run", "true"],
             &["run", "--unknown", "true"],
+            &["run", "--json", "--json", "true"],
+            &["run", "--fuel", "1", "--fuel=2", "true"],
+            &["--home", "/a", "run", "true", "--home", "/b"],
+            &["run", "--tenant", "--json", "true"],
+            &["run", "--fuel", "-1", "true"],
+            &["run", "--profile=", "true"],
+            &["run", "--caps", "", "true"],
             &[],
         ] {
             assert_eq!(parse(args), None, "{args:?}");

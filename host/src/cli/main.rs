@@ -170,13 +170,23 @@ fn main() -> ExitCode {
             std::env::set_var("RUST_LIB_BACKTRACE", "0");
         }
     }
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { exit::USAGE } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // A plain `run` line skips building the parser of every verb.
+    let cli = match run::early(&args) {
+        Some((run, home)) => Cli {
+            home,
+            brokers: Vec::new(),
+            stubs: Vec::new(),
+            command: Command::Run(run),
+        },
+        None => match Cli::try_parse() {
+            Ok(cli) => cli,
+            Err(e) => {
+                let code = if e.use_stderr() { exit::USAGE } else { 0 };
+                let _ = e.print();
+                return ExitCode::from(code);
+            }
+        },
     };
     tracing_subscriber::fmt()
         .with_env_filter(

@@ -20,6 +20,19 @@ pub(crate) struct Args {
     pub(crate) line: String,
 }
 
+/// A `run` line that [`RunArgs`](workbooks_wire::RunArgs) takes exactly as
+/// clap would, with its `--home`: read without building the parser of
+/// every verb. `None` for anything else, which clap then reads.
+pub(crate) fn early(args: &[std::ffi::OsString]) -> Option<(Args, Option<PathBuf>)> {
+    let run = workbooks_wire::RunArgs::parse(args)?;
+    let args = Args {
+        stage: run.stage,
+        json: run.json,
+        line: run.line,
+    };
+    Some((args, run.home))
+}
+
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     if let Some(code) = daemon::client::run_line(&args, &home) {
         return code;
@@ -77,5 +90,83 @@ pub(crate) fn report(
             let _ = writeln!(stderr, "{bin}: {e}{}", exit::raise_hint(code));
             code
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+    use std::ffi::OsString;
+
+    /// Argument shapes, those the early reader takes and those it must
+    /// leave to clap (repeats, values that look like flags, empty values).
+    const SHAPES: &[&[&str]] = &[
+        &["run", "true"],
+        &["run", "--json", "seq 3 | wc -l"],
+        &["--home", "/h", "run", "true"],
+        &["--home=/h", "run", "--profile", "posix", "true"],
+        &["run", "true", "--home", "/x"],
+        &["run", "--caps=vfs,net", "--tenant", "t1", "true"],
+        &["run", "--env", "A=1", "--env=B=2", "--env", "C=", "env"],
+        &[
+            "run",
+            "--timeout",
+            "500",
+            "--fuel=9",
+            "--memory",
+            "64",
+            "true",
+        ],
+        &["run", "--", "-n"],
+        &["run", "--", "--json"],
+        &["run", "-"],
+        &["run", ""],
+        &["run", "--json", "--json", "true"],
+        &["run", "--fuel", "1", "--fuel=2", "true"],
+        &["--home", "/a", "run", "true", "--home", "/b"],
+        &["run", "--tenant", "--json", "true"],
+        &["run", "--env", "-x", "true"],
+        &["run", "--fuel", "-1", "true"],
+        &["run", "--profile=", "true"],
+        &["run", "--caps", "", "true"],
+        &["--home=", "run", "true"],
+        &["run", "--timeout", "soon", "true"],
+        &["run", "--json=yes", "true"],
+        &["run", "a", "b"],
+        &["run", "--dir", "/d::/d", "true"],
+        &["--broker", "kv=k.wasm", "run", "true"],
+        &["run", "--help"],
+        &["run"],
+    ];
+
+    #[test]
+    fn every_run_line_read_without_clap_is_read_as_clap_reads_it() {
+        let mut taken = 0;
+        for args in SHAPES {
+            let os: Vec<OsString> = args.iter().map(OsString::from).collect();
+            let Some((early, home)) = super::early(&os) else {
+                continue;
+            };
+            taken += 1;
+            let cli =
+                crate::Cli::try_parse_from(std::iter::once("wbx").chain(args.iter().copied()))
+                    .unwrap_or_else(|e| panic!("{args:?} is taken early but clap refuses it: {e}"));
+            let crate::Command::Run(full) = cli.command else {
+                panic!("{args:?} is not a run for clap");
+            };
+            assert_eq!(full.stage, early.stage, "{args:?}");
+            assert_eq!(
+                (full.json, &full.line),
+                (early.json, &early.line),
+                "{args:?}"
+            );
+            assert_eq!(
+                cli.home.unwrap_or_else(workbooks::default_home),
+                home.unwrap_or_else(workbooks::default_home),
+                "{args:?}"
+            );
+            assert!(cli.brokers.is_empty() && cli.stubs.is_empty(), "{args:?}");
+        }
+        assert_eq!(taken, 12, "the shapes the early reader takes");
     }
 }
