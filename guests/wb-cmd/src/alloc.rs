@@ -239,7 +239,7 @@ mod tests {
         }
         for (block, size, fill) in live {
             let bytes = unsafe { std::slice::from_raw_parts(block, size) };
-            assert!(bytes.iter().all(|&b| b == fill), "a block was overwritten");
+            assert_eq!(bytes, &vec![fill; size][..], "a block was overwritten");
             unsafe { a.dealloc(block, layout(size, 1)) };
         }
     }
@@ -289,11 +289,7 @@ mod tests {
             a.dealloc(dirty, layout(64, 8));
             let zeroed = a.alloc_zeroed(layout(64, 8));
             assert_eq!(zeroed, dirty);
-            assert!(
-                std::slice::from_raw_parts(zeroed, 64)
-                    .iter()
-                    .all(|&b| b == 0)
-            );
+            assert_eq!(std::slice::from_raw_parts(zeroed, 64), &[0u8; 64][..]);
         }
     }
 

@@ -156,9 +156,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // A line a daemon serves needs neither the full parser nor an engine.
-    if let Some(code) = daemon::client::before_parse() {
-        return ExitCode::from(code);
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // A plain `run` line skips building the parser of every verb, and one
+    // a daemon serves needs no logging and no engine either.
+    let early = run::early(&args);
+    if let Some((run, home)) = &early {
+        let home = home.clone().unwrap_or_else(workbooks::default_home);
+        if let Some(code) = daemon::client::run_line(run, &home) {
+            return ExitCode::from(code);
+        }
     }
     // Wasmtime errors capture a backtrace whenever RUST_BACKTRACE is set,
     // and every dropped store makes one; keep panic backtraces but turn the
@@ -170,9 +176,7 @@ fn main() -> ExitCode {
             std::env::set_var("RUST_LIB_BACKTRACE", "0");
         }
     }
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    // A plain `run` line skips building the parser of every verb.
-    let cli = match run::early(&args) {
+    let cli = match early {
         Some((run, home)) => Cli {
             home,
             brokers: Vec::new(),

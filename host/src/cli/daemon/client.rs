@@ -10,56 +10,46 @@
 
 use crate::options::{StageOptions as _, brokers_given};
 use crate::{exit, fail, run};
-use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::OnceLock;
-use workbooks_wire::{self as wire, Request, RunArgs, Served};
+use workbooks_wire::{self as wire, Request, Served};
 
-/// The refusal of a line already offered before the full parse: it is not
-/// offered twice.
-static REFUSED: OnceLock<String> = OnceLock::new();
-
-/// Offers a `run` line to the daemon before the full CLI is parsed (or
-/// logging set up), when the arguments are ones [`RunArgs`] reads exactly
-/// as clap does; the exit code when the daemon ran it.
-pub(crate) fn before_parse() -> Option<u8> {
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let run = RunArgs::parse(&args)?;
-    let stream = wire::connect(&run.home())?;
-    let request = run.request(Some(workbooks::build_id().into()), None, crate::BIN);
-    served(stream, &request)
-}
+/// Set once the line has been offered (or found no daemon to offer it
+/// to), with the daemon's refusal if it refused: a line is offered at most
+/// once, whether first before the full parse or only after it.
+static OFFERED: OnceLock<Option<String>> = OnceLock::new();
 
 /// Runs `args`' line through the daemon serving `home`, returning its exit
-/// code; `None` when it must run here.
+/// code; `None` when it must run here. Called again for the same line, it
+/// only says why the daemon refused it, now that logging is set up.
 pub(crate) fn run_line(args: &run::Args, home: &Path) -> Option<u8> {
     if brokers_given() {
         return None;
     }
-    if REFUSED.get().is_none() {
-        let stream = wire::connect(home)?;
-        let request = match request(args) {
-            Ok(request) => request,
-            Err(code) => return Some(code),
-        };
-        if let Some(code) = served(stream, &request) {
-            return Some(code);
+    if let Some(refused) = OFFERED.get() {
+        if let Some(why) = refused {
+            tracing::info!(%why, "the daemon refused the line; running it here");
         }
+        return None;
     }
-    if let Some(why) = REFUSED.get() {
-        tracing::info!(%why, "the daemon refused the line; running it here");
-    }
-    None
+    let mut refused = None;
+    let served = offer(args, home, &mut refused);
+    let _ = OFFERED.set(refused);
+    served
 }
 
-/// Offers `request`; a refusal is kept in [`REFUSED`].
-fn served(stream: UnixStream, request: &Request) -> Option<u8> {
-    match wire::offer(stream, request, crate::BIN) {
+/// Offers the line, when a daemon listens; a refusal goes into `refused`.
+fn offer(args: &run::Args, home: &Path, refused: &mut Option<String>) -> Option<u8> {
+    let stream = wire::connect(home)?;
+    let request = match request(args) {
+        Ok(request) => request,
+        Err(code) => return Some(code),
+    };
+    match wire::offer(stream, &request, crate::BIN) {
         Served::Exit(code) => Some(code),
         Served::Refused(why) => {
-            let _ = REFUSED.set(why);
+            *refused = Some(why);
             None
         }
         Served::Unanswered => None,
