@@ -8,6 +8,10 @@
 //! by the verdict, so the parent never has to read the engine's word out of
 //! text the guest could have written.
 
+mod early;
+
+pub(crate) use early::early;
+
 use crate::{exit, fail};
 use std::path::PathBuf;
 use workbooks::commands::frames::{self, Verdict};
@@ -15,7 +19,7 @@ use workbooks::{
     CapSet, CommandError, Grant, Output, Preopen, Profile, RunError, SessionOptions, Stdin,
 };
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct Args {
     /// Capability profile: compute, minimal, network or posix.
     #[arg(long, default_value = "compute", value_name = "P")]

@@ -176,12 +176,18 @@ fn main() -> ExitCode {
             std::env::set_var("RUST_LIB_BACKTRACE", "0");
         }
     }
+    // Likewise a plain `exec` line, as the os_process tier starts its
+    // children.
+    let early = match early {
+        Some((run, home)) => Some((Command::Run(run), home)),
+        None => exec::early(&args).map(|(exec, home)| (Command::Exec(exec), home)),
+    };
     let cli = match early {
-        Some((run, home)) => Cli {
+        Some((command, home)) => Cli {
             home,
             brokers: Vec::new(),
             stubs: Vec::new(),
-            command: Command::Run(run),
+            command,
         },
         None => match Cli::try_parse() {
             Ok(cli) => cli,
