@@ -64,6 +64,23 @@ impl Daemon {
         std::fs::read_to_string(&self.log).unwrap()
     }
 
+    /// Waits (up to a minute) until `done` holds of the log, or fails
+    /// showing it.
+    fn until_logged(&self, what: &str, mut done: impl FnMut(&str) -> bool) {
+        let start = Instant::now();
+        loop {
+            let log = self.log();
+            if done(&log) {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "never: {what}; the daemon's log:\n{log}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn served(&self) -> usize {
         self.log().matches("daemon: serving a line").count()
     }
@@ -199,19 +216,38 @@ fn a_client_that_goes_away_stops_its_line() {
     let warm = client(d.home(), &["run", "seq 1 3 | wc -l"], b"", &[]);
     assert_eq!(text(&warm.stdout).trim(), "3");
     let args = ["run", "--timeout", "600000", "--fuel", "1000000000000000"];
-    let mut run = wbx(d.home(), &args, &[])
-        .arg("seq 1 1000000000000 | wc -l")
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    eventually("the line is served", || d.served() == 2);
-    run.kill().unwrap();
-    run.wait().unwrap();
-    // Left alone the line would count for minutes: it is stopped instead.
-    eventually("the line is stopped", || {
-        d.log()
-            .contains("the client went away; its line was stopped")
+    // Killed however the test ends: left running it would count for minutes.
+    let mut run = Reaped(
+        wbx(d.home(), &args, &[])
+            .arg("seq 1 1000000000000 | wc -l")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    d.until_logged("the line is served", |log| {
+        if let Some(status) = run.0.try_wait().unwrap() {
+            panic!(
+                "the client ended ({status}) before the daemon served its line; its log:\n{log}"
+            );
+        }
+        log.matches("daemon: serving a line").count() == 2
     });
+    run.0.kill().unwrap();
+    run.0.wait().unwrap();
+    // Left alone the line would count for minutes: it is stopped instead.
+    d.until_logged("the line is stopped", |log| {
+        log.contains("the client went away; its line was stopped")
+    });
+}
+
+/// A child killed when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]
