@@ -39,6 +39,21 @@ struct State {
     readable: Option<Waker>,
     writable: Option<Waker>,
     written: u64,
+    /// Why the writer failed, when it did: the reader's next read, once
+    /// the bytes before it are taken, fails with it.
+    failed: Option<String>,
+    /// Run when the reader first reads or waits to: what starts filling
+    /// the pipe from a source that must not be touched before then.
+    on_first_read: Option<FirstRead>,
+}
+
+/// The hook of [`PipeReader::on_first_read`].
+struct FirstRead(Box<dyn FnOnce() + Send>);
+
+impl std::fmt::Debug for FirstRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FirstRead")
+    }
 }
 
 #[derive(Debug)]
@@ -63,6 +78,18 @@ impl Shared {
         }
     }
 
+    fn fail_writer(&self, why: String) {
+        let waker = {
+            let mut s = self.lock();
+            s.failed = Some(why);
+            s.writer_gone = true;
+            s.readable.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
     fn close_reader(&self) {
         let waker = {
             let mut s = self.lock();
@@ -75,9 +102,21 @@ impl Shared {
         }
     }
 
+    /// The state, for the reader: the first time, runs the first-read
+    /// hook (outside the lock: it may start a writer) before locking.
+    fn lock_to_read(&self) -> MutexGuard<'_, State> {
+        let mut s = self.lock();
+        if let Some(FirstRead(hook)) = s.on_first_read.take() {
+            drop(s);
+            hook();
+            s = self.lock();
+        }
+        s
+    }
+
     /// Ready to read: bytes waiting, or the writer gone (end of input).
     fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<()> {
-        let mut s = self.lock();
+        let mut s = self.lock_to_read();
         if !s.buf.is_empty() || s.writer_gone {
             return Poll::Ready(());
         }
@@ -96,15 +135,16 @@ impl Shared {
         Poll::Pending
     }
 
-    /// Takes up to `max` bytes; `None` at end of input.
-    fn take(&self, max: usize) -> Option<Bytes> {
+    /// Takes up to `max` bytes; `None` at end of input, the writer's
+    /// failure once the bytes before it are taken.
+    fn take(&self, max: usize) -> io::Result<Option<Bytes>> {
         let (bytes, waker) = {
-            let mut s = self.lock();
+            let mut s = self.lock_to_read();
             if s.buf.is_empty() {
-                return if s.writer_gone {
-                    None
-                } else {
-                    Some(Bytes::new())
+                return match (&s.failed, s.writer_gone) {
+                    (Some(why), _) => Err(io::Error::other(why.clone())),
+                    (None, true) => Ok(None),
+                    (None, false) => Ok(Some(Bytes::new())),
                 };
             }
             let n = max.min(s.buf.len());
@@ -113,7 +153,7 @@ impl Shared {
         if let Some(waker) = waker {
             waker.wake();
         }
-        Some(bytes)
+        Ok(Some(bytes))
     }
 
     /// Room for this many bytes, or the broken pipe.
@@ -207,6 +247,13 @@ impl PipeWriter {
         self.end.shared.close_writer();
     }
 
+    /// Ends the input of the reader with `error`: its read after the
+    /// bytes already written fails with it, rather than seeing an end of
+    /// input that would pass a truncated input off as whole.
+    pub fn fail(&self, error: io::Error) {
+        self.end.shared.fail_writer(error.to_string());
+    }
+
     /// Bytes written so far.
     pub fn written(&self) -> u64 {
         self.end.shared.lock().written
@@ -223,16 +270,33 @@ impl PipeReader {
     pub fn close(&self) {
         self.end.shared.close_reader();
     }
+
+    /// Runs `hook` when the reader first reads or waits to (not before,
+    /// and never if it does not), in place of any hook set before: how a
+    /// pipe's writer is started only once its bytes are wanted.
+    pub fn on_first_read(&self, hook: impl FnOnce() + Send + 'static) {
+        self.end.shared.lock().on_first_read = Some(FirstRead(Box::new(hook)));
+    }
 }
 
 /// A pipe fed from `source` by a thread of its own (the host process's
-/// stdin, say): it holds at most `capacity` bytes ahead of its reader, and
-/// stops reading `source` once the reader is gone.
+/// stdin, say), started when the reader first reads: a line whose stages
+/// never read leaves `source` untouched, for whatever reads it next, as a
+/// shell's `true` leaves its stdin. It holds at most `capacity` bytes ahead
+/// of its reader, and stops reading `source` once the reader is gone.
 pub fn feed(source: impl io::Read + Send + 'static, capacity: usize) -> io::Result<PipeReader> {
     let (writer, reader) = pipe(capacity, b"");
-    std::thread::Builder::new()
-        .name("wb-stdin".into())
-        .spawn(move || pump(source, writer))?;
+    let failed = writer.clone();
+    reader.on_first_read(move || {
+        let started = std::thread::Builder::new()
+            .name("wb-stdin".into())
+            .spawn(move || pump(source, writer));
+        if let Err(e) = started {
+            failed.fail(io::Error::other(format!(
+                "stdin: no thread to read it: {e}"
+            )));
+        }
+    });
     Ok(reader)
 }
 
@@ -290,8 +354,10 @@ fn pump(mut source: impl io::Read, mut writer: PipeWriter) {
     let mut chunk = vec![0u8; 64 << 10];
     loop {
         let n = match source.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
             Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return writer.fail(e),
         };
         if futures::executor::block_on(writer.write_all(&chunk[..n])).is_err() {
             break;
@@ -338,7 +404,11 @@ impl Pollable for PipeReader {
 
 impl InputStream for PipeReader {
     fn read(&mut self, size: usize) -> StreamResult<Bytes> {
-        self.end.shared.take(size).ok_or(StreamError::Closed)
+        match self.end.shared.take(size) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(StreamError::Closed),
+            Err(e) => Err(StreamError::LastOperationFailed(wasmtime::Error::new(e))),
+        }
     }
 }
 
@@ -352,7 +422,7 @@ impl AsyncRead for PipeReader {
         if shared.poll_readable(cx).is_pending() {
             return Poll::Pending;
         }
-        if let Some(bytes) = shared.take(buf.remaining()) {
+        if let Some(bytes) = shared.take(buf.remaining())? {
             buf.put_slice(bytes.chunk());
         }
         Poll::Ready(Ok(()))
@@ -495,6 +565,73 @@ mod tests {
         let mut all = Vec::new();
         r.read_to_end(&mut all).await.unwrap();
         assert_eq!(all, source);
+    }
+
+    /// A source that counts its reads, gives `data` once, then fails.
+    struct Counted {
+        reads: Arc<std::sync::atomic::AtomicUsize>,
+        data: Option<Vec<u8>>,
+    }
+
+    impl io::Read for Counted {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            match self.data.take() {
+                Some(data) => {
+                    buf[..data.len()].copy_from_slice(&data);
+                    Ok(data.len())
+                }
+                None => Err(io::Error::other("the disk is gone")),
+            }
+        }
+    }
+
+    fn counted(data: &[u8]) -> (Counted, Arc<std::sync::atomic::AtomicUsize>) {
+        let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let source = Counted {
+            reads: reads.clone(),
+            data: Some(data.to_vec()),
+        };
+        (source, reads)
+    }
+
+    #[tokio::test]
+    async fn a_fed_pipe_whose_reader_never_reads_never_touches_its_source() {
+        let (source, reads) = counted(b"for the next command");
+        let r = feed(source, 1024).unwrap();
+        let clone = r.clone();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        r.close();
+        drop((r, clone));
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn a_source_that_fails_fails_the_read_after_the_bytes_before_it() {
+        let (source, reads) = counted(b"first part");
+        let mut r = feed(source, 1024).unwrap();
+        let mut all = Vec::new();
+        let e = r.read_to_end(&mut all).await.unwrap_err();
+        assert_eq!(all, b"first part");
+        assert_eq!(e.to_string(), "the disk is gone");
+        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 2);
+        // And the same through the WASI stream a guest reads.
+        let (source, _) = counted(b"x");
+        let mut r = feed(source, 1024).unwrap();
+        let mut got = Vec::new();
+        let failure = loop {
+            match InputStream::read(&mut r, 64) {
+                Ok(bytes) if bytes.is_empty() => r.ready().await,
+                Ok(bytes) => got.extend_from_slice(&bytes),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(got, b"x");
+        assert!(
+            matches!(&failure, StreamError::LastOperationFailed(e) if e.to_string() == "the disk is gone"),
+            "{failure:?}"
+        );
     }
 
     #[test]

@@ -198,15 +198,17 @@ fn stdin_is_taken_as_a_local_run_takes_it_and_only_then() {
             .unwrap();
         (file.stream_position().unwrap(), text(&run.stdout))
     };
-    // No stage reads the line's stdin: none of it is taken, nor asked for.
-    // (A stage wired to it that never reads, `true`, may take some or none
-    // in either mode, depending on when the line ends.)
+    // No stage reads the line's stdin: none of it is taken, nor asked for,
+    // whether no stage is wired to it or the one wired to it never reads
+    // (`true`, `echo`), so a script's next command still gets all of it.
     for env in [&[][..], LOCAL] {
         assert_eq!(taken("cat < /dev/null", env), (0, String::new()));
+        assert_eq!(taken("true", env), (0, String::new()));
+        assert_eq!(taken("echo hi | cat", env), (0, "hi\n".into()));
         assert_eq!(taken("head -n 1", env), (8, "one\n".into()));
         assert_eq!(taken("cat | wc -l", env), (8, "2\n".into()));
     }
-    assert_eq!(d.served(), 3);
+    assert_eq!(d.served(), 5);
 }
 
 #[test]

@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use workbooks::limits::PIPE_CAPACITY;
 use workbooks::pipes::pipe;
 use workbooks::state::Stdin;
-use workbooks::{Engine, LineOptions, LineStdout, Opener, Preopen, SessionOutput, build_id};
+use workbooks::{Engine, LineOptions, LineStdout, Preopen, SessionOutput, build_id};
 use workbooks_wire::{self as wire, Request, lock, read_frame, write_frame};
 
 /// Lines served at once; past it a client runs its line itself. Each line
@@ -258,14 +258,14 @@ fn serve_line(engine: &Engine, rt: &tokio::runtime::Runtime, stream: UnixStream)
     let closed = Arc::new(AtomicBool::new(false));
     let (stdin_writer, stdin_reader) = pipe(PIPE_CAPACITY, b"");
     if request.stdin {
-        let asked = AtomicBool::new(false);
+        // Asked for once a stage reads it: a line that never reads leaves
+        // the client's stdin to whatever reads it next. A client gone by
+        // then is the reader thread's to see.
         let to_client = writer.clone();
-        opts.stdin = Stdin::Deferred(Opener::new(move || {
-            if !asked.swap(true, Ordering::AcqRel) {
-                write_frame(&mut *lock(&to_client), wire::WANT_STDIN, b"")?;
-            }
-            Ok(stdin_reader.clone())
-        }));
+        stdin_reader.on_first_read(move || {
+            let _ = write_frame(&mut *lock(&to_client), wire::WANT_STDIN, b"");
+        });
+        opts.stdin = Stdin::Pipe(stdin_reader);
     }
     if !request.json {
         opts.stdout = LineStdout::Writer(SessionOutput::through(ClientStdout {
