@@ -279,3 +279,33 @@ pub(crate) fn fail(kind: &str, message: impl std::fmt::Display, code: u8) -> u8 
     eprintln!("{BIN}: {kind}: {message}");
     code
 }
+
+/// For the tests of the readers that skip clap (`run::early`,
+/// `exec::early`): reads each shape both ways and, wherever `early` takes
+/// one, holds it to clap's reading (`same` compares the two commands);
+/// returns how many shapes `early` took.
+#[cfg(test)]
+fn taken_as_clap_takes<T>(
+    shapes: &[&[&str]],
+    early: impl Fn(&[std::ffi::OsString]) -> Option<(T, Option<PathBuf>)>,
+    same: impl Fn(Command, T, &[&str]),
+) -> usize {
+    let mut taken = 0;
+    for args in shapes {
+        let os: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        let Some((read, home)) = early(&os) else {
+            continue;
+        };
+        taken += 1;
+        let cli = Cli::try_parse_from(std::iter::once("wbx").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?} is taken early but clap refuses it: {e}"));
+        assert_eq!(
+            cli.home.unwrap_or_else(workbooks::default_home),
+            home.unwrap_or_else(workbooks::default_home),
+            "{args:?}"
+        );
+        assert!(cli.brokers.is_empty() && cli.stubs.is_empty(), "{args:?}");
+        same(cli.command, read, args);
+    }
+    taken
+}

@@ -95,9 +95,6 @@ pub(crate) fn report(
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-    use std::ffi::OsString;
-
     /// Argument shapes, those the early reader takes and those it must
     /// leave to clap (repeats, values that look like flags, empty values).
     const SHAPES: &[&[&str]] = &[
@@ -141,17 +138,8 @@ mod tests {
 
     #[test]
     fn every_run_line_read_without_clap_is_read_as_clap_reads_it() {
-        let mut taken = 0;
-        for args in SHAPES {
-            let os: Vec<OsString> = args.iter().map(OsString::from).collect();
-            let Some((early, home)) = super::early(&os) else {
-                continue;
-            };
-            taken += 1;
-            let cli =
-                crate::Cli::try_parse_from(std::iter::once("wbx").chain(args.iter().copied()))
-                    .unwrap_or_else(|e| panic!("{args:?} is taken early but clap refuses it: {e}"));
-            let crate::Command::Run(full) = cli.command else {
+        let taken = crate::taken_as_clap_takes(SHAPES, super::early, |full, early, args| {
+            let crate::Command::Run(full) = full else {
                 panic!("{args:?} is not a run for clap");
             };
             assert_eq!(full.stage, early.stage, "{args:?}");
@@ -160,13 +148,7 @@ mod tests {
                 (early.json, &early.line),
                 "{args:?}"
             );
-            assert_eq!(
-                cli.home.unwrap_or_else(workbooks::default_home),
-                home.unwrap_or_else(workbooks::default_home),
-                "{args:?}"
-            );
-            assert!(cli.brokers.is_empty() && cli.stubs.is_empty(), "{args:?}");
-        }
+        });
         assert_eq!(taken, 12, "the shapes the early reader takes");
     }
 }

@@ -103,9 +103,6 @@ pub(crate) fn early(args: &[OsString]) -> Option<(Args, Option<PathBuf>)> {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-    use std::ffi::OsString;
-
     /// Argument shapes: those the early reader takes, and those it must
     /// leave to clap.
     const SHAPES: &[&[&str]] = &[
@@ -177,27 +174,12 @@ mod tests {
 
     #[test]
     fn every_exec_line_read_without_clap_is_read_as_clap_reads_it() {
-        let mut taken = 0;
-        for args in SHAPES {
-            let os: Vec<OsString> = args.iter().map(OsString::from).collect();
-            let Some((early, home)) = super::early(&os) else {
-                continue;
-            };
-            taken += 1;
-            let cli =
-                crate::Cli::try_parse_from(std::iter::once("wbx").chain(args.iter().copied()))
-                    .unwrap_or_else(|e| panic!("{args:?} is taken early but clap refuses it: {e}"));
-            let crate::Command::Exec(full) = cli.command else {
+        let taken = crate::taken_as_clap_takes(SHAPES, super::early, |full, early, args| {
+            let crate::Command::Exec(full) = full else {
                 panic!("{args:?} is not an exec for clap");
             };
             assert_eq!(full, early, "{args:?}");
-            assert_eq!(
-                cli.home.unwrap_or_else(workbooks::default_home),
-                home.unwrap_or_else(workbooks::default_home),
-                "{args:?}"
-            );
-            assert!(cli.brokers.is_empty() && cli.stubs.is_empty(), "{args:?}");
-        }
+        });
         assert_eq!(taken, 9, "the shapes the early reader takes");
     }
 }
