@@ -91,12 +91,16 @@ impl Shared {
     }
 
     fn close_reader(&self) {
-        let waker = {
+        let (waker, unread) = {
             let mut s = self.lock();
             s.reader_gone = true;
             s.buf = BytesMut::new();
-            s.writable.take()
+            (s.writable.take(), s.on_first_read.take())
         };
+        // A reader gone unread never needs its hook, and the hook may hold
+        // this very pipe's writer (a cycle that would keep both alive):
+        // dropped here, outside the lock its writer's drop takes.
+        drop(unread);
         if let Some(waker) = waker {
             waker.wake();
         }
@@ -502,6 +506,7 @@ pub use session_output::{SessionOutput, SessionOutputError};
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     #[test]
@@ -567,15 +572,17 @@ mod tests {
         assert_eq!(all, source);
     }
 
-    /// A source that counts its reads, gives `data` once, then fails.
+    /// A source that counts its reads, gives `data` once, then fails, and
+    /// says when it is dropped.
     struct Counted {
-        reads: Arc<std::sync::atomic::AtomicUsize>,
+        reads: Arc<AtomicUsize>,
+        dropped: Arc<AtomicBool>,
         data: Option<Vec<u8>>,
     }
 
     impl io::Read for Counted {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.reads.fetch_add(1, SeqCst);
             match self.data.take() {
                 Some(data) => {
                     buf[..data.len()].copy_from_slice(&data);
@@ -586,38 +593,50 @@ mod tests {
         }
     }
 
-    fn counted(data: &[u8]) -> (Counted, Arc<std::sync::atomic::AtomicUsize>) {
-        let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.dropped.store(true, SeqCst);
+        }
+    }
+
+    fn counted(data: &[u8]) -> (Counted, Arc<AtomicUsize>, Arc<AtomicBool>) {
+        let (reads, dropped) = (Arc::default(), Arc::default());
         let source = Counted {
-            reads: reads.clone(),
+            reads: Arc::clone(&reads),
+            dropped: Arc::clone(&dropped),
             data: Some(data.to_vec()),
         };
-        (source, reads)
+        (source, reads, dropped)
     }
 
     #[tokio::test]
     async fn a_fed_pipe_whose_reader_never_reads_never_touches_its_source() {
-        let (source, reads) = counted(b"for the next command");
+        let (source, reads, dropped) = counted(b"for the next command");
         let r = feed(source, 1024).unwrap();
         let clone = r.clone();
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         r.close();
         drop((r, clone));
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(reads.load(SeqCst), 0);
+        // And it is let go of with the reader: nothing keeps it.
+        assert!(dropped.load(SeqCst));
     }
 
     #[tokio::test]
     async fn a_source_that_fails_fails_the_read_after_the_bytes_before_it() {
-        let (source, reads) = counted(b"first part");
+        let (source, reads, dropped) = counted(b"first part");
         let mut r = feed(source, 1024).unwrap();
         let mut all = Vec::new();
         let e = r.read_to_end(&mut all).await.unwrap_err();
         assert_eq!(all, b"first part");
         assert_eq!(e.to_string(), "the disk is gone");
-        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(reads.load(SeqCst), 2);
+        // Its pump ended on the failure, and let it go.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(dropped.load(SeqCst));
         // And the same through the WASI stream a guest reads.
-        let (source, _) = counted(b"x");
+        let (source, ..) = counted(b"x");
         let mut r = feed(source, 1024).unwrap();
         let mut got = Vec::new();
         let failure = loop {

@@ -212,6 +212,27 @@ fn stdin_is_taken_as_a_local_run_takes_it_and_only_then() {
 }
 
 #[test]
+fn lines_that_never_read_their_stdin_leave_nothing_open_in_the_daemon() {
+    let d = Daemon::start();
+    let open = || {
+        std::fs::read_dir(format!("/proc/{}/fd", d.child.id()))
+            .unwrap()
+            .count()
+    };
+    let warm = client(d.home(), &["run", "true"], b"unread", &[]);
+    assert!(warm.status.success(), "{}", text(&warm.stderr));
+    let before = open();
+    for _ in 0..24 {
+        let out = client(d.home(), &["run", "true"], b"unread", &[]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    assert_eq!(d.served(), 25);
+    // What each line opened is closed once its client is done; a line
+    // holding its client's socket would leave 24 behind.
+    eventually("the lines' descriptors are closed", || open() < before + 4);
+}
+
+#[test]
 fn a_client_that_goes_away_stops_its_line() {
     let d = Daemon::start();
     // Warm first: a cold cache compiles the stages before the line yields.
