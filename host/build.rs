@@ -5,6 +5,10 @@
 #[path = "../guests/build_support.rs"]
 mod build_support;
 
+/// The engine's own reader of a component's outermost imports.
+#[path = "src/dock/imports/surface.rs"]
+mod surface;
+
 /// Guest crates embedded in `wbx` besides the brokers, by package name;
 /// the artifact is the package name with `-` turned into `_`.
 const BUILT_INS: &[&str] = &[
@@ -71,34 +75,18 @@ fn broker_imports(words: &[String], out: &std::path::Path) -> String {
         let variant: String = word[..1].to_uppercase() + &word[1..];
         let file = out.join(format!("{word}_broker.wasm"));
         let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("reading {file:?}: {e}"));
-        let names: Vec<String> = top_level_imports(&bytes)
-            .into_iter()
+        let imports = surface::surface(&bytes)
+            .unwrap_or_else(|e| panic!("reading {file:?}: {e}"))
+            .unwrap_or_else(|| panic!("{file:?} is a core module, not a component"))
+            .imports;
+        let names: Vec<String> = imports
+            .iter()
             .map(|n| format!("{:?}", n.split_once('@').map_or(n.as_str(), |(p, _)| p)))
             .collect();
         table.push_str(&format!("    (Cap::{variant}, &[{}]),\n", names.join(", ")));
     }
     table.push_str("];\n");
     table
-}
-
-/// The import names of a component's outermost import sections.
-fn top_level_imports(bytes: &[u8]) -> Vec<String> {
-    use wasmparser::{Parser, Payload};
-    let mut names = Vec::new();
-    let mut depth = 0usize;
-    for payload in Parser::new(0).parse_all(bytes) {
-        match payload.expect("a shipped broker parses") {
-            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
-            Payload::End(_) => depth = depth.saturating_sub(1),
-            Payload::ComponentImportSection(reader) if depth == 0 => {
-                for import in reader {
-                    names.push(import.expect("a broker import").name.name.to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-    names
 }
 
 fn main() {

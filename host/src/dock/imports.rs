@@ -10,8 +10,11 @@
 //! brokers only; anything else is refused by name. Only top-level imports
 //! count: a nested component's imports must be satisfied by its parent.
 
+mod surface;
+
+pub use surface::{Surface, surface};
+
 use crate::policy::{Cap, CapSet};
-use wasmparser::{Chunk, Encoding, Parser, Payload};
 
 /// What an import needs in order to be linked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,63 +96,6 @@ pub(crate) fn is_http_types(name: &str) -> bool {
 /// The newest `wasi:*@0.2.x` patch version the engine's WASI serves.
 const WASI_PATCH_MAX: u64 = 12;
 
-/// The top-level imports and exports of a component.
-#[derive(Debug, Clone, Default)]
-pub struct Surface {
-    /// Import names, in binary order.
-    pub imports: Vec<String>,
-    /// Export names, in binary order.
-    pub exports: Vec<String>,
-}
-
-/// Reads the top-level imports and exports of a component binary. Returns
-/// `None` for a core module. Nested modules and components are stepped
-/// over whole, not parsed: only the outermost sections are read.
-pub fn surface(bytes: &[u8]) -> Result<Option<Surface>, String> {
-    let mut surface = Surface::default();
-    let mut parser = Parser::new(0);
-    let mut rest = bytes;
-    loop {
-        let (consumed, payload) = match parser.parse(rest, true).map_err(|e| e.to_string())? {
-            Chunk::Parsed { consumed, payload } => (consumed, payload),
-            Chunk::NeedMoreData(_) => return Err("unexpected end of the binary".into()),
-        };
-        rest = &rest[consumed..];
-        match payload {
-            Payload::Version {
-                encoding: Encoding::Module,
-                ..
-            } => return Ok(None),
-            Payload::ModuleSection {
-                unchecked_range, ..
-            }
-            | Payload::ComponentSection {
-                unchecked_range, ..
-            } => {
-                let len = usize::try_from(unchecked_range.end - unchecked_range.start)
-                    .map_err(|e| e.to_string())?;
-                rest = rest
-                    .get(len..)
-                    .ok_or("a nested section runs past the end of the binary")?;
-            }
-            Payload::ComponentImportSection(reader) => {
-                for import in reader {
-                    let import = import.map_err(|e| e.to_string())?;
-                    surface.imports.push(import.name.name.to_string());
-                }
-            }
-            Payload::ComponentExportSection(reader) => {
-                for export in reader {
-                    let export = export.map_err(|e| e.to_string())?;
-                    surface.exports.push(export.name.name.to_string());
-                }
-            }
-            Payload::End(_) => return Ok(Some(surface)),
-            _ => {}
-        }
-    }
-}
-
 fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
     let core = v.split(['-', '+']).next()?;
     let mut it = core.split('.').map(|n| n.parse::<u64>().ok());
@@ -212,6 +158,7 @@ pub fn classify(name: &str) -> Need {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasmparser::{Parser, Payload};
 
     const NESTING: &str = r#"(component
         (import "wasi:cli/stdout@0.2.6" (instance))
