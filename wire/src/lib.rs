@@ -21,11 +21,13 @@
 //! daemon refuses any request whose build, engine file or digest is not
 //! its own.
 
+mod args;
 mod frames;
 mod relay;
 mod request;
 mod run_args;
 
+pub use args::{Arg, ArgReader, home_env_is_empty};
 pub use frames::*;
 pub use relay::{Answer, ENGINE_EXIT, open, relay};
 pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};

@@ -6,6 +6,7 @@
 //! exactly as the full parser would (another verb, help, `--dir`,
 //! `--broker`, a value that does not parse) is left to the full CLI.
 
+use crate::args::{Arg, ArgReader, home_env_is_empty};
 use crate::relay::{Answer, open, relay};
 use crate::request::{FileId, Request, StageArgs};
 use std::ffi::OsString;
@@ -32,7 +33,7 @@ impl RunArgs {
     /// anything else (another verb, help, a flag it does not take, a value
     /// that does not parse), which `wbx` then reads and answers.
     pub fn parse(args: &[OsString]) -> Option<RunArgs> {
-        let mut args = args.iter().map(|a| a.to_str());
+        let mut args = ArgReader::new(args, &["--env"]);
         let mut run = RunArgs {
             home: None,
             json: false,
@@ -41,65 +42,39 @@ impl RunArgs {
         };
         let mut verb = false;
         let mut line = None;
-        let mut positional_only = false;
-        // clap refuses a flag given twice, unless it may repeat (`--env`).
-        let mut seen: Vec<&str> = Vec::new();
         while let Some(arg) = args.next() {
-            let arg = arg?;
-            if positional_only || !arg.starts_with('-') || arg == "-" {
-                match verb {
-                    false if arg == "run" => verb = true,
-                    true if line.is_none() => line = Some(arg.to_string()),
-                    _ => return None,
+            let (flag, inline) = match arg? {
+                Arg::Word(word) => {
+                    match verb {
+                        false if word == "run" => verb = true,
+                        true if line.is_none() => line = Some(word.to_string()),
+                        _ => return None,
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if arg == "--" {
-                positional_only = true;
-                continue;
-            }
-            let (flag, inline) = match arg.split_once('=') {
-                Some((flag, value)) => (flag, Some(value.to_string())),
-                None => (arg, None),
+                Arg::EndOfFlags => continue,
+                Arg::Flag(flag, inline) => (flag, inline),
             };
-            if flag != "--env" {
-                if seen.contains(&flag) {
-                    return None;
-                }
-                seen.push(flag);
-            }
             if flag == "--json" && verb && inline.is_none() {
                 run.json = true;
                 continue;
             }
-            // clap reads a next argument that starts with `-` as a flag,
-            // and refuses an empty value: both are left to it.
-            let mut value = || {
-                match &inline {
-                    Some(v) => Some(v.clone()),
-                    None => args
-                        .next()?
-                        .filter(|v| !v.starts_with('-'))
-                        .map(str::to_string),
-                }
-                .filter(|v| !v.is_empty())
-            };
+            let value = args.value(inline);
             let stage = &mut run.stage;
             match flag {
-                "--home" => run.home = Some(PathBuf::from(value()?)),
-                "--profile" if verb => stage.profile = value()?,
-                "--caps" if verb => stage.caps = Some(value()?),
-                "--tenant" if verb => stage.tenant = value()?,
-                "--env" if verb => stage.env.push(value()?),
-                "--timeout" if verb => stage.timeout = Some(value()?.parse().ok()?),
-                "--fuel" if verb => stage.fuel = Some(value()?.parse().ok()?),
-                "--memory" if verb => stage.memory = Some(value()?.parse().ok()?),
+                "--home" => run.home = Some(PathBuf::from(value?)),
+                "--profile" if verb => stage.profile = value?,
+                "--caps" if verb => stage.caps = Some(value?),
+                "--tenant" if verb => stage.tenant = value?,
+                "--env" if verb => stage.env.push(value?),
+                "--timeout" if verb => stage.timeout = Some(value?.parse().ok()?),
+                "--fuel" if verb => stage.fuel = Some(value?.parse().ok()?),
+                "--memory" if verb => stage.memory = Some(value?.parse().ok()?),
                 _ => return None,
             }
         }
         run.line = line?;
-        // clap reads an empty `WB_HOME` as `--home` without its value.
-        if run.home.is_none() && std::env::var_os("WB_HOME").is_some_and(|h| h.is_empty()) {
+        if run.home.is_none() && home_env_is_empty() {
             return None;
         }
         verb.then_some(run)

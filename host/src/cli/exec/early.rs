@@ -9,11 +9,12 @@
 use super::Args;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use workbooks_wire::{Arg, ArgReader, home_env_is_empty};
 
 /// `[--home DIR] exec [flags] FILE [-- ARGS...]`, with its `--home`; `None`
 /// for anything clap should read.
 pub(crate) fn early(args: &[OsString]) -> Option<(Args, Option<PathBuf>)> {
-    let mut args = args.iter().map(|a| a.to_str());
+    let mut args = ArgReader::new(args, &["--env", "--dir"]);
     let mut home = None;
     let mut exec = Args {
         profile: "compute".into(),
@@ -31,71 +32,52 @@ pub(crate) fn early(args: &[OsString]) -> Option<(Args, Option<PathBuf>)> {
         args: Vec::new(),
     };
     let (mut verb, mut file, mut trailing) = (false, false, false);
-    // clap refuses a flag given twice, unless it may repeat.
-    let mut seen: Vec<&str> = Vec::new();
     while let Some(arg) = args.next() {
-        let arg = arg?;
-        if trailing {
-            exec.args.push(arg.to_string());
-            continue;
-        }
-        if arg == "--" {
-            if !file {
-                return None;
+        let (flag, inline) = match arg? {
+            // After `--`, every argument is the command's.
+            Arg::Word(word) if trailing => {
+                exec.args.push(word.to_string());
+                continue;
             }
-            trailing = true;
-            continue;
-        }
-        if !arg.starts_with('-') {
-            match (verb, file) {
-                (false, _) if arg == "exec" => verb = true,
-                (true, false) if !arg.is_empty() => {
-                    exec.file = PathBuf::from(arg);
-                    file = true;
+            Arg::Word(word) => {
+                match (verb, file) {
+                    (false, _) if word == "exec" => verb = true,
+                    (true, false) if !word.is_empty() && word != "-" => {
+                        exec.file = PathBuf::from(word);
+                        file = true;
+                    }
+                    _ => return None,
                 }
-                _ => return None,
+                continue;
             }
-            continue;
-        }
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) => (flag, Some(value)),
-            None => (arg, None),
+            Arg::EndOfFlags if file => {
+                trailing = true;
+                continue;
+            }
+            Arg::EndOfFlags => return None,
+            Arg::Flag(flag, inline) => (flag, inline),
         };
-        if flag != "--env" && flag != "--dir" {
-            if seen.contains(&flag) {
-                return None;
-            }
-            seen.push(flag);
-        }
         if flag == "--framed" && verb && inline.is_none() {
             exec.framed = true;
             continue;
         }
-        // clap reads a next argument that starts with `-` as a flag, and
-        // refuses an empty value: both are left to it.
-        let mut value = || {
-            inline
-                .or_else(|| args.next()?.filter(|v| !v.starts_with('-')))
-                .filter(|v| !v.is_empty())
-                .map(str::to_string)
-        };
+        let value = args.value(inline);
         match flag {
-            "--home" => home = Some(PathBuf::from(value()?)),
-            "--profile" if verb => exec.profile = value()?,
-            "--caps" if verb => exec.caps = Some(value()?),
-            "--dir" if verb => exec.dirs.push(value()?),
-            "--timeout" if verb => exec.timeout = Some(value()?.parse().ok()?),
-            "--memory" if verb => exec.memory = Some(value()?.parse().ok()?),
-            "--fuel" if verb => exec.fuel = value()?.parse().ok()?,
-            "--env" if verb => exec.env.push(value()?),
-            "--expect-sha256" if verb => exec.expect_sha256 = Some(value()?),
-            "--tenant" if verb => exec.tenant = value()?,
-            "--id" if verb => exec.id = Some(value()?),
+            "--home" => home = Some(PathBuf::from(value?)),
+            "--profile" if verb => exec.profile = value?,
+            "--caps" if verb => exec.caps = Some(value?),
+            "--dir" if verb => exec.dirs.push(value?),
+            "--timeout" if verb => exec.timeout = Some(value?.parse().ok()?),
+            "--memory" if verb => exec.memory = Some(value?.parse().ok()?),
+            "--fuel" if verb => exec.fuel = value?.parse().ok()?,
+            "--env" if verb => exec.env.push(value?),
+            "--expect-sha256" if verb => exec.expect_sha256 = Some(value?),
+            "--tenant" if verb => exec.tenant = value?,
+            "--id" if verb => exec.id = Some(value?),
             _ => return None,
         }
     }
-    // clap reads an empty `WB_HOME` as `--home` without its value.
-    if home.is_none() && std::env::var_os("WB_HOME").is_some_and(|h| h.is_empty()) {
+    if home.is_none() && home_env_is_empty() {
         return None;
     }
     file.then_some((exec, home))
