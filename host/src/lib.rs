@@ -78,7 +78,7 @@ pub use engine::{
     build_id, default_home,
 };
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
-pub use pipes::{Opener, PipeReader, SessionOutput};
+pub use pipes::{PipeReader, SessionOutput};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile, Stub, Stubs};
 pub use preopen::PreopenError;
 pub use run::{RunError, RunOutput};

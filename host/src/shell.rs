@@ -185,9 +185,6 @@ pub enum LineError {
     /// A redirection failed.
     #[error("redirection failed: {0}")]
     Redirect(String),
-    /// The line's stdin could not be set up.
-    #[error("stdin: {0}")]
-    Stdin(std::io::Error),
     /// A stage did not run.
     #[error("{name}: {error}")]
     Command {
@@ -206,7 +203,6 @@ fn line_input(stdin: Stdin) -> Option<SessionInput> {
         Stdin::Bytes(bytes) => Some(SessionInput::Pipe(pipe(PIPE_CAPACITY, &bytes).1)),
         Stdin::Inherit => Some(SessionInput::ProcessStdin),
         Stdin::Pipe(reader) => Some(SessionInput::Pipe(reader)),
-        Stdin::Deferred(opener) => Some(SessionInput::Deferred(opener)),
     }
 }
 
@@ -375,7 +371,7 @@ impl Engine {
         let input = match stdin {
             Stdin::Bytes(bytes) => StageInput::Bytes(bytes),
             stdin => match line_input(stdin) {
-                Some(input) => StageInput::Stream(input.open().map_err(LineError::Stdin)?),
+                Some(input) => StageInput::Stream(input.open()),
                 None => StageInput::Bytes(Bytes::new()),
             },
         };

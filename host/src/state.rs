@@ -21,7 +21,7 @@ use crate::limits::{
     Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
     MemoryLimiter,
 };
-use crate::pipes::{Opener, PipeReader, PipeWriter, SessionInput, SessionOutput};
+use crate::pipes::{PipeReader, PipeWriter, SessionInput, SessionOutput};
 use crate::policy::{Cap, Grant};
 pub use crate::preopen::Preopen;
 use crate::preopen::preopen_all;
@@ -48,11 +48,10 @@ pub enum Stdin {
     Bytes(Bytes),
     /// The host process's own stdin (the CLI passes it through).
     Inherit,
-    /// The reading end of a pipe (a pipeline stage's input), streamed.
+    /// The reading end of a pipe (a pipeline stage's input), streamed; one
+    /// whose writer starts only once it is read says so with
+    /// [`PipeReader::on_first_read`].
     Pipe(PipeReader),
-    /// A stream opened only when it is first read (for a command line: when
-    /// a stage first reads its stdin).
-    Deferred(Opener),
 }
 
 impl From<Bytes> for Stdin {
@@ -182,9 +181,6 @@ pub enum SessionError {
     /// stdin over [`MAX_STDIN_BYTES`].
     #[error("stdin is {0} bytes, over the {MAX_STDIN_BYTES}-byte limit")]
     StdinTooLarge(usize),
-    /// A deferred stdin could not be opened.
-    #[error("stdin could not be opened: {0}")]
-    Stdin(std::io::Error),
     /// A preopen was refused or could not be opened.
     #[error(transparent)]
     Preopen(#[from] crate::preopen::PreopenError),
@@ -362,9 +358,6 @@ fn wasi_for(
         }
         Stdin::Pipe(reader) => {
             wasi.stdin(reader.clone());
-        }
-        Stdin::Deferred(opener) => {
-            wasi.stdin(opener.open().map_err(SessionError::Stdin)?);
         }
     }
     let mut captured = Captured::default();

@@ -84,7 +84,7 @@ pub(crate) fn for_line_error(e: &workbooks::LineError) -> u8 {
         E::Policy(_) | E::OutsideSandbox(_) => REFUSED,
         E::Dock(d) => for_dock_error(d),
         E::Session(s) if refused_preopen(s) => REFUSED,
-        E::Session(_) | E::Stdin(_) => ENGINE,
+        E::Session(_) => ENGINE,
         E::Run(r) => for_run_error(r),
         E::Syntax(_) | E::Unsupported(_) => SYNTAX,
         E::Redirect(_) => 1,

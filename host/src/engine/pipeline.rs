@@ -224,9 +224,6 @@ async fn read_whole(stdin: Stdin) -> Result<Bytes, CommandError> {
         Stdin::Empty | Stdin::Inherit => return Ok(Bytes::new()),
         Stdin::Bytes(bytes) => return Ok(bytes),
         Stdin::Pipe(reader) => reader,
-        Stdin::Deferred(opener) => opener
-            .open()
-            .map_err(|e| CommandError::Refused(format!("opening stdin: {e}")))?,
     };
     let mut all = Vec::new();
     reader

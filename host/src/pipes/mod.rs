@@ -288,7 +288,7 @@ impl PipeReader {
 /// never read leaves `source` untouched, for whatever reads it next, as a
 /// shell's `true` leaves its stdin. It holds at most `capacity` bytes ahead
 /// of its reader, and stops reading `source` once the reader is gone.
-pub fn feed(source: impl io::Read + Send + 'static, capacity: usize) -> io::Result<PipeReader> {
+pub fn feed(source: impl io::Read + Send + 'static, capacity: usize) -> PipeReader {
     let (writer, reader) = pipe(capacity, b"");
     let failed = writer.clone();
     reader.on_first_read(move || {
@@ -301,55 +301,29 @@ pub fn feed(source: impl io::Read + Send + 'static, capacity: usize) -> io::Resu
             )));
         }
     });
-    Ok(reader)
+    reader
 }
 
-/// Where a session's stdin for its pipelines comes from, opened only when
-/// a stage first asks for it: a line that never reads stdin starts no
+/// Where a session's stdin for its pipelines comes from. Either is read
+/// only once a stage reads it: a line that never reads stdin starts no
 /// thread and takes nothing from the host's stdin.
 #[derive(Debug, Clone)]
 pub enum SessionInput {
-    /// A pipe already holding (or being fed) the bytes.
+    /// A pipe already holding (or being fed) the bytes; one whose writer
+    /// starts only when it is read says so with
+    /// [`PipeReader::on_first_read`].
     Pipe(PipeReader),
-    /// The host process's own stdin, fed into a pipe once opened.
+    /// The host process's own stdin, fed into a pipe once read.
     ProcessStdin,
-    /// A stream its owner starts feeding only when it is opened.
-    Deferred(Opener),
 }
 
 impl SessionInput {
-    /// The stream itself; the host's stdin starts being fed now.
-    pub fn open(self) -> io::Result<PipeReader> {
+    /// The stream itself, for the stage wired to the session's stdin.
+    pub fn open(self) -> PipeReader {
         match self {
-            SessionInput::Pipe(reader) => Ok(reader),
+            SessionInput::Pipe(reader) => reader,
             SessionInput::ProcessStdin => feed(std::io::stdin(), crate::limits::PIPE_CAPACITY),
-            SessionInput::Deferred(opener) => opener.open(),
         }
-    }
-}
-
-/// Opens an input stream on first use, as the host's own stdin is opened:
-/// for a stdin that lives elsewhere (a client's, across a socket) and must
-/// not be asked for unless a stage reads it. Clones open the same stream;
-/// the function given decides what a second open returns.
-#[derive(Clone)]
-pub struct Opener(Arc<dyn Fn() -> io::Result<PipeReader> + Send + Sync>);
-
-impl Opener {
-    /// An opener calling `open`.
-    pub fn new(open: impl Fn() -> io::Result<PipeReader> + Send + Sync + 'static) -> Self {
-        Self(Arc::new(open))
-    }
-
-    /// The stream.
-    pub fn open(&self) -> io::Result<PipeReader> {
-        (self.0)()
-    }
-}
-
-impl std::fmt::Debug for Opener {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Opener")
     }
 }
 
@@ -566,7 +540,7 @@ mod tests {
     #[tokio::test]
     async fn a_fed_pipe_streams_its_source_then_ends() {
         let source: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
-        let mut r = feed(std::io::Cursor::new(source.clone()), 1024).unwrap();
+        let mut r = feed(std::io::Cursor::new(source.clone()), 1024);
         let mut all = Vec::new();
         r.read_to_end(&mut all).await.unwrap();
         assert_eq!(all, source);
@@ -612,7 +586,7 @@ mod tests {
     #[tokio::test]
     async fn a_fed_pipe_whose_reader_never_reads_never_touches_its_source() {
         let (source, reads, dropped) = counted(b"for the next command");
-        let r = feed(source, 1024).unwrap();
+        let r = feed(source, 1024);
         let clone = r.clone();
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         r.close();
@@ -626,7 +600,7 @@ mod tests {
     #[tokio::test]
     async fn a_source_that_fails_fails_the_read_after_the_bytes_before_it() {
         let (source, reads, dropped) = counted(b"first part");
-        let mut r = feed(source, 1024).unwrap();
+        let mut r = feed(source, 1024);
         let mut all = Vec::new();
         let e = r.read_to_end(&mut all).await.unwrap_err();
         assert_eq!(all, b"first part");
@@ -637,7 +611,7 @@ mod tests {
         assert!(dropped.load(SeqCst));
         // And the same through the WASI stream a guest reads.
         let (source, ..) = counted(b"x");
-        let mut r = feed(source, 1024).unwrap();
+        let mut r = feed(source, 1024);
         let mut got = Vec::new();
         let failure = loop {
             match InputStream::read(&mut r, 64) {

@@ -72,13 +72,12 @@ impl Host for LaunchView<'_> {
             return fail(0, Error::Denied);
         }
         let mut specs = Vec::with_capacity(stages.len());
-        for (index, stage) in stages.into_iter().enumerate() {
+        for stage in stages {
             let input = match stage.input {
                 StageInput::Pipe => commands::StageInput::Pipe,
                 StageInput::Bytes(bytes) => commands::StageInput::Bytes(Bytes::from(bytes)),
-                StageInput::Session => match self.ctx.take_session_input().map(|i| i.open()) {
-                    Some(Ok(reader)) => commands::StageInput::Stream(reader),
-                    Some(Err(e)) => return fail(index, Error::Refused(format!("stdin: {e}"))),
+                StageInput::Session => match self.ctx.take_session_input() {
+                    Some(input) => commands::StageInput::Stream(input.open()),
                     None => commands::StageInput::Bytes(Bytes::new()),
                 },
             };
