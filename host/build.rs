@@ -134,9 +134,15 @@ fn main() {
         "cargo:rustc-env=WASMTIME_VERSION={}",
         locked_version(&lock, "wasmtime")
     );
+    // The target as wasmtime checks a loaded artifact against it: the
+    // architecture and the operating system. Generated code does not depend
+    // on the C library, so a static musl runner loads what a glibc `wbx`
+    // compiled.
+    let cfg = |key: &str| std::env::var(key).expect("set by cargo");
     println!(
-        "cargo:rustc-env=WB_TARGET={}",
-        std::env::var("TARGET").expect("set by cargo")
+        "cargo:rustc-env=WB_TARGET={}-{}",
+        cfg("CARGO_CFG_TARGET_ARCH"),
+        cfg("CARGO_CFG_TARGET_OS")
     );
 }
 
