@@ -426,6 +426,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_engine_key_names_architecture_and_os_but_not_the_c_library() {
+        // A musl runner must load what a glibc `wbx` compiled into the same
+        // home, so the key carries what wasmtime checks and nothing more.
+        let target = format!(" {}-{} ", std::env::consts::ARCH, std::env::consts::OS);
+        assert!(ENGINE_IDENTITY.contains(&target), "{ENGINE_IDENTITY}");
+        for libc in ["gnu", "musl", "unknown"] {
+            assert!(!ENGINE_IDENTITY.contains(libc), "{ENGINE_IDENTITY}");
+        }
+    }
+
+    #[test]
     fn bytes_that_are_not_wasm_are_refused() {
         assert!(matches!(
             Artifact::from_bytes(b"#!/bin/sh\necho hi".to_vec()),
