@@ -5,7 +5,8 @@
 //!    and `wbx run true` vs `sh -c true`; the same for the compiler-less
 //!    `wbr` when it is built (`cargo build --release -p wbr`, on its own),
 //!    and the thin client `wb` (which hands a line no daemon serves to
-//!    `wbx`); then all of it again as clients of a `wbx daemon`;
+//!    `wbx`); then all of it again as clients of a `wbx daemon`; and all
+//!    of section 2 again for the static musl build, when it is built;
 //! 3. `jq` on a 50 MB JSON file: the sandboxed built-in vs the same jq
 //!    crate (same jaq crates, same code) compiled natively;
 //! 4. what one more stage costs the host: a line of 9 `true`s against a
@@ -186,9 +187,17 @@ fn in_process(engine: &Engine, rt: &tokio::runtime::Runtime, n: usize) {
 }
 
 /// Section 2, the whole process: a pipeline and the smallest line through
-/// installed runners, alone and then as clients of a `wbx daemon`.
+/// installed runners, alone and then as clients of a `wbx daemon`; for
+/// this build, and again for the static musl build when it is built.
 fn whole_process(home: &Path, n: usize) {
-    let (_installed, runners) = installed::runners(Path::new(env!("CARGO_BIN_EXE_wbx")));
+    for (build, wbx) in installed::builds() {
+        whole_process_of(build, &wbx, home, n);
+    }
+}
+
+/// Section 2 for the build whose `wbx` is `wbx`, named by `build`.
+fn whole_process_of(build: &str, wbx: &Path, home: &Path, n: usize) {
+    let (_installed, runners) = installed::runners(wbx);
     let measure_all = |how: &str| {
         for (name, bin) in &runners {
             for line in [PIPELINE, "true"] {
@@ -209,7 +218,7 @@ fn whole_process(home: &Path, n: usize) {
                         sh(line);
                     },
                 );
-                let what = format!("whole process{how}: `{name} run '{line}'` vs `sh -c`");
+                let what = format!("whole process{build}{how}: `{name} run '{line}'` vs `sh -c`");
                 report(&what, ours, native, "sh -c");
             }
         }

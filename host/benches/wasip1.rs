@@ -193,7 +193,17 @@ fn main() {
         }),
         _ => println!("wasip1: no python.wasm in WB_CATALOG_DIR, CPython skipped"),
     }
-    let (_installed, runners) = installed::runners(Path::new(env!("CARGO_BIN_EXE_wbx")));
+    let mut runners = Vec::new();
+    let mut installs = Vec::new();
+    for (build, wbx) in installed::builds() {
+        let (dir, built) = installed::runners(&wbx);
+        installs.push(dir);
+        runners.extend(
+            built
+                .into_iter()
+                .map(|(name, bin)| (format!("{name}{build}"), bin)),
+        );
+    }
     println!(
         "exec (installed copies) vs wasmtime run ({}), child processes, warm caches, median of {n}",
         version(&bin)
@@ -204,7 +214,7 @@ fn main() {
         for (name, runner) in &runners {
             let took = measure(case, n, &|s| ours(runner, home.path(), case, s));
             println!(
-                "  {:<40} {name} {:>8.2} ms   wasmtime {:>8.2} ms   ratio {name}/wasmtime {:.2}",
+                "  {:<40} {name:<20} {:>8.2} ms   wasmtime {:>8.2} ms   ratio {:.2}",
                 case.label,
                 ms(took),
                 ms(peer),

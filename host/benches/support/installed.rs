@@ -6,6 +6,28 @@
 
 use std::path::{Path, PathBuf};
 
+/// Where the static musl build the README documents lands, from the
+/// project's root.
+const MUSL_WBX: &str = "target/x86_64-unknown-linux-musl/release/wbx";
+
+/// The builds to measure, each named (empty for this one) by its `wbx`:
+/// this bench's, and the static musl build's when it is built.
+pub fn builds() -> Vec<(&'static str, PathBuf)> {
+    let mut builds = vec![("", PathBuf::from(env!("CARGO_BIN_EXE_wbx")))];
+    let musl = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(MUSL_WBX);
+    if musl.is_file() {
+        builds.push((" (static musl)", musl));
+    } else {
+        println!(
+            "(no {}: build it as the README's runner section says to measure it)",
+            musl.display()
+        );
+    }
+    builds
+}
+
 /// Copies of `wbx`, the thin client `wb` and, when it is built, `wbr`
 /// (from beside `wbx`), in a directory that lives as long as the returned
 /// guard.
