@@ -194,6 +194,7 @@ fn main() {
         _ => println!("wasip1: no python.wasm in WB_CATALOG_DIR, CPython skipped"),
     }
     let mut runners = Vec::new();
+    // The installed copies live as long as these guards.
     let mut installs = Vec::new();
     for (build, wbx) in installed::builds() {
         let (dir, built) = installed::runners(&wbx);

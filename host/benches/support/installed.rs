@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 const MUSL_WBX: &str = "target/x86_64-unknown-linux-musl/release/wbx";
 
 /// The builds to measure, each named (empty for this one) by its `wbx`:
-/// this bench's, and the static musl build's when it is built.
+/// this bench's, and the static musl build's when it is built (as it was
+/// last built: no bench rebuilds it).
 pub fn builds() -> Vec<(&'static str, PathBuf)> {
     let mut builds = vec![("", PathBuf::from(env!("CARGO_BIN_EXE_wbx")))];
     let musl = Path::new(env!("CARGO_MANIFEST_DIR"))
