@@ -19,6 +19,7 @@ mod fabric;
 mod inspect;
 mod kernel;
 mod ledger;
+mod log;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod net;
@@ -204,14 +205,7 @@ fn main() -> ExitCode {
             }
         },
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("WB_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
+    log::init();
     let home = cli.home.unwrap_or_else(workbooks::default_home);
     if let Err(code) = options::set_brokers(&cli.brokers) {
         return ExitCode::from(code);

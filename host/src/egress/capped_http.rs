@@ -144,26 +144,8 @@ pub enum HttpError {
     Protocol(String),
 }
 
-/// Builds the TLS client configuration: the web PKI roots plus the
-/// operator's extra roots (DER).
-pub fn tls_config(extra_roots: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, String> {
-    let mut roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    for der in extra_roots {
-        roots
-            .add(rustls::pki_types::CertificateDer::from(der.clone()))
-            .map_err(|e| format!("bad extra TLS root: {e}"))?;
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    Ok(Arc::new(config))
-}
+use super::tls::LazyTls;
+pub use super::tls::tls_config;
 
 /// Headers that carry credentials: dropped on a cross-origin redirect.
 const CREDENTIALS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
@@ -182,7 +164,7 @@ const HOP_BY_HOP: [&str; 6] = [
 #[derive(Clone)]
 pub struct HttpClient {
     guard: NetGuard,
-    tls: Arc<rustls::ClientConfig>,
+    tls: LazyTls,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -211,19 +193,24 @@ fn origin(url: &url::Url) -> (String, String, Option<u16>) {
 impl HttpClient {
     /// A client judging every hop with `guard`.
     pub fn new(guard: NetGuard, tls: Arc<rustls::ClientConfig>) -> Self {
+        Self::with_tls(guard, LazyTls::ready(tls))
+    }
+
+    /// A client judging every hop with `guard`, its TLS built on first use.
+    pub(crate) fn with_tls(guard: NetGuard, tls: LazyTls) -> Self {
         Self { guard, tls }
     }
 
     /// A client for addresses the operator configured (a model server, a
     /// search or image endpoint): they may be anywhere, loopback included,
     /// so no floor applies. Never hand one a URL a guest chose.
-    pub(crate) fn for_operator(tls: Arc<rustls::ClientConfig>) -> Self {
+    pub(crate) fn for_operator(tls: LazyTls) -> Self {
         let anywhere = ["0.0.0.0/0", "::/0"]
             .iter()
             .filter_map(|c| super::Cidr::parse(c).ok())
             .collect();
         let guard = NetGuard::new(anywhere, Arc::new(super::SystemResolver));
-        Self::new(guard, tls)
+        Self::with_tls(guard, tls)
     }
 
     /// The guard.
@@ -233,7 +220,7 @@ impl HttpClient {
 
     /// The TLS configuration.
     pub fn tls(&self) -> &Arc<rustls::ClientConfig> {
-        &self.tls
+        self.tls.get()
     }
 
     /// Connects to the pinned address, with TLS (SNI = the URL's host,
@@ -259,7 +246,7 @@ impl HttpClient {
                 .to_string(),
         )
         .map_err(|e| HttpError::Tls(format!("bad server name {host}: {e}")))?;
-        let stream = tokio_rustls::TlsConnector::from(self.tls.clone())
+        let stream = tokio_rustls::TlsConnector::from(self.tls.get().clone())
             .connect(name, tcp)
             .await
             .map_err(|e| HttpError::Tls(e.to_string()))?;

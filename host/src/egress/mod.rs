@@ -9,6 +9,7 @@
 pub mod capped_http;
 pub mod net_guard;
 pub mod oneshot;
+pub(crate) mod tls;
 
 pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
 pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};

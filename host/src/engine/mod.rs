@@ -354,8 +354,7 @@ impl EngineBuilder {
             self.net_allow,
             self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
         );
-        let tls =
-            crate::egress::capped_http::tls_config(&self.tls_roots).map_err(EngineError::Config)?;
+        let tls = crate::egress::tls::LazyTls::new(self.tls_roots).map_err(EngineError::Config)?;
         let llm = self
             .llm
             .map(|e| Arc::new(crate::cap::llm::LlmService::new(e, tls.clone())));
@@ -363,7 +362,7 @@ impl EngineBuilder {
             self.agent_services,
             tls.clone(),
         ));
-        let http = Arc::new(HttpClient::new(guard, tls));
+        let http = Arc::new(HttpClient::with_tls(guard, tls));
         let keyring = Arc::new(Keyring::new(
             Some(home.join(crate::cap::secrets::keyring::SECRETS_DIR)),
             self.secrets,

@@ -28,7 +28,6 @@ pub(crate) use image::{ImageBudget, write_image};
 
 use crate::egress::HttpClient;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// What a template must name, replaced by the run's tenant.
 pub const TENANT: &str = "{tenant}";
@@ -154,7 +153,7 @@ pub(crate) struct Outside {
 }
 
 impl Outside {
-    pub(crate) fn new(services: AgentServices, tls: Arc<rustls::ClientConfig>) -> Self {
+    pub(crate) fn new(services: AgentServices, tls: crate::egress::tls::LazyTls) -> Self {
         Self {
             services,
             client: HttpClient::for_operator(tls),

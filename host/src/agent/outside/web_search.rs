@@ -84,7 +84,7 @@ mod tests {
 
     #[tokio::test]
     async fn no_endpoint_or_an_empty_query_asks_nothing() {
-        let tls = crate::egress::capped_http::tls_config(&[]).unwrap();
+        let tls = crate::egress::tls::LazyTls::new(Vec::new()).unwrap();
         let none = Outside::new(super::super::AgentServices::default(), tls.clone());
         assert!(
             web_search(&none, "q")

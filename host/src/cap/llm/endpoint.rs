@@ -6,7 +6,6 @@ use crate::limits::{
     LLM_REQUEST_TIMEOUT, LLM_RETRIES, LLM_RETRY_BACKOFF,
 };
 use bytes::Bytes;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The time bounds of one completion. Each defaults to the engine's
@@ -98,7 +97,7 @@ pub(crate) struct LlmService {
 
 impl LlmService {
     /// A service for `endpoint`, verifying TLS peers with `tls`.
-    pub(crate) fn new(endpoint: LlmEndpoint, tls: Arc<rustls::ClientConfig>) -> Self {
+    pub(crate) fn new(endpoint: LlmEndpoint, tls: crate::egress::tls::LazyTls) -> Self {
         Self {
             endpoint,
             client: HttpClient::for_operator(tls),
@@ -241,7 +240,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_past_its_cap_is_refused_before_anything_is_sent() {
-        let tls = crate::egress::capped_http::tls_config(&[]).unwrap();
+        let tls = crate::egress::tls::LazyTls::new(Vec::new()).unwrap();
         // Port 9 on loopback: a send would fail as a transport error.
         let service = LlmService::new(LlmEndpoint::new("http://127.0.0.1:9/v1", None, "m"), tls);
         let got = service.post(vec![b'x'; LLM_MAX_REQUEST_BYTES + 1]).await;
