@@ -40,13 +40,13 @@ mod worker;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// A static musl build allocates through mimalloc: musl's own allocator maps
 /// and unmaps pages for most sizes, which costs a `run` more than it runs.
 #[cfg(target_env = "musl")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use std::process::ExitCode;
 
 /// A plugin host for WebAssembly components, with capability profiles.
 #[derive(Debug, Parser)]

@@ -354,7 +354,7 @@ impl EngineBuilder {
             self.net_allow,
             self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
         );
-        let tls = crate::egress::tls::LazyTls::new(self.tls_roots).map_err(EngineError::Config)?;
+        let tls = crate::egress::tls::LazyTls::new(&self.tls_roots).map_err(EngineError::Config)?;
         let llm = self
             .llm
             .map(|e| Arc::new(crate::cap::llm::LlmService::new(e, tls.clone())));

@@ -397,6 +397,18 @@ async fn net_browse() {
     );
 }
 
+#[test]
+fn an_extra_tls_root_that_is_not_a_certificate_stops_the_engine_being_built() {
+    // The TLS configuration is built on the first connection; a bad extra
+    // root must still be refused up front, not at that connection.
+    let home = tempfile::tempdir().unwrap();
+    let err = builder(&home, true)
+        .tls_roots(vec![b"not a certificate".to_vec()])
+        .build()
+        .expect_err("an engine with a bad TLS root was built");
+    assert!(err.to_string().contains("bad extra TLS root"), "{err}");
+}
+
 #[tokio::test]
 async fn net_oneshot() {
     let tcp = servers::tcp_echo().await;

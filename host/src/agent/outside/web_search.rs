@@ -84,7 +84,7 @@ mod tests {
 
     #[tokio::test]
     async fn no_endpoint_or_an_empty_query_asks_nothing() {
-        let tls = crate::egress::tls::LazyTls::new(Vec::new()).unwrap();
+        let tls = crate::egress::tls::LazyTls::new(&[]).unwrap();
         let none = Outside::new(super::super::AgentServices::default(), tls.clone());
         assert!(
             web_search(&none, "q")
