@@ -144,6 +144,19 @@ fn main() {
         cfg("CARGO_CFG_TARGET_ARCH"),
         cfg("CARGO_CFG_TARGET_OS")
     );
+    // A static x86_64 musl `wbx` enters through `src/cli/start.rs`, which
+    // populates its writable segment before it relocates itself.
+    if populate_then_start(&cfg) {
+        println!("cargo:rustc-link-arg-bin=wbx=-Wl,-e,workbooks_populate_then_start");
+    }
+}
+
+/// Whether the target is the one `src/cli/start.rs` serves (the runner's
+/// build script asks the same).
+fn populate_then_start(cfg: &dyn Fn(&str) -> String) -> bool {
+    cfg("CARGO_CFG_TARGET_ENV") == "musl"
+        && cfg("CARGO_CFG_TARGET_ARCH") == "x86_64"
+        && cfg("CARGO_CFG_TARGET_OS") == "linux"
 }
 
 /// The version of `package` in a Cargo.lock, so the composer's version can

@@ -173,7 +173,7 @@ const ENGINE_IDENTITY: &str = concat!(
     env!("WASMTIME_VERSION"),
     " ",
     env!("WB_TARGET"),
-    " component-model epoch-interruption consume-fuel"
+    " component-model epoch-interruption consume-fuel no-native-unwind-info"
 );
 
 /// The short hash of [`ENGINE_IDENTITY`] in every entry's name.

@@ -5,6 +5,8 @@
 //! from [`exit`], distinct per kind and documented in the README.
 
 mod agent;
+#[cfg(any(test, target_env = "musl"))]
+mod alloc;
 mod audit;
 mod bundle;
 mod call;
@@ -32,6 +34,8 @@ mod secret;
 mod serve;
 #[cfg(feature = "api")]
 mod serve_api;
+#[cfg(all(target_env = "musl", target_arch = "x86_64", target_os = "linux"))]
+mod start;
 mod toolkit;
 mod vfs;
 mod warm;
@@ -42,11 +46,12 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// A static musl build allocates through mimalloc: musl's own allocator maps
-/// and unmaps pages for most sizes, which costs a `run` more than it runs.
+/// A static musl build allocates through a start-up arena and then
+/// mimalloc: musl's own allocator maps and unmaps pages for most sizes,
+/// which costs a `run` more than it runs.
 #[cfg(target_env = "musl")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::StartArena<mimalloc::MiMalloc> = alloc::StartArena(mimalloc::MiMalloc);
 
 /// A plugin host for WebAssembly components, with capability profiles.
 #[derive(Debug, Parser)]

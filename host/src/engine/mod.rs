@@ -317,6 +317,11 @@ impl EngineBuilder {
         cfg.wasm_component_model(true);
         cfg.epoch_interruption(true);
         cfg.consume_fuel(true);
+        // No `.eh_frame` for guest code: wasmtime walks guest stacks by frame
+        // pointer and catches a host panic before it would unwind through a
+        // guest frame, so the system unwinder never needs one, and loading a
+        // component then registers nothing with it.
+        cfg.native_unwind_info(false);
         if self.pooling {
             let n = self.max_instances;
             let mut pool = wasmtime::PoolingAllocationConfig::new();
