@@ -6,31 +6,33 @@
 //! class on its own 64 KiB page, so the few hundred KiB a `run` allocates
 //! while it starts were spread over some 150 pages touched one at a time.
 //! Here the small allocations of a process's start come instead from one
-//! contiguous arena, mapped on the first allocation (anywhere the kernel
-//! chooses, so its address tells nothing of the binary's), handed out in
-//! order and made present ahead of use, [`STEP`] bytes per
-//! `madvise(MADV_POPULATE_WRITE)`: a fifth of the cost per page. Once the
-//! arena is spent, or for any block larger than [`LARGEST`], or if the
-//! arena could not be mapped, allocation is the fallback's (mimalloc).
+//! arena, mapped on the first allocation (anywhere the kernel chooses, so
+//! its address tells nothing of the binary's). Each thread takes a
+//! [`CHUNK`] of it at a time, made present with one
+//! `madvise(MADV_POPULATE_WRITE)` (a fifth of the cost per page), and hands
+//! out its blocks in order with no atomic operation. Once the arena is
+//! spent, or for any block larger than [`LARGEST`], or if the arena could
+//! not be mapped, allocation is the fallback's (mimalloc).
 //!
-//! The arena hands out each byte once, except the tail the newest block
-//! gives back when it is freed or shrunk; any other freed block stays
-//! unused until the process exits, so the arena holds back at most
-//! [`ARENA_BYTES`]. Populating is only a hint: a thread that runs ahead of
-//! it faults as before.
+//! The arena hands out each byte once, except the tail the newest block of
+//! a thread's current chunk gives back to that thread when it is freed or
+//! shrunk there; any other freed block stays unused until the process
+//! exits, so the arena holds back at most [`ARENA_BYTES`]. Populating is
+//! only a hint: an older kernel refuses it and the pages fault as before.
 
 #![expect(unsafe_code, reason = "a global allocator")]
 
 use std::alloc::{GlobalAlloc, Layout};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bytes of the arena: what start-up allocations may hold back at most.
 const ARENA_BYTES: usize = 4 << 20;
-/// Bytes made present per call, ahead of the allocation that reaches them.
-const STEP: usize = 64 << 10;
+/// Bytes a thread takes from the arena at a time, made present at once.
+const CHUNK: usize = 64 << 10;
 /// The largest block the arena takes; larger ones (buffers, which are
-/// often not touched whole) go to mimalloc.
-const LARGEST: usize = 32 << 10;
+/// often not touched whole) go to the fallback.
+const LARGEST: usize = 16 << 10;
 /// `MADV_POPULATE_WRITE` (Linux 5.14); older kernels refuse it, harmlessly.
 const MADV_POPULATE_WRITE: libc::c_int = 23;
 
@@ -39,10 +41,22 @@ const MADV_POPULATE_WRITE: libc::c_int = 23;
 static BASE: AtomicUsize = AtomicUsize::new(UNMAPPED);
 const UNMAPPED: usize = 0;
 const NO_ARENA: usize = 1;
-/// Offset of the arena's first byte not yet handed out.
-static NEXT: AtomicUsize = AtomicUsize::new(0);
-/// Offset up to which the arena has been made present.
-static PRESENT: AtomicUsize = AtomicUsize::new(0);
+/// Offset of the arena's first chunk not yet taken.
+static TAKEN: AtomicUsize = AtomicUsize::new(0);
+
+/// A thread's current chunk: `[start, end)`, handed out up to `next`
+/// (addresses; all zero before its first chunk).
+struct Cursor {
+    start: Cell<usize>,
+    next: Cell<usize>,
+    end: Cell<usize>,
+}
+
+thread_local! {
+    static CURSOR: Cursor = const {
+        Cursor { start: Cell::new(0), next: Cell::new(0), end: Cell::new(0) }
+    };
+}
 
 /// The arena in front of `A`, which takes what the arena does not.
 pub(crate) struct StartArena<A>(pub(crate) A);
@@ -86,73 +100,78 @@ fn map() -> Option<usize> {
     }
 }
 
-/// The block's offset in the arena, if it is the arena's.
-fn offset_of(ptr: *mut u8) -> Option<usize> {
+/// Whether the block is the arena's.
+fn in_arena(ptr: *mut u8) -> bool {
     match BASE.load(Ordering::Acquire) {
-        UNMAPPED | NO_ARENA => None,
-        base => (ptr as usize)
-            .checked_sub(base)
-            .filter(|&o| o < ARENA_BYTES),
+        UNMAPPED | NO_ARENA => false,
+        base => (ptr as usize).wrapping_sub(base) < ARENA_BYTES,
     }
 }
 
-/// A block from the arena, or `None` when it is too large or does not fit.
-fn bump(layout: Layout) -> Option<*mut u8> {
-    if layout.size() > LARGEST {
+/// `at` rounded up to `align`, a power of two.
+fn align_up(at: usize, align: usize) -> usize {
+    (at + align - 1) & !(align - 1)
+}
+
+/// A fresh chunk for this thread, present; `None` once the arena is spent.
+fn take_chunk() -> Option<usize> {
+    let base = base()?;
+    let offset = TAKEN.fetch_add(CHUNK, Ordering::Relaxed);
+    if offset + CHUNK > ARENA_BYTES {
         return None;
     }
-    let base = base()?;
-    let mut next = NEXT.load(Ordering::Relaxed);
-    loop {
-        let start = (base + next).next_multiple_of(layout.align()) - base;
-        let end = start + layout.size();
-        if end > ARENA_BYTES {
-            return None;
-        }
-        match NEXT.compare_exchange_weak(next, end, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => {
-                make_present(base, end);
-                return Some((base + start) as *mut u8);
-            }
-            Err(now) => next = now,
-        }
+    let chunk = base + offset;
+    // SAFETY: the chunk lies inside the arena and is page aligned (the
+    // mapping is, and so is every CHUNK); populating changes no byte of it.
+    unsafe { libc::madvise(chunk as *mut libc::c_void, CHUNK, MADV_POPULATE_WRITE) };
+    Some(chunk)
+}
+
+/// A block from this thread's chunk (or a fresh one), or `None` when it is
+/// too large, over-aligned, or the arena is spent.
+fn bump(layout: Layout) -> Option<*mut u8> {
+    if layout.size() > LARGEST || layout.align() > CHUNK - LARGEST {
+        return None;
     }
-}
-
-/// Makes the arena at `base` present up to `end`, a [`STEP`] at a time.
-fn make_present(base: usize, end: usize) {
-    let mut present = PRESENT.load(Ordering::Relaxed);
-    while end > present {
-        let to = end.next_multiple_of(STEP).min(ARENA_BYTES);
-        match PRESENT.compare_exchange_weak(present, to, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => {
-                // SAFETY: the range lies inside the arena, page aligned (the
-                // mapping is, and so is every STEP); populating changes no
-                // byte of it.
-                unsafe {
-                    libc::madvise(
-                        (base + present) as *mut libc::c_void,
-                        to - present,
-                        MADV_POPULATE_WRITE,
-                    );
-                }
-                return;
+    CURSOR
+        .try_with(|c| {
+            let start = align_up(c.next.get(), layout.align());
+            if c.next.get() != 0 && start + layout.size() <= c.end.get() {
+                c.next.set(start + layout.size());
+                return Some(start as *mut u8);
             }
-            Err(now) => present = now,
-        }
-    }
+            let chunk = take_chunk()?;
+            let start = align_up(chunk, layout.align());
+            c.start.set(chunk);
+            c.next.set(start + layout.size());
+            c.end.set(chunk + CHUNK);
+            Some(start as *mut u8)
+        })
+        .ok()
+        .flatten()
 }
 
-/// Gives back the arena's tail when `[start, end)` is its newest block,
-/// keeping `keep` bytes of it; otherwise nothing.
-fn trim(start: usize, end: usize, keep: usize) -> bool {
-    NEXT.compare_exchange(end, start + keep, Ordering::Relaxed, Ordering::Relaxed)
-        .is_ok()
+/// Moves the end of the block at `ptr`, `old` bytes long, to `new` bytes
+/// when it is the newest of this thread's current chunk and fits there;
+/// otherwise nothing. Whether it moved.
+fn resize_newest(ptr: *mut u8, old: usize, new: usize) -> bool {
+    let at = ptr as usize;
+    CURSOR
+        .try_with(|c| {
+            let newest = at >= c.start.get() && at + old == c.next.get();
+            let fits = at + new <= c.end.get();
+            if newest && fits {
+                c.next.set(at + new);
+            }
+            newest && fits
+        })
+        .unwrap_or(false)
 }
 
-// SAFETY: arena blocks are disjoint, aligned as asked and inside the
-// arena; every other block is `A`'s, and a pointer is given back to
-// whichever handed it out.
+// SAFETY: arena blocks are disjoint (a chunk is one thread's, and a thread
+// hands out each byte of it once but for its newest block's tail), aligned
+// as asked and inside the arena; every other block is `A`'s, and a pointer
+// is given back to whichever handed it out.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for StartArena<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match bump(layout) {
@@ -166,7 +185,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for StartArena<A> {
         match bump(layout) {
             Some(ptr) => {
                 // SAFETY: the block is ours, `layout.size()` bytes long; it
-                // may hold a trimmed block's bytes.
+                // may hold a freed tail's bytes.
                 unsafe { ptr.write_bytes(0, layout.size()) };
                 ptr
             }
@@ -176,28 +195,24 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for StartArena<A> {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        match offset_of(ptr) {
-            Some(start) => {
-                trim(start, start + layout.size(), 0);
-            }
+        if in_arena(ptr) {
+            resize_newest(ptr, layout.size(), 0);
+        } else {
             // SAFETY: `A`'s block, as received.
-            None => unsafe { self.0.dealloc(ptr, layout) },
+            unsafe { self.0.dealloc(ptr, layout) }
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let Some(start) = offset_of(ptr) else {
+        if !in_arena(ptr) {
             // SAFETY: `A`'s block, as received.
             return unsafe { self.0.realloc(ptr, layout, new_size) };
-        };
-        let end = start + layout.size();
+        }
         if new_size <= layout.size() {
-            trim(start, end, new_size);
+            resize_newest(ptr, layout.size(), new_size);
             return ptr;
         }
-        // The newest block grows in place while it fits.
-        if new_size <= LARGEST && start + new_size <= ARENA_BYTES && trim(start, end, new_size) {
-            make_present(ptr as usize - start, start + new_size);
+        if new_size <= LARGEST && resize_newest(ptr, layout.size(), new_size) {
             return ptr;
         }
         // SAFETY: the caller guarantees `new_size` is valid for the align.
@@ -229,7 +244,7 @@ mod tests {
         unsafe {
             let x = a.alloc(small);
             let y = a.alloc(page);
-            assert!(offset_of(x).is_some() && offset_of(y).is_some());
+            assert!(in_arena(x) && in_arena(y));
             assert_eq!(y as usize % 4096, 0);
             x.write_bytes(0xAA, 24);
             y.write_bytes(0xBB, 100);
@@ -276,12 +291,30 @@ mod tests {
             );
         }
 
+        // A block freed on another thread gives nothing back to either.
+        let l = Layout::from_size_align(64, 8).unwrap();
+        let p = unsafe { a.alloc(l) } as usize;
+        let other = std::thread::spawn(move || {
+            let a = StartArena(std::alloc::System);
+            unsafe {
+                a.dealloc(p as *mut u8, l);
+                a.alloc(l) as usize
+            }
+        })
+        .join()
+        .unwrap();
+        let here = unsafe { a.alloc(l) } as usize;
+        assert!(
+            other != p && here != p,
+            "a block freed elsewhere was handed out again"
+        );
+
         // Spent, the arena hands every block to the fallback, which works.
         let l = Layout::from_size_align(LARGEST, 8).unwrap();
         let mut from_arena = 0;
         let behind = loop {
             let p = unsafe { a.alloc(l) };
-            if offset_of(p).is_none() {
+            if !in_arena(p) {
                 break p;
             }
             from_arena += 1;
@@ -302,7 +335,7 @@ mod tests {
         let big = Layout::from_size_align(LARGEST + 1, 8).unwrap();
         unsafe {
             let p = a.alloc(big);
-            assert!(offset_of(p).is_none());
+            assert!(!in_arena(p));
             p.write_bytes(1, big.size());
             a.dealloc(p, big);
         }
