@@ -1,10 +1,11 @@
-//! The static musl build's allocator: a start-up arena in front of
-//! mimalloc.
+//! The CLI's allocator on Linux: a start-up arena in front of the C
+//! library's allocator, or of mimalloc in a static musl build.
 //!
 //! A fresh process pays a page fault for the first touch of every heap
 //! page (about 2 µs each on a virtual machine). mimalloc keeps each size
 //! class on its own 64 KiB page, so the few hundred KiB a `run` allocates
-//! while it starts were spread over some 150 pages touched one at a time.
+//! while it starts were spread over some 150 pages touched one at a time
+//! (glibc's heap is denser, but still faults page by page).
 //! Here the small allocations of a process's start come instead from one
 //! arena, mapped on the first allocation (anywhere the kernel chooses, so
 //! its address tells nothing of the binary's). Each thread takes a
@@ -12,7 +13,7 @@
 //! `madvise(MADV_POPULATE_WRITE)` (a fifth of the cost per page), and hands
 //! out its blocks in order with no atomic operation. Once the arena is
 //! spent, or for any block larger than [`LARGEST`], or if the arena could
-//! not be mapped, allocation is the fallback's (mimalloc).
+//! not be mapped, allocation is the fallback's.
 //!
 //! The arena hands out each byte once, except the tail the newest block of
 //! a thread's current chunk gives back to that thread when it is freed or

@@ -5,7 +5,7 @@
 //! from [`exit`], distinct per kind and documented in the README.
 
 mod agent;
-#[cfg(any(test, target_env = "musl"))]
+#[cfg(target_os = "linux")]
 mod alloc;
 mod audit;
 mod bundle;
@@ -46,12 +46,17 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// A static musl build allocates through a start-up arena and then
-/// mimalloc: musl's own allocator maps and unmaps pages for most sizes,
-/// which costs a `run` more than it runs.
+/// On Linux the CLI allocates a start's small blocks from an arena made
+/// present ahead of use ([`alloc`]), and everything else through the C
+/// library, or in a static musl build through mimalloc: musl's own
+/// allocator maps and unmaps pages for most sizes, which costs a `run` more
+/// than it runs.
 #[cfg(target_env = "musl")]
 #[global_allocator]
 static ALLOCATOR: alloc::StartArena<mimalloc::MiMalloc> = alloc::StartArena(mimalloc::MiMalloc);
+#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: alloc::StartArena<std::alloc::System> = alloc::StartArena(std::alloc::System);
 
 /// A plugin host for WebAssembly components, with capability profiles.
 #[derive(Debug, Parser)]
