@@ -116,6 +116,11 @@ fn align_up(at: usize, align: usize) -> usize {
 
 /// A fresh chunk for this thread, present; `None` once the arena is spent.
 fn take_chunk() -> Option<usize> {
+    // Once the arena is spent, a load (which threads share without
+    // contention) says so, rather than a write to the counter per block.
+    if TAKEN.load(Ordering::Relaxed) >= ARENA_BYTES {
+        return None;
+    }
     let base = base()?;
     let offset = TAKEN.fetch_add(CHUNK, Ordering::Relaxed);
     if offset + CHUNK > ARENA_BYTES {
