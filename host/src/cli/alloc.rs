@@ -271,31 +271,45 @@ mod tests {
             a.dealloc(y, page);
         }
 
-        // Threads allocating at once never share a byte.
+        // Threads allocating at once never share a byte: every block is
+        // written with its own pattern before any is checked, and no two
+        // blocks of any thread overlap.
+        let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let written = std::sync::Arc::new(std::sync::Barrier::new(4));
         let threads: Vec<_> = (0u8..4)
             .map(|t| {
+                let (start, written) = (start.clone(), written.clone());
                 std::thread::spawn(move || {
                     let a = StartArena(std::alloc::System);
                     let l = Layout::from_size_align(100, 8).unwrap();
-                    let blocks: Vec<usize> = (0..500)
-                        .map(|_| unsafe {
+                    start.wait();
+                    let blocks: Vec<usize> = (0..500u32)
+                        .map(|i| unsafe {
                             let p = a.alloc(l);
-                            p.write_bytes(t, 100);
+                            p.write_bytes(t ^ (i as u8), 100);
                             p as usize
                         })
                         .collect();
-                    blocks
-                        .iter()
-                        .all(|&p| (0..100).all(|i| unsafe { *(p as *const u8).add(i) } == t))
+                    written.wait();
+                    let intact = blocks.iter().enumerate().all(|(i, &p)| {
+                        (0..100).all(|k| unsafe { *(p as *const u8).add(k) } == t ^ (i as u8))
+                    });
+                    (blocks, intact)
                 })
             })
             .collect();
+        let mut spans = Vec::new();
         for t in threads {
-            assert!(
-                t.join().unwrap(),
-                "a block was overwritten by another thread's"
-            );
+            let (blocks, intact) = t.join().unwrap();
+            assert!(intact, "a block was overwritten by another's");
+            spans.extend(blocks.into_iter().map(|p| (p, p + 100)));
         }
+        spans.sort_unstable();
+        assert_eq!(spans.len(), 2000);
+        assert!(
+            spans.windows(2).all(|w| w[0].1 <= w[1].0),
+            "two blocks overlap"
+        );
 
         // A block freed on another thread gives nothing back to either.
         let l = Layout::from_size_align(64, 8).unwrap();

@@ -50,11 +50,12 @@ use std::process::ExitCode;
 /// present ahead of use ([`alloc`]), and everything else through the C
 /// library, or in a static musl build through mimalloc: musl's own
 /// allocator maps and unmaps pages for most sizes, which costs a `run` more
-/// than it runs.
-#[cfg(target_env = "musl")]
+/// than it runs. (The unit tests keep the test harness's allocator, so the
+/// arena is theirs alone.)
+#[cfg(all(target_env = "musl", not(test)))]
 #[global_allocator]
 static ALLOCATOR: alloc::StartArena<mimalloc::MiMalloc> = alloc::StartArena(mimalloc::MiMalloc);
-#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+#[cfg(all(target_os = "linux", not(target_env = "musl"), not(test)))]
 #[global_allocator]
 static ALLOCATOR: alloc::StartArena<std::alloc::System> = alloc::StartArena(std::alloc::System);
 
