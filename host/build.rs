@@ -146,18 +146,10 @@ fn main() {
     );
     // A static x86_64 musl `wbx` enters through `src/cli/start.rs`, which
     // populates its writable segment before it relocates itself.
-    if populate_then_start(&cfg) {
-        println!("cargo:rustc-link-arg-bin=wbx=-Wl,-e,workbooks_populate_then_start");
-    }
+    enter_through_populate_stub("wbx");
 }
 
-/// Whether the target is the one `src/cli/start.rs` serves (the runner's
-/// build script asks the same).
-fn populate_then_start(cfg: &dyn Fn(&str) -> String) -> bool {
-    cfg("CARGO_CFG_TARGET_ENV") == "musl"
-        && cfg("CARGO_CFG_TARGET_ARCH") == "x86_64"
-        && cfg("CARGO_CFG_TARGET_OS") == "linux"
-}
+include!("src/cli/start_link.rs");
 
 /// The version of `package` in a Cargo.lock, so the composer's version can
 /// key the composition cache.

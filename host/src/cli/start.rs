@@ -16,8 +16,9 @@
 //! It acts only on a position-independent binary (`ET_DYN`): a
 //! fixed-address build has nothing to relocate, and faulting its whole
 //! writable segment in would cost more than the pages it touches. The
-//! build scripts make it the entry (`-e workbooks_populate_then_start`)
-//! only for x86_64 musl binaries; everywhere else it is not linked in.
+//! build scripts make it the entry (`-e workbooks_populate_then_start`,
+//! through `start_link.rs`) only for x86_64 musl binaries; everywhere else
+//! it is not linked in.
 //! Nothing here reads or writes memory but the ELF headers.
 
 #![expect(
