@@ -350,14 +350,18 @@ mod tests {
     }
 
     #[test]
-    fn a_block_larger_than_the_arena_takes_goes_behind_it() {
+    fn a_block_too_large_or_too_aligned_for_the_arena_goes_behind_it() {
         let a = StartArena(std::alloc::System);
         let big = Layout::from_size_align(LARGEST + 1, 8).unwrap();
-        unsafe {
-            let p = a.alloc(big);
-            assert!(!in_arena(p));
-            p.write_bytes(1, big.size());
-            a.dealloc(p, big);
+        let aligned = Layout::from_size_align(64, CHUNK).unwrap();
+        for l in [big, aligned] {
+            unsafe {
+                let p = a.alloc(l);
+                assert!(!p.is_null() && !in_arena(p), "{l:?} came from the arena");
+                assert_eq!(p as usize % l.align(), 0);
+                p.write_bytes(1, l.size());
+                a.dealloc(p, l);
+            }
         }
     }
 }
