@@ -15,6 +15,9 @@
 //! `cargo bench -p workbooks --bench pipeline` runs them all;
 //! `cargo bench -p workbooks --bench pipeline -- stages jq` runs those named
 //! (`inprocess`, `process`, `jq`, `stages`).
+//! `WB_PROFILE_LOOP=5 perf record … --bench` runs only the in-process line
+//! (`WB_PROFILE_LINE`, default the 4-stage one) for five seconds, for a
+//! profiler (see `profile_loop`).
 
 mod support;
 use support::median;
@@ -149,6 +152,9 @@ fn main() {
         .enable_all()
         .build()
         .expect("rt");
+    if let Ok(secs) = std::env::var("WB_PROFILE_LOOP") {
+        return profile_loop(&engine, &rt, &secs);
+    }
     if wanted("inprocess") {
         in_process(&engine, &rt, n);
     }
@@ -161,6 +167,28 @@ fn main() {
     if wanted("stages") {
         stage_cost(&engine, &rt, n);
     }
+}
+
+/// Runs only our side of section 1 for `secs` seconds (the line in
+/// `WB_PROFILE_LINE`, default [`PIPELINE`]), for a profiler to watch, and
+/// prints the mean time per line.
+fn profile_loop(engine: &Engine, rt: &tokio::runtime::Runtime, secs: &str) {
+    let secs: u64 = secs.parse().expect("WB_PROFILE_LOOP: whole seconds");
+    let line = std::env::var("WB_PROFILE_LINE").unwrap_or_else(|_| PIPELINE.to_string());
+    rt.block_on(engine.run_line(&line, LineOptions::default()))
+        .expect("line");
+    let start = Instant::now();
+    let mut runs = 0u32;
+    while start.elapsed() < Duration::from_secs(secs) {
+        rt.block_on(engine.run_line(&line, LineOptions::default()))
+            .expect("line");
+        runs += 1;
+    }
+    let mean = start.elapsed() / runs.max(1);
+    println!(
+        "`{line}`: {runs} runs, mean {:.1} µs",
+        mean.as_secs_f64() * 1e6
+    );
 }
 
 /// 1. In process vs sh -c.

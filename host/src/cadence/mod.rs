@@ -57,6 +57,13 @@ pub const REVOCATIONS_FILE: &str = "revoked.json";
 /// The audit log's file in an engine home.
 pub const AUDIT_FILE: &str = "audit.jsonl";
 
+/// Whether an admission reads the revocation file again.
+#[derive(Debug, Clone, Copy)]
+enum Reread {
+    Yes,
+    No,
+}
+
 /// The shared state of the cadence for one engine.
 #[derive(Debug)]
 pub struct Cadence {
@@ -79,7 +86,27 @@ impl Cadence {
     /// The first two steps for `principal` calling `broker`: revocation,
     /// then the rate limit. A denial is audited before it is returned.
     pub fn admit(&self, principal: &str, broker: &'static str) -> Result<(), Denial> {
-        if self.revocations.is_revoked(principal) {
+        self.admit_reading(principal, broker, Reread::Yes)
+    }
+
+    /// [`Cadence::admit`] for one more call of a batch whose first call
+    /// `admit` has just passed (the next stage of one pipeline): the
+    /// revocation list as that call read it, the rate limit counted again.
+    pub fn admit_next(&self, principal: &str, broker: &'static str) -> Result<(), Denial> {
+        self.admit_reading(principal, broker, Reread::No)
+    }
+
+    fn admit_reading(
+        &self,
+        principal: &str,
+        broker: &'static str,
+        reread: Reread,
+    ) -> Result<(), Denial> {
+        let revoked = match reread {
+            Reread::Yes => self.revocations.is_revoked(principal),
+            Reread::No => self.revocations.is_revoked_as_read(principal),
+        };
+        if revoked {
             return Err(self.deny(principal, broker, Denial::Revoked, ""));
         }
         if !self.rate.admit(principal) {

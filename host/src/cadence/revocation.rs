@@ -54,6 +54,14 @@ impl Revocations {
     /// Whether `principal` is revoked.
     pub fn is_revoked(&self, principal: &str) -> bool {
         self.reload_if_changed();
+        self.is_revoked_as_read(principal)
+    }
+
+    /// Whether `principal` is revoked in the list as last read, without
+    /// looking at the file again: for the calls of one batch that
+    /// [`Revocations::is_revoked`] has just checked (the stages of one
+    /// pipeline, admitted together).
+    pub fn is_revoked_as_read(&self, principal: &str) -> bool {
         self.state
             .read()
             .unwrap_or_else(|p| p.into_inner())

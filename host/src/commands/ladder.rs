@@ -84,11 +84,44 @@ impl Ladder<'_> {
         cap: Cap,
         name: &str,
     ) -> Result<(Resolved, Slot), CommandError> {
+        self.admit_one(env, cap, name, true)
+    }
+
+    /// [`Ladder::admit`] for every stage of one line, in order: the
+    /// revocation file is read once, for the first stage; every other
+    /// step runs for each. On a refusal, the index of the stage refused.
+    pub(crate) fn admit_line<'n>(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        names: impl IntoIterator<Item = &'n str>,
+    ) -> Result<Vec<(Resolved, Slot)>, (usize, CommandError)> {
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| self.admit_one(env, cap, name, i == 0).map_err(|e| (i, e)))
+            .collect()
+    }
+
+    /// One step of the ladder; `first` says whether the revocation file
+    /// is read again (false only for a line's later stages).
+    fn admit_one(
+        &self,
+        env: &CommandEnv,
+        cap: Cap,
+        name: &str,
+        first: bool,
+    ) -> Result<(Resolved, Slot), CommandError> {
         const BROKER: &str = "exec";
         let cadence = self.cadence;
         let deny =
             |denial: Denial, detail: &str| cadence.deny(&env.principal, BROKER, denial, detail);
-        cadence.admit(&env.principal, BROKER).map_err(|d| match d {
+        let admitted = if first {
+            cadence.admit(&env.principal, BROKER)
+        } else {
+            cadence.admit_next(&env.principal, BROKER)
+        };
+        admitted.map_err(|d| match d {
             Denial::Revoked => CommandError::Revoked,
             _ => CommandError::RateLimited,
         })?;

@@ -73,17 +73,13 @@ impl Engine {
         cap: Cap,
         stages: Vec<StageSpec>,
     ) -> Result<Vec<Wired>, PipelineError> {
-        let mut admitted = Vec::with_capacity(stages.len());
-        for (index, stage) in stages.iter().enumerate() {
-            let (resolved, slot) = self
-                .ladder()
-                .admit(env, cap, &stage.name)
-                .map_err(|error| PipelineError {
-                    index: index as u32,
-                    error,
-                })?;
-            admitted.push((resolved, slot));
-        }
+        let admitted = self
+            .ladder()
+            .admit_line(env, cap, stages.iter().map(|s| s.name.as_str()))
+            .map_err(|(index, error)| PipelineError {
+                index: index as u32,
+                error,
+            })?;
         let mut wired = Vec::with_capacity(stages.len());
         let last = stages.len().saturating_sub(1);
         let mut upstream: Option<PipeReader> = None;

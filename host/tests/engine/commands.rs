@@ -140,6 +140,54 @@ async fn the_rate_limit_cuts_a_principal_off() {
     );
 }
 
+/// The options of a line run by tenant `acme`.
+fn acme_line() -> LineOptions {
+    LineOptions {
+        tenant: "acme".into(),
+        ..LineOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn every_stage_of_a_line_counts_against_the_rate_limit() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_builder(home.path())
+        .rate_limit(3, Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    match e.run_line("true | true | true | true", acme_line()).await {
+        Err(LineError::Command { name, error }) => {
+            assert_eq!((name.as_str(), error), ("true", CommandError::RateLimited));
+        }
+        other => panic!("expected the fourth stage over the limit, got {other:?}"),
+    }
+    assert_eq!(
+        e.cadence().audit().summary().counts.get("rate_limited"),
+        Some(&1)
+    );
+}
+
+#[tokio::test]
+async fn a_revocation_written_elsewhere_refuses_the_next_line_before_any_stage_runs() {
+    let (home, e) = fresh();
+    let line = "seq 1 3 | wc -l";
+    let out = e.run_line(line, acme_line()).await.unwrap();
+    assert_eq!(&out.stdout[..], b"3\n");
+    // What `wbx revoke` does from another process: its own view of the home.
+    let elsewhere = workbooks::cadence::Revocations::new(Some(
+        home.path().join(workbooks::cadence::REVOCATIONS_FILE),
+    ));
+    assert!(elsewhere.revoke("acme").unwrap());
+    match e.run_line(line, acme_line()).await {
+        Err(LineError::Command { name, error }) => {
+            assert_eq!((name.as_str(), error), ("seq", CommandError::Revoked));
+        }
+        other => panic!("expected the line refused at its first stage, got {other:?}"),
+    }
+    let other_tenant = e.run_line(line, LineOptions::default()).await.unwrap();
+    assert_eq!(&other_tenant.stdout[..], b"3\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_principal_runs_at_most_sixty_four_commands_at_once() {
     let (_home, e) = fresh();
