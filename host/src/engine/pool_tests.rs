@@ -1,5 +1,6 @@
-//! The pooled engine gives memory back: a slot whose instance outgrew the
-//! part kept resident returns its pages as the instance ends.
+//! The pooled engine gives slots back as their instances end: a small one
+//! warm, for the next instance to reuse, and one whose instance outgrew the
+//! part kept resident with its pages returned.
 
 use super::{Engine, POOL_MEMORY_KEEP_RESIDENT};
 use crate::{Artifact, Grant, SessionOptions};
@@ -30,4 +31,33 @@ async fn a_pooled_slot_gives_its_pages_back_as_soon_as_a_large_instance_ends() {
         resident <= warm * POOL_MEMORY_KEEP_RESIDENT,
         "{resident} bytes kept resident by {warm} free slots"
     );
+}
+
+#[tokio::test]
+async fn a_small_instance_slot_is_back_in_the_pool_warm_as_soon_as_it_ends() {
+    let home = tempfile::tempdir().expect("home");
+    let engine = Engine::builder().home(home.path()).build().expect("engine");
+    let metrics = engine
+        .inner
+        .wasmtime
+        .pooling_allocator_metrics()
+        .expect("the default engine is pooled");
+    let hello = Artifact::from_file(guest_artifacts::CLI_HELLO).expect("probe");
+    let docked = engine
+        .dock(&hello, &Grant::profile("compute"))
+        .expect("dock");
+    for round in 1..=3 {
+        let out = engine
+            .run(&docked, SessionOptions::new("hello", "acme"))
+            .await
+            .expect("run");
+        assert_eq!(&out.stdout[..], b"hello\n");
+        assert_eq!(metrics.memories(), 0, "round {round}: no memory is live");
+        // The same slot each time: one warm slot, however many runs.
+        assert_eq!(
+            metrics.unused_warm_memories(),
+            1,
+            "round {round}: the slot is back and reused"
+        );
+    }
 }
