@@ -3,10 +3,20 @@
 //! part kept resident with its pages returned.
 
 use super::{Engine, POOL_MEMORY_KEEP_RESIDENT};
-use crate::{Artifact, Grant, SessionOptions};
+use crate::{Artifact, Docked, Grant, SessionOptions};
+use std::sync::Arc;
+use wasmtime::PoolingAllocatorMetrics;
 
-#[tokio::test]
-async fn a_pooled_slot_gives_its_pages_back_as_soon_as_a_large_instance_ends() {
+/// A pooled engine on the defaults, its pool's metrics, and `probe` docked
+/// under `compute`; keep the directory alive.
+fn pooled_with(
+    probe: &str,
+) -> (
+    tempfile::TempDir,
+    Engine,
+    PoolingAllocatorMetrics,
+    Arc<Docked>,
+) {
     let home = tempfile::tempdir().expect("home");
     let engine = Engine::builder().home(home.path()).build().expect("engine");
     let metrics = engine
@@ -14,10 +24,16 @@ async fn a_pooled_slot_gives_its_pages_back_as_soon_as_a_large_instance_ends() {
         .wasmtime
         .pooling_allocator_metrics()
         .expect("the default engine is pooled");
-    let bomb = Artifact::from_file(guest_artifacts::LIMITS_MEMORY_BOMB).expect("probe");
+    let artifact = Artifact::from_file(probe).expect("probe");
     let docked = engine
-        .dock(&bomb, &Grant::profile("compute"))
+        .dock(&artifact, &Grant::profile("compute"))
         .expect("dock");
+    (home, engine, metrics, docked)
+}
+
+#[tokio::test]
+async fn a_pooled_slot_gives_its_pages_back_as_soon_as_a_large_instance_ends() {
+    let (_home, engine, metrics, docked) = pooled_with(guest_artifacts::LIMITS_MEMORY_BOMB);
     // Touches 64 MiB, all but the kept-resident part to be given back.
     let ended = engine
         .run(&docked, SessionOptions::new("bomb", "acme"))
@@ -35,17 +51,7 @@ async fn a_pooled_slot_gives_its_pages_back_as_soon_as_a_large_instance_ends() {
 
 #[tokio::test]
 async fn a_small_instance_slot_is_back_in_the_pool_warm_as_soon_as_it_ends() {
-    let home = tempfile::tempdir().expect("home");
-    let engine = Engine::builder().home(home.path()).build().expect("engine");
-    let metrics = engine
-        .inner
-        .wasmtime
-        .pooling_allocator_metrics()
-        .expect("the default engine is pooled");
-    let hello = Artifact::from_file(guest_artifacts::CLI_HELLO).expect("probe");
-    let docked = engine
-        .dock(&hello, &Grant::profile("compute"))
-        .expect("dock");
+    let (_home, engine, metrics, docked) = pooled_with(guest_artifacts::CLI_HELLO);
     for round in 1..=3 {
         let out = engine
             .run(&docked, SessionOptions::new("hello", "acme"))
