@@ -57,13 +57,6 @@ pub const REVOCATIONS_FILE: &str = "revoked.json";
 /// The audit log's file in an engine home.
 pub const AUDIT_FILE: &str = "audit.jsonl";
 
-/// Whether an admission reads the revocation file again.
-#[derive(Debug, Clone, Copy)]
-enum Reread {
-    Yes,
-    No,
-}
-
 /// The shared state of the cadence for one engine.
 #[derive(Debug)]
 pub struct Cadence {
@@ -86,27 +79,15 @@ impl Cadence {
     /// The first two steps for `principal` calling `broker`: revocation,
     /// then the rate limit. A denial is audited before it is returned.
     pub fn admit(&self, principal: &str, broker: &'static str) -> Result<(), Denial> {
-        self.admit_reading(principal, broker, Reread::Yes)
+        self.revocations.refresh();
+        self.admit_as_read(principal, broker)
     }
 
-    /// [`Cadence::admit`] for one more call of a batch whose first call
-    /// `admit` has just passed (the next stage of one pipeline): the
-    /// revocation list as that call read it, the rate limit counted again.
-    pub fn admit_next(&self, principal: &str, broker: &'static str) -> Result<(), Denial> {
-        self.admit_reading(principal, broker, Reread::No)
-    }
-
-    fn admit_reading(
-        &self,
-        principal: &str,
-        broker: &'static str,
-        reread: Reread,
-    ) -> Result<(), Denial> {
-        let revoked = match reread {
-            Reread::Yes => self.revocations.is_revoked(principal),
-            Reread::No => self.revocations.is_revoked_as_read(principal),
-        };
-        if revoked {
+    /// [`Cadence::admit`] against the revocation list as last read, for
+    /// the calls of a batch admitted together (the stages of one line),
+    /// whose caller has just refreshed it; the rate limit counts each call.
+    pub fn admit_as_read(&self, principal: &str, broker: &'static str) -> Result<(), Denial> {
+        if self.revocations.is_revoked_as_read(principal) {
             return Err(self.deny(principal, broker, Denial::Revoked, ""));
         }
         if !self.rate.admit(principal) {

@@ -28,7 +28,7 @@ impl Revocations {
             file,
             state: RwLock::new(State::default()),
         };
-        r.reload_if_changed();
+        r.refresh();
         r
     }
 
@@ -37,7 +37,8 @@ impl Revocations {
         std::fs::metadata(file).and_then(|m| m.modified()).ok()
     }
 
-    fn reload_if_changed(&self) {
+    /// Reads the file again if it changed since it was last read.
+    pub fn refresh(&self) {
         let stamp = self.stamp();
         if self.state.read().unwrap_or_else(|p| p.into_inner()).stamp == stamp {
             return;
@@ -53,14 +54,13 @@ impl Revocations {
 
     /// Whether `principal` is revoked.
     pub fn is_revoked(&self, principal: &str) -> bool {
-        self.reload_if_changed();
+        self.refresh();
         self.is_revoked_as_read(principal)
     }
 
     /// Whether `principal` is revoked in the list as last read, without
-    /// looking at the file again: for the calls of one batch that
-    /// [`Revocations::is_revoked`] has just checked (the stages of one
-    /// pipeline, admitted together).
+    /// looking at the file again (after a [`Revocations::refresh`] that
+    /// covers a whole batch of calls).
     pub fn is_revoked_as_read(&self, principal: &str) -> bool {
         self.state
             .read()
@@ -81,7 +81,7 @@ impl Revocations {
 
     /// Every revoked principal.
     pub fn list(&self) -> Vec<String> {
-        self.reload_if_changed();
+        self.refresh();
         self.state
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -92,7 +92,7 @@ impl Revocations {
     }
 
     fn update(&self, change: impl FnOnce(&mut BTreeSet<String>) -> bool) -> std::io::Result<bool> {
-        self.reload_if_changed();
+        self.refresh();
         let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
         let changed = change(&mut state.set);
         if let Some(file) = &self.file {

@@ -84,47 +84,44 @@ impl Ladder<'_> {
         cap: Cap,
         name: &str,
     ) -> Result<(Resolved, Slot), CommandError> {
-        self.admit_one(env, cap, name, true)
+        self.cadence.revocations().refresh();
+        self.admit_as_read(env, cap, name)
     }
 
     /// [`Ladder::admit`] for every stage of one line, in order: the
-    /// revocation file is read once, for the first stage; every other
-    /// step runs for each. On a refusal, the index of the stage refused.
+    /// revocation file is read once for the whole line; every other step
+    /// runs for each stage. On a refusal, the index of the stage refused.
     pub(crate) fn admit_line<'n>(
         &self,
         env: &CommandEnv,
         cap: Cap,
         names: impl IntoIterator<Item = &'n str>,
     ) -> Result<Vec<(Resolved, Slot)>, (usize, CommandError)> {
+        self.cadence.revocations().refresh();
         names
             .into_iter()
             .enumerate()
-            .map(|(i, name)| self.admit_one(env, cap, name, i == 0).map_err(|e| (i, e)))
+            .map(|(i, name)| self.admit_as_read(env, cap, name).map_err(|e| (i, e)))
             .collect()
     }
 
-    /// One step of the ladder; `first` says whether the revocation file
-    /// is read again (false only for a line's later stages).
-    fn admit_one(
+    /// The ladder against the revocation list as last read.
+    fn admit_as_read(
         &self,
         env: &CommandEnv,
         cap: Cap,
         name: &str,
-        first: bool,
     ) -> Result<(Resolved, Slot), CommandError> {
         const BROKER: &str = "exec";
         let cadence = self.cadence;
         let deny =
             |denial: Denial, detail: &str| cadence.deny(&env.principal, BROKER, denial, detail);
-        let admitted = if first {
-            cadence.admit(&env.principal, BROKER)
-        } else {
-            cadence.admit_next(&env.principal, BROKER)
-        };
-        admitted.map_err(|d| match d {
-            Denial::Revoked => CommandError::Revoked,
-            _ => CommandError::RateLimited,
-        })?;
+        cadence
+            .admit_as_read(&env.principal, BROKER)
+            .map_err(|d| match d {
+                Denial::Revoked => CommandError::Revoked,
+                _ => CommandError::RateLimited,
+            })?;
         if !env.caller_caps.contains(cap) {
             deny(Denial::Denied, name);
             return Err(CommandError::Denied);

@@ -119,13 +119,20 @@ async fn the_deny_ladder_refuses_in_order_and_audits_every_denial() {
     assert_eq!(brokers, ["exec"; 5], "{audit:?}");
 }
 
-#[tokio::test]
-async fn the_rate_limit_cuts_a_principal_off() {
+/// An engine with its own home whose principals may make `calls` calls an
+/// hour.
+fn rate_limited(calls: u64) -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
-    let e = own_builder(home.path())
-        .rate_limit(3, Duration::from_secs(3600))
+    let engine = own_builder(home.path())
+        .rate_limit(calls, Duration::from_secs(3600))
         .build()
         .unwrap();
+    (home, engine)
+}
+
+#[tokio::test]
+async fn the_rate_limit_cuts_a_principal_off() {
+    let (_home, e) = rate_limited(3);
     let acme = env("acme", &[Cap::Commands]);
     for _ in 0..3 {
         run_env(&e, &acme, "true").await.ok();
@@ -150,11 +157,7 @@ fn acme_line() -> LineOptions {
 
 #[tokio::test]
 async fn every_stage_of_a_line_counts_against_the_rate_limit() {
-    let home = tempfile::tempdir().unwrap();
-    let e = own_builder(home.path())
-        .rate_limit(3, Duration::from_secs(3600))
-        .build()
-        .unwrap();
+    let (_home, e) = rate_limited(3);
     match e.run_line("true | true | true | true", acme_line()).await {
         Err(LineError::Command { name, error }) => {
             assert_eq!((name.as_str(), error), ("true", CommandError::RateLimited));
