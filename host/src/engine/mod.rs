@@ -47,15 +47,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::Store;
 
-/// Pool slots freed before their pages past the keep-resident part are
-/// returned to the kernel together, and the slots to the pool. One: every
-/// reset queues a region (empty when nothing lay past that part), so with a
-/// larger batch every slot, a stage's too, waited for the batch while the
-/// next instance took a cold slot; and a slot that outgrew its part (a
-/// 700 MB jq run) held its pages until 31 more had ended, gigabytes in a
-/// pooled host. Now each slot is back as its instance ends, with no system
-/// call when its one region is empty.
-const POOL_DECOMMIT_BATCH: usize = 1;
 /// Bytes of each linear memory reset in place (pagemap scan) on reuse.
 const POOL_MEMORY_KEEP_RESIDENT: usize = 2 << 20;
 /// Bytes of each table reset in place on reuse.
@@ -341,9 +332,14 @@ impl EngineBuilder {
                 .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
                 .max_memories_per_component(MAX_MEMORIES_PER_STORE as u32)
                 .max_tables_per_component(MAX_CORE_INSTANCES_PER_STORE as u32)
-                // Return slots in batches: one TLB shootdown per batch
-                // instead of one per instance.
-                .decommit_batch_size(POOL_DECOMMIT_BATCH)
+                // Decommits are not batched (wasmtime's default batch of
+                // one): every reset queues a region, empty when nothing lay
+                // past the kept-resident part, so with a batch every slot,
+                // a stage's too, waits for it while the next instance takes
+                // a cold slot, and a slot that outgrew that part (a 700 MB
+                // jq run) holds its pages until the batch fills. Unbatched,
+                // each slot is back as its instance ends, with no system
+                // call when its one region is empty (`pool_tests`).
                 .table_keep_resident(POOL_TABLE_KEEP_RESIDENT);
             // Where the kernel can report which pages a guest touched, reset
             // just those in place rather than unmapping the whole slot.
