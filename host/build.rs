@@ -145,8 +145,9 @@ fn main() {
         cfg("CARGO_CFG_TARGET_OS")
     );
     // A static x86_64 musl `wbx` enters through `src/cli/start.rs`, which
-    // populates its writable segment before it relocates itself.
-    enter_through_populate_stub("wbx");
+    // populates its writable segment before it relocates itself, and its
+    // segments start on 2 MiB boundaries.
+    link_for_a_fast_static_start("wbx");
 }
 
 include!("src/cli/start_link.rs");
