@@ -11,10 +11,10 @@
 //!   around it), and nothing in those 2 MiB faults again. This needs the
 //!   segments to start on 2 MiB boundaries in the file and in memory, as
 //!   `start_link.rs` links them. Where the binary's pages were read this
-//!   way, `wbr run true` takes about 105 page faults instead of 255 and
-//!   1 ms less (2.3 against 3.3 ms on a 2-core VM); where the cache holds
-//!   small folios (the binary was just written, or read in before), the
-//!   reads cost about 17 faults that map 64 KiB each. Pages the kernel
+//!   way, `wbr run true` takes about 105 page faults instead of 255 (the
+//!   README's "The runner without a compiler" gives the times); where the
+//!   cache holds small folios (the binary was just written, or read in
+//!   before), the reads cost about 17 faults that map 64 KiB each. Pages the kernel
 //!   read before this stub ran (around the entry point: as far as the
 //!   disk's read-ahead, 8 MiB on that VM) stay in small folios. The price:
 //!   a cold start reads the binary whole, and the page cache keeps all of
