@@ -118,6 +118,22 @@ async def over_http():
             seen["other_path_status"] = 200
         except urllib.error.HTTPError as e:
             seen["other_path_status"] = e.code
+        # The right token, but a rebound page's name as Host: refused.
+        rebound = urllib.request.Request(
+            url,
+            data=b"{}",
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "Host": "evil.example",
+            },
+        )
+        try:
+            urllib.request.urlopen(rebound, timeout=5)
+            seen["foreign_host_status"] = 200
+        except urllib.error.HTTPError as e:
+            seen["foreign_host_status"] = e.code
         client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         async with client:
             async with streamable_http_client(url, http_client=client) as streams:

@@ -13,7 +13,14 @@
 //!
 //! Threat: a caller reaching the API. Every route serves one tenant, set
 //! by the operator; with a token, every route wants `Authorization:
-//! Bearer <token>` (compared in constant time). A caller asking for exec
+//! Bearer <token>` (compared in constant time). Without a token the API
+//! listens on loopback, and a web page the operator opens could still
+//! reach it by rebinding its own name to 127.0.0.1 (DNS rebinding): the
+//! browser then sends that page's name as `Host`. So without a token a
+//! request is served only when its `Host` is `localhost`, `127.0.0.1` or
+//! `[::1]` with the bound port; and on every route a browser `Origin`
+//! that is not the server's own is refused. A run asks for at most the
+//! operator's `max_steps`. A caller asking for exec
 //! gets it only when the operator allowed exec for this server
 //! ([`ApiOptions::allow_exec`], `WB_AGENT_EXEC=1`); otherwise a plain run,
 //! and the answer says which it got. The
@@ -45,7 +52,10 @@ pub struct ApiOptions {
     pub tenant: String,
     /// The bearer token every request must carry, if any.
     pub token: Option<String>,
-    /// Model turns of a run that names none.
+    /// The address the API is served on: without a token, a request's
+    /// `Host` must name its port through a loopback name.
+    pub addr: std::net::SocketAddr,
+    /// Model turns of a run that names none, and the most one may ask for.
     pub max_steps: u32,
     /// Whether a request's `exec: true` is honoured (the operator's
     /// choice: `WB_AGENT_EXEC=1` for `wbx serve-api`); never otherwise.
@@ -115,19 +125,64 @@ fn done_frame(r: &SessionRecord) -> Value {
     json!({"type": "done", "id": r.id, "status": r.status, "steps": r.steps, "result": r.result})
 }
 
-/// Equal without a timing that tells how much of a guess was right.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+/// The names a loopback server answers to without a token.
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+/// Why a request's `Host` or `Origin` is refused, if it is: without a
+/// token the `Host` must be a loopback name with the bound port; an
+/// `Origin`, when a browser sends one, must be `http://` and that `Host`.
+fn foreign(req: &Request, opts: &ApiOptions) -> Option<String> {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok());
+    if opts.token.is_none() {
+        let Some(host) = host else {
+            return Some("a request without a Host header is refused".into());
+        };
+        if !loopback_authority(host, opts.addr.port()) {
+            return Some(format!(
+                "Host `{}` is not this server: without a token it answers only to localhost, 127.0.0.1 or [::1] on port {}",
+                clip(host, 80),
+                opts.addr.port()
+            ));
+        }
+    }
+    let origin = req.headers().get(header::ORIGIN)?;
+    let own = host.map(|h| format!("http://{h}"));
+    match origin.to_str() {
+        Ok(o) if own.as_deref() == Some(o) => None,
+        _ => Some(format!(
+            "Origin `{}` is not this server's own",
+            clip(&String::from_utf8_lossy(origin.as_bytes()), 80)
+        )),
+    }
 }
 
-async fn auth(State(api): State<Api>, req: Request, next: Next) -> Response {
+/// Whether `authority` names a loopback name with `port` (the port may be
+/// left out only when it is 80, as a browser leaves it out).
+fn loopback_authority(authority: &str, port: u16) -> bool {
+    let Ok(parsed) = authority.parse::<axum::http::uri::Authority>() else {
+        return false;
+    };
+    if authority.contains('@') {
+        return false;
+    }
+    let name = parsed.host().to_ascii_lowercase();
+    LOOPBACK_NAMES.contains(&name.as_str()) && parsed.port_u16().unwrap_or(80) == port
+}
+
+async fn gate(State(api): State<Api>, req: Request, next: Next) -> Response {
+    if let Some(why) = foreign(&req, &api.opts) {
+        return error(StatusCode::FORBIDDEN, why);
+    }
     if let Some(token) = &api.opts.token {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes())) {
+        if !given.is_some_and(|g| crate::identity::secret_eq(g.as_bytes(), token.as_bytes())) {
             return error(StatusCode::UNAUTHORIZED, "a bearer token is required");
         }
     }
@@ -142,7 +197,9 @@ async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response 
         system: req.system.unwrap_or_else(|| DEFAULT_SYSTEM.into()),
         task: req.task,
         model: req.model,
-        max_steps: req.max_steps.unwrap_or(api.opts.max_steps),
+        max_steps: req
+            .max_steps
+            .map_or(api.opts.max_steps, |n| n.min(api.opts.max_steps)),
         agent: req.agent.unwrap_or_else(|| "agent".into()),
         tenant: api.opts.tenant.clone(),
         exec: req.exec && api.opts.allow_exec,
@@ -275,7 +332,7 @@ pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
         .route("/api/run/{id}/review/take", post(review_take))
         .route("/api/runs", get(list))
         .route("/api/openapi.json", get(openapi))
-        .layer(middleware::from_fn_with_state(api.clone(), auth))
+        .layer(middleware::from_fn_with_state(api.clone(), gate))
         .with_state(api)
 }
 
@@ -292,13 +349,29 @@ pub async fn serve(
 
 #[cfg(test)]
 mod tests {
-    use super::same_secret;
+    use super::loopback_authority;
 
     #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret(b"token", b"token"));
-        assert!(!same_secret(b"token", b"tokem"));
-        assert!(!same_secret(b"token", b"toke"));
-        assert!(!same_secret(b"", b"x"));
+    fn only_loopback_names_with_the_bound_port_are_this_server() {
+        for ok in [
+            "localhost:8787",
+            "127.0.0.1:8787",
+            "[::1]:8787",
+            "LOCALHOST:8787",
+        ] {
+            assert!(loopback_authority(ok, 8787), "{ok}");
+        }
+        for bad in [
+            "evil.example:8787",
+            "localhost:8788",
+            "localhost",
+            "127.0.0.2:8787",
+            "localhost.evil.example:8787",
+            "user@localhost:8787",
+            "",
+        ] {
+            assert!(!loopback_authority(bad, 8787), "{bad}");
+        }
+        assert!(loopback_authority("localhost", 80));
     }
 }

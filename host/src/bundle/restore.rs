@@ -67,16 +67,18 @@ pub fn restore<R: Read + Seek>(
             )));
         }
     }
+    checked_layout(&mut zip, &listed)?;
     // First pass: every entry is listed, once, with its size and hash.
     let mut seen = std::collections::BTreeSet::new();
     for i in 0..zip.len() {
-        let (name, bytes) = read_entry(&mut zip, i, BUNDLE_MAX_BYTES)?;
+        let name = entry_name(&mut zip, i)?;
         if name == MANIFEST {
             continue;
         }
         let entry = listed
             .get(name.as_str())
             .ok_or_else(|| BundleError::Tampered(format!("`{name}` is not in the manifest")))?;
+        let (_, bytes) = read_entry(&mut zip, i, entry.size)?;
         if !seen.insert(name.clone()) {
             return Err(BundleError::Tampered(format!("`{name}` appears twice")));
         }
@@ -159,7 +161,8 @@ fn checked_commands<R: Read + Seek>(
         let index = zip
             .index_for_name(&format!("{COMMANDS}{}.wasm", c.name))
             .ok_or_else(|| refuse("its part is missing".into()))?;
-        let (_, bytes) = read_entry(zip, index, BUNDLE_MAX_BYTES)?;
+        let size = zip.by_index_raw(index).map_err(zip_err)?.size();
+        let (_, bytes) = read_entry(zip, index, size.min(BUNDLE_MAX_BYTES))?;
         if sha256_hex(&bytes) != c.sha256 {
             return Err(BundleError::Tampered(format!(
                 "command `{}` changed",
@@ -189,13 +192,14 @@ fn write_files<R: Read + Seek>(
     let mut files = 0;
     let mut page = None;
     for i in 0..zip.len() {
-        let (name, bytes) = read_entry(zip, i, BUNDLE_MAX_BYTES)?;
+        let name = entry_name(zip, i)?;
         if name == MANIFEST {
             continue;
         }
         let entry = listed
             .get(name.as_str())
             .ok_or_else(|| BundleError::Tampered(format!("`{name}` changed while restoring")))?;
+        let (_, bytes) = read_entry(zip, i, entry.size)?;
         if entry.sha256 != sha256_hex(&bytes) {
             return Err(BundleError::Tampered(format!(
                 "`{name}` changed while restoring"
@@ -211,6 +215,90 @@ fn write_files<R: Read + Seek>(
         }
     }
     Ok((files, page))
+}
+
+/// The name of entry `index`, read from its header alone.
+fn entry_name<R: Read + Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    index: usize,
+) -> Result<String, BundleError> {
+    let entry = zip.by_index_raw(index).map_err(zip_err)?;
+    Ok(entry.name().map_err(zip_err)?.into_owned())
+}
+
+/// Every entry's header, checked before any byte of any entry is
+/// inflated: a plain file, stored or deflated and not encrypted, whose
+/// declared size is the size the signed manifest lists; all of them
+/// together within [`BUNDLE_MAX_BYTES`]; and no two sharing a byte of the
+/// archive, nor any reaching into the central directory.
+///
+/// Threat: a small archive whose directory names one compressed stream
+/// many times (each entry inflating to the cap) would have a restore
+/// inflate without bound before a single hash could fail; so would
+/// entries that declare less than they inflate to. Here the work a
+/// restore will do is bounded by the manifest's sizes before it starts.
+fn checked_layout<R: Read + Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    listed: &BTreeMap<&str, &BundleEntry>,
+) -> Result<(), BundleError> {
+    let mut spans = Vec::with_capacity(zip.len());
+    let mut total = 0u64;
+    for i in 0..zip.len() {
+        let entry = zip.by_index_raw(i).map_err(zip_err)?;
+        let name = entry.name().map_err(zip_err)?.into_owned();
+        let refused = |why: String| Err(BundleError::Tampered(format!("`{name}` {why}")));
+        if entry.encrypted() {
+            return refused("is encrypted".into());
+        }
+        if !entry.is_file() || entry.is_symlink() {
+            return refused("is not a plain file".into());
+        }
+        match entry.compression() {
+            zip::CompressionMethod::Stored | zip::CompressionMethod::Deflated => {}
+            other => return refused(format!("is compressed with {other}, not stored or deflate")),
+        }
+        if name != MANIFEST {
+            let listed_size = match listed.get(name.as_str()) {
+                Some(e) => e.size,
+                None => return refused("is not in the manifest".into()),
+            };
+            if entry.size() != listed_size {
+                return refused(format!(
+                    "declares {} bytes; the manifest lists {listed_size}",
+                    entry.size()
+                ));
+            }
+            total = total.saturating_add(listed_size);
+            if total > BUNDLE_MAX_BYTES {
+                return Err(BundleError::TooLarge(format!(
+                    "the entries hold more than {BUNDLE_MAX_BYTES} bytes in all"
+                )));
+            }
+        }
+        let start = entry.header_start();
+        let end = entry
+            .data_start()
+            .and_then(|d| d.checked_add(entry.compressed_size()))
+            .ok_or_else(|| BundleError::Tampered(format!("`{name}` has no readable data")))?;
+        spans.push((start, end, name));
+    }
+    spans.sort();
+    for pair in spans.windows(2) {
+        let ((_, end, a), (start, _, b)) = (&pair[0], &pair[1]);
+        if start < end {
+            return Err(BundleError::Tampered(format!(
+                "`{a}` and `{b}` share bytes of the archive"
+            )));
+        }
+    }
+    if let Some((_, end, name)) = spans.last()
+        && *end > zip.central_directory_start()
+    {
+        return Err(BundleError::Tampered(format!(
+            "`{name}` reaches into the archive's directory"
+        )));
+    }
+    Ok(())
 }
 
 /// `volumes/<volume>/<path>` → the volume and path.

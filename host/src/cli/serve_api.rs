@@ -1,6 +1,8 @@
 //! `wbx serve-api`: the HTTP API of supervised agent runs. Loopback by
-//! default; any other address needs a bearer token (`WB_API_TOKEN`). A
-//! request's `exec: true` is honoured only with `WB_AGENT_EXEC=1`.
+//! default; any other address needs a bearer token (`WB_API_TOKEN`).
+//! Without a token, a request whose `Host` is not a loopback name with the
+//! bound port is refused (see [`workbooks::agent::api`]). A request's
+//! `exec: true` is honoured only with `WB_AGENT_EXEC=1`.
 
 use crate::options::engine_with;
 use crate::{exit, fail};
@@ -17,7 +19,7 @@ pub(crate) struct Args {
     /// The tenant every run acts as.
     #[arg(long, default_value = "default")]
     tenant: String,
-    /// Model turns of a run that names none.
+    /// Model turns of a run that names none, and the most one may ask for.
     #[arg(long, default_value_t = workbooks::limits::AGENT_API_MAX_STEPS)]
     max_steps: u32,
     /// Install the catalog's missing programs in the background at start
@@ -60,6 +62,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 ApiOptions {
                     tenant: args.tenant.clone(),
                     token,
+                    addr,
                     max_steps: args.max_steps,
                     allow_exec: std::env::var("WB_AGENT_EXEC").is_ok_and(|v| v == "1"),
                 },

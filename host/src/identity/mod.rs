@@ -70,6 +70,16 @@ pub fn canonical_json(value: &impl serde::Serialize) -> Vec<u8> {
         .unwrap_or_default()
 }
 
+/// Whether a secret a caller `given` (a bearer token, say) is `expected`,
+/// in time that tells nothing of how much of it was right, nor of its
+/// length: both are hashed and the digests compared in constant time.
+pub fn secret_eq(given: &[u8], expected: &[u8]) -> bool {
+    use sha2::Digest as _;
+    use subtle::ConstantTimeEq as _;
+    let (a, b) = (sha2::Sha256::digest(given), sha2::Sha256::digest(expected));
+    a.as_slice().ct_eq(b.as_slice()).into()
+}
+
 /// The `did:key` of an Ed25519 public key.
 pub fn did_key(public: &[u8; 32]) -> String {
     let mut bytes = ED25519_CODEC.to_vec();
@@ -188,6 +198,14 @@ mod tests {
         let sig = id.sign(b"manifest").unwrap();
         verify(ZERO_SEED_DID, b"manifest", &sig).unwrap();
         assert!(verify(ZERO_SEED_DID, b"manifest!", &sig).is_err());
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(secret_eq(b"token", b"token"));
+        assert!(!secret_eq(b"token", b"tokem"));
+        assert!(!secret_eq(b"token", b"toke"));
+        assert!(!secret_eq(b"", b"x"));
     }
 
     #[test]

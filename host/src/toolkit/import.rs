@@ -7,7 +7,9 @@
 //! one) and copies regular files: a link is refused by name, and the
 //! source is capped ([`IMPORT_MAX_FILES`], [`IMPORT_MAX_BYTES`]). It runs
 //! nothing and declares no `#+EXEC`, so an imported toolkit can teach but
-//! not act until someone builds a command for it. The audit names every
+//! not act until someone builds a command for it. Every file is read
+//! through [`super::tree`], which never follows a link swapped in after
+//! the listing. The audit names every
 //! recipe that would need native execution here: a shell block calling a
 //! program this engine does not have, a block in a language the engine
 //! only runs through a catalog program, and a shipped script or native
@@ -16,6 +18,7 @@
 
 use super::ToolkitError;
 use super::discover::is_slug;
+use super::tree::{copy_beneath, files_under, read_beneath};
 use std::path::{Path, PathBuf};
 
 /// Files one import copies: stops a huge folder from being mirrored.
@@ -117,46 +120,6 @@ pub fn md_to_org(md: &str) -> String {
     out
 }
 
-/// The regular files under `dir` (relative paths; `.git` left out),
-/// refusing links and past the caps ([`IMPORT_MAX_FILES`],
-/// [`IMPORT_MAX_BYTES`]), with their total size.
-pub(super) fn files_under(id: &str, dir: &Path) -> Result<(Vec<PathBuf>, u64), ToolkitError> {
-    let mut out = Vec::new();
-    let mut total = 0u64;
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(dir.join(&rel))
-            .map_err(|e| io(id, e))?
-            .filter_map(Result::ok)
-            .collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let path = rel.join(entry.file_name());
-            let meta = std::fs::symlink_metadata(dir.join(&path)).map_err(|e| io(id, e))?;
-            if meta.file_type().is_symlink() {
-                return Err(io(
-                    id,
-                    format!("{} is a link; only files are copied", path.display()),
-                ));
-            } else if meta.is_dir() {
-                if entry.file_name() != ".git" {
-                    stack.push(path);
-                }
-            } else {
-                total += meta.len();
-                out.push(path);
-                if out.len() > IMPORT_MAX_FILES || total > IMPORT_MAX_BYTES {
-                    return Err(io(
-                        id,
-                        format!("past {IMPORT_MAX_FILES} files or {IMPORT_MAX_BYTES} bytes"),
-                    ));
-                }
-            }
-        }
-    }
-    Ok((out, total))
-}
-
 /// Imports `source` as the toolkit `id` (from `--as`, the skill's `name`,
 /// or the file's stem) into a new folder under `root`; returns the folder.
 pub fn import(source: &Path, id: Option<&str>, root: &Path) -> Result<PathBuf, ToolkitError> {
@@ -229,6 +192,7 @@ pub fn import(source: &Path, id: Option<&str>, root: &Path) -> Result<PathBuf, T
             &format!("#+TITLE: {title}: overview\n\n{}", md_to_org(body)),
         )?;
         let d = dir.unwrap_or(source);
+        let mut budget = IMPORT_MAX_BYTES;
         for rel in &files {
             let from = d.join(rel);
             let is_main = from == main;
@@ -238,14 +202,15 @@ pub fn import(source: &Path, id: Option<&str>, root: &Path) -> Result<PathBuf, T
             }
             if rel.extension().is_some_and(|x| x == "md") {
                 let slug = slug_of(&rel_s.trim_end_matches(".md").replace('/', "-"));
-                let md = std::fs::read_to_string(&from).map_err(|e| io(&id, e))?;
-                write(&format!("skills/{slug}.org"), &md_to_org(&md))?;
+                let md = read_beneath(&id, d, rel, budget)?;
+                budget -= md.len() as u64;
+                write(
+                    &format!("skills/{slug}.org"),
+                    &md_to_org(&String::from_utf8_lossy(&md)),
+                )?;
             } else {
                 let to = staging.join("resources").join(rel);
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| io(&id, e))?;
-                }
-                std::fs::copy(&from, &to).map_err(|e| io(&id, e))?;
+                budget -= copy_beneath(&id, d, rel, &to, budget)?;
             }
         }
         std::fs::rename(&staging, &out).map_err(|e| io(&id, e))
@@ -275,14 +240,17 @@ pub fn audit(
         let path = dir.join(&rel);
         let rel_s = rel.to_string_lossy().into_owned();
         if rel_s.ends_with(".org") {
-            let text = std::fs::read_to_string(&path).map_err(|e| io(&id, e))?;
+            let bytes = read_beneath(&id, dir, &rel, IMPORT_MAX_BYTES)?;
+            let text = String::from_utf8_lossy(&bytes).into_owned();
             let (fixed, found) = audit_org(&rel_s, &text, known, fix);
             findings.extend(found);
             if fix && fixed != text {
-                std::fs::write(&path, fixed).map_err(|e| io(&id, e))?;
+                // Replaced, not written through: a link swapped in is
+                // itself replaced, never followed.
+                crate::files::write_atomic(&path, fixed.as_bytes()).map_err(|e| io(&id, e))?;
             }
         } else if rel.starts_with("resources") || rel.starts_with("scripts") {
-            let head = std::fs::read(&path).map_err(|e| io(&id, e))?;
+            let head = read_beneath(&id, dir, &rel, IMPORT_MAX_BYTES)?;
             let native =
                 head.starts_with(b"\x7fELF") || head.starts_with(b"MZ") || head.starts_with(b"#!");
             let script = ["sh", "bash", "py", "js", "rb", "pl"]

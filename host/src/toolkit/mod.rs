@@ -17,6 +17,7 @@ pub mod import;
 mod lanes;
 pub mod manifest;
 pub mod push;
+mod tree;
 pub mod verify;
 
 pub use build::BuildError;

@@ -8,7 +8,8 @@
 //! the id it is pushed as, and an existing toolkit is replaced only when
 //! asked.
 
-use super::import::{files_under, io};
+use super::import::io;
+use super::tree::{copy_beneath, files_under};
 use super::{ToolkitError, Toolkits};
 use crate::commands::Registry;
 use std::path::Path;
@@ -26,17 +27,16 @@ pub struct Pushed {
     pub replaced: bool,
 }
 
-/// Copies the files of `from` (as [`files_under`] lists them) into `to`.
+/// Copies the files of `from` (as [`files_under`] lists them) into `to`,
+/// never following a link (see [`super::tree`]), within the import cap.
 fn copy_tree(id: &str, from: &Path, to: &Path) -> Result<(usize, u64), ToolkitError> {
-    let (files, bytes) = files_under(id, from)?;
+    let (files, _) = files_under(id, from)?;
+    let mut copied = 0u64;
     for rel in &files {
-        let target = to.join(rel);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(id, e))?;
-        }
-        std::fs::copy(from.join(rel), &target).map_err(|e| io(id, e))?;
+        let budget = super::import::IMPORT_MAX_BYTES - copied;
+        copied += copy_beneath(id, from, rel, &to.join(rel), budget)?;
     }
-    Ok((files.len(), bytes))
+    Ok((files.len(), copied))
 }
 
 /// Pushes the toolkit folder `dir` into `kits`' root as `id`.

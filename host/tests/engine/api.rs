@@ -30,12 +30,24 @@ async fn serve_api(
     token: Option<&str>,
     allow_exec: bool,
 ) -> SocketAddr {
+    serve_capped(engine, tenant, token, allow_exec, 40).await
+}
+
+/// As [`serve_api`], with the operator's `max_steps`.
+async fn serve_capped(
+    engine: Engine,
+    tenant: &str,
+    token: Option<&str>,
+    allow_exec: bool,
+    max_steps: u32,
+) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let opts = ApiOptions {
         tenant: tenant.into(),
         token: token.map(str::to_string),
-        max_steps: 40,
+        addr,
+        max_steps,
         allow_exec,
     };
     let app = router(Sessions::open(engine), opts);
@@ -51,13 +63,26 @@ async fn call(
     token: Option<&str>,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
+    let headers = format!("Host: {addr}\r\n{auth}");
+    call_with(addr, method, path, &headers, body).await
+}
+
+/// One request with exactly `headers` (each line ending in CRLF) besides
+/// the body's own.
+async fn call_with(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: api\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}\r\n{body}",
+        "{method} {path} HTTP/1.1\r\n{headers}Connection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes()).await.unwrap();
@@ -300,6 +325,90 @@ async fn a_run_live_when_its_host_stopped_says_it_was_interrupted() {
     assert_eq!(got.status, workbooks::agent::SessionStatus::Interrupted);
     assert!(got.result.unwrap().starts_with("interrupted"));
     assert!(sessions.get("other", "lost-run").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebound_page_is_refused_by_host_and_origin_and_starts_nothing() {
+    let server = model_server::start(vec![text("ok")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = api(engine(home.path(), &server), "default", None).await;
+    let port = addr.port();
+    let task = Some(json!({"task": "spend the operator's key"}));
+    // A DNS-rebinding page: the browser sends the page's own name.
+    for headers in [
+        "Host: evil.example\r\n".to_string(),
+        format!("Host: evil.example:{port}\r\n"),
+        format!("Host: localhost:{}\r\n", port + 1),
+        format!("Host: 127.0.0.1.nip.io:{port}\r\n"),
+        format!("Host: user@localhost:{port}\r\n"),
+        String::new(),
+    ] {
+        for (method, path, body) in [
+            ("GET", "/api/runs", None),
+            ("POST", "/api/run", task.clone()),
+        ] {
+            let (status, said) = call_with(addr, method, path, &headers, body).await;
+            assert_eq!(status, 403, "{method} {path} with {headers:?}: {said}");
+        }
+    }
+    // A page on another origin posting to the right name.
+    let headers = format!("Host: localhost:{port}\r\nOrigin: http://evil.example\r\n");
+    let (status, said) = call_with(addr, "POST", "/api/run", &headers, task.clone()).await;
+    assert_eq!(status, 403, "{said}");
+    assert!(said["error"].as_str().unwrap().contains("Origin"), "{said}");
+    // Nothing ran.
+    assert_eq!(
+        call(addr, "GET", "/api/runs", None, None).await.1,
+        json!([])
+    );
+    // Every loopback name with the bound port is served, and a page of
+    // the server's own origin too.
+    for name in ["localhost", "127.0.0.1", "[::1]"] {
+        let headers = format!("Host: {name}:{port}\r\nOrigin: http://{name}:{port}\r\n");
+        let (status, _) = call_with(addr, "GET", "/api/runs", &headers, None).await;
+        assert_eq!(status, 200, "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_token_a_foreign_host_is_served_but_a_foreign_origin_is_not() {
+    let server = model_server::start(vec![text("ok")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = api(engine(home.path(), &server), "default", Some("s3cret")).await;
+    let auth = "Authorization: Bearer s3cret\r\n";
+    let headers = format!("Host: api.example.org\r\n{auth}");
+    assert_eq!(
+        call_with(addr, "GET", "/api/runs", &headers, None).await.0,
+        200
+    );
+    let headers = format!("Host: api.example.org\r\nOrigin: http://evil.example\r\n{auth}");
+    assert_eq!(
+        call_with(addr, "GET", "/api/runs", &headers, None).await.0,
+        403
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_asks_for_no_more_steps_than_the_operator_allows() {
+    // The model calls a tool on every turn and never says done.
+    let turns = (0..5)
+        .map(|i| tool_calls(&[(&format!("c{i}"), "shell", r#"{"pipeline":"true"}"#)]))
+        .collect();
+    let server = model_server::start(turns).await;
+    let home = tempfile::tempdir().unwrap();
+    let addr = serve_capped(engine(home.path(), &server), "default", None, false, 2).await;
+    let (status, started) = call(
+        addr,
+        "POST",
+        "/api/run",
+        None,
+        Some(json!({"task": "loop", "max_steps": 1000})),
+    )
+    .await;
+    assert_eq!(status, 202, "{started}");
+    let run = ended(addr, started["id"].as_str().unwrap()).await;
+    assert_eq!(run["status"], "stopped", "{run}");
+    assert_eq!(run["result"], "stopped: reached max_steps (2)", "{run}");
 }
 
 #[test]

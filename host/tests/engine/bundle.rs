@@ -123,7 +123,7 @@ fn a_tampered_bundle_is_refused_and_nothing_is_written() {
         &good,
         |n, b| {
             Some(if n.ends_with("facts.txt") {
-                b"the sky is green".to_vec()
+                b"the sky is pink".to_vec()
             } else {
                 b
             })
@@ -142,7 +142,7 @@ fn a_tampered_bundle_is_refused_and_nothing_is_written() {
     let mut edited = manifest_of(&changed);
     for e in edited["manifest"]["entries"].as_array_mut().unwrap() {
         if e["path"].as_str().unwrap().ends_with("facts.txt") {
-            e["sha256"] = serde_json::json!(hex::encode(sha2::Sha256::digest(b"the sky is green")));
+            e["sha256"] = serde_json::json!(hex::encode(sha2::Sha256::digest(b"the sky is pink")));
         }
     }
     // `bundle` with its manifest.json replaced by `manifest`.
@@ -394,5 +394,158 @@ fn a_bundle_with_more_entries_than_the_cap_is_refused_before_any_is_read() {
     let bytes = out.finish().unwrap().into_inner();
     let err = bundle::restore(std::io::Cursor::new(&bytes), &target, "b", None, None).unwrap_err();
     assert!(matches!(err, BundleError::TooLarge(_)), "{err}");
+    assert!(files_of(&target).is_empty());
+}
+
+/// A central directory entry for `name` whose data is the local entry at
+/// `offset` (method, crc and sizes as that entry has them).
+fn central_entry(
+    name: &str,
+    f: &zip::read::ZipFile<'_, impl std::io::Read>,
+    offset: u32,
+) -> Vec<u8> {
+    let mut e = Vec::new();
+    e.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
+    e.extend_from_slice(&20u16.to_le_bytes()); // made by
+    e.extend_from_slice(&20u16.to_le_bytes()); // needed
+    e.extend_from_slice(&0u16.to_le_bytes()); // flags
+    let method: u16 = match f.compression() {
+        zip::CompressionMethod::Stored => 0,
+        _ => 8,
+    };
+    e.extend_from_slice(&method.to_le_bytes());
+    e.extend_from_slice(&0u16.to_le_bytes()); // time
+    e.extend_from_slice(&0x21u16.to_le_bytes()); // date: 1980-01-01
+    e.extend_from_slice(&f.crc32().to_le_bytes());
+    e.extend_from_slice(&(f.compressed_size() as u32).to_le_bytes());
+    e.extend_from_slice(&(f.size() as u32).to_le_bytes());
+    e.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    e.extend_from_slice(&[0; 8]); // extra, comment, disk, internal attributes
+    e.extend_from_slice(&0u32.to_le_bytes()); // external attributes
+    e.extend_from_slice(&offset.to_le_bytes());
+    e.extend_from_slice(name.as_bytes());
+    e
+}
+
+/// An attacker's bundle: a manifest they signed listing `copies` files
+/// of `each` zero bytes, and an archive whose directory names one
+/// deflated stream of them `copies` times (each entry's bytes are the
+/// same bytes of the archive).
+fn overlapping_bundle(copies: usize, each: usize) -> Vec<u8> {
+    let keyring = workbooks::Keyring::new(None, Default::default());
+    let attacker = Identity::of_tenant(&keyring, "mallory", Some(SEED_B)).unwrap();
+    let zeros = vec![0u8; each];
+    let sha = hex::encode(sha2::Sha256::digest(&zeros));
+    let names: Vec<String> = (0..copies)
+        .map(|i| format!("volumes/workspace/f{i}"))
+        .collect();
+    let manifest = bundle::BundleManifest {
+        format: bundle::FORMAT.into(),
+        tenant: "mallory".into(),
+        instance: "bomb".into(),
+        signer: attacker.did.clone(),
+        created_at: 1,
+        entries: names
+            .iter()
+            .map(|n| bundle::BundleEntry {
+                path: n.clone(),
+                size: each as u64,
+                sha256: sha.clone(),
+            })
+            .collect(),
+        commands: Vec::new(),
+    };
+    let signature = attacker
+        .sign(&workbooks::identity::canonical_json(&manifest))
+        .unwrap();
+    let signed = serde_json::json!({"manifest": manifest, "signature": signature});
+    // One real entry of each kind, written by the zip crate.
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    out.start_file(names[0].as_str(), deflated).unwrap();
+    out.write_all(&zeros).unwrap();
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    out.start_file("manifest.json", stored).unwrap();
+    out.write_all(signed.to_string().as_bytes()).unwrap();
+    let real = out.finish().unwrap().into_inner();
+    // The same local entries, under a directory of the attacker's.
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(real.clone())).unwrap();
+    let start = zip.central_directory_start() as usize;
+    let mut bytes = real[..start].to_vec();
+    let mut directory = Vec::new();
+    let kernel = zip.by_index_raw(0).unwrap();
+    let kernel_at = kernel.header_start() as u32;
+    for name in &names {
+        directory.extend(central_entry(name, &kernel, kernel_at));
+    }
+    drop(kernel);
+    let m = zip.by_index_raw(1).unwrap();
+    directory.extend(central_entry("manifest.json", &m, m.header_start() as u32));
+    let count = (copies + 1) as u16;
+    let directory_at = bytes.len() as u32;
+    bytes.extend_from_slice(&directory);
+    bytes.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    bytes.extend_from_slice(&[0; 4]); // this disk, the directory's disk
+    bytes.extend_from_slice(&count.to_le_bytes());
+    bytes.extend_from_slice(&count.to_le_bytes());
+    bytes.extend_from_slice(&(directory.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&directory_at.to_le_bytes());
+    bytes.extend_from_slice(&0u16.to_le_bytes()); // comment
+    bytes
+}
+
+#[test]
+fn entries_that_share_the_archives_bytes_are_refused_before_any_is_inflated() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_engine(home.path());
+    let target = engine.storage().unwrap().volumes("t", "b").unwrap();
+    // 40 names for one 8 MiB stream: 320 MiB of inflation from a bundle
+    // of a few kilobytes, every entry matching its listed size and hash.
+    let bomb = overlapping_bundle(40, 8 << 20);
+    assert!(bomb.len() < 64 << 10, "{} bytes", bomb.len());
+    let err = bundle::restore(std::io::Cursor::new(&bomb), &target, "b", None, None).unwrap_err();
+    assert!(
+        err.to_string().contains("share bytes of the archive"),
+        "{err}"
+    );
+    assert!(files_of(&target).is_empty());
+    // More listed than the cap in all is refused by the listing alone.
+    let bomb = overlapping_bundle(70, 8 << 20);
+    let err = bundle::restore(std::io::Cursor::new(&bomb), &target, "b", None, None).unwrap_err();
+    assert!(matches!(err, BundleError::TooLarge(_)), "{err}");
+    assert!(files_of(&target).is_empty());
+}
+
+#[test]
+fn an_entry_declaring_another_size_than_its_listing_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_engine(home.path());
+    let source = engine.storage().unwrap().volumes("t", "a").unwrap();
+    filled(&source);
+    let keyring = workbooks::Keyring::new(None, Default::default());
+    let id = Identity::of_tenant(&keyring, "t", Some(SEED_A)).unwrap();
+    let good = shipped(&source, &id);
+    // The data file's bytes are kept but it is written again under the
+    // zip crate's own header: its declared size is now 5, the listing 4.
+    let bad = rewritten(
+        &good,
+        |name, bytes| {
+            Some(if name == "volumes/workspace/data.bin" {
+                b"extra".to_vec()
+            } else {
+                bytes
+            })
+        },
+        None,
+    );
+    let target = engine.storage().unwrap().volumes("t", "b").unwrap();
+    let err = bundle::restore(std::io::Cursor::new(&bad), &target, "b", None, None).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("declares 5 bytes; the manifest lists 4"),
+        "{err}"
+    );
     assert!(files_of(&target).is_empty());
 }

@@ -136,6 +136,9 @@ fn the_python_sdk_lists_and_calls_the_tools_and_a_denial_is_a_tool_error() {
     let http = &saw["http"];
     assert_eq!(http["no_token_status"], 401);
     assert_eq!(http["other_path_status"], 404);
+    // A DNS-rebinding page's name, even with the token, is refused.
+    let foreign = http["foreign_host_status"].as_u64().unwrap();
+    assert!((400..500).contains(&foreign), "{http}");
     assert!(http["tools"].as_array().unwrap().iter().any(|t| t == "jq"));
     assert_eq!(call(&http["shell"]), ("OVER HTTP\n", false));
     // The endless call was given up on: its guest stopped (the server went

@@ -1,6 +1,7 @@
 //! `wbx mcp --listen ADDR`: the same tools over streamable HTTP, one
 //! hyper connection per client, each request checked for the bearer token
-//! before rmcp sees it.
+//! (in constant time) before rmcp sees it; on loopback rmcp refuses a
+//! `Host` that is not a loopback name (DNS rebinding).
 
 use super::Tools;
 use bytes::Bytes;
@@ -60,7 +61,9 @@ pub(super) async fn serve(
                         let authorized = expected.as_deref().is_none_or(|want| {
                             req.headers()
                                 .get(http::header::AUTHORIZATION)
-                                .is_some_and(|got| got.as_bytes() == want.as_bytes())
+                                .is_some_and(|got| {
+                                    workbooks::identity::secret_eq(got.as_bytes(), want.as_bytes())
+                                })
                         });
                         if !authorized {
                             return Ok::<_, Infallible>(unauthorized());

@@ -1,0 +1,205 @@
+//! A toolkit folder as import, push and audit read it: its regular files,
+//! listed and then opened without ever following a link.
+//!
+//! Threat: the folder belongs to someone else (a downloaded skill, a
+//! colleague's checkout). Listing it with `symlink_metadata` and then
+//! reading by path leaves a window: a link swapped in between the two
+//! (`resources/notes.txt` → `~/.ssh/id_ed25519`) is followed by the read
+//! and its target copied into the toolkits root. So a file is read only
+//! through [`open_beneath`]: every directory on its way is opened relative
+//! to the one before and the file last, each with `O_NOFOLLOW`, and only a
+//! regular file is accepted (a FIFO swapped in cannot block the read).
+
+use super::ToolkitError;
+use super::import::{IMPORT_MAX_BYTES, IMPORT_MAX_FILES, io};
+use rustix::fs::{CWD, FileType, Mode, OFlags, fstat, openat};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// The regular files under `dir` (relative paths; `.git` left out),
+/// refusing links and past the caps ([`IMPORT_MAX_FILES`],
+/// [`IMPORT_MAX_BYTES`]), with their total size.
+pub(super) fn files_under(id: &str, dir: &Path) -> Result<(Vec<PathBuf>, u64), ToolkitError> {
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(dir.join(&rel))
+            .map_err(|e| io(id, e))?
+            .filter_map(Result::ok)
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let path = rel.join(entry.file_name());
+            let meta = std::fs::symlink_metadata(dir.join(&path)).map_err(|e| io(id, e))?;
+            if meta.file_type().is_symlink() {
+                return Err(io(
+                    id,
+                    format!("{} is a link; only files are copied", path.display()),
+                ));
+            } else if meta.is_dir() {
+                if entry.file_name() != ".git" {
+                    stack.push(path);
+                }
+            } else {
+                total += meta.len();
+                out.push(path);
+                if out.len() > IMPORT_MAX_FILES || total > IMPORT_MAX_BYTES {
+                    return Err(io(
+                        id,
+                        format!("past {IMPORT_MAX_FILES} files or {IMPORT_MAX_BYTES} bytes"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok((out, total))
+}
+
+/// The regular file `rel` under `dir`, opened without following a link
+/// at any step (see the module docs).
+pub(super) fn open_beneath(
+    id: &str,
+    dir: &Path,
+    rel: &Path,
+) -> Result<std::fs::File, ToolkitError> {
+    let refused = |why: String| io(id, format!("{}: {why}", rel.display()));
+    let parts: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(part) => Ok(part),
+            _ => Err(refused("not a plain relative path".into())),
+        })
+        .collect::<Result<_, _>>()?;
+    let Some((last, dirs)) = parts.split_last() else {
+        return Err(refused("empty path".into()));
+    };
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let opened = |e: rustix::io::Errno| {
+        if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+            refused("a link stands on its way; links are never followed".into())
+        } else {
+            refused(e.to_string())
+        }
+    };
+    let mut at = openat(
+        CWD,
+        dir,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::DIRECTORY,
+        Mode::empty(),
+    )
+    .map_err(|e| io(id, format!("{}: {e}", dir.display())))?;
+    for part in dirs {
+        at = openat(&at, *part, flags | OFlags::DIRECTORY, Mode::empty()).map_err(opened)?;
+    }
+    let fd = openat(&at, *last, flags | OFlags::NONBLOCK, Mode::empty()).map_err(opened)?;
+    let stat = fstat(&fd).map_err(|e| refused(e.to_string()))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(refused("not a regular file".into()));
+    }
+    Ok(std::fs::File::from(fd))
+}
+
+/// The bytes of `rel` under `dir` (see [`open_beneath`]), at most `cap`.
+pub(super) fn read_beneath(
+    id: &str,
+    dir: &Path,
+    rel: &Path,
+    cap: u64,
+) -> Result<Vec<u8>, ToolkitError> {
+    let mut bytes = Vec::new();
+    open_beneath(id, dir, rel)?
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io(id, e))?;
+    if bytes.len() as u64 > cap {
+        return Err(io(id, format!("{} grew past {cap} bytes", rel.display())));
+    }
+    Ok(bytes)
+}
+
+/// Copies `rel` under `dir` to the new file `to` (see [`open_beneath`]),
+/// at most `cap` bytes; the bytes copied.
+pub(super) fn copy_beneath(
+    id: &str,
+    dir: &Path,
+    rel: &Path,
+    to: &Path,
+    cap: u64,
+) -> Result<u64, ToolkitError> {
+    let bytes = read_beneath(id, dir, rel, cap)?;
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io(id, e))?;
+    }
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)
+        .map_err(|e| io(id, e))?;
+    std::io::Write::write_all(&mut out, &bytes).map_err(|e| io(id, e))?;
+    Ok(bytes.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_swapped_in_after_listing_is_refused_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "key material").unwrap();
+        std::fs::create_dir(dir.path().join("resources")).unwrap();
+        std::fs::write(dir.path().join("resources/notes.txt"), "notes").unwrap();
+        let (files, _) = files_under("t", dir.path()).unwrap();
+        assert_eq!(files, [PathBuf::from("resources/notes.txt")]);
+        // The swap: the listed file becomes a link to the secret.
+        std::fs::remove_file(dir.path().join("resources/notes.txt")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret"),
+            dir.path().join("resources/notes.txt"),
+        )
+        .unwrap();
+        let to = tempfile::tempdir().unwrap();
+        let err = copy_beneath("t", dir.path(), &files[0], &to.path().join("n"), 1 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("links are never followed"), "{err}");
+        assert!(!to.path().join("n").exists());
+        // And a directory on the way swapped for a link.
+        std::fs::remove_file(dir.path().join("resources/notes.txt")).unwrap();
+        std::fs::remove_dir(dir.path().join("resources")).unwrap();
+        std::fs::create_dir(outside.path().join("res")).unwrap();
+        std::fs::write(outside.path().join("res/notes.txt"), "theirs").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("res"), dir.path().join("resources"))
+            .unwrap();
+        let err = read_beneath("t", dir.path(), &files[0], 1 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("links are never followed"), "{err}");
+    }
+
+    #[test]
+    fn a_fifo_swapped_in_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        rustix::fs::mknodat(CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+        let err = read_beneath("t", dir.path(), Path::new("pipe"), 16)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn a_file_that_grew_past_its_cap_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big"), vec![b'x'; 64]).unwrap();
+        assert!(read_beneath("t", dir.path(), Path::new("big"), 63).is_err());
+        assert_eq!(
+            read_beneath("t", dir.path(), Path::new("big"), 64)
+                .unwrap()
+                .len(),
+            64
+        );
+    }
+}
