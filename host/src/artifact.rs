@@ -306,6 +306,37 @@ impl CompileCache {
         self.compiled(engine, artifact).map(|_| ())
     }
 
+    /// Holds, for the artifact hashing to `sha`, the compiled code a
+    /// parent handed over in the descriptor `fd` (see
+    /// [`crate::dock::handoff`]).
+    #[expect(
+        unsafe_code,
+        reason = "deserializing native code the parent process compiled and handed over in a sealed memfd"
+    )]
+    pub(crate) fn hand(
+        &self,
+        engine: &wasmtime::Engine,
+        sha: &[u8; 32],
+        kind: ArtifactKind,
+        fd: i32,
+    ) -> wasmtime::Result<()> {
+        let path = format!("/proc/self/fd/{fd}");
+        // SAFETY: the descriptor was inherited from the parent that started
+        // this process, which wrote its own engine's `serialize` output to
+        // it and sealed it against every change before the start; wasmtime
+        // checks the engine compatibility key in the image it maps.
+        let compiled = unsafe {
+            match kind {
+                ArtifactKind::Component => {
+                    Compiled::Component(Component::deserialize_file(engine, &path)?)
+                }
+                ArtifactKind::Module => Compiled::Module(Module::deserialize_file(engine, &path)?),
+            }
+        };
+        self.lock().insert(*sha, compiled);
+        Ok(())
+    }
+
     /// Whether the compiled form of the artifact hashing to `sha` is at
     /// hand, in memory or on disk (its seal is checked when it is loaded).
     pub(crate) fn holds(&self, sha: &[u8; 32]) -> bool {

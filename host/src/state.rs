@@ -10,6 +10,7 @@ use crate::cadence::Cadence;
 use crate::cap::launch::Launcher;
 use crate::cap::launch::module::ModuleLaunch;
 use crate::cap::net::sockets::{GuardedLookup, SocketGate};
+use crate::cap::relay::Relay;
 use crate::cap::secrets::keyring::Keyring;
 use crate::cap::{
     browse::BrowseCtx, kv::KvCtx, launch::LaunchCtx, net::NetCtx, queue::QueueCtx,
@@ -325,6 +326,9 @@ pub(crate) struct StoreHost<'a> {
     pub(crate) memory: usize,
     /// What runs commands (`commands`, `exec`).
     pub(crate) launcher: &'a dyn Fn() -> Arc<dyn Launcher>,
+    /// Where the storage, signing and launch calls go when another
+    /// process serves them (a container-tier child's parent).
+    pub(crate) relay: Option<&'a Arc<dyn Relay>>,
 }
 
 /// The WASI context both lanes start from: argv, the environment, stdio
@@ -384,6 +388,9 @@ fn launch_for(host: &StoreHost<'_>, grant: &Grant, opts: &SessionOptions) -> Lau
     if !grant.caps.contains(Cap::Commands) && !grant.caps.contains(Cap::Exec) {
         return LaunchCtx::default();
     }
+    if let Some(relay) = host.relay {
+        return LaunchCtx::relayed(relay.clone(), grant.caps);
+    }
     let env = CommandEnv {
         principal: opts.tenant.clone(),
         session_id: opts.id.clone(),
@@ -416,22 +423,39 @@ pub(crate) fn new_store(
         validate_name("tenant", &opts.tenant)?;
     }
     let mut vfs = VfsCtx::default();
-    if has(Cap::Vfs) {
-        validate_name("instance", &opts.id)?;
-        vfs = VfsCtx::new(storage.clone(), opts.tenant.clone(), opts.id.clone());
-    }
     let cadence = host.cadence;
     let mut kv = KvCtx::default();
-    if has(Cap::Kv) {
-        kv = KvCtx::new(storage.clone(), opts.tenant.clone(), cadence.clone());
-    }
     let mut queue = QueueCtx::default();
-    if has(Cap::Queue) {
-        queue = QueueCtx::new(storage.clone(), opts.tenant.clone(), cadence.clone());
-    }
     let mut secrets = SecretsCtx::default();
-    if has(Cap::Secrets) {
-        secrets.reach = Some((host.keyring.clone(), opts.tenant.clone(), cadence.clone()));
+    if let Some(relay) = host.relay {
+        // The serving side holds the tenant's state and keys; nothing of
+        // it is opened here.
+        if has(Cap::Vfs) {
+            vfs = VfsCtx::relayed(relay.clone());
+        }
+        if has(Cap::Kv) {
+            kv = KvCtx::relayed(relay.clone());
+        }
+        if has(Cap::Queue) {
+            queue = QueueCtx::relayed(relay.clone());
+        }
+        if has(Cap::Secrets) {
+            secrets.relay = Some(relay.clone());
+        }
+    } else {
+        if has(Cap::Vfs) {
+            validate_name("instance", &opts.id)?;
+            vfs = VfsCtx::new(storage.clone(), opts.tenant.clone(), opts.id.clone());
+        }
+        if has(Cap::Kv) {
+            kv = KvCtx::new(storage.clone(), opts.tenant.clone(), cadence.clone());
+        }
+        if has(Cap::Queue) {
+            queue = QueueCtx::new(storage.clone(), opts.tenant.clone(), cadence.clone());
+        }
+        if has(Cap::Secrets) {
+            secrets.reach = Some((host.keyring.clone(), opts.tenant.clone(), cadence.clone()));
+        }
     }
     let access = host.access.clone();
     let mut net = NetCtx::default();

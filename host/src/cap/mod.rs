@@ -11,6 +11,7 @@ pub mod llm;
 pub(crate) mod net;
 pub(crate) mod net_types;
 pub(crate) mod queue;
+pub(crate) mod relay;
 pub mod secrets;
 pub(crate) mod session_info;
 pub(crate) mod vfs;

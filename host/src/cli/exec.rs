@@ -57,6 +57,18 @@ pub(crate) struct Args {
     /// Capture the guest's output and answer in frames (os_process tier).
     #[arg(long, hide = true)]
     framed: bool,
+    /// Serve storage, signing and launch calls through the parent on this
+    /// inherited socket (container tier; with --framed).
+    #[arg(long, hide = true, value_name = "FD", requires = "framed")]
+    relay: Option<i32>,
+    /// Dock from the code the parent handed over (container tier; with
+    /// --framed): JSON naming the inherited descriptor.
+    #[arg(long, hide = true, value_name = "JSON", requires = "framed")]
+    handoff: Option<String>,
+    /// Read stdin whole, then make no thread or process once the guest
+    /// may run (container tier; with --framed).
+    #[arg(long, hide = true, requires = "framed")]
+    no_new_threads: bool,
     /// The command: a component or a wasip1 core module.
     file: PathBuf,
     /// Arguments passed to the command.
@@ -109,6 +121,34 @@ impl Failure {
             }),
         })
     }
+}
+
+/// The socket the parent left at descriptor `fd` (see `--relay`).
+fn inherited(fd: i32) -> Result<std::os::fd::OwnedFd, Failure> {
+    use std::os::fd::FromRawFd as _;
+    let refused = || {
+        Failure::before(
+            "usage",
+            format!("--relay {fd}: no socket was handed at that descriptor"),
+            exit::USAGE,
+        )
+    };
+    if fd < 3 {
+        return Err(refused());
+    }
+    #[expect(
+        unsafe_code,
+        reason = "fcntl reads the descriptor's flags; nothing else in this process owns it"
+    )]
+    let open = unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0;
+    if !open {
+        return Err(refused());
+    }
+    #[expect(
+        unsafe_code,
+        reason = "the descriptor is open and this process's only owner of it is this call"
+    )]
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
 /// The session id for `file`: its stem, made a valid name.
@@ -185,8 +225,28 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let env =
         crate::options::parse_env(&args.env).map_err(|code| Failure::before("usage", "", code))?;
-    let engine = crate::options::engine_with(home, false, args.memory.map(|m| m << 20))
-        .map_err(|code| Failure::before("engine", "", code))?;
+    let handoff = match &args.handoff {
+        None => None,
+        Some(json) => Some(
+            serde_json::from_str::<workbooks::dock::handoff::Handoff>(json)
+                .map_err(|e| Failure::before("usage", format!("--handoff: {e}"), exit::USAGE))?,
+        ),
+    };
+    let relay = args.relay.map(inherited).transpose()?;
+    let engine = crate::options::engine_built(home, false, args.memory.map(|m| m << 20), |b| {
+        let mut b = b;
+        if let Some(handoff) = handoff {
+            // Nothing is compiled here, nor written to this child's home.
+            b = b.handed(handoff).disk_cache(false);
+        }
+        if let Some(channel) = relay {
+            b = b
+                .relayed(channel)
+                .map_err(|e| fail("engine", e, exit::ENGINE))?;
+        }
+        Ok(b)
+    })
+    .map_err(|code| Failure::before("engine", "", code))?;
     let artifact = engine
         .load_artifact(&args.file)
         .map_err(|e| Failure::before("load", e, exit::LOAD))?;
@@ -211,6 +271,19 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     opts.args = args.args;
     opts.env = env;
     opts.stdin = Stdin::Inherit;
+    if args.no_new_threads {
+        // Read whole now: the host's stdin reader is a thread of its own.
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(
+                std::io::stdin().lock(),
+                workbooks::limits::MAX_STDIN_BYTES as u64 + 1,
+            ),
+            &mut bytes,
+        )
+        .map_err(|e| Failure::before("engine", format!("stdin: {e}"), exit::ENGINE))?;
+        opts.stdin = Stdin::Bytes(bytes.into());
+    }
     let passed = if args.framed {
         Output::Capture
     } else {
@@ -226,8 +299,23 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     opts.memory = args.memory.map(|m| m << 20);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .thread_keep_alive(std::time::Duration::from_secs(24 * 3600))
         .build()
         .map_err(|e| Failure::before("engine", e, exit::ENGINE))?;
+    if args.no_new_threads {
+        // One blocking thread made now and kept, for whatever the guest's
+        // calls hand the blocking pool; then no thread or process more.
+        runtime
+            .block_on(async { tokio::task::spawn_blocking(|| ()).await })
+            .map_err(|e| Failure::before("engine", e, exit::ENGINE))?;
+        workbooks::fabric::forbid_new_threads().map_err(|e| {
+            Failure::before(
+                "engine",
+                format!("cannot forbid new threads: {e}"),
+                exit::ENGINE,
+            )
+        })?;
+    }
     runtime
         .block_on(engine.run(&docked, opts))
         .map_err(Failure::Run)

@@ -38,6 +38,11 @@ pub(crate) struct RunArgs {
     /// NATS server of the node tier.
     #[arg(long, value_name = "URL")]
     nats: Option<String>,
+    /// A node-tier worker whose results this run takes, by its did:key
+    /// (repeatable; `wbx worker` prints its own). Tasks are signed with the
+    /// tenant's key (`WB_SIGNING_KEY` overrides it).
+    #[arg(long = "worker", value_name = "DID")]
+    workers: Vec<String>,
     /// One JSON result per line, in input order.
     #[arg(long)]
     json: bool,
@@ -114,6 +119,18 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
                 .unwrap_or(FABRIC_TASK_TIMEOUT),
             nats: args.nats.clone(),
             finished: Some(finished.clone()),
+            workers: args.workers.clone(),
+            signer: match crate::toolkit::seed() {
+                None => None,
+                Some(seed) => Some(
+                    workbooks::identity::Identity::of_tenant(
+                        engine.keyring(),
+                        &line.tenant,
+                        Some(&seed),
+                    )
+                    .map_err(|e| fail("usage", e, exit::USAGE))?,
+                ),
+            },
         };
         let target = match args.kernel {
             true => Target::Kernel(args.target.clone()),

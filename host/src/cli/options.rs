@@ -186,6 +186,16 @@ pub(crate) fn engine_with(
     pooling: bool,
     memory: Option<usize>,
 ) -> Result<workbooks::Engine, u8> {
+    engine_built(home, pooling, memory, Ok)
+}
+
+/// [`engine_with`], with `finish` applied to the builder last.
+pub(crate) fn engine_built(
+    home: PathBuf,
+    pooling: bool,
+    memory: Option<usize>,
+    finish: impl FnOnce(workbooks::EngineBuilder) -> Result<workbooks::EngineBuilder, u8>,
+) -> Result<workbooks::Engine, u8> {
     let allow = match std::env::var("WB_NET_ALLOW") {
         Ok(list) => workbooks::Cidr::parse_list(&list)
             .map_err(|e| fail("usage", format!("WB_NET_ALLOW: {e}"), exit::USAGE))?,
@@ -207,7 +217,7 @@ pub(crate) fn engine_with(
     for stub in STUBS.get().copied().unwrap_or_default().iter() {
         builder = builder.stub(stub);
     }
-    let engine = builder
+    let engine = finish(builder)?
         .build()
         .map_err(|e| fail("engine", e, exit::ENGINE))?;
     let _ = KEEP.set(engine.clone());

@@ -421,6 +421,16 @@ impl Registry {
             .collect())
     }
 
+    /// Puts `artifact` in the content-addressed store under no name (a
+    /// node worker's copy of a task's command); its file.
+    pub fn stash(&self, artifact: &Artifact) -> std::io::Result<PathBuf> {
+        let path = self.store_path(&artifact.sha256_hex());
+        if !path.is_file() {
+            write_atomic(&path, artifact.bytes())?;
+        }
+        Ok(path)
+    }
+
     /// The store file of an entry.
     pub fn path_of(&self, entry: &Entry) -> PathBuf {
         self.store_path(&entry.sha256)

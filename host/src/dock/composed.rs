@@ -39,6 +39,8 @@ pub(crate) struct Compositions {
     composed: Option<PathBuf>,
     index: Option<PathBuf>,
     seal: Seal,
+    /// Indexes handed over by a parent process ([`super::handoff`]).
+    handed: std::sync::Mutex<std::collections::HashMap<String, Index>>,
 }
 
 /// The name of a composition in the cache: the composer's version, the
@@ -62,7 +64,16 @@ impl Compositions {
             composed: cache_dir.map(|d| d.join("composed")),
             index: cache_dir.map(|d| d.join("composed-index")),
             seal,
+            handed: Default::default(),
         }
+    }
+
+    /// Holds `index` for composition `key` in memory, as handed over.
+    pub(crate) fn hand(&self, key: &str, index: Index) {
+        self.handed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string(), index);
     }
 
     /// The key of `guest` plugged with `brokers`.
@@ -73,6 +84,14 @@ impl Compositions {
 
     /// The index of composition `key`, when cached and its seal holds.
     pub(crate) fn index(&self, key: &str) -> Option<Index> {
+        if let Some(index) = self
+            .handed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+        {
+            return Some(index.clone());
+        }
         let path = self.index.as_ref()?.join(format!("{key}.json"));
         let json = self.read_sealed(&path, &format!("composed-index:{key}"))?;
         serde_json::from_slice(&json).ok()

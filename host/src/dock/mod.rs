@@ -19,6 +19,7 @@ pub mod brokers;
 mod compose;
 mod composed;
 pub(crate) mod deny;
+pub mod handoff;
 pub mod imports;
 mod linker;
 pub(crate) mod module;
@@ -118,6 +119,8 @@ pub struct Docked {
     grant: Grant,
     receipt: Receipt,
     exports: Vec<String>,
+    /// Its code and guest as handed to children, made on first use.
+    pub(crate) sealed: std::sync::OnceLock<Arc<handoff::Sealed>>,
 }
 
 impl std::fmt::Debug for Docked {
@@ -362,6 +365,26 @@ impl Docker {
             .map_err(|e| DockError::Compile(format!("{e:#}")))
     }
 
+    /// Takes over what a parent process handed: its compiled code, and
+    /// the composition it came from, so docking that guest here composes
+    /// and compiles nothing.
+    pub(crate) fn take_handoff(
+        &self,
+        engine: &wasmtime::Engine,
+        handoff: &handoff::Handoff,
+    ) -> Result<(), DockError> {
+        let sha = handoff
+            .compiled_sha()
+            .ok_or_else(|| DockError::Compile(format!("not a sha256: {}", handoff.compiled)))?;
+        self.compiled
+            .hand(engine, &sha, handoff.kind(), handoff.fd)
+            .map_err(|e| DockError::Compile(format!("the handed code: {e:#}")))?;
+        if let Some(c) = &handoff.composition {
+            self.compositions.hand(&c.key, c.index());
+        }
+        Ok(())
+    }
+
     /// Whether the compiled form of the artifact hashing to `sha` is at
     /// hand (so the artifact was validated when it was compiled).
     pub(crate) fn holds_compiled(&self, sha: &[u8; 32]) -> bool {
@@ -453,6 +476,7 @@ impl Docker {
             grant: grant.clone(),
             receipt,
             exports: surface.exports,
+            sealed: Default::default(),
         }))
     }
 

@@ -289,6 +289,7 @@ impl ModuleDocks {
                 grant: grant.clone(),
                 receipt,
                 exports,
+                sealed: Default::default(),
             }))
         })
     }

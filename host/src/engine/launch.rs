@@ -95,7 +95,7 @@ pub(crate) fn budgets(env: &CommandEnv) -> (std::time::Duration, u64) {
 
 /// The policy handed to a command's own session: one level deeper, the
 /// same allowlist and budgets, running its children under its own grant.
-fn child_policy(env: &CommandEnv) -> CommandPolicy {
+pub(crate) fn child_policy(env: &CommandEnv) -> CommandPolicy {
     CommandPolicy {
         stage_grant: None,
         allowlist: env.policy.allowlist.clone(),
@@ -236,10 +236,8 @@ impl Launcher for Engine {
         Box::pin(async move {
             let opts = crate::fabric::FabricOptions {
                 width,
-                tier: None,
                 timeout: budgets(env).0,
-                nats: None,
-                finished: None,
+                ..Default::default()
             };
             let tier = crate::fabric::FabricTier::Instance;
             self.fan_commands(env, cap, name, tasks, tier, &opts).await

@@ -11,6 +11,7 @@
 //! ([`crate::dock`]) and runs commands ([`launch`], the [`Launcher`] the
 //! `launch` primitive calls). Nothing below imports it.
 
+mod container;
 mod launch;
 #[cfg(feature = "node")]
 pub(crate) use launch::shape;
@@ -18,6 +19,7 @@ mod module_lane;
 mod os_process;
 pub(crate) use os_process::CHILD_GRACE;
 mod pipeline;
+pub(crate) mod relay;
 mod tools;
 mod warm;
 
@@ -90,6 +92,9 @@ pub enum EngineError {
     /// The places of the agent's outside tools were refused.
     #[error(transparent)]
     AgentServices(#[from] crate::agent::ServicesError),
+    /// The code a parent process handed over could not be taken.
+    #[error("handoff: {0}")]
+    Handoff(crate::dock::DockError),
 }
 
 /// Configures an [`Engine`].
@@ -114,6 +119,8 @@ pub struct EngineBuilder {
     llm: Option<crate::cap::llm::LlmEndpoint>,
     agent_services: crate::agent::AgentServices,
     toolkits: Option<PathBuf>,
+    relay: Option<Arc<dyn crate::cap::relay::Relay>>,
+    handoff: Option<crate::dock::handoff::Handoff>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -149,6 +156,8 @@ impl Default for EngineBuilder {
             llm: None,
             agent_services: crate::agent::AgentServices::default(),
             toolkits: None,
+            relay: None,
+            handoff: None,
         }
     }
 }
@@ -300,6 +309,25 @@ impl EngineBuilder {
         self
     }
 
+    /// Serves the storage, signing and launch caps (`kv`, the `vfs`
+    /// volumes, `queue`, `secrets`, `commands`, `exec`, `parallel`) of
+    /// every store through the process at the other end of `channel`,
+    /// which answers each call for the session it started this one for
+    /// (see [`crate::cap::relay`]). How a container-tier child is built:
+    /// it holds no database, no keys and no registry of its own.
+    pub fn relayed(mut self, channel: std::os::fd::OwnedFd) -> std::io::Result<Self> {
+        self.relay = Some(relay::channel::RelayClient::start(channel)?);
+        Ok(self)
+    }
+
+    /// Docks the guest a parent process handed over from the code it
+    /// compiled ([`crate::dock::handoff`]): nothing is composed or
+    /// compiled here for it.
+    pub fn handed(mut self, handoff: crate::dock::handoff::Handoff) -> Self {
+        self.handoff = Some(handoff);
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, EngineError> {
         self.agent_services.check()?;
@@ -375,6 +403,12 @@ impl EngineBuilder {
             Some(home.join(crate::cap::secrets::keyring::SECRETS_DIR)),
             self.secrets,
         ));
+        let docker = Docker::new(cache, seal, self.compiler, &home, brokers, self.stubs);
+        if let Some(handoff) = &self.handoff {
+            docker
+                .take_handoff(&wasmtime, handoff)
+                .map_err(EngineError::Handoff)?;
+        }
         let wbx = self.wbx.or_else(|| {
             std::env::current_exe()
                 .ok()
@@ -403,7 +437,8 @@ impl EngineBuilder {
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
                 max_memory: self.max_memory,
-                docker: Docker::new(cache, seal, self.compiler, &home, brokers, self.stubs),
+                docker,
+                relay: self.relay,
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
@@ -423,6 +458,8 @@ struct Inner {
     wasmtime: wasmtime::Engine,
     home: PathBuf,
     docker: Docker,
+    /// Where storage, signing and launch calls go, in a relayed engine.
+    relay: Option<Arc<dyn crate::cap::relay::Relay>>,
     storage: Arc<StorageSlot>,
     cadence: Arc<Cadence>,
     registry: Registry,
@@ -702,6 +739,7 @@ impl Engine {
             access: self.net_access(&opts.tenant),
             memory: self.memory_cap(opts.memory, grant.profile.effective),
             launcher: &launcher,
+            relay: self.inner.relay.as_ref(),
         };
         build(host)
     }

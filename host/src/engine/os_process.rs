@@ -16,7 +16,7 @@ use super::Engine;
 use crate::commands::frames::{self, FrameError, Verdict};
 use crate::commands::ladder::Resolved;
 use crate::commands::{CommandEnv, CommandError, CommandOutput};
-use crate::fabric::ceilings::Ceilings;
+use crate::policy::Cap;
 use bytes::Bytes;
 use std::process::Stdio;
 use std::time::Duration;
@@ -85,110 +85,23 @@ impl Engine {
                     .into(),
             )
         })?;
-        let path = resolved.path.as_ref().ok_or_else(|| {
-            CommandError::Refused("tier os_process needs a registered (stored) command".into())
-        })?;
-        // Docked here first, so the child loads compiled code from the
-        // shared cache: compiling (the memory-hungry step) stays outside a
-        // container's ceilings, a fan-out compiles once rather than once per
-        // child, and a refusal comes before any process starts.
-        self.dock_resolved(env, resolved)?;
-        // Held until the child is spawned: the seccomp program bubblewrap reads.
-        let mut program = None;
-        let mut cmd = match bwrap {
-            None => tokio::process::Command::new(wbx),
+        // Docked here first, so the child loads compiled code rather than
+        // compiling: compiling (the memory-hungry step) stays outside a
+        // container's ceilings, a fan-out compiles once rather than once
+        // per child, and a refusal comes before any process starts.
+        let docked = self.dock_resolved(env, resolved)?;
+        let (mut cmd, handed) = match bwrap {
+            None => (
+                self.os_process_command(wbx, env, resolved, timeout, fuel)?,
+                None,
+            ),
             Some(bwrap) => {
-                let brokers = self.replaced_broker_files().unwrap_or_default();
-                let mut read_only: Vec<&std::path::Path> = vec![wbx];
-                read_only.extend(brokers.iter().map(|(_, f)| f.as_path()));
-                read_only.extend(
-                    env.dirs
-                        .iter()
-                        .filter(|d| d.read_only)
-                        .map(|d| d.host.as_path()),
-                );
-                let writable: Vec<&std::path::Path> = env
-                    .dirs
-                    .iter()
-                    .filter(|d| !d.read_only)
-                    .map(|d| d.host.as_path())
-                    .collect();
-                let mut cmd = tokio::process::Command::new(bwrap);
-                cmd.args(crate::fabric::tier::bubblewrap_args(
-                    self.home(),
-                    &read_only,
-                    &writable,
-                ));
-                let memory_cap = self.memory_cap(env.policy.memory, env.grant.profile.effective);
-                let ceilings = Ceilings::for_task(memory_cap, timeout + CHILD_GRACE);
-                program = Some(ceilings.confine(&mut cmd).map_err(|e| {
-                    CommandError::Refused(format!(
-                        "tier container cannot set the child's OS ceilings: {e}"
-                    ))
-                })?);
-                cmd.arg(wbx);
-                cmd
+                let contained =
+                    self.contained_command(bwrap, wbx, env, resolved, &docked, (timeout, fuel))?;
+                (contained.command, Some((contained.keep, contained.relay)))
             }
         };
-        cmd.arg("--home")
-            .arg(self.home())
-            .arg("exec")
-            .arg("--framed")
-            .arg(format!("--id={}", env.session_id))
-            .arg("--profile")
-            .arg(env.grant.profile.effective.name())
-            .arg("--caps")
-            .arg(env.grant.caps.words().join(","))
-            .arg(format!("--tenant={}", env.principal))
-            .arg("--timeout")
-            .arg(timeout.as_millis().to_string())
-            .arg("--fuel")
-            .arg(fuel.to_string())
-            .arg("--expect-sha256")
-            .arg(resolved.artifact.sha256_hex());
-        for (name, value) in env.policy.env.iter() {
-            cmd.arg(format!("--env={name}={value}"));
-        }
-        if let Some(bytes) = env.policy.memory {
-            cmd.arg("--memory").arg((bytes >> 20).max(1).to_string());
-        }
-        // The child composes with the same brokers as this engine.
-        for (cap, file) in self.replaced_broker_files().map_err(|e| {
-            CommandError::Refused(format!(
-                "tier os_process cannot pass a replaced broker: {e}"
-            ))
-        })? {
-            cmd.arg(format!("--broker={cap}={}", file.display()));
-        }
-        // And with the same deny brokers.
-        for stub in env
-            .grant
-            .stubs
-            .union(self.stubs())
-            .union(resolved.stubs)
-            .iter()
-        {
-            cmd.arg(format!("--stub={stub}"));
-        }
-        for dir in &env.dirs {
-            // The spec is parsed again in the child: a host path it cannot
-            // carry exactly is refused rather than reinterpreted.
-            let host = dir
-                .host
-                .to_str()
-                .filter(|h| !h.contains("::"))
-                .ok_or_else(|| {
-                    CommandError::Refused(format!(
-                        "tier os_process cannot pass the preopen {} (not UTF-8, or contains `::`)",
-                        dir.host.display()
-                    ))
-                })?;
-            let ro = if dir.read_only { "::ro" } else { "" };
-            cmd.arg(format!("--dir={host}::{}{ro}", dir.guest));
-        }
-        cmd.arg(path)
-            .arg("--")
-            .args(&args)
+        cmd.args(&args)
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -197,7 +110,12 @@ impl Engine {
         let mut child = cmd
             .spawn()
             .map_err(|e| CommandError::Refused(format!("cannot start {}: {e}", wbx.display())))?;
-        drop(program);
+        // The child holds its own copies now; the relay's parent end and
+        // the store it serves stay here.
+        let mut relay = handed.map(|(keep, relay)| {
+            drop(keep);
+            relay
+        });
         if let Some(mut pipe) = child.stdin.take() {
             tokio::spawn(async move {
                 let _ = pipe.write_all(&stdin).await;
@@ -227,7 +145,21 @@ impl Engine {
             let status = child.wait().await;
             (received, status)
         };
-        let (received, status) = tokio::time::timeout(timeout + CHILD_GRACE, exchange)
+        // The relay is served while the child runs, and dropped (its
+        // channel closed, its jobs stopped) when it ends.
+        let serving = async {
+            if let Some(relay) = relay.as_mut() {
+                relay.serve().await;
+            }
+            std::future::pending::<()>().await
+        };
+        let both = async {
+            tokio::select! {
+                done = exchange => done,
+                () = serving => unreachable!("serving never ends by itself"),
+            }
+        };
+        let (received, status) = tokio::time::timeout(timeout + CHILD_GRACE, both)
             .await
             .map_err(|_| CommandError::Timeout(timeout))?;
         let received = received.map_err(|e| match e {
@@ -260,4 +192,97 @@ impl Engine {
             Verdict::Failed(error) => Err(error),
         }
     }
+
+    /// The `os_process` child: `wbx exec --framed` on the stored command,
+    /// with this engine's home (the tier protects this process's address
+    /// space; the child is the same user with the same home).
+    fn os_process_command(
+        &self,
+        wbx: &std::path::Path,
+        env: &CommandEnv,
+        resolved: &Resolved,
+        timeout: Duration,
+        fuel: u64,
+    ) -> Result<tokio::process::Command, CommandError> {
+        let path = resolved.path.as_ref().ok_or_else(|| {
+            CommandError::Refused("tier os_process needs a registered (stored) command".into())
+        })?;
+        let brokers = self.replaced_broker_files().map_err(|e| {
+            CommandError::Refused(format!(
+                "tier os_process cannot pass a replaced broker: {e}"
+            ))
+        })?;
+        let brokers: Vec<(Cap, std::path::PathBuf)> = brokers;
+        let mut cmd = tokio::process::Command::new(wbx);
+        cmd.arg("--home")
+            .arg(self.home())
+            .arg("exec")
+            .arg("--framed");
+        child_flags(&mut cmd, self, env, resolved, (timeout, fuel), &brokers)?;
+        cmd.arg(path).arg("--");
+        Ok(cmd)
+    }
+}
+
+/// The flags of a child `wbx exec --framed`, both tiers alike: the grant,
+/// the tenant and session, the budgets, the expected sha256, the
+/// environment, the brokers (`brokers`: each cap and the file the child
+/// reads it from), the stubs and the preopens.
+pub(crate) fn child_flags(
+    cmd: &mut tokio::process::Command,
+    engine: &Engine,
+    env: &CommandEnv,
+    resolved: &Resolved,
+    (timeout, fuel): (Duration, u64),
+    brokers: &[(Cap, std::path::PathBuf)],
+) -> Result<(), CommandError> {
+    cmd.arg(format!("--id={}", env.session_id))
+        .arg("--profile")
+        .arg(env.grant.profile.effective.name())
+        .arg("--caps")
+        .arg(env.grant.caps.words().join(","))
+        .arg(format!("--tenant={}", env.principal))
+        .arg("--timeout")
+        .arg(timeout.as_millis().to_string())
+        .arg("--fuel")
+        .arg(fuel.to_string())
+        .arg("--expect-sha256")
+        .arg(resolved.artifact.sha256_hex());
+    for (name, value) in env.policy.env.iter() {
+        cmd.arg(format!("--env={name}={value}"));
+    }
+    if let Some(bytes) = env.policy.memory {
+        cmd.arg("--memory").arg((bytes >> 20).max(1).to_string());
+    }
+    // The child composes with the same brokers as this engine.
+    for (cap, file) in brokers {
+        cmd.arg(format!("--broker={cap}={}", file.display()));
+    }
+    // And with the same deny brokers.
+    for stub in env
+        .grant
+        .stubs
+        .union(engine.stubs())
+        .union(resolved.stubs)
+        .iter()
+    {
+        cmd.arg(format!("--stub={stub}"));
+    }
+    for dir in &env.dirs {
+        // The spec is parsed again in the child: a host path it cannot
+        // carry exactly is refused rather than reinterpreted.
+        let host = dir
+            .host
+            .to_str()
+            .filter(|h| !h.contains("::"))
+            .ok_or_else(|| {
+                CommandError::Refused(format!(
+                    "tier os_process cannot pass the preopen {} (not UTF-8, or contains `::`)",
+                    dir.host.display()
+                ))
+            })?;
+        let ro = if dir.read_only { "::ro" } else { "" };
+        cmd.arg(format!("--dir={host}::{}{ro}", dir.guest));
+    }
+    Ok(())
 }

@@ -4,9 +4,25 @@
 //!
 //! The wasm limits (memory cap, fuel, epoch deadline) bound the guest; the
 //! ceilings here bound the whole child process, as the kernel enforces
-//! them, and are set in the forked child before bubblewrap starts, so they
-//! hold for everything bubblewrap then runs:
+//! them. The limits are set in the forked child before bubblewrap starts
+//! and the filters are loaded by bubblewrap just before it starts the
+//! child, so they hold for everything the child then runs:
 //!
+//! - **system calls**: two seccomp programs, made with `seccompiler`. The
+//!   first allows only the calls a child `wbx` makes ([`super::syscalls`]);
+//!   every other call fails with `EPERM`, and `clone` only makes threads
+//!   (`CLONE_THREAD` set): `fork`, `vfork` and a process-making `clone` are
+//!   refused. The second makes `clone3` fail with `ENOSYS`, so the C
+//!   library falls back to `clone`, whose flags the first can read. A call
+//!   of another architecture (or an x32 call on x86-64) kills the process.
+//! - **threads**: the child makes the threads it needs while it starts
+//!   (the runtime's, the epoch ticker, the relay's reader), then, before
+//!   its guest runs, adds a filter of its own ([`forbid_new_threads`]):
+//!   every `clone` and `clone3` fails with `EAGAIN` from then on. Code that
+//!   escaped the guest finds the thread count fixed. A count limit would
+//!   not do where it matters most: root is exempt from `RLIMIT_NPROC`, and
+//!   a pids cgroup needs a writable hierarchy, which an unprivileged user
+//!   rarely has.
 //! - **memory**: `RLIMIT_DATA`, the private writable memory the child may
 //!   map. Wasmtime reserves linear memory inaccessible and makes it
 //!   writable as it grows; the kernel counts that step against this limit
@@ -14,15 +30,6 @@
 //!   `Cannot allocate memory` however the guest got there. `RLIMIT_AS`
 //!   would not do: it counts wasmtime's multi-GiB address reservations.
 //!   Root is not exempt from it.
-//! - **processes**: a seccomp filter (passed to bubblewrap's `--seccomp`)
-//!   refuses every way to make a new process: `fork`, `vfork`, and `clone`
-//!   without `CLONE_THREAD`, with `EPERM`; `clone3` with `ENOSYS`, so the C
-//!   library falls back to `clone`, whose flags the filter can read. Threads
-//!   stay possible; only the child's own runtime makes them. A pids count
-//!   would not do where it matters most: root is exempt from
-//!   `RLIMIT_NPROC`, and a pids cgroup needs a writable hierarchy, which an
-//!   unprivileged user rarely has. A filter for another architecture, or an
-//!   x32 system call on x86-64, kills the process.
 //! - **CPU**: `RLIMIT_CPU`, seconds of CPU time: `SIGXCPU`, then `SIGKILL`
 //!   a second later. The parent also stops the child on wall time; this
 //!   holds even if the parent is gone.
@@ -32,8 +39,18 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
-/// The descriptor number bubblewrap reads the seccomp program from.
-const SECCOMP_FD: i32 = 3;
+/// The descriptors bubblewrap reads the two seccomp programs from.
+const FILTER_FDS: [i32; 2] = [3, 4];
+
+/// The descriptor a child finds its relay socket at.
+pub(crate) const RELAY_FD: i32 = 5;
+/// The descriptor a child finds its handed compiled code at.
+pub(crate) const CODE_FD: i32 = 6;
+/// The descriptor a child finds its guest's bytes at.
+pub(crate) const GUEST_FD: i32 = 7;
+
+/// Descriptors moved into place in a child at most.
+const MAX_MOVES: usize = 8;
 
 /// The ceilings one child runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,31 +75,51 @@ impl Ceilings {
     }
 
     /// Puts `cmd` (a `bwrap` about to be given its command) under these
-    /// ceilings: adds `--seccomp`, and sets the limits in the forked child.
-    /// The returned descriptor must live until `cmd` has been spawned.
-    pub(crate) fn confine(&self, cmd: &mut tokio::process::Command) -> io::Result<OwnedFd> {
-        let program = no_new_processes()?;
-        cmd.arg("--seccomp").arg(SECCOMP_FD.to_string());
-        let fd = program.as_raw_fd();
+    /// ceilings (adds its seccomp programs, sets the limits in the forked
+    /// child), and gives the child each of `handed` at its descriptor
+    /// number. The returned descriptors must live until `cmd` has been
+    /// spawned.
+    pub(crate) fn confine(
+        &self,
+        cmd: &mut tokio::process::Command,
+        handed: Vec<(OwnedFd, i32)>,
+    ) -> io::Result<Vec<OwnedFd>> {
+        // The allow-list last: bubblewrap loads each program with a
+        // `prctl` that the allow-list itself refuses.
+        let programs = [clone3_unsupported()?, allowed_calls()?];
+        let mut keep = Vec::new();
+        let mut moves = [(-1, -1); MAX_MOVES];
+        let filters = programs.into_iter().zip(FILTER_FDS);
+        for (i, (fd, target)) in filters.chain(handed).enumerate() {
+            if i == MAX_MOVES {
+                return Err(io::Error::other("too many descriptors for a child"));
+            }
+            moves[i] = (fd.as_raw_fd(), target);
+            keep.push(fd);
+        }
+        for fd in FILTER_FDS {
+            cmd.arg("--add-seccomp-fd").arg(fd.to_string());
+        }
+        let count = keep.len();
         let limits = *self;
         #[expect(
             unsafe_code,
-            reason = "pre_exec: only async-signal-safe calls (dup2, fcntl, setrlimit) run between fork and exec"
+            reason = "pre_exec: only async-signal-safe calls (fcntl, dup2, setrlimit) run between fork and exec"
         )]
         unsafe {
-            cmd.pre_exec(move || limits.set_in_child(fd));
+            cmd.pre_exec(move || limits.set_in_child(&moves[..count]));
         }
-        Ok(program)
+        Ok(keep)
     }
 
-    /// Runs in the forked child: moves the program to [`SECCOMP_FD`]
+    /// Runs in the forked child: puts each descriptor at its number
     /// (without close-on-exec) and sets the limits.
-    fn set_in_child(&self, fd: i32) -> io::Result<()> {
+    fn set_in_child(&self, moves: &[(i32, i32)]) -> io::Result<()> {
         let ok = |rc: i32| {
             if rc < 0 {
                 Err(io::Error::last_os_error())
             } else {
-                Ok(())
+                Ok(rc)
             }
         };
         #[expect(
@@ -90,10 +127,14 @@ impl Ceilings {
             reason = "plain system calls on descriptors and limits this child owns"
         )]
         unsafe {
-            if fd == SECCOMP_FD {
-                ok(libc::fcntl(fd, libc::F_SETFD, 0))?;
-            } else {
-                ok(libc::dup2(fd, SECCOMP_FD))?;
+            // First every source out of the way of every target (the
+            // copies close on exec), then each into its place.
+            let mut staged = [-1; MAX_MOVES];
+            for (i, (from, _)) in moves.iter().enumerate() {
+                staged[i] = ok(libc::fcntl(*from, libc::F_DUPFD_CLOEXEC, 64))?;
+            }
+            for (i, (_, to)) in moves.iter().enumerate() {
+                ok(libc::dup2(staged[i], *to))?;
             }
             let data = libc::rlimit {
                 rlim_cur: self.data_bytes as libc::rlim_t,
@@ -104,21 +145,124 @@ impl Ceilings {
                 rlim_cur: self.cpu_seconds as libc::rlim_t,
                 rlim_max: self.cpu_seconds.saturating_add(1) as libc::rlim_t,
             };
-            ok(libc::setrlimit(libc::RLIMIT_CPU, &cpu))
+            ok(libc::setrlimit(libc::RLIMIT_CPU, &cpu)).map(|_| ())
         }
     }
 }
 
-/// The filter as bubblewrap wants it: a pipe whose read end holds the raw
-/// `sock_filter` array.
-fn no_new_processes() -> io::Result<OwnedFd> {
-    if !FILTERED_ARCH {
+/// This architecture, as `seccompiler` names it.
+fn arch() -> io::Result<seccompiler::TargetArch> {
+    if super::syscalls::ALLOWED.is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
-            "no seccomp filter is written for this architecture",
+            "no system call list is written for this architecture",
         ));
     }
-    let bytes: Vec<u8> = filter()
+    std::env::consts::ARCH
+        .try_into()
+        .map_err(|e| io::Error::new(io::ErrorKind::Unsupported, format!("{e}")))
+}
+
+fn compiled(filter: seccompiler::SeccompFilter) -> io::Result<seccompiler::BpfProgram> {
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| io::Error::other(e.to_string()))
+}
+
+fn rule(
+    arg: u8,
+    op: seccompiler::SeccompCmpOp,
+    value: u64,
+) -> io::Result<seccompiler::SeccompRule> {
+    let condition =
+        seccompiler::SeccompCondition::new(arg, seccompiler::SeccompCmpArgLen::Qword, op, value)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+    seccompiler::SeccompRule::new(vec![condition]).map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// The allow-list: [`super::syscalls::ALLOWED`], threads only from
+/// `clone`, a few `prctl` operations; `EPERM` for anything else.
+fn allowed_program() -> io::Result<seccompiler::BpfProgram> {
+    use super::syscalls::{ALLOWED, CLONE, PRCTL, PRCTL_ALLOWED, SOCKETPAIR};
+    use seccompiler::{SeccompAction, SeccompCmpOp, SeccompFilter};
+    let mut rules: std::collections::BTreeMap<i64, Vec<seccompiler::SeccompRule>> =
+        ALLOWED.iter().map(|nr| (*nr, Vec::new())).collect();
+    let thread = libc::CLONE_THREAD as u64;
+    rules.insert(
+        CLONE,
+        vec![rule(0, SeccompCmpOp::MaskedEq(thread), thread)?],
+    );
+    let prctl = PRCTL_ALLOWED
+        .iter()
+        .map(|op| rule(0, SeccompCmpOp::Eq, *op))
+        .collect::<io::Result<_>>()?;
+    rules.insert(PRCTL, prctl);
+    let unix = libc::AF_UNIX as u64;
+    rules.insert(SOCKETPAIR, vec![rule(0, SeccompCmpOp::Eq, unix)?]);
+    compiled(
+        SeccompFilter::new(
+            rules,
+            SeccompAction::Errno(libc::EPERM as u32),
+            SeccompAction::Allow,
+            arch()?,
+        )
+        .map_err(|e| io::Error::other(e.to_string()))?,
+    )
+}
+
+/// `clone3` fails with `ENOSYS` (its flags sit behind a pointer a filter
+/// cannot read); everything else is left to the allow-list.
+fn clone3_program() -> io::Result<seccompiler::BpfProgram> {
+    use seccompiler::{SeccompAction, SeccompFilter};
+    let rules = [(libc::SYS_clone3, Vec::new())].into_iter().collect();
+    compiled(
+        SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::ENOSYS as u32),
+            arch()?,
+        )
+        .map_err(|e| io::Error::other(e.to_string()))?,
+    )
+}
+
+/// Adds, to every thread of this process, a filter under which no thread
+/// or process can be made any more: `clone`, `clone3`, `fork` and `vfork`
+/// fail with `EAGAIN` (what a runtime reads as "no thread now", not as a
+/// fault). A container-tier child calls it once it has started, before
+/// its guest runs.
+pub fn forbid_new_threads() -> io::Result<()> {
+    use seccompiler::{SeccompAction, SeccompFilter};
+    let mut calls = vec![libc::SYS_clone, libc::SYS_clone3];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([libc::SYS_fork, libc::SYS_vfork]);
+    let rules = calls.into_iter().map(|nr| (nr, Vec::new())).collect();
+    let program = compiled(
+        SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EAGAIN as u32),
+            arch()?,
+        )
+        .map_err(|e| io::Error::other(e.to_string()))?,
+    )?;
+    seccompiler::apply_filter_all_threads(&program).map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// The allow-list as bubblewrap reads it.
+fn allowed_calls() -> io::Result<OwnedFd> {
+    piped(&allowed_program()?)
+}
+
+/// The `clone3` program as bubblewrap reads it.
+fn clone3_unsupported() -> io::Result<OwnedFd> {
+    piped(&clone3_program()?)
+}
+
+/// A program as bubblewrap wants it: a pipe whose read end holds the raw
+/// `sock_filter` array.
+fn piped(program: &seccompiler::BpfProgram) -> io::Result<OwnedFd> {
+    let bytes: Vec<u8> = program
         .iter()
         .flat_map(|op| {
             let mut b = [0u8; 8];
@@ -137,134 +281,10 @@ fn no_new_processes() -> io::Result<OwnedFd> {
         }
         (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
     };
-    // A few hundred bytes: well inside the pipe's buffer, so this cannot
+    // A few kilobytes at most: inside the pipe's buffer, so this cannot
     // block before bubblewrap reads it.
     io::Write::write_all(&mut std::fs::File::from(write), &bytes)?;
     Ok(read)
-}
-
-/// One classic-BPF instruction (`struct sock_filter`).
-#[derive(Debug, Clone, Copy)]
-struct Op {
-    code: u16,
-    jt: u8,
-    jf: u8,
-    k: u32,
-}
-
-const LOAD_WORD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
-const JUMP_EQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
-const JUMP_GE: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
-const JUMP_SET: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
-const RETURN: u16 = 0x06; // BPF_RET | BPF_K
-
-const RET_KILL_PROCESS: u32 = 0x8000_0000;
-const RET_ERRNO: u32 = 0x0005_0000;
-const RET_ALLOW: u32 = 0x7fff_0000;
-
-/// Offsets in `struct seccomp_data`.
-const NR: u32 = 0;
-const ARCH: u32 = 4;
-const ARG0_LOW: u32 = 16;
-
-const CLONE_THREAD: u32 = 0x0001_0000;
-const CLONE3: u32 = 435;
-
-#[cfg(target_arch = "x86_64")]
-mod arch {
-    pub const AUDIT_ARCH: u32 = 0xc000_003e;
-    pub const CLONE: u32 = 56;
-    /// `fork`, `vfork`.
-    pub const FORKS: &[u32] = &[57, 58];
-    /// Numbers at or above this are the x32 ABI's.
-    pub const X32_BIT: Option<u32> = Some(0x4000_0000);
-}
-
-#[cfg(target_arch = "aarch64")]
-mod arch {
-    pub const AUDIT_ARCH: u32 = 0xc000_00b7;
-    pub const CLONE: u32 = 220;
-    pub const FORKS: &[u32] = &[];
-    pub const X32_BIT: Option<u32> = None;
-}
-
-/// Any other architecture: no filter is written for it, so a container
-/// cannot be confined and is refused (see [`no_new_processes`]).
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-mod arch {
-    pub const AUDIT_ARCH: u32 = 0;
-    pub const CLONE: u32 = u32::MAX;
-    pub const FORKS: &[u32] = &[];
-    pub const X32_BIT: Option<u32> = None;
-}
-
-/// Whether this architecture has a filter.
-const FILTERED_ARCH: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
-
-/// Where a jump lands: one of the three returns at the program's end.
-#[derive(Clone, Copy)]
-enum To {
-    Next,
-    Allow,
-    Deny,
-    NoSys,
-    Kill,
-}
-
-/// The program: check the architecture, refuse the process-making calls,
-/// allow everything else. A wrong architecture or an x32 call is killed,
-/// not refused: its numbers mean other calls.
-fn filter() -> Vec<Op> {
-    let mut body: Vec<(u16, To, To, u32)> = vec![
-        (LOAD_WORD, To::Next, To::Next, ARCH),
-        (JUMP_EQ, To::Next, To::Kill, arch::AUDIT_ARCH),
-        (LOAD_WORD, To::Next, To::Next, NR),
-    ];
-    if let Some(x32) = arch::X32_BIT {
-        body.push((JUMP_GE, To::Kill, To::Next, x32));
-    }
-    for &nr in arch::FORKS {
-        body.push((JUMP_EQ, To::Deny, To::Next, nr));
-    }
-    body.push((JUMP_EQ, To::NoSys, To::Next, CLONE3));
-    body.push((JUMP_EQ, To::Next, To::Allow, arch::CLONE));
-    body.push((LOAD_WORD, To::Next, To::Next, ARG0_LOW));
-    body.push((JUMP_SET, To::Allow, To::Deny, CLONE_THREAD));
-    let end = body.len();
-    let target = |to: To, at: usize| -> u8 {
-        let land = match to {
-            To::Next => at + 1,
-            To::Allow => end,
-            To::Deny => end + 1,
-            To::NoSys => end + 2,
-            To::Kill => end + 3,
-        };
-        (land - at - 1) as u8
-    };
-    let mut ops: Vec<Op> = body
-        .iter()
-        .enumerate()
-        .map(|(at, &(code, jt, jf, k))| Op {
-            code,
-            jt: target(jt, at),
-            jf: target(jf, at),
-            k,
-        })
-        .collect();
-    for k in [
-        RET_ALLOW,
-        RET_ERRNO | libc::EPERM as u32,
-        RET_ERRNO | libc::ENOSYS as u32,
-        RET_KILL_PROCESS,
-    ] {
-        ops.push(Op {
-            code: RETURN,
-            jt: 0,
-            jf: 0,
-            k,
-        });
-    }
-    ops
 }
 
 #[cfg(test)]

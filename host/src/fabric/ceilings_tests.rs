@@ -1,10 +1,15 @@
 //! The ceilings tried from inside, as a child that escaped its guest would:
-//! native programs run in the same sandbox, under the same ceilings, as a
-//! container-tier `wbx`, and do exactly what the ceilings forbid.
+//! a native program (`tests/native/ceiling.c`, built here with the C
+//! compiler) run in the same sandbox root, under the same filters and
+//! limits, as a container-tier `wbx`, doing exactly what they forbid.
 
 use super::*;
-use crate::fabric::tier::{TierEnv, bubblewrap_args};
+use crate::fabric::root::{bubblewrap_args, root_for};
+use crate::fabric::tier::TierEnv;
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
 
@@ -14,19 +19,42 @@ struct Outcome {
     stderr: String,
 }
 
-/// Runs `argv` inside bubblewrap under `ceilings`.
-async fn confined(ceilings: Ceilings, argv: &[&str]) -> Outcome {
+/// `tests/native/ceiling.c`, compiled once for this run.
+fn program() -> PathBuf {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("ceiling");
+            let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/native/ceiling.c");
+            let built = std::process::Command::new("cc")
+                .args(["-O1", "-pthread", "-o"])
+                .arg(&out)
+                .arg(src)
+                .status()
+                .expect("a C compiler (cc) builds the test's native program");
+            assert!(built.success(), "cc failed on {src}");
+            (dir, out)
+        })
+        .1
+        .clone()
+}
+
+/// Runs the native program with `args` inside bubblewrap under `ceilings`.
+async fn confined(ceilings: Ceilings, args: &[&str]) -> Outcome {
     let bwrap = TierEnv::find_bwrap().expect("bubblewrap is needed: apt-get install bubblewrap");
-    let home = tempfile::tempdir().unwrap();
+    let program = program();
+    let root = root_for(&program).unwrap();
     let mut cmd = tokio::process::Command::new(bwrap);
-    cmd.args(bubblewrap_args(home.path(), &[], &[]));
-    let program = ceilings.confine(&mut cmd).unwrap();
-    cmd.args(argv)
+    cmd.args(bubblewrap_args(&root, &program, &[], &[]));
+    let keep = ceilings.confine(&mut cmd, Vec::new()).unwrap();
+    cmd.arg(crate::fabric::root::PROGRAM_INSIDE)
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     let child = cmd.spawn().unwrap();
-    drop(program);
+    drop(keep);
     let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
         .await
         .expect("the ceilings stop the child well inside 30 s")
@@ -47,58 +75,21 @@ fn roomy() -> Ceilings {
 
 #[tokio::test]
 async fn a_child_that_forks_is_refused_and_makes_no_process() {
-    let out = confined(
-        roomy(),
-        &[
-            "/bin/sh",
-            "-c",
-            "echo started; /bin/true & wait $! && echo forked",
-        ],
-    )
-    .await;
-    assert!(
-        out.stdout.contains("started"),
-        "the shell itself ran: {} {}",
+    let out = confined(roomy(), &["fork"]).await;
+    assert_eq!(
         out.stdout,
-        out.stderr
-    );
-    assert!(!out.stdout.contains("forked"), "{}", out.stdout);
-    assert!(
-        out.stderr.to_lowercase().contains("fork"),
-        "the shell names the failed fork: {}",
+        format!("started\nfork refused: E{}\n", libc::EPERM),
+        "{}",
         out.stderr
     );
 }
 
 #[tokio::test]
-async fn a_child_that_spawns_through_posix_spawn_is_refused_but_may_make_threads() {
-    let script = "\
-import subprocess, threading
-seen = []
-t = threading.Thread(target=lambda: seen.append('thread ran'))
-t.start(); t.join()
-print(seen[0])
-try:
-    subprocess.run(['/bin/true'])
-    print('spawned')
-except OSError as e:
-    print('spawn refused:', e.errno)
-";
-    let out = confined(roomy(), &["/usr/bin/python3", "-c", script]).await;
-    assert!(
-        out.stdout.contains("thread ran"),
-        "{} {}",
-        out.stdout,
-        out.stderr
-    );
-    assert!(
-        out.stdout
-            .contains(&format!("spawn refused: {}", libc::EPERM)),
-        "{} {}",
-        out.stdout,
-        out.stderr
-    );
-    assert!(!out.stdout.contains("spawned"), "{}", out.stdout);
+async fn a_child_may_make_threads_until_it_locks_them() {
+    // Threads are a child's own business until it starts its guest (the
+    // lock is tried in `forbid_new_threads`' own test).
+    let out = confined(roomy(), &["threads", "4"]).await;
+    assert_eq!(out.stdout, "threads made: 4\n", "{}", out.stderr);
 }
 
 #[tokio::test]
@@ -107,16 +98,7 @@ async fn memory_past_the_data_ceiling_is_refused_and_memory_under_it_is_not() {
         data_bytes: 128 * MIB,
         cpu_seconds: 20,
     };
-    let script = "\
-small = bytearray(32 << 20)
-print('32 MiB ok')
-try:
-    big = bytearray(256 << 20)
-    print('256 MiB granted')
-except MemoryError:
-    print('256 MiB refused')
-";
-    let out = confined(ceilings, &["/usr/bin/python3", "-c", script]).await;
+    let out = confined(ceilings, &["memory", "32", "256"]).await;
     assert_eq!(
         out.stdout.lines().collect::<Vec<_>>(),
         ["32 MiB ok", "256 MiB refused"],
@@ -131,7 +113,7 @@ async fn a_child_that_spins_past_its_cpu_ceiling_is_killed() {
         data_bytes: 256 * MIB,
         cpu_seconds: 1,
     };
-    let out = confined(ceilings, &["/bin/sh", "-c", "while :; do :; done"]).await;
+    let out = confined(ceilings, &["spin"]).await;
     // bubblewrap reports its command's death by signal as 128 + signal.
     let signal = out
         .status
@@ -154,23 +136,76 @@ fn a_task_gets_its_guest_memory_plus_headroom_and_cpu_in_proportion_to_its_wall_
 }
 
 #[test]
-fn the_filter_ends_in_its_four_returns_and_every_jump_lands_inside_it() {
-    let ops = filter();
-    let returns: Vec<u32> = ops[ops.len() - 4..].iter().map(|op| op.k).collect();
-    assert_eq!(
-        returns,
-        [
-            RET_ALLOW,
-            RET_ERRNO | libc::EPERM as u32,
-            RET_ERRNO | libc::ENOSYS as u32,
-            RET_KILL_PROCESS
-        ]
-    );
-    for (at, op) in ops.iter().enumerate() {
-        if op.code != RETURN {
-            assert!(at + 1 + (op.jt.max(op.jf) as usize) < ops.len(), "op {at}");
-        } else {
-            assert!(at >= ops.len() - 4, "a return before the end, at {at}");
-        }
+fn the_allow_list_kills_a_foreign_architecture_and_refuses_the_rest_with_eperm() {
+    let program = allowed_program().unwrap();
+    // seccompiler's preamble: load the architecture, kill on a mismatch.
+    assert_eq!(program[2].k, libc::SECCOMP_RET_KILL_PROCESS);
+    let last = program.last().unwrap();
+    assert_eq!(last.k, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
+    for (nr, name) in [
+        (libc::SYS_socket, "socket"),
+        (libc::SYS_connect, "connect"),
+        (libc::SYS_unshare, "unshare"),
+        (libc::SYS_ptrace, "ptrace"),
+        (libc::SYS_bpf, "bpf"),
+        (libc::SYS_io_uring_setup, "io_uring_setup"),
+        (libc::SYS_process_vm_readv, "process_vm_readv"),
+        (libc::SYS_userfaultfd, "userfaultfd"),
+    ] {
+        assert!(
+            !super::super::syscalls::ALLOWED.contains(&nr),
+            "{name} is on the allow-list"
+        );
     }
+}
+
+#[test]
+fn once_threads_are_forbidden_no_thread_or_process_can_be_made() {
+    const NAME: &str =
+        "fabric::ceilings::tests::once_threads_are_forbidden_no_thread_or_process_can_be_made";
+    if std::env::var_os("WB_TEST_LOCKED_CHILD").is_some() {
+        // The attacker: code that runs after the child locked its threads.
+        forbid_new_threads().unwrap();
+        let thread = std::thread::Builder::new().spawn(|| ()).map(|h| h.join());
+        let said = |r: Result<(), i32>| match r {
+            Ok(()) => "made".to_string(),
+            Err(e) => format!("E{e}"),
+        };
+        println!(
+            "thread: {}",
+            said(
+                thread
+                    .map(|_| ())
+                    .map_err(|e| e.raw_os_error().unwrap_or(0))
+            )
+        );
+        #[expect(unsafe_code, reason = "fork in a test child that exits at once")]
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            #[expect(unsafe_code, reason = "the forked copy leaves at once")]
+            unsafe {
+                libc::_exit(0)
+            };
+        }
+        let fork = if pid < 0 {
+            Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+        } else {
+            Ok(())
+        };
+        println!("fork: {}", said(fork));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .env("WB_TEST_LOCKED_CHILD", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let eagain = libc::EAGAIN;
+    assert!(
+        stdout.contains(&format!("thread: E{eagain}")),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(&format!("fork: E{eagain}")), "{stdout}");
 }

@@ -15,8 +15,11 @@
 pub(crate) mod ceilings;
 #[cfg(feature = "node")]
 pub mod node;
+pub(crate) mod root;
+mod syscalls;
 pub mod tier;
 
+pub use ceilings::forbid_new_threads;
 pub use tier::{FabricTier, TierEnv, TierUnavailable};
 
 use crate::commands::{CommandEnv, CommandError, CommandOutput, MAX_CONCURRENT_PER_PRINCIPAL};
@@ -133,6 +136,12 @@ pub struct FabricOptions {
     /// os_process, container and kernel fan-outs; the node tier counts
     /// when its results are gathered).
     pub finished: Option<Arc<AtomicUsize>>,
+    /// The node tier's workers whose results this run takes, by did:key;
+    /// a result signed by anyone else is ignored.
+    pub workers: Vec<String>,
+    /// The key the node tier's tasks are signed with: the tenant's own
+    /// identity when `None`.
+    pub signer: Option<crate::identity::Identity>,
 }
 
 impl Default for FabricOptions {
@@ -143,6 +152,8 @@ impl Default for FabricOptions {
             timeout: FABRIC_TASK_TIMEOUT,
             nats: None,
             finished: None,
+            workers: Vec::new(),
+            signer: None,
         }
     }
 }

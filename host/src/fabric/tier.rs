@@ -10,7 +10,7 @@
 //! never a quiet downgrade.
 
 use crate::commands::Tier;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where fabric tasks run, weakest boundary first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -23,9 +23,11 @@ pub enum FabricTier {
     /// A worker on another process or machine, through NATS JetStream.
     Node,
     /// A child `wbx` per task inside a bubblewrap sandbox: no network, a
-    /// read-only root, its own `/tmp`, its own pid namespace; under OS
-    /// ceilings on memory, CPU time and new processes (none), see
-    /// `fabric::ceilings`.
+    /// root of nothing but its program and system libraries (see
+    /// `fabric::root`), its own `/tmp`, its own pid namespace, no home:
+    /// its parent hands it the compiled code and serves its storage caps
+    /// (`cap::relay`); under OS ceilings on system calls, threads, memory,
+    /// CPU time and new processes (none), see `fabric::ceilings`.
     Container,
 }
 
@@ -123,49 +125,4 @@ impl TierEnv {
             FabricTier::Node => unavailable("this build has no node tier (built without `node`)"),
         }
     }
-}
-
-/// The bubblewrap arguments that wrap a child `wbx`: the whole root
-/// read-only, a private `/tmp`, `/dev` and `/proc`, and every namespace
-/// unshared, the network included, so the child reaches no interface but
-/// its own loopback; it dies with its parent. Mounted over that, in order:
-/// the engine's home, writable (its store, caches and volumes); each of
-/// `read_only` (the `wbx` binary, replaced brokers), which a private `/tmp`
-/// would otherwise hide; each of `writable` (preopens granted writable).
-pub(crate) fn bubblewrap_args(
-    home: &Path,
-    read_only: &[&Path],
-    writable: &[&Path],
-) -> Vec<std::ffi::OsString> {
-    let mut args: Vec<std::ffi::OsString> = [
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--clearenv",
-    ]
-    .into_iter()
-    .map(Into::into)
-    .collect();
-    let mut bind = |flag: &str, path: &Path| {
-        args.push(flag.into());
-        args.push(path.into());
-        args.push(path.into());
-    };
-    bind("--bind", home);
-    for path in read_only {
-        bind("--ro-bind", path);
-    }
-    for path in writable {
-        bind("--bind", path);
-    }
-    args
 }

@@ -81,6 +81,12 @@ pub const MAX_ARGV_BYTES: usize = 256 << 10;
 /// library caller's, cannot park an unbounded block in every store.
 pub const MAX_ENV_BYTES: usize = 64 << 10;
 
+/// Bytes of one call a container-tier child sends its parent over the
+/// relay: the largest a guest may hand one call (a command's stdin and
+/// argv) and room for the rest. A bigger frame closes the channel before
+/// anything is allocated for it.
+pub const RELAY_MAX_CALL_BYTES: usize = MAX_STDIN_BYTES + MAX_ARGV_BYTES + (1 << 20);
+
 // ---- the cadence ------------------------------------------------------------
 
 /// Principals the rate limiter tracks at once; past it, principals not yet

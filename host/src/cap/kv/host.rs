@@ -1,5 +1,6 @@
 use super::KvCtx;
 use crate::bindings::workbooks::host::storage::{Error, Host};
+use crate::cap::relay::{Call, Relay, ask};
 use crate::limits::KV_MAX_KEYS_PER_TENANT;
 use crate::store::{KvError, TenantKv};
 
@@ -35,24 +36,44 @@ impl KvCtx {
     }
 }
 
+/// `call`'s answer from `relay`; a relay that fails is `unavailable`.
+fn relayed<T: serde::de::DeserializeOwned>(relay: &dyn Relay, call: Call) -> Result<T, Error> {
+    ask::<Result<T, Error>>(relay, call).unwrap_or_else(|e| Err(Error::Unavailable(e.to_string())))
+}
+
 impl Host for KvCtx {
     fn get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::KvGet { key });
+        }
         self.tenant()?.get(&key).map_err(error)
     }
 
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> Result<(), Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::KvPut { key, value });
+        }
         self.tenant()?.put(&key, &value).map_err(error)
     }
 
     fn delete(&mut self, key: Vec<u8>) -> Result<bool, Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::KvDelete { key });
+        }
         self.tenant()?.delete(&key).map_err(error)
     }
 
     fn contains(&mut self, key: Vec<u8>) -> Result<bool, Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::KvContains { key });
+        }
         self.tenant()?.contains(&key).map_err(error)
     }
 
     fn keys(&mut self, prefix: Vec<u8>, limit: u32) -> Result<Vec<Vec<u8>>, Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::KvKeys { prefix, limit });
+        }
         let limit = limit.min(KV_MAX_KEYS_PER_TENANT) as usize;
         self.tenant()?.keys(&prefix, limit).map_err(error)
     }

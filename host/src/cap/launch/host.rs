@@ -4,6 +4,7 @@ use crate::bindings::workbooks::engine::command_types::{
     TaskInput, TaskResult,
 };
 use crate::bindings::workbooks::host::launch::{Host, HostJob};
+use crate::cap::relay::{Call, Relay, ask, ask_async};
 use crate::commands::{self, CommandError, PipelineError, StageSpec};
 use crate::policy::Cap;
 use bytes::Bytes;
@@ -39,6 +40,16 @@ fn output(out: commands::CommandOutput) -> CommandOutput {
     }
 }
 
+/// `call`'s answer from `relay`; a relay that fails is `refused`.
+async fn relayed<T: serde::de::DeserializeOwned>(
+    relay: &dyn Relay,
+    call: Call,
+) -> Result<T, Error> {
+    ask_async::<Result<T, Error>>(relay, call)
+        .await
+        .unwrap_or_else(|e| Err(Error::Refused(e.to_string())))
+}
+
 impl Host for LaunchView<'_> {
     async fn run(
         &mut self,
@@ -46,6 +57,9 @@ impl Host for LaunchView<'_> {
         argv: Vec<String>,
         stdin: Vec<u8>,
     ) -> wasmtime::Result<Result<CommandOutput, Error>> {
+        if let Some(relay) = self.ctx.relay() {
+            return Ok(relayed(&*relay, Call::Run { name, argv, stdin }).await);
+        }
         let Some((launcher, env)) = self.ctx.runner(Cap::Commands) else {
             return Ok(Err(Error::Denied));
         };
@@ -57,6 +71,19 @@ impl Host for LaunchView<'_> {
         &mut self,
         stages: Vec<PipelineStage>,
     ) -> wasmtime::Result<Result<Vec<StageOutput>, StageFailure>> {
+        if let Some(relay) = self.ctx.relay() {
+            let call = Call::Pipeline { stages };
+            return Ok(
+                ask_async::<Result<Vec<StageOutput>, StageFailure>>(&*relay, call)
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(StageFailure {
+                            index: 0,
+                            error: Error::Refused(e.to_string()),
+                        })
+                    }),
+            );
+        }
         let fail = |index: usize, error: Error| {
             Ok(Err(StageFailure {
                 index: index as u32,
@@ -118,6 +145,13 @@ impl Host for LaunchView<'_> {
         argv: Vec<String>,
         stdin: Vec<u8>,
     ) -> wasmtime::Result<Result<Resource<Job>, Error>> {
+        if let Some(relay) = self.ctx.relay() {
+            let started = relayed::<u32>(&*relay, Call::Start { name, argv, stdin }).await;
+            return Ok(match started {
+                Ok(job) => Ok(self.table.push(Job::relayed(relay, job))?),
+                Err(e) => Err(e),
+            });
+        }
         let Some((launcher, env)) = self.ctx.runner(Cap::Exec) else {
             return Ok(Err(Error::Denied));
         };
@@ -133,6 +167,14 @@ impl Host for LaunchView<'_> {
         inputs: Vec<TaskInput>,
         width: u32,
     ) -> wasmtime::Result<Result<Vec<TaskResult>, Error>> {
+        if let Some(relay) = self.ctx.relay() {
+            let call = Call::RunMany {
+                name,
+                inputs,
+                width,
+            };
+            return Ok(relayed(&*relay, call).await);
+        }
         Ok(self.fan_out(name, inputs, width).await)
     }
 }
@@ -186,6 +228,9 @@ impl HostJob for LaunchView<'_> {
         this: Resource<Job>,
     ) -> wasmtime::Result<Result<CommandOutput, Error>> {
         let job = self.table.get_mut(&this)?;
+        if let Some((relay, job)) = job.relayed.clone() {
+            return Ok(relayed(&*relay, Call::JobWait { job }).await);
+        }
         let Some(task) = job.task.take() else {
             return Ok(Err(Error::UnknownCommand("process already awaited".into())));
         };
@@ -199,6 +244,9 @@ impl HostJob for LaunchView<'_> {
 
     fn kill(&mut self, this: Resource<Job>) -> wasmtime::Result<bool> {
         let job = self.table.get_mut(&this)?;
+        if let Some((relay, job)) = &job.relayed {
+            return Ok(ask::<bool>(&**relay, Call::JobKill { job: *job }).unwrap_or(false));
+        }
         Ok(match &job.task {
             Some(task) if !task.is_finished() => {
                 task.abort();

@@ -24,6 +24,7 @@ mod host;
 pub(crate) mod module;
 
 use crate::bindings::workbooks::host::launch;
+use crate::cap::relay::{Call, Relay};
 use crate::commands::ladder::Slot;
 use crate::commands::{
     CommandEnv, CommandError, CommandOutput, PipelineError, StageRun, StageSpec,
@@ -102,7 +103,9 @@ pub(crate) trait Launcher: Send + Sync {
 /// A started command.
 pub struct Job {
     task: Option<tokio::task::JoinHandle<Result<CommandOutput, CommandError>>>,
-    _live: Slot,
+    _live: Option<Slot>,
+    /// A job the relay's serving side started, by its number there.
+    relayed: Option<(Arc<dyn Relay>, u32)>,
 }
 
 impl Job {
@@ -113,7 +116,17 @@ impl Job {
     ) -> Self {
         Self {
             task: Some(task),
-            _live: live,
+            _live: Some(live),
+            relayed: None,
+        }
+    }
+
+    /// The job numbered `job` on the serving side of `relay`.
+    pub(crate) fn relayed(relay: Arc<dyn Relay>, job: u32) -> Self {
+        Self {
+            task: None,
+            _live: None,
+            relayed: Some((relay, job)),
         }
     }
 }
@@ -123,6 +136,9 @@ impl Drop for Job {
         if let Some(task) = &self.task {
             task.abort();
         }
+        if let Some((relay, job)) = &self.relayed {
+            relay.tell(&Call::JobDrop { job: *job });
+        }
     }
 }
 
@@ -131,6 +147,9 @@ impl Drop for Job {
 #[derive(Default)]
 pub(crate) struct LaunchCtx {
     runner: Option<(Arc<dyn Launcher>, CommandEnv)>,
+    /// Where every call goes instead, in a relayed store: the serving side
+    /// checks the cap of each operation against its own grant.
+    relay: Option<Arc<dyn Relay>>,
     granted: CapSet,
     /// The session's stream for a pipeline's `session` input, taken once.
     session_input: Option<SessionInput>,
@@ -153,10 +172,25 @@ impl LaunchCtx {
     pub(crate) fn new(launcher: Arc<dyn Launcher>, env: CommandEnv, caps: CapSet) -> Self {
         Self {
             runner: Some((launcher, env)),
+            relay: None,
             granted: caps.intersect(CAPS),
             session_input: None,
             session_output: None,
         }
+    }
+
+    /// Sends every call to `relay` (see [`crate::cap::relay`]).
+    pub(crate) fn relayed(relay: Arc<dyn Relay>, caps: CapSet) -> Self {
+        Self {
+            relay: Some(relay),
+            granted: caps.intersect(CAPS),
+            ..Self::default()
+        }
+    }
+
+    /// The relay calls go to, in a relayed store.
+    pub(crate) fn relay(&self) -> Option<Arc<dyn Relay>> {
+        self.relay.clone()
     }
 
     /// The same, holding `input` for the first pipeline stage that asks for

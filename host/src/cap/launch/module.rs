@@ -13,6 +13,7 @@
 //! trap, limits), -10 nothing stashed.
 
 use super::LaunchCtx;
+use crate::cap::relay::{Call, ask_async};
 use crate::commands::{CommandError, wire};
 use crate::policy::Cap;
 use bytes::Bytes;
@@ -69,6 +70,25 @@ pub(crate) async fn exec<T: Send>(
     let Ok(req) = wire::parse(&request) else {
         return Ok(-1);
     };
+    if let Some(relay) = get(caller.data_mut()).ctx.relay() {
+        let call = Call::ModuleExec {
+            name: req.name,
+            argv: req.argv,
+            stdin: req.stdin,
+        };
+        let result = ask_async::<Result<(i32, Vec<u8>, Vec<u8>), CommandError>>(&*relay, call)
+            .await
+            .unwrap_or_else(|e| Err(CommandError::Refused(e.to_string())));
+        return Ok(match result {
+            Ok((exit, stdout, stderr)) => {
+                let encoded = wire::encode_output(exit, &stdout, &stderr);
+                let n = encoded.len() as i64;
+                get(caller.data_mut()).stash = Some(encoded);
+                n
+            }
+            Err(e) => error_code(&e),
+        });
+    }
     let running = match get(caller.data_mut()).ctx.runner(Cap::Exec) {
         Some((launcher, env)) => {
             launcher.run(env, Cap::Exec, &req.name, req.argv, Bytes::from(req.stdin))

@@ -1,6 +1,7 @@
 use super::QueueCtx;
 use crate::bindings::workbooks::host::fifo::{FifoError as Error, Host};
 use crate::cadence::Denial;
+use crate::cap::relay::{Call, Relay, ask_async};
 use crate::limits::QUEUE_MAX_WAIT;
 use crate::store::{QueueError, TenantQueues};
 use std::time::Duration;
@@ -40,12 +41,28 @@ impl QueueCtx {
     }
 }
 
+/// `call`'s answer from `relay`; a relay that fails is `unavailable`.
+async fn relayed<T: serde::de::DeserializeOwned>(
+    relay: &dyn Relay,
+    call: Call,
+) -> Result<T, Error> {
+    ask_async::<Result<T, Error>>(relay, call)
+        .await
+        .unwrap_or_else(|e| Err(Error::Unavailable(e.to_string())))
+}
+
 impl Host for QueueCtx {
     async fn push(&mut self, name: String, message: Vec<u8>) -> Result<u32, Error> {
+        if let Some(relay) = self.relay.clone() {
+            return relayed(&*relay, Call::FifoPush { name, message }).await;
+        }
         self.admit()?.push(&name, &message).map_err(error)
     }
 
     async fn pop(&mut self, name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
+        if let Some(relay) = self.relay.clone() {
+            return relayed(&*relay, Call::FifoPop { name, timeout_ms }).await;
+        }
         let queues = self.admit()?;
         if timeout_ms == 0 {
             return queues.pop(&name).map_err(error);
@@ -55,6 +72,9 @@ impl Host for QueueCtx {
     }
 
     async fn len(&mut self, name: String) -> Result<u32, Error> {
+        if let Some(relay) = self.relay.clone() {
+            return relayed(&*relay, Call::FifoLen { name }).await;
+        }
         self.admit()?.len(&name).map_err(error)
     }
 }

@@ -13,6 +13,7 @@ mod host;
 
 use crate::bindings::workbooks::host::fifo;
 use crate::cadence::Cadence;
+use crate::cap::relay::Relay;
 use crate::store::{StorageSlot, TenantQueues};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
@@ -23,6 +24,8 @@ use wasmtime::component::{HasSelf, Linker};
 pub(crate) struct QueueCtx {
     source: Option<(Arc<StorageSlot>, String, Arc<Cadence>)>,
     queues: Option<TenantQueues>,
+    /// Where every call goes instead, in a relayed store.
+    relay: Option<Arc<dyn Relay>>,
 }
 
 impl QueueCtx {
@@ -31,6 +34,15 @@ impl QueueCtx {
         Self {
             source: Some((storage, tenant, cadence)),
             queues: None,
+            relay: None,
+        }
+    }
+
+    /// Sends every call to `relay` (see [`crate::cap::relay`]).
+    pub(crate) fn relayed(relay: Arc<dyn Relay>) -> Self {
+        Self {
+            relay: Some(relay),
+            ..Self::default()
         }
     }
 }

@@ -2,6 +2,7 @@ use super::SecretsCtx;
 use super::keyring::{Secret, SecretError};
 use crate::bindings::workbooks::host::keys::{Host, KeyError};
 use crate::cadence::Denial;
+use crate::cap::relay::{Call, Relay, ask};
 use crate::limits::SECRETS_MAX_DATA_BYTES;
 
 impl SecretsCtx {
@@ -32,20 +33,36 @@ fn kind_error(e: SecretError) -> KeyError {
     }
 }
 
+/// `call`'s answer from `relay`. The interface has no `unavailable`: a
+/// relay that fails is the key not found, with the reason.
+fn relayed(relay: &dyn Relay, name: &str, call: Call) -> Result<Vec<u8>, KeyError> {
+    ask::<Result<Vec<u8>, KeyError>>(relay, call)
+        .unwrap_or_else(|e| Err(KeyError::NotFound(format!("{name} ({e})"))))
+}
+
 impl Host for SecretsCtx {
     fn hmac_sha256(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, &name.clone(), Call::KeysHmac { name, data });
+        }
         self.secret(&name, data.len())?
             .hmac_sha256(&data)
             .map_err(kind_error)
     }
 
     fn ed25519_sign(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, &name.clone(), Call::KeysSign { name, data });
+        }
         self.secret(&name, data.len())?
             .ed25519_sign(&data)
             .map_err(kind_error)
     }
 
     fn ed25519_public_key(&mut self, name: String) -> Result<Vec<u8>, KeyError> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, &name.clone(), Call::KeysPublic { name });
+        }
         self.secret(&name, 0)?
             .ed25519_public_key()
             .map_err(kind_error)

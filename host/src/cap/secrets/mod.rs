@@ -15,6 +15,7 @@ pub mod keyring;
 
 use crate::bindings::workbooks::host::keys;
 use crate::cadence::Cadence;
+use crate::cap::relay::Relay;
 use keyring::Keyring;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
@@ -23,6 +24,9 @@ use wasmtime::component::{HasSelf, Linker};
 #[derive(Debug, Default)]
 pub(crate) struct SecretsCtx {
     pub(crate) reach: Option<(Arc<Keyring>, String, Arc<Cadence>)>,
+    /// Where every call goes instead, in a relayed store: the keys stay
+    /// with the serving side.
+    pub(crate) relay: Option<Arc<dyn Relay>>,
 }
 
 /// Links the `keys` primitive the secrets broker imports.

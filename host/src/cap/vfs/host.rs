@@ -1,6 +1,12 @@
 use super::VfsCtx;
 use crate::bindings::workbooks::engine::vfs::{Entry, EntryKind, Error, Host, Metadata, Volume};
+use crate::cap::relay::{Call, Relay, ask};
 use crate::store::{self, VfsError, Volumes};
+
+/// `call`'s answer from `relay`; a relay that fails is `unavailable`.
+fn relayed<T: serde::de::DeserializeOwned>(relay: &dyn Relay, call: Call) -> Result<T, Error> {
+    ask::<Result<T, Error>>(relay, call).unwrap_or_else(|e| Err(Error::Unavailable(e.to_string())))
+}
 
 fn volume(v: Volume) -> store::Volume {
     match v {
@@ -51,16 +57,32 @@ impl VfsCtx {
 
 impl Host for VfsCtx {
     fn read(&mut self, v: Volume, path: String) -> Result<Vec<u8>, Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::VfsRead { volume: v, path });
+        }
         self.volumes()?.read(volume(v), &path).map_err(error)
     }
 
     fn write(&mut self, v: Volume, path: String, data: Vec<u8>) -> Result<(), Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(
+                &**relay,
+                Call::VfsWrite {
+                    volume: v,
+                    path,
+                    data,
+                },
+            );
+        }
         self.volumes()?
             .write(volume(v), &path, &data)
             .map_err(error)
     }
 
     fn list_dir(&mut self, v: Volume, dir: String) -> Result<Vec<Entry>, Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::VfsList { volume: v, dir });
+        }
         let entries = self.volumes()?.list(volume(v), &dir).map_err(error)?;
         Ok(entries
             .into_iter()
@@ -73,10 +95,16 @@ impl Host for VfsCtx {
     }
 
     fn remove(&mut self, v: Volume, path: String) -> Result<bool, Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::VfsRemove { volume: v, path });
+        }
         self.volumes()?.remove(volume(v), &path).map_err(error)
     }
 
     fn stat(&mut self, v: Volume, path: String) -> Result<Metadata, Error> {
+        if let Some(relay) = &self.relay {
+            return relayed(&**relay, Call::VfsStat { volume: v, path });
+        }
         let m = self.volumes()?.stat(volume(v), &path).map_err(error)?;
         Ok(Metadata {
             kind: kind(m.kind),

@@ -20,6 +20,7 @@ mod symlink;
 pub(crate) use symlink::guard_preview1;
 
 use crate::bindings::workbooks::engine::vfs;
+use crate::cap::relay::Relay;
 use crate::store::{StorageSlot, Volumes};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
@@ -32,6 +33,8 @@ use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
 pub(crate) struct VfsCtx {
     source: Option<(Arc<StorageSlot>, String, String)>,
     volumes: Option<Volumes>,
+    /// Where every volume call goes instead, in a relayed store.
+    relay: Option<Arc<dyn Relay>>,
 }
 
 impl VfsCtx {
@@ -40,6 +43,15 @@ impl VfsCtx {
         Self {
             source: Some((storage, tenant, id)),
             volumes: None,
+            relay: None,
+        }
+    }
+
+    /// Sends every volume call to `relay` (see [`crate::cap::relay`]).
+    pub(crate) fn relayed(relay: Arc<dyn Relay>) -> Self {
+        Self {
+            relay: Some(relay),
+            ..Self::default()
         }
     }
 }

@@ -28,6 +28,9 @@ pub(crate) fn early(args: &[OsString]) -> Option<(Args, Option<PathBuf>)> {
         tenant: "default".into(),
         id: None,
         framed: false,
+        relay: None,
+        handoff: None,
+        no_new_threads: false,
         file: PathBuf::new(),
         args: Vec::new(),
     };
@@ -61,6 +64,10 @@ pub(crate) fn early(args: &[OsString]) -> Option<(Args, Option<PathBuf>)> {
             exec.framed = true;
             continue;
         }
+        if flag == "--no-new-threads" && verb && inline.is_none() {
+            exec.no_new_threads = true;
+            continue;
+        }
         let value = args.value(inline);
         match flag {
             "--home" => home = Some(PathBuf::from(value?)),
@@ -74,10 +81,17 @@ pub(crate) fn early(args: &[OsString]) -> Option<(Args, Option<PathBuf>)> {
             "--expect-sha256" if verb => exec.expect_sha256 = Some(value?),
             "--tenant" if verb => exec.tenant = value?,
             "--id" if verb => exec.id = Some(value?),
+            "--relay" if verb => exec.relay = Some(value?.parse().ok()?),
+            "--handoff" if verb => exec.handoff = Some(value?),
             _ => return None,
         }
     }
     if home.is_none() && home_env_is_empty() {
+        return None;
+    }
+    // The container child's flags come only with --framed (clap says so).
+    let child = exec.relay.is_some() || exec.handoff.is_some() || exec.no_new_threads;
+    if child && !exec.framed {
         return None;
     }
     file.then_some((exec, home))
@@ -127,6 +141,23 @@ mod tests {
             "--",
             "y",
         ],
+        &[
+            "--home",
+            "/tmp/.workbooks",
+            "exec",
+            "--framed",
+            "--no-new-threads",
+            "--relay=5",
+            r#"--handoff={"fd":6,"compiled":"ab","module":false}"#,
+            "--id=s-1",
+            "/proc/self/fd/7",
+            "--",
+            "y",
+        ],
+        &["exec", "--relay", "5", "t.wasm"],
+        &["exec", "--no-new-threads", "t.wasm"],
+        &["exec", "--framed", "--relay", "5", "--relay=6", "t.wasm"],
+        &["exec", "--framed", "--relay", "five", "t.wasm"],
         &["exec", "t.wasm", "--timeout", "5", "--", "--timeout", "6"],
         &["exec", "hello.wasm", "--", "a", "--", "b"],
         &["exec", "--", "hello.wasm"],
@@ -162,6 +193,6 @@ mod tests {
             };
             assert_eq!(full, early, "{args:?}");
         });
-        assert_eq!(taken, 9, "the shapes the early reader takes");
+        assert_eq!(taken, 10, "the shapes the early reader takes");
     }
 }

@@ -4,35 +4,41 @@
 //! Tasks go to a work-queue stream ([`NODE_TASK_STREAM`]) with one durable
 //! pull consumer shared by every worker; the artifact goes to an object
 //! store ([`NODE_ARTIFACTS_BUCKET`]) under its sha256; each result goes to a
-//! key-value bucket ([`NODE_RESULTS_BUCKET`]) under the task's id
-//! (`<tenant>.<run>.<index>`). A worker heartbeats a task while it runs,
-//! records its result with a create (which fails if the key exists), and
-//! only then acks the task; a worker that dies stops heartbeating and its
-//! task is redelivered to another after [`NODE_ACK_WAIT`]. After
-//! [`NODE_MAX_DELIVER`] deliveries the server gives up on it and says so
-//! in an advisory; the submitter, subscribed before it publishes, fails
-//! that task by name and deletes it from the stream.
+//! key-value bucket ([`NODE_RESULTS_BUCKET`]) under the task's id and the
+//! worker's ([`result_key`]). A worker heartbeats a task while it runs,
+//! records its result, and only then acks the task; a worker that dies
+//! stops heartbeating and its task is redelivered to another after
+//! [`NODE_ACK_WAIT`]. After [`NODE_MAX_DELIVER`] deliveries the server gives
+//! up on it and says so in an advisory; the submitter, subscribed before it
+//! publishes, fails that task by name and deletes it from the stream.
+//!
+//! Trust ([`trust`]): every task is signed by its submitter, with a nonce
+//! and an expiry, and a worker runs only what a submitter it pins signed,
+//! for the tenants and profiles that submitter may use, once, under the
+//! worker's own ceilings on time, fuel and memory, at no weaker tier than
+//! the command's registered one. Every result is signed by its worker and
+//! names the task it answers; a submitter takes results only from workers
+//! it pins. Who may publish or read which subjects at all is the bus's own
+//! authentication (see the README's node tier section), which also keeps
+//! tasks' stdin from other users of the bus.
 //!
 //! Threat: the object store is shared and anyone on the bus could replace
 //! an object, so a worker hashes what it fetched and refuses bytes that do
 //! not match the sha256 the task names (`artifact_integrity`), before
-//! anything is compiled. A redelivered task may run twice, but its result
-//! is recorded exactly once: the first create wins and a later one is
-//! dropped. A task carries its tenant, grant and budgets; the worker runs
-//! it under them in a fresh store with its own engine's cadence
-//! (revocation, rate limit), never with more than the task's grant.
+//! anything is compiled.
 
-use super::{FabricError, FabricOptions};
-use crate::artifact::Artifact;
-use crate::commands::{CommandEnv, CommandError, CommandOutput};
-use crate::engine::Engine;
-use crate::policy::Cap;
+use crate::commands::{CommandError, Tier};
 use async_nats::jetstream::{self, kv, object_store, stream};
-use bytes::Bytes;
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::time::Duration;
+
+mod submit;
+pub mod trust;
+mod worker;
+
+use super::FabricError;
+pub use trust::{Envelope, Refusal, Submitter, Trust, TrustError};
+pub use worker::{WorkerPolicy, WorkerStats, run_worker, worker_consumer};
 
 /// The work-queue stream of tasks.
 pub const NODE_TASK_STREAM: &str = "WB_TASKS";
@@ -40,8 +46,10 @@ pub const NODE_TASK_STREAM: &str = "WB_TASKS";
 pub const NODE_TASK_SUBJECT: &str = "wb.tasks";
 /// The durable consumer every worker pulls from.
 pub const NODE_CONSUMER: &str = "wb-workers";
-/// The key-value bucket of results, by task id.
-pub const NODE_RESULTS_BUCKET: &str = "wb-results";
+/// The key-value bucket of results, by task id and worker.
+pub const NODE_RESULTS_BUCKET: &str = "wb-node-results";
+/// The key-value bucket of the task nonces workers have claimed.
+pub const NODE_NONCES_BUCKET: &str = "wb-node-nonces";
 /// The object store of artifacts, by sha256.
 pub const NODE_ARTIFACTS_BUCKET: &str = "wb-artifacts";
 /// A task whose worker stops acknowledging it goes to another worker after
@@ -57,10 +65,10 @@ pub const NODE_PUBLISH_BATCH: usize = 256;
 /// Largest artifact a worker fetches: stops a replaced object from making
 /// a worker read without bound.
 pub const NODE_MAX_ARTIFACT_BYTES: usize = 256 << 20;
-
-mod worker;
-
-pub use worker::{WorkerStats, run_worker, worker_consumer};
+/// The longest a signed task stays valid: a worker refuses one whose
+/// expiry is further off, and keeps claimed nonces this long, so a task
+/// captured off the bus cannot be replayed after its nonce is forgotten.
+pub const NODE_MAX_TASK_LIFETIME: Duration = Duration::from_secs(3600);
 
 /// Bytes in JSON as base64 text.
 mod b64 {
@@ -78,34 +86,74 @@ mod b64 {
     }
 }
 
-/// One task on the bus.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct NodeTask {
-    id: String,
-    tenant: String,
-    session_id: String,
-    sha256: String,
-    argv: Vec<String>,
+/// One task, as its submitter signs it (the body of an [`Envelope`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeTask {
+    /// `<tenant>.<run>.<index>`.
+    pub id: String,
+    /// The tenant it runs as.
+    pub tenant: String,
+    /// The session (instance) id it runs as.
+    pub session_id: String,
+    /// The artifact's sha256 (hex), its name in the object store.
+    pub sha256: String,
+    /// Its arguments.
+    pub argv: Vec<String>,
+    /// Its stdin.
     #[serde(with = "b64")]
-    stdin: Vec<u8>,
-    profile: String,
-    caps: Vec<String>,
-    timeout_ms: u64,
-    fuel: Option<u64>,
-    memory: Option<usize>,
+    pub stdin: Vec<u8>,
+    /// The profile it runs under.
+    pub profile: String,
+    /// Its caps (within the profile).
+    pub caps: Vec<String>,
+    /// Its wall-clock budget, in milliseconds (the worker clamps it).
+    pub timeout_ms: u64,
+    /// Its fuel (the worker clamps it).
+    pub fuel: Option<u64>,
+    /// Its memory cap, in bytes (the worker clamps it).
+    pub memory: Option<usize>,
+    /// The tier the command was registered at: the worker runs it at no
+    /// weaker one.
+    pub tier: Tier,
+    /// Sixteen random bytes, hex: the task runs once.
+    pub nonce: String,
+    /// Unix seconds after which no worker runs it.
+    pub expires: u64,
 }
 
-/// One result in the bucket.
+/// One result, as its worker signs it (the body of an [`Envelope`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct NodeResult {
-    exit: Option<i32>,
+#[serde(deny_unknown_fields)]
+pub struct NodeResult {
+    /// The task's id.
+    pub task: String,
+    /// The sha256 (hex) of the signed task bytes it answers.
+    pub task_sha256: String,
+    /// The exit code, when the command ran to one.
+    pub exit: Option<i32>,
+    /// Its stdout.
     #[serde(with = "b64")]
-    stdout: Vec<u8>,
+    pub stdout: Vec<u8>,
+    /// Its stderr.
     #[serde(with = "b64")]
-    stderr: Vec<u8>,
-    error: Option<CommandError>,
-    dur_ms: u64,
-    worker: String,
+    pub stderr: Vec<u8>,
+    /// Why it did not run to an exit code (a refusal of the task itself
+    /// among them: `refused: node: task refused: <reason>`).
+    pub error: Option<CommandError>,
+    /// Its wall time, in milliseconds.
+    pub dur_ms: u64,
+    /// The worker's host and process.
+    pub host: String,
+}
+
+/// The key a worker records its result for task `id` under: the id and a
+/// fingerprint of the worker's DID, so no one's key is anyone else's.
+pub fn result_key(id: &str, worker_did: &str) -> String {
+    format!(
+        "{id}.{}",
+        &crate::identity::sha256_hex(worker_did.as_bytes())[..16]
+    )
 }
 
 /// Why the bus could not be used.
@@ -118,13 +166,73 @@ struct Bus {
     js: jetstream::Context,
     tasks: stream::Stream,
     results: kv::Store,
+    nonces: kv::Store,
     artifacts: object_store::ObjectStore,
 }
 
-async fn connect(url: &str) -> Result<Bus, FabricError> {
-    let client = async_nats::connect(url)
+/// A key-value bucket made as a stream rather than by `create_key_value`,
+/// which first asks for account details nats-server 2.9 does not send.
+async fn bucket(
+    js: &jetstream::Context,
+    name: &str,
+    config: stream::Config,
+) -> Result<kv::Store, FabricError> {
+    js.get_or_create_stream(stream::Config {
+        name: format!("KV_{name}"),
+        subjects: vec![format!("$KV.{name}.>")],
+        max_messages_per_subject: 1,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        ..config
+    })
+    .await
+    .map_err(|e| FabricError::Node(format!("bucket {name}: {e}")))?;
+    js.get_key_value(name)
         .await
-        .map_err(|e| FabricError::Node(format!("cannot reach NATS at {url}: {e}")))?;
+        .map_err(|e| FabricError::Node(format!("bucket {name}: {e}")))
+}
+
+/// Connects to the server at `url`, with the credentials it names
+/// (`nats://user:password@host:port`) when it names any.
+async fn client(url: &str) -> Result<async_nats::Client, FabricError> {
+    let shown = redacted(url);
+    let unreachable =
+        |e: &dyn std::fmt::Display| FabricError::Node(format!("cannot reach NATS at {shown}: {e}"));
+    let mut parsed = url::Url::parse(url).map_err(|e| unreachable(&e))?;
+    let mut options = async_nats::ConnectOptions::new();
+    if !parsed.username().is_empty() {
+        let user = percent_decoded(parsed.username());
+        let password = percent_decoded(parsed.password().unwrap_or_default());
+        options = options.user_and_password(user, password);
+        let _ = parsed.set_username("");
+        let _ = parsed.set_password(None);
+    }
+    options
+        .connect(parsed.as_str())
+        .await
+        .map_err(|e| unreachable(&e))
+}
+
+fn percent_decoded(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// `url` without its password, for messages.
+pub fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+async fn connect(url: &str) -> Result<Bus, FabricError> {
+    let client = client(url).await?;
     let js = jetstream::new(client);
     let tasks = js
         .get_or_create_stream(stream::Config {
@@ -136,24 +244,29 @@ async fn connect(url: &str) -> Result<Bus, FabricError> {
         })
         .await
         .map_err(|e| FabricError::Node(format!("stream {NODE_TASK_STREAM}: {e}")))?;
-    // The bucket's stream is made here rather than by `create_key_value`,
-    // which first asks for account details nats-server 2.9 does not send.
-    js.get_or_create_stream(stream::Config {
-        name: format!("KV_{NODE_RESULTS_BUCKET}"),
-        subjects: vec![format!("$KV.{NODE_RESULTS_BUCKET}.>")],
-        max_messages_per_subject: 1,
-        discard: stream::DiscardPolicy::New,
-        allow_rollup: true,
-        deny_delete: true,
-        allow_direct: true,
-        ..Default::default()
-    })
-    .await
-    .map_err(|e| FabricError::Node(format!("bucket {NODE_RESULTS_BUCKET}: {e}")))?;
-    let results = js
-        .get_key_value(NODE_RESULTS_BUCKET)
-        .await
-        .map_err(|e| FabricError::Node(format!("bucket {NODE_RESULTS_BUCKET}: {e}")))?;
+    // A later result replaces an earlier one under the same key; every
+    // revision reaches a submitter already watching, which takes the
+    // first its pinned worker signed.
+    let results = bucket(
+        &js,
+        NODE_RESULTS_BUCKET,
+        stream::Config {
+            discard: stream::DiscardPolicy::Old,
+            ..Default::default()
+        },
+    )
+    .await?;
+    // First claim wins, and claims outlive every task that could use them.
+    let nonces = bucket(
+        &js,
+        NODE_NONCES_BUCKET,
+        stream::Config {
+            discard: stream::DiscardPolicy::New,
+            max_age: NODE_MAX_TASK_LIFETIME * 2,
+            ..Default::default()
+        },
+    )
+    .await?;
     let artifacts = match js.get_object_store(NODE_ARTIFACTS_BUCKET).await {
         Ok(store) => store,
         Err(_) => js
@@ -168,256 +281,21 @@ async fn connect(url: &str) -> Result<Bus, FabricError> {
         js,
         tasks,
         results,
+        nonces,
         artifacts,
     })
 }
 
-/// A fresh run id: 16 random bytes in hex.
-fn run_id() -> Result<String, FabricError> {
+/// Sixteen random bytes in hex: a run id, a nonce.
+fn random_hex() -> Result<String, FabricError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(bus_error)?;
     Ok(hex::encode(bytes))
 }
 
-impl Engine {
-    /// Runs command `name` on every task through the workers on `url`;
-    /// each task's outcome and wall time, in input order.
-    pub(crate) async fn fan_node(
-        &self,
-        env: &CommandEnv,
-        cap: Cap,
-        name: &str,
-        tasks: Vec<(Vec<String>, Bytes)>,
-        opts: &FabricOptions,
-        url: &str,
-    ) -> Result<Vec<(Result<CommandOutput, CommandError>, Duration)>, FabricError> {
-        // A worker is elsewhere: a host directory cannot go with the task,
-        // and dropping it quietly would run the task without it.
-        if let Some(dir) = env.dirs.first() {
-            return Err(FabricError::Node(format!(
-                "a task on the node tier cannot take preopened directories ({} here)",
-                dir.host.display()
-            )));
-        }
-        let bus = connect(url).await?;
-        // Subscribed before anything is published, so no advisory is missed.
-        let exceeded = bus
-            .js
-            .client()
-            .subscribe(format!(
-                "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{NODE_TASK_STREAM}.{NODE_CONSUMER}"
-            ))
-            .await
-            .map_err(bus_error)?;
-        let run = run_id()?;
-        let mut done: Vec<Option<(Result<CommandOutput, CommandError>, Duration)>> =
-            (0..tasks.len()).map(|_| None).collect();
-        let mut sent = HashMap::new();
-        let mut published = HashMap::new();
-        let mut uploaded = None;
-        let mut acks = Vec::with_capacity(NODE_PUBLISH_BATCH);
-        for (index, (argv, stdin)) in tasks.into_iter().enumerate() {
-            // Each task passes this engine's ladder as a local run would.
-            let (resolved, _slot) = match self.ladder().admit(env, cap, name) {
-                Ok(admitted) => admitted,
-                Err(e) => {
-                    done[index] = Some((Err(e), Duration::ZERO));
-                    continue;
-                }
-            };
-            let (argv, stdin) = match crate::engine::shape(&resolved, argv, stdin) {
-                Ok(shaped) => shaped,
-                Err(e) => {
-                    done[index] = Some((Err(e), Duration::ZERO));
-                    continue;
-                }
-            };
-            let sha256 = resolved.artifact.sha256_hex();
-            if uploaded.as_ref() != Some(&sha256) {
-                upload(&bus, &resolved.artifact).await?;
-                uploaded = Some(sha256.clone());
-            }
-            let task = NodeTask {
-                id: format!("{}.{run}.{index}", env.principal),
-                tenant: env.principal.clone(),
-                session_id: env.session_id.clone(),
-                sha256,
-                argv,
-                stdin: stdin.to_vec(),
-                profile: env.grant.profile.effective.name().to_string(),
-                caps: env
-                    .grant
-                    .caps
-                    .words()
-                    .iter()
-                    .map(|w| w.to_string())
-                    .collect(),
-                timeout_ms: opts.timeout.as_millis() as u64,
-                fuel: env.policy.fuel,
-                memory: env.policy.memory,
-            };
-            let payload = serde_json::to_vec(&task).map_err(bus_error)?;
-            let mut headers = async_nats::HeaderMap::new();
-            headers.insert("Nats-Msg-Id", task.id.as_str());
-            // The server's acks are awaited in batches, not one round trip
-            // per task.
-            let ack = bus
-                .js
-                .publish_with_headers(NODE_TASK_SUBJECT, headers, payload.into())
-                .await
-                .map_err(bus_error)?;
-            acks.push((ack, task.id.clone()));
-            if acks.len() == NODE_PUBLISH_BATCH {
-                published.extend(confirm(&mut acks).await?);
-            }
-            sent.insert(task.id, index);
-        }
-        published.extend(confirm(&mut acks).await?);
-        let sent = Sent {
-            index: sent,
-            by_sequence: published,
-        };
-        self.gather(&bus, env, &run, sent, exceeded, &mut done, opts)
-            .await?;
-        Ok(done
-            .into_iter()
-            .map(|d| {
-                d.unwrap_or_else(|| {
-                    (
-                        Err(CommandError::Refused("node: no result".into())),
-                        Duration::ZERO,
-                    )
-                })
-            })
-            .collect())
-    }
-
-    /// Waits for the results of `sent` as workers record them. A task the
-    /// server gives up on (delivered [`NODE_MAX_DELIVER`] times, never
-    /// recorded) is failed by name and taken out of the stream; the rest
-    /// are given up on when nothing arrives for a whole task budget plus
-    /// every redelivery.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one private step of fan_node, called once"
-    )]
-    async fn gather(
-        &self,
-        bus: &Bus,
-        env: &CommandEnv,
-        run: &str,
-        mut sent: Sent,
-        mut exceeded: async_nats::Subscriber,
-        done: &mut [Option<(Result<CommandOutput, CommandError>, Duration)>],
-        opts: &FabricOptions,
-    ) -> Result<(), FabricError> {
-        let idle = (opts.timeout + NODE_ACK_WAIT) * NODE_MAX_DELIVER as u32;
-        let mut watch = bus
-            .results
-            .watch_with_history(format!("{}.{run}.>", env.principal))
-            .await
-            .map_err(bus_error)?;
-        while !sent.index.is_empty() {
-            let next = tokio::select! {
-                entry = watch.next() => entry,
-                Some(advisory) = exceeded.next() => {
-                    if let Some((index, deliveries, seq)) = sent.given_up(&advisory.payload) {
-                        // It would sit in the work queue for ever otherwise.
-                        let _ = bus.tasks.delete_message(seq).await;
-                        done[index] = Some((
-                            Err(CommandError::Refused(format!(
-                                "node: the task was delivered {deliveries} times (at most {NODE_MAX_DELIVER}) and no worker recorded a result: every worker that took it stopped or could not record it"
-                            ))),
-                            Duration::ZERO,
-                        ));
-                    }
-                    continue;
-                }
-                () = tokio::time::sleep(idle) => {
-                    for (_, index) in sent.index.drain() {
-                        done[index] = Some((
-                            Err(CommandError::Refused(format!(
-                                "node: no worker recorded a result within {} s (is `wbx worker --nats URL` running?)",
-                                idle.as_secs()
-                            ))),
-                            Duration::ZERO,
-                        ));
-                    }
-                    break;
-                }
-            };
-            let entry = match next {
-                Some(Ok(entry)) => entry,
-                Some(Err(e)) => return Err(bus_error(e)),
-                None => break,
-            };
-            let Some(index) = sent.index.remove(&entry.key) else {
-                continue;
-            };
-            let result: NodeResult = serde_json::from_slice(&entry.value).map_err(bus_error)?;
-            let dur = Duration::from_millis(result.dur_ms);
-            let outcome = match result.error {
-                Some(error) => Err(error),
-                None => Ok(CommandOutput {
-                    stdout: result.stdout.into(),
-                    stderr: result.stderr.into(),
-                    exit_code: result.exit.unwrap_or(-1),
-                    elapsed: dur,
-                }),
-            };
-            done[index] = Some((outcome, dur));
-        }
-        Ok(())
-    }
-}
-
-/// The tasks of one run still waiting for a result.
-struct Sent {
-    /// Task id → its index in the inputs.
-    index: HashMap<String, usize>,
-    /// Stream sequence → task id, to read the server's advisories.
-    by_sequence: HashMap<u64, String>,
-}
-
-impl Sent {
-    /// Reads a max-deliveries advisory: the index, delivery count and
-    /// stream sequence of a task of this run that is still waiting.
-    fn given_up(&mut self, advisory: &[u8]) -> Option<(usize, u64, u64)> {
-        #[derive(Deserialize)]
-        struct MaxDeliveries {
-            stream_seq: u64,
-            deliveries: u64,
-        }
-        let said: MaxDeliveries = serde_json::from_slice(advisory).ok()?;
-        let id = self.by_sequence.get(&said.stream_seq)?;
-        let index = self.index.remove(id)?;
-        Some((index, said.deliveries, said.stream_seq))
-    }
-}
-
-/// Waits for the server to acknowledge every task in `acks`; each task's
-/// stream sequence → its id.
-async fn confirm(
-    acks: &mut Vec<(async_nats::jetstream::context::PublishAckFuture, String)>,
-) -> Result<Vec<(u64, String)>, FabricError> {
-    let (futures, ids): (Vec<_>, Vec<_>) = acks.drain(..).unzip();
-    let acked = futures::future::try_join_all(futures.into_iter().map(|ack| ack.into_future()))
-        .await
-        .map_err(bus_error)?;
-    Ok(acked.into_iter().map(|a| a.sequence).zip(ids).collect())
-}
-
-/// Puts `artifact` in the object store under its sha256 unless it is
-/// there already.
-async fn upload(bus: &Bus, artifact: &Artifact) -> Result<(), FabricError> {
-    let name = artifact.sha256_hex();
-    if bus.artifacts.info(&name).await.is_ok() {
-        return Ok(());
-    }
-    let mut bytes = artifact.bytes();
-    bus.artifacts
-        .put(name.as_str(), &mut bytes)
-        .await
-        .map_err(bus_error)?;
-    Ok(())
+/// Now, in Unix seconds.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }

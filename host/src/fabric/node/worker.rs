@@ -1,18 +1,21 @@
-//! The worker side of the node tier: pull a task, fetch and verify its
-//! artifact, run it under the task's grant, record the result once, then
-//! ack.
+//! The worker side of the node tier: pull a task, check who signed it and
+//! that it may run ([`super::trust`]), fetch and verify its artifact, run
+//! it under the task's grant within this worker's ceilings, record a
+//! signed result, then ack.
 
+use super::trust::{Envelope, Refusal, check_expiry};
 use super::{
     Bus, NODE_ACK_WAIT, NODE_CONSUMER, NODE_HEARTBEAT, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
-    NodeResult, NodeTask, bus_error, connect,
+    NODE_MAX_TASK_LIFETIME, NodeResult, NodeTask, Trust, bus_error, connect, result_key, unix_now,
 };
 use crate::artifact::Artifact;
+use crate::cadence::Denial;
 use crate::commands::ladder::Resolved;
-use crate::commands::{ArgMode, CommandEnv, CommandError, CommandOutput, CommandPolicy, Tier};
+use crate::commands::{ArgMode, CommandEnv, CommandError, CommandOutput, CommandPolicy};
 use crate::engine::Engine;
 use crate::fabric::FabricError;
+use crate::identity::Identity;
 use crate::policy::{Cap, CapSet, Grant};
-use crate::state::Output;
 use async_nats::jetstream::{self, AckKind, consumer, kv};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -27,16 +30,35 @@ use tokio::io::AsyncReadExt;
 pub struct WorkerStats {
     /// Tasks it ran to a recorded result.
     pub recorded: u64,
-    /// Tasks it ran whose result another worker had recorded first.
+    /// Tasks it ran whose result it had recorded already (a redelivery).
     pub duplicates: u64,
+    /// Tasks it refused (unsigned, unknown signer, expired, replayed, a
+    /// tenant or profile the signer may not use).
+    pub refused: u64,
+}
+
+/// What a worker accepts and within what it runs it.
+#[derive(Debug, Clone)]
+pub struct WorkerPolicy {
+    /// The submitters whose tasks it runs.
+    pub trust: Trust,
+    /// The key it signs its results with (its DID is what submitters pin).
+    pub identity: Identity,
+    /// The longest a task may run here, whatever it asks.
+    pub max_timeout: Duration,
+    /// The most fuel a task may burn here.
+    pub max_fuel: u64,
+    /// The most memory a task may take here, in bytes.
+    pub max_memory: usize,
 }
 
 /// A worker: pulls tasks from the bus at `url`, `concurrency` at a time,
-/// and runs each on `engine` until the bus closes.
+/// and runs each on `engine` under `policy` until the bus closes.
 pub async fn run_worker(
     engine: &Engine,
     url: &str,
     concurrency: usize,
+    policy: &WorkerPolicy,
 ) -> Result<WorkerStats, FabricError> {
     let bus = Arc::new(connect(url).await?);
     let consumer: consumer::PullConsumer = bus
@@ -53,22 +75,21 @@ pub async fn run_worker(
         .messages()
         .await
         .map_err(bus_error)?;
-    let worker = format!("{}:{}", hostname(), std::process::id());
+    let host = format!("{}:{}", hostname(), std::process::id());
     let cache: Arc<Mutex<HashMap<String, Artifact>>> = Arc::default();
     let stats = Arc::new(Mutex::new(WorkerStats::default()));
     messages
         .for_each_concurrent(concurrency, |message| {
-            let (bus, cache, stats, worker) = (bus.clone(), cache.clone(), stats.clone(), &worker);
+            let (bus, cache, stats, host) = (bus.clone(), cache.clone(), stats.clone(), &host);
             async move {
                 let Ok(message) = message else { return };
-                let recorded = work(engine, &bus, &cache, worker, &message).await;
-                if let Some(first) = recorded {
-                    let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
-                    if first {
-                        s.recorded += 1;
-                    } else {
-                        s.duplicates += 1;
-                    }
+                let done = work(engine, &bus, &cache, policy, host, &message).await;
+                let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+                match done {
+                    Some(Worked::Recorded) => s.recorded += 1,
+                    Some(Worked::Duplicate) => s.duplicates += 1,
+                    Some(Worked::Refused) => s.refused += 1,
+                    None => {}
                 }
             }
         })
@@ -96,20 +117,61 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "worker".into())
 }
 
-/// Runs one task and records its result, then acks it. Returns whether
-/// this worker's result was the one recorded (`None`: malformed, dropped).
+/// What became of one message.
+enum Worked {
+    Recorded,
+    Duplicate,
+    Refused,
+}
+
+/// Checks a message and, when its task may run here, runs it and records
+/// its result, then acks it. `None`: left for another delivery.
 async fn work(
     engine: &Engine,
     bus: &Bus,
     cache: &Mutex<HashMap<String, Artifact>>,
-    worker: &str,
+    policy: &WorkerPolicy,
+    host: &str,
     message: &jetstream::Message,
-) -> Option<bool> {
-    let Ok(task) = serde_json::from_slice::<NodeTask>(&message.payload) else {
-        // Not a task: no one can ever run it.
-        let _ = message.ack_with(AckKind::Term).await;
-        return None;
+) -> Option<Worked> {
+    let envelope = serde_json::from_slice::<Envelope>(&message.payload);
+    let (envelope, task) = match envelope {
+        Err(e) => {
+            refuse(engine, "", &Refusal::Malformed(e.to_string()));
+            // Not a task: no one can ever run it.
+            let _ = message.ack_with(AckKind::Term).await;
+            return Some(Worked::Refused);
+        }
+        Ok(envelope) => match admitted(bus, policy, &envelope, message).await {
+            Ok(task) => (envelope, task),
+            // The nonce store could not be asked: delivered again later.
+            Err(Rejected::Retry) => return None,
+            Err(Rejected::Refused(refusal, task)) => {
+                let tenant = task.as_ref().map_or("", |t| t.tenant.as_str());
+                refuse(engine, tenant, &refusal);
+                // The submitter of a task that parsed reads why, under the
+                // key of the bytes it sent (no one else's result); not for a
+                // replay, whose bytes are the first copy's, which this or
+                // another worker runs and answers.
+                let answered = !matches!(refusal, Refusal::Replayed(_));
+                if let Some(task) = task.filter(|_| answered) {
+                    let error = CommandError::Refused(format!("node: task refused: {refusal}"));
+                    let result = finished(&task, &envelope, host, Err(error), Duration::ZERO);
+                    let _ = record(bus, policy, &task, &result).await;
+                }
+                let _ = message.ack_with(AckKind::Term).await;
+                return Some(Worked::Refused);
+            }
+        },
     };
+    let key = result_key(&task.id, &policy.identity.did);
+    if let Ok(Some(held)) = bus.results.get(&key).await
+        && answered_already(&held, policy, &envelope)
+    {
+        // A redelivery of a task this worker already answered.
+        let _ = message.double_ack().await;
+        return Some(Worked::Duplicate);
+    }
     let heartbeat = async {
         loop {
             tokio::time::sleep(NODE_HEARTBEAT).await;
@@ -118,43 +180,137 @@ async fn work(
     };
     let start = Instant::now();
     let outcome = tokio::select! {
-        outcome = run_task(engine, bus, cache, &task) => outcome,
+        outcome = run_task(engine, bus, cache, policy, &task) => outcome,
         () = heartbeat => unreachable!("the heartbeat never ends"),
     };
-    let result = match outcome {
-        Ok(out) => NodeResult {
-            exit: Some(out.exit_code),
-            stdout: out.stdout.to_vec(),
-            stderr: out.stderr.to_vec(),
-            error: None,
-            dur_ms: start.elapsed().as_millis() as u64,
-            worker: worker.to_string(),
-        },
-        Err(error) => NodeResult {
-            exit: None,
-            stdout: Vec::new(),
-            stderr: Vec::new(),
-            error: Some(error),
-            dur_ms: start.elapsed().as_millis() as u64,
-            worker: worker.to_string(),
-        },
-    };
-    let value = serde_json::to_vec(&result).ok()?;
-    let first = match bus.results.create(&task.id, value.into()).await {
-        Ok(_) => true,
-        Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => false,
-        // Not recorded: leave the task unacked, so it is delivered again.
-        Err(_) => return None,
-    };
+    let result = finished(&task, &envelope, host, outcome, start.elapsed());
+    // Not recorded: leave the task unacked, so it is delivered again.
+    record(bus, policy, &task, &result).await.ok()?;
     let _ = message.double_ack().await;
-    Some(first)
+    Some(Worked::Recorded)
 }
 
-/// Fetches, verifies and runs one task's artifact under the task's grant.
+/// Why a task does not run now.
+enum Rejected {
+    /// Refused for good, with the task when it parsed.
+    Refused(Refusal, Option<Box<NodeTask>>),
+    /// The bus could not say whether it may run: try it again later.
+    Retry,
+}
+
+/// The task in `envelope`, if it may run here: signed, by a pinned
+/// submitter for a tenant and profile it may use, unexpired, and never
+/// claimed by another message.
+async fn admitted(
+    bus: &Bus,
+    policy: &WorkerPolicy,
+    envelope: &Envelope,
+    message: &jetstream::Message,
+) -> Result<NodeTask, Rejected> {
+    // The signature first: nothing of an unverified body is believed.
+    let task: NodeTask = envelope
+        .verified()
+        .map_err(|r| Rejected::Refused(r, None))?;
+    let fail = |r: Refusal| Rejected::Refused(r, Some(Box::new(task.clone())));
+    policy
+        .trust
+        .admits(&envelope.signer, &task.tenant, &task.profile)
+        .map_err(fail)?;
+    check_expiry(task.expires, unix_now(), NODE_MAX_TASK_LIFETIME.as_secs()).map_err(fail)?;
+    // The nonce is claimed by this message's stream sequence: the same
+    // message delivered again is not a replay, another message is.
+    let seq = message
+        .info()
+        .map(|i| i.stream_sequence)
+        .map_err(|_| Rejected::Retry)?;
+    let claim = Bytes::from(seq.to_string());
+    match bus.nonces.create(&task.nonce, claim.clone()).await {
+        Ok(_) => Ok(task),
+        Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+            match bus.nonces.get(&task.nonce).await {
+                Ok(Some(held)) if held == claim => Ok(task),
+                Ok(_) => Err(fail(Refusal::Replayed(task.nonce.clone()))),
+                Err(_) => Err(Rejected::Retry),
+            }
+        }
+        Err(_) => Err(Rejected::Retry),
+    }
+}
+
+/// Whether `held` is this worker's own signed result for the task in
+/// `envelope` (anything else under its key is someone else's, and is
+/// written over).
+fn answered_already(held: &[u8], policy: &WorkerPolicy, envelope: &Envelope) -> bool {
+    serde_json::from_slice::<Envelope>(held)
+        .ok()
+        .filter(|e| e.signer == policy.identity.did)
+        .and_then(|e| e.verified::<NodeResult>().ok())
+        .is_some_and(|r| r.task_sha256 == envelope.body_sha256())
+}
+
+/// Audits a refusal on this worker, by name.
+fn refuse(engine: &Engine, tenant: &str, refusal: &Refusal) {
+    let principal = if tenant.is_empty() { "node" } else { tenant };
+    engine.cadence().deny(
+        principal,
+        "node",
+        Denial::Guard(refusal.reason()),
+        &refusal.to_string(),
+    );
+}
+
+/// The result of `task` as this worker records it.
+fn finished(
+    task: &NodeTask,
+    envelope: &Envelope,
+    host: &str,
+    outcome: Result<CommandOutput, CommandError>,
+    dur: Duration,
+) -> NodeResult {
+    let (exit, stdout, stderr, error) = match outcome {
+        Ok(out) => (
+            Some(out.exit_code),
+            out.stdout.to_vec(),
+            out.stderr.to_vec(),
+            None,
+        ),
+        Err(e) => (None, Vec::new(), Vec::new(), Some(e)),
+    };
+    NodeResult {
+        task: task.id.clone(),
+        task_sha256: envelope.body_sha256(),
+        exit,
+        stdout,
+        stderr,
+        error,
+        dur_ms: dur.as_millis() as u64,
+        host: host.to_string(),
+    }
+}
+
+/// Signs and records `result` under this worker's key for `task`.
+async fn record(
+    bus: &Bus,
+    policy: &WorkerPolicy,
+    task: &NodeTask,
+    result: &NodeResult,
+) -> Result<(), FabricError> {
+    let signed = Envelope::sign(&policy.identity, result).map_err(bus_error)?;
+    let value = serde_json::to_vec(&signed).map_err(bus_error)?;
+    bus.results
+        .put(result_key(&task.id, &policy.identity.did), value.into())
+        .await
+        .map_err(bus_error)?;
+    Ok(())
+}
+
+/// Fetches, verifies and runs one task's artifact under the task's grant,
+/// within this worker's ceilings and at no weaker tier than the command's.
 async fn run_task(
     engine: &Engine,
     bus: &Bus,
     cache: &Mutex<HashMap<String, Artifact>>,
+    policy: &WorkerPolicy,
     task: &NodeTask,
 ) -> Result<CommandOutput, CommandError> {
     let refused = |why: String| CommandError::Refused(why);
@@ -162,12 +318,16 @@ async fn run_task(
         .cadence()
         .admit(&task.tenant, "exec")
         .map_err(|d| match d {
-            crate::cadence::Denial::Revoked => CommandError::Revoked,
+            Denial::Revoked => CommandError::Revoked,
             _ => CommandError::RateLimited,
         })?;
     let caps = CapSet::parse(&task.caps.join(" ")).map_err(|e| refused(e.to_string()))?;
     let grant = Grant::narrowed(&task.profile, caps).map_err(|e| refused(e.to_string()))?;
     let artifact = fetch(bus, cache, &task.sha256).await?;
+    let memory = task
+        .memory
+        .unwrap_or_else(|| grant.profile.effective.memory_bytes())
+        .min(policy.max_memory);
     let env = CommandEnv {
         principal: task.tenant.clone(),
         session_id: task.session_id.clone(),
@@ -175,28 +335,42 @@ async fn run_task(
         grant,
         dirs: Vec::new(),
         policy: CommandPolicy {
-            timeout: Some(Duration::from_millis(task.timeout_ms)),
-            fuel: task.fuel,
-            memory: task.memory,
+            timeout: Some(Duration::from_millis(task.timeout_ms).min(policy.max_timeout)),
+            fuel: Some(
+                task.fuel
+                    .unwrap_or(crate::limits::COMMAND_FUEL)
+                    .min(policy.max_fuel),
+            ),
+            memory: Some(memory),
             ..CommandPolicy::default()
         },
+    };
+    // An os_process command runs in a child here too, from a copy of its
+    // bytes in this worker's own store.
+    let path = match task.tier {
+        crate::commands::Tier::Instance => None,
+        crate::commands::Tier::OsProcess => Some(
+            engine
+                .registry()
+                .stash(&artifact)
+                .map_err(|e| refused(format!("node: cannot store the artifact: {e}")))?,
+        ),
     };
     let resolved = Resolved {
         artifact,
         prefix: None,
         packaged: Vec::new(),
         arg_mode: ArgMode::Argv,
-        tier: Tier::Instance,
-        path: None,
+        tier: task.tier,
+        path,
         stubs: crate::policy::Stubs::NONE,
     };
     engine
-        .run_instance(
+        .run_resolved(
             &env,
             &resolved,
             task.argv.clone(),
-            Bytes::from(task.stdin.clone()).into(),
-            Output::Capture,
+            Bytes::from(task.stdin.clone()),
         )
         .await
 }

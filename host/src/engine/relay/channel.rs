@@ -1,0 +1,216 @@
+//! The relay's wire: one Unix stream socket between a container-tier
+//! child and its parent, made with `socketpair` before the child starts
+//! and handed to it as an inherited descriptor (the child has no network
+//! and no path to anything of its parent's).
+//!
+//! Both ways, a frame is `[len u32 LE][id u64 LE][len - 8 bytes]`. A call
+//! carries a `postcard` [`Call`]; an answer carries the call's id, a status
+//! byte (0: the typed result follows, encoded; 1: refused, UTF-8 reason)
+//! and the bytes. The child may have several calls out (a job waited on
+//! while another call runs), matched by id; the parent answers them in
+//! order, one at a time.
+
+use super::{RELAY_MAX_CALL_BYTES, answer};
+use crate::cap::relay::{Answering, Call, Relay, RelayError, decode_call, encode_call};
+use crate::state::StoreState;
+use futures::channel::oneshot;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The most an answer may hold: far past any real one (the largest are a
+/// fan-out's outputs); it stops a broken parent from making the child
+/// allocate without bound.
+const RELAY_MAX_ANSWER_BYTES: usize = 1 << 30;
+
+const OK: u8 = 0;
+const REFUSED: u8 = 1;
+
+type Pending = HashMap<u64, oneshot::Sender<Result<Vec<u8>, RelayError>>>;
+
+/// Calls waiting for their answers, and why no more will come once the
+/// channel is gone.
+#[derive(Default)]
+struct Waiting {
+    pending: Pending,
+    closed: Option<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The child's end: sends calls, and a thread of its own reads the
+/// answers (so a call made from synchronous host code never needs the
+/// runtime that is blocked on it).
+pub(crate) struct RelayClient {
+    out: Mutex<UnixStream>,
+    waiting: Arc<Mutex<Waiting>>,
+    next: AtomicU64,
+}
+
+impl std::fmt::Debug for RelayClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RelayClient").finish_non_exhaustive()
+    }
+}
+
+impl RelayClient {
+    /// Starts the client on the inherited socket `fd`.
+    pub(crate) fn start(fd: OwnedFd) -> std::io::Result<Arc<Self>> {
+        let stream = UnixStream::from(fd);
+        let reader = stream.try_clone()?;
+        let waiting = Arc::new(Mutex::new(Waiting::default()));
+        let answers = waiting.clone();
+        std::thread::Builder::new()
+            .name("wb-relay".into())
+            .spawn(move || read_answers(reader, &answers))?;
+        Ok(Arc::new(Self {
+            out: Mutex::new(stream),
+            waiting,
+            next: AtomicU64::new(1),
+        }))
+    }
+
+    fn send(
+        &self,
+        call: &Call,
+    ) -> Result<oneshot::Receiver<Result<Vec<u8>, RelayError>>, RelayError> {
+        let body = encode_call(call)?;
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut waiting = lock(&self.waiting);
+            if let Some(why) = &waiting.closed {
+                return Err(RelayError(why.clone()));
+            }
+            waiting.pending.insert(id, tx);
+        }
+        let sent = write_frame_sync(&mut lock(&self.out), id, &[], &body);
+        if let Err(e) = sent {
+            lock(&self.waiting).pending.remove(&id);
+            return Err(RelayError(format!("the parent is gone: {e}")));
+        }
+        Ok(rx)
+    }
+}
+
+fn gone(_: oneshot::Canceled) -> Result<Vec<u8>, RelayError> {
+    Err(RelayError("the parent closed the channel".into()))
+}
+
+impl Relay for RelayClient {
+    fn call(&self, call: &Call) -> Result<Vec<u8>, RelayError> {
+        let rx = self.send(call)?;
+        futures::executor::block_on(rx).unwrap_or_else(gone)
+    }
+
+    fn call_async(&self, call: &Call) -> Answering {
+        let rx = self.send(call);
+        Box::pin(async move { rx?.await.unwrap_or_else(gone) })
+    }
+
+    fn tell(&self, call: &Call) {
+        let _ = self.send(call);
+    }
+}
+
+/// The child's reading thread: hands each answer to its call, and fails
+/// every call still out when the channel ends.
+fn read_answers(mut input: UnixStream, waiting: &Mutex<Waiting>) {
+    let why = loop {
+        let mut head = [0u8; 12];
+        if let Err(e) = input.read_exact(&mut head) {
+            break format!("the parent closed the channel ({e})");
+        }
+        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let id = u64::from_le_bytes(head[4..12].try_into().unwrap_or_default());
+        let Some(rest) = len
+            .checked_sub(8)
+            .filter(|n| (1..=RELAY_MAX_ANSWER_BYTES).contains(n))
+        else {
+            break format!("an answer of {len} bytes is not one");
+        };
+        let mut body = vec![0u8; rest];
+        if let Err(e) = input.read_exact(&mut body) {
+            break format!("the parent closed the channel mid-answer ({e})");
+        }
+        let result = match body[0] {
+            OK => Ok(body.split_off(1)),
+            _ => Err(RelayError(String::from_utf8_lossy(&body[1..]).into_owned())),
+        };
+        if let Some(tx) = lock(waiting).pending.remove(&id) {
+            let _ = tx.send(result);
+        }
+    };
+    let mut waiting = lock(waiting);
+    for (_, tx) in waiting.pending.drain() {
+        let _ = tx.send(Err(RelayError(why.clone())));
+    }
+    waiting.closed = Some(why);
+}
+
+fn write_frame_sync(
+    out: &mut UnixStream,
+    id: u64,
+    head: &[u8],
+    body: &[u8],
+) -> std::io::Result<()> {
+    let len = u32::try_from(8 + head.len() + body.len()).map_err(std::io::Error::other)?;
+    let mut frame = Vec::with_capacity(12 + head.len());
+    frame.extend_from_slice(&len.to_le_bytes());
+    frame.extend_from_slice(&id.to_le_bytes());
+    frame.extend_from_slice(head);
+    out.write_all(&frame)?;
+    out.write_all(body)
+}
+
+/// The parent's end: answers the child's calls from `state`, one at a
+/// time, until the child closes the channel or sends what is not a frame.
+pub(crate) async fn serve(stream: tokio::net::UnixStream, state: &mut StoreState) {
+    let (mut input, mut output) = stream.into_split();
+    loop {
+        let mut head = [0u8; 12];
+        if input.read_exact(&mut head).await.is_err() {
+            return;
+        }
+        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let id = u64::from_le_bytes(head[4..12].try_into().unwrap_or_default());
+        // Refused before anything is allocated for it: the child is the
+        // untrusted side.
+        let Some(rest) = len.checked_sub(8).filter(|n| *n <= RELAY_MAX_CALL_BYTES) else {
+            tracing::warn!(
+                len,
+                "relay: a child sent an oversized frame; channel closed"
+            );
+            return;
+        };
+        let mut body = vec![0u8; rest];
+        if input.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        let answered = match decode_call(&body) {
+            Ok(call) => answer(state, call).await,
+            Err(e) => Err(e),
+        };
+        let (status, bytes) = match answered {
+            Ok(bytes) => (OK, bytes),
+            Err(e) => (REFUSED, e.0.into_bytes()),
+        };
+        let Ok(len) = u32::try_from(9 + bytes.len()) else {
+            return;
+        };
+        let mut frame = Vec::with_capacity(13 + bytes.len());
+        frame.extend_from_slice(&len.to_le_bytes());
+        frame.extend_from_slice(&id.to_le_bytes());
+        frame.push(status);
+        frame.extend_from_slice(&bytes);
+        if output.write_all(&frame).await.is_err() {
+            return;
+        }
+    }
+}
