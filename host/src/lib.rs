@@ -82,6 +82,7 @@ pub use pipes::{PipeReader, SessionOutput};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile, Stub, Stubs};
 pub use preopen::PreopenError;
 pub use run::{RunError, RunOutput};
+pub use seal::default_state_dir;
 pub use serve::{ServeError, ServeOptions, Server, TcpServer};
 pub use shell::{LineError, LineOptions, LineOutcome, LineStdout, StageReport};
 pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin};

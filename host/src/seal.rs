@@ -8,12 +8,19 @@
 //! between machines) could otherwise have the engine run code it never
 //! compiled, or skip a broker. So every entry is written with an HMAC-SHA256
 //! over a context (what the entry claims to be: the artifact's hash and the
-//! engine's settings) and its bytes, under a random key kept in
-//! `<home>/cache.key` (mode 0600, refused if it is a symlink or anyone else
-//! may read it). An entry that fails the check is ignored and rebuilt; an
-//! entry cannot be renamed into another's place, since the name is part of
-//! what is sealed. The engine's own user is not in this threat: it can read
-//! the key, as it can rewrite the engine binary.
+//! engine's settings) and its bytes, under a random key kept in the
+//! user's own state directory (`$XDG_STATE_HOME/workbooks/cache.key`,
+//! else `~/.local/state/workbooks/cache.key`; mode 0600 in a directory
+//! of 0700, refused if either is a symlink, another user's, or open to
+//! anyone else), never in the home. A home travels (a tarball, a shared
+//! checkout, `./.workbooks` committed to a repository); a key inside it
+//! would travel with it and vouch for whatever native code came along. A
+//! home made under another user or another `HOME` therefore has nothing
+//! this user trusts: its entries are compiled anew. An entry that fails
+//! the check is ignored and rebuilt; an entry cannot be renamed into
+//! another's place, since the name is part of what is sealed. The
+//! engine's own user is not in this threat: it can read the key, as it
+//! can rewrite the engine binary.
 //!
 //! Compositions carry the tag as a trailer. Compiled entries are mapped
 //! straight from their file, so they keep the tag in a sealed sidecar
@@ -77,11 +84,11 @@ fn load_or_create(path: &Path) -> std::io::Result<([u8; 32], u32)> {
             .map_err(|_| std::io::Error::other(format!("{} is not a key", p.display())))?;
         Ok(Some((key, meta.uid())))
     };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    own_private_dir(dir)?;
     if let Some(key) = read(path)? {
         return Ok(key);
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
     let mut key = [0u8; 32];
     getrandom::fill(&mut key).map_err(|e| std::io::Error::other(e.to_string()))?;
     let tmp = crate::files::write_private_temp(dir, "cache.key", &key)?;
@@ -97,8 +104,41 @@ fn load_or_create(path: &Path) -> std::io::Result<([u8; 32], u32)> {
     read(path)?.ok_or_else(|| std::io::Error::other(format!("{} vanished", path.display())))
 }
 
+/// Makes `dir` (mode 0700) when missing, and refuses it unless it is a
+/// directory of this user's that no one else may write.
+fn own_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    let me = rustix::process::geteuid().as_raw();
+    if !meta.file_type().is_dir() || meta.uid() != me || meta.mode() & 0o022 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} must be a directory of your own (uid {me}) that no one else may write",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The user's own state directory for the engine, where the sealing key
+/// lives: `$XDG_STATE_HOME/workbooks`, else `$HOME/.local/state/workbooks`;
+/// `None` when neither is set.
+pub fn default_state_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("XDG_STATE_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".local").join("state")))
+        .map(|d| d.join("workbooks"))
+}
+
 impl Seal {
-    /// The seal of the home whose key file is `path`; `None` seals nothing
+    /// The seal whose key file is `path`; `None` seals nothing
     /// (and so trusts nothing read back).
     pub(crate) fn open(path: Option<&Path>) -> Self {
         let loaded = path.and_then(|p| match load_or_create(p) {

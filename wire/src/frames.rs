@@ -4,9 +4,6 @@ use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::{Mutex, MutexGuard};
 
-/// The file in a home the daemon listens on.
-pub const SOCKET: &str = "daemon.sock";
-
 /// The largest frame either side accepts: a bound on what one frame makes
 /// the other allocate (stdin and stdout travel in 64 KiB chunks).
 pub const MAX_FRAME_BYTES: usize = 1 << 20;

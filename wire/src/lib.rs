@@ -26,12 +26,14 @@ mod frames;
 mod relay;
 mod request;
 mod run_args;
+mod socket;
 
 pub use args::{Arg, ArgReader, home_env_is_empty};
 pub use frames::*;
 pub use relay::{Answer, ENGINE_EXIT, open, relay};
 pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};
 pub use run_args::{RunArgs, Served, connect, offer};
+pub use socket::{peer_is_me, socket_dir, socket_path, socket_path_in};
 
 /// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
 pub fn default_home() -> std::path::PathBuf {

@@ -103,14 +103,17 @@ impl RunArgs {
 }
 
 /// The socket of the daemon serving `home`, connected; `None` when none
-/// listens there, or when `WB_DAEMON=0` asks that no line go through one.
+/// listens there, when the process listening is not this user's (nothing
+/// is sent to it), or when `WB_DAEMON=0` asks that no line go through one.
 /// Connected before a request is built: with no daemon, a client spends
 /// nothing on one.
 pub fn connect(home: &Path) -> Option<UnixStream> {
     if std::env::var_os("WB_DAEMON").is_some_and(|v| v == "0") {
         return None;
     }
-    UnixStream::connect(home.join(crate::SOCKET)).ok()
+    let path = crate::socket_path(home, false).ok()?;
+    let stream = UnixStream::connect(path).ok()?;
+    crate::peer_is_me(&stream).then_some(stream)
 }
 
 /// What became of a line offered to a daemon.

@@ -54,7 +54,8 @@ const POOL_MEMORY_KEEP_RESIDENT: usize = 2 << 20;
 /// Bytes of each table reset in place on reuse.
 const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
 
-/// The file in a home holding the key that seals its caches.
+/// The file in the user's state directory holding the key that seals
+/// every home's caches (see [`crate::seal`]).
 pub const CACHE_KEY_FILE: &str = "cache.key";
 
 /// Calls through the cadence per principal per window, by default.
@@ -95,6 +96,19 @@ pub enum EngineError {
     /// The code a parent process handed over could not be taken.
     #[error("handoff: {0}")]
     Handoff(crate::dock::DockError),
+    /// The home, or its cache, is another user's.
+    #[error(
+        "{} belongs to uid {owner}, not to you (uid {me}): nothing in it is yours to trust; use a home of your own (--home DIR or WB_HOME), or take this one over (chown -R)",
+        path.display()
+    )]
+    ForeignHome {
+        /// The home or its `cache/`.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// This process's user.
+        me: u32,
+    },
 }
 
 /// Configures an [`Engine`].
@@ -119,6 +133,7 @@ pub struct EngineBuilder {
     llm: Option<crate::cap::llm::LlmEndpoint>,
     agent_services: crate::agent::AgentServices,
     toolkits: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
     handoff: Option<crate::dock::handoff::Handoff>,
 }
@@ -156,6 +171,7 @@ impl Default for EngineBuilder {
             llm: None,
             agent_services: crate::agent::AgentServices::default(),
             toolkits: None,
+            state_dir: None,
             relay: None,
             handoff: None,
         }
@@ -309,6 +325,16 @@ impl EngineBuilder {
         self
     }
 
+    /// The user's own state directory, which holds the key that seals
+    /// every home's caches (default [`crate::seal::default_state_dir`]:
+    /// `$XDG_STATE_HOME/workbooks`, else `~/.local/state/workbooks`). A
+    /// home's compiled and composed entries are trusted only under this
+    /// key, so a home made elsewhere is compiled anew.
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
     /// Serves the storage, signing and launch caps (`kv`, the `vfs`
     /// volumes, `queue`, `secrets`, `commands`, `exec`, `parallel`) of
     /// every store through the process at the other end of `channel`,
@@ -339,6 +365,9 @@ impl EngineBuilder {
             brokers.replace(cap, bytes)?;
         }
         let home = self.home.unwrap_or_else(default_home);
+        for path in [home.clone(), home.join("cache")] {
+            owned_by_me(&path)?;
+        }
         let mut cfg = wasmtime::Config::new();
         cfg.wasm_component_model(true);
         cfg.epoch_interruption(true);
@@ -381,11 +410,16 @@ impl EngineBuilder {
             wasmtime::Engine::new(&cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let ticker = EpochTicker::start(wasmtime.clone()).map_err(EngineError::Ticker)?;
         let cache = self.disk_cache.then(|| home.join("cache"));
-        let seal = crate::seal::Seal::open(
-            self.disk_cache
-                .then(|| home.join(CACHE_KEY_FILE))
-                .as_deref(),
-        );
+        let key = self
+            .state_dir
+            .or_else(crate::seal::default_state_dir)
+            .map(|dir| dir.join(CACHE_KEY_FILE));
+        if self.disk_cache && key.is_none() {
+            tracing::warn!(
+                "no state directory (XDG_STATE_HOME and HOME unset): on-disk caches are off"
+            );
+        }
+        let seal = crate::seal::Seal::open(key.filter(|_| self.disk_cache).as_deref());
         let guard = NetGuard::new(
             self.net_allow,
             self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
@@ -445,6 +479,20 @@ impl EngineBuilder {
                 _ticker: ticker,
             }),
         })
+    }
+}
+
+/// Refuses `path` when it exists and another user owns it.
+fn owned_by_me(path: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.uid() != me => Err(EngineError::ForeignHome {
+            path: path.to_path_buf(),
+            owner: meta.uid(),
+            me,
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -11,6 +11,12 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// A `wbx daemon` on a home of its own, logging at info to a file; killed
+/// Where the daemon of `home` listens: the user's runtime directory, not
+/// the home.
+fn socket_of(home: &Path) -> std::path::PathBuf {
+    workbooks_wire::socket_path(home, false).unwrap()
+}
+
 /// when dropped.
 struct Daemon {
     child: Child,
@@ -49,9 +55,9 @@ impl Daemon {
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
-        let socket = home.path().join("daemon.sock");
         eventually("the daemon listens", || {
-            UnixStream::connect(&socket).is_ok()
+            workbooks_wire::socket_path(home.path(), false)
+                .is_ok_and(|socket| UnixStream::connect(socket).is_ok())
         });
         Daemon { child, home, log }
     }
@@ -306,7 +312,7 @@ fn frame(tag: u8, payload: &[u8]) -> Vec<u8> {
 /// What the daemon answers `bytes` with: its first frame's tag and
 /// payload, or `None` when it closes the connection.
 fn answer(home: &Path, bytes: &[u8]) -> Option<(u8, String)> {
-    let mut s = UnixStream::connect(home.join("daemon.sock")).unwrap();
+    let mut s = UnixStream::connect(socket_of(home)).unwrap();
     // The daemon may answer, and close, before it has read all of it.
     let _ = s.write_all(bytes);
     let mut head = [0u8; 5];
@@ -398,7 +404,7 @@ fn a_line_the_daemon_cannot_hold_runs_in_its_client() {
     // Sixteen connections that never send a request hold every worker:
     // the next line is refused by the daemon and runs in its client.
     let silent: Vec<UnixStream> = (0..16)
-        .map(|_| UnixStream::connect(d.home().join("daemon.sock")).unwrap())
+        .map(|_| UnixStream::connect(socket_of(d.home())).unwrap())
         .collect();
     let out = client(d.home(), &["run", "echo crowded"], b"", &[]);
     assert_eq!(text(&out.stdout), "crowded\n");
@@ -423,7 +429,7 @@ fn a_line_the_daemon_cannot_hold_runs_in_its_client() {
 #[test]
 fn a_connection_that_never_sends_its_request_is_closed() {
     let d = Daemon::start();
-    let mut silent = UnixStream::connect(d.home().join("daemon.sock")).unwrap();
+    let mut silent = UnixStream::connect(socket_of(d.home())).unwrap();
     // The daemon gives up after its 5 s request timeout; a minute is only
     // a bound on the test.
     silent
@@ -479,7 +485,7 @@ fn a_client_with_another_net_allow_or_model_endpoint_runs_the_line_itself() {
 fn the_socket_is_the_owners_alone_and_a_second_daemon_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     let d = Daemon::start();
-    let mode = std::fs::metadata(d.home().join("daemon.sock"))
+    let mode = std::fs::metadata(socket_of(d.home()))
         .unwrap()
         .permissions()
         .mode();
@@ -567,4 +573,62 @@ fn the_thin_client_hands_its_line_to_wbx_when_the_daemon_runs_another_engine_fil
         "{said}"
     );
     assert_eq!(d.served(), 1, "{said}");
+}
+
+/// `tests/native/impostor.c`, built in `dir`.
+fn impostor(dir: &Path) -> std::path::PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/native/impostor.c");
+    let out = dir.join("impostor");
+    let built = Command::new("cc")
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("a C compiler (cc) builds the test's native program");
+    assert!(built.success());
+    out
+}
+
+#[test]
+fn a_client_sends_nothing_to_a_socket_another_user_answers_on() {
+    use std::io::BufRead;
+    assert_eq!(
+        rustix::process::geteuid().as_raw(),
+        0,
+        "this test listens as another user, which needs root"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    // The runtime directory as the user's own: only the listener's uid
+    // can tell the client who answers.
+    let dir = runtime.path().join("workbooks");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let socket = workbooks_wire::socket_path_in(&dir, home.path()).unwrap();
+    let heard = bin.path().join("heard");
+    let mut listening = Command::new(impostor(bin.path()))
+        .arg(&socket)
+        .arg(&heard)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(listening.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "listening\n");
+    // The line, its stdin and an --env value a daemon would be handed.
+    let runtime_dir = runtime.path().to_str().unwrap();
+    let out = client(
+        home.path(),
+        &["run", "--env", "TOKEN=hunter2", "upper"],
+        b"top secret",
+        &[("XDG_RUNTIME_DIR", runtime_dir)],
+    );
+    let _ = listening.kill();
+    let _ = listening.wait();
+    assert_eq!(text(&out.stdout), "TOP SECRET", "{}", text(&out.stderr));
+    let got = std::fs::read(&heard).unwrap_or_default();
+    assert!(got.is_empty(), "the impostor heard {:?}", text(&got));
 }

@@ -1,8 +1,9 @@
 //! What the engine reads back from its home is checked before it is
 //! trusted: the registry manifest, the compile cache (native code) and the
-//! composition cache.
+//! composition cache; and a home made by someone else is not trusted at
+//! all.
 
-use crate::common::{own_engine, text, wbx};
+use crate::common::{own_builder, own_engine, text, wbx};
 use guest_artifacts::*;
 use workbooks::commands::{ArgMode, RegistryError, Tier};
 use workbooks::{Artifact, Engine, Grant, SessionOptions};
@@ -135,11 +136,15 @@ async fn a_swapped_compile_cache_entry_is_never_run() {
         std::fs::read(&hello).unwrap(),
         std::fs::read(&code).unwrap()
     );
-    // Another home's entry, seal and all, is no better: its seal is made
-    // with another key.
+    // Another user's entry, seal and all, is no better: its seal is made
+    // with their key, kept in their own state directory.
     let other = tempfile::tempdir().unwrap();
+    let their_state = tempfile::tempdir().unwrap();
     {
-        let e = own_engine(other.path());
+        let e = own_builder(other.path())
+            .state_dir(their_state.path())
+            .build()
+            .unwrap();
         assert_eq!(run(&e, CLI_HELLO).await, "hello\n");
     }
     let theirs = cwasm_of(other.path(), CLI_HELLO);
@@ -152,6 +157,51 @@ async fn a_swapped_compile_cache_entry_is_never_run() {
         std::fs::read(theirs.with_extension("seal")).unwrap(),
         "the foreign seal was accepted"
     );
+}
+
+#[tokio::test]
+async fn a_home_warmed_under_another_home_directory_is_compiled_anew() {
+    // A home warmed by someone else (another user, or this user under
+    // another HOME), then handed over: a tarball, a shared checkout.
+    let home = tempfile::tempdir().unwrap();
+    let (theirs, mine) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let under =
+        |state: &std::path::Path| own_builder(home.path()).state_dir(state).build().unwrap();
+    assert_eq!(run(&under(theirs.path()), CLI_HELLO).await, "hello\n");
+    let entry = cwasm_of(home.path(), CLI_HELLO);
+    let their_seal = std::fs::read(entry.with_extension("seal")).unwrap();
+    // No key of theirs is in the home; the key that sealed it is not mine.
+    assert!(!home.path().join("cache.key").exists());
+    assert!(theirs.path().join("cache.key").is_file());
+    assert_eq!(run(&under(mine.path()), CLI_HELLO).await, "hello\n");
+    let my_seal = std::fs::read(entry.with_extension("seal")).unwrap();
+    assert_ne!(my_seal, their_seal, "their compiled entry was trusted");
+    assert_ne!(
+        std::fs::read(theirs.path().join("cache.key")).unwrap(),
+        std::fs::read(mine.path().join("cache.key")).unwrap()
+    );
+}
+
+#[test]
+fn a_home_or_a_cache_owned_by_another_user_is_refused_with_the_fix() {
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        rustix::process::geteuid().as_raw(),
+        0,
+        "this test gives a home to another user, which needs root"
+    );
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::chown(home.path(), Some(65534), Some(65534)).unwrap();
+    let err = own_builder(home.path()).build().unwrap_err().to_string();
+    assert!(err.contains("belongs to uid 65534, not to you"), "{err}");
+    assert!(err.contains("use a home of your own"), "{err}");
+    // A home of one's own whose cache another user planted.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join("cache")).unwrap();
+    std::os::unix::fs::chown(home.path().join("cache"), Some(65534), None).unwrap();
+    let err = own_builder(home.path()).build().unwrap_err().to_string();
+    assert!(err.contains("cache belongs to uid 65534"), "{err}");
 }
 
 #[tokio::test]

@@ -14,8 +14,11 @@
 //! those run in the client.
 //!
 //! Threats, and what stops them. Another local user driving the engine:
-//! the socket is created mode 0600 in the home, and a connection whose
-//! peer uid is not the socket owner's is closed unread. A client feeding
+//! the socket is created mode 0600 in the user's own runtime directory
+//! (0700, see [`wire::socket_path`]), never in the home, which may be
+//! anyone's, and a connection whose peer uid is not the socket owner's is
+//! closed unread. Another user answering in the daemon's place: the client
+//! checks the listener's uid before it sends anything. A client feeding
 //! garbage or huge frames: a frame over [`wire::MAX_FRAME_BYTES`] is
 //! refused before anything is allocated for it, and a bad request closes
 //! only its own connection. A relative `--dir` resolved against the
@@ -62,13 +65,16 @@ pub(crate) struct Args {}
 
 /// Serves `home` until SIGINT or SIGTERM.
 pub(crate) fn run(_args: Args, home: PathBuf) -> u8 {
-    let socket = home.join(wire::SOCKET);
+    if let Err(e) = std::fs::create_dir_all(&home) {
+        return fail("daemon", format!("{}: {e}", home.display()), exit::ENGINE);
+    }
+    let socket = match wire::socket_path(&home, true) {
+        Ok(socket) => socket,
+        Err(e) => return fail("daemon", e, exit::ENGINE),
+    };
     if UnixStream::connect(&socket).is_ok() {
         let why = format!("a daemon already serves {}", home.display());
         return fail("daemon", why, exit::USAGE);
-    }
-    if let Err(e) = std::fs::create_dir_all(&home) {
-        return fail("daemon", format!("{}: {e}", home.display()), exit::ENGINE);
     }
     // A socket file nobody answers on is a dead daemon's.
     let _ = std::fs::remove_file(&socket);
