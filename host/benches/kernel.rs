@@ -52,7 +52,7 @@ fn main() {
         .expect("engine");
     let wasm = wat::parse_str(BUMP).expect("wat");
     engine
-        .register_kernel("bump", wasm, "process")
+        .register_kernel("bump", wasm, "process", false)
         .expect("register");
     let artifact = engine.load_kernel("bump").expect("load");
     let mut kernel =
@@ -107,7 +107,7 @@ fn main() {
     let one_mib = |name: &str, wat: &str| {
         let wasm = wat::parse_str(wat).expect("wat");
         engine
-            .register_kernel(name, wasm, "process")
+            .register_kernel(name, wasm, "process", false)
             .expect("register");
         let loaded = engine.load_kernel(name).expect("load");
         CoreKernel::load(&engine, &loaded, KernelOptions::default()).expect("kernel")

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use std::io::Read;
 
 /// The rows this build carries.
-const ROWS: &str = include_str!("../catalog.json");
+const ROWS: &str = crate::commands::builtin::CATALOG_ROWS;
 
 /// One program.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,9 +122,12 @@ impl Engine {
     pub async fn catalog_install(&self, row: &Row) -> Result<Entry, CatalogError> {
         let wasm = self.fetch_pinned(row).await?;
         let mode = ArgMode::parse(&row.arg_mode).unwrap_or(ArgMode::Argv);
+        // Installing a row is the operator's act, and its name holds only
+        // its pin: whatever held the name before is replaced.
         Ok(self
             .registry()
-            .register(&row.name, wasm, mode, Tier::Instance)?)
+            .replace(&row.name, wasm, mode, Tier::Instance)?
+            .0)
     }
 
     /// The wasm `row` points at, fetched (and taken out of its archive)

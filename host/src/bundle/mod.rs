@@ -14,11 +14,15 @@
 //! named twice, and every path is a volume path the VFS accepts. It
 //! restores only into an instance whose volumes are empty, so nothing is
 //! overwritten and a failure part-way is undone by clearing them. Sizes
-//! are capped ([`BUNDLE_MAX_BYTES`], [`BUNDLE_MAX_ENTRIES`]) on both sides
-//! and read with `take`, so a zip bomb stops at the cap. Installing its
-//! commands never widens anything: a command carries no cap (the profile
-//! it runs under decides), each is validated and refused under a reserved
-//! or invalid name before anything is written, and one signed by anyone
+//! are capped ([`BUNDLE_MAX_BYTES`], [`BUNDLE_MAX_ENTRIES`]) on both sides,
+//! every entry's header is checked before any is inflated, and entries
+//! that share bytes of the archive are refused, so a zip bomb stops before
+//! it starts. Its commands are registered only when asked ([`Install`])
+//! and only from a signer the operator pinned; installing them never
+//! widens anything: a command carries no cap (the profile it runs under
+//! decides), each is validated and refused under a reserved, catalog or
+//! invalid name, or a name that holds another command (a bundle never
+//! replaces one), before anything is written, and one signed by anyone
 //! but the restoring tenant is registered one tier stronger (`os_process`).
 
 use crate::artifact::Artifact;

@@ -35,6 +35,42 @@ pub fn restore<R: Read + Seek>(
         )));
     }
     let manifest = checked_manifest(&mut zip, signer)?;
+    // Commands are registered only from a signer the operator pinned, and
+    // never over a name that holds anything else.
+    if let (Some(_), None, Some(first)) = (install, signer, manifest.commands.first()) {
+        return Err(BundleError::Command {
+            name: first.name.clone(),
+            why: "registering a bundle's commands needs a pinned signer (--signer DID); nothing was written".into(),
+        });
+    }
+    if let Some(Install { registry, .. }) = install {
+        for c in &manifest.commands {
+            let held = registry
+                .conflict(&c.name, &c.sha256)
+                .map_err(|e| BundleError::Command {
+                    name: c.name.clone(),
+                    why: e.to_string(),
+                })?;
+            if let Some(held) = held {
+                return Err(BundleError::Command {
+                    name: c.name.clone(),
+                    why: format!(
+                        "is registered already (sha256 {}, tier {}); a bundle never replaces a command (nothing was written)",
+                        held.sha256,
+                        held.tier.name()
+                    ),
+                });
+            }
+            if let Some(pin) = crate::commands::builtin::pinned(&c.name)
+                && pin != c.sha256
+            {
+                return Err(BundleError::Command {
+                    name: c.name.clone(),
+                    why: format!("is the catalog's, pinned to sha256 {pin} (nothing was written)"),
+                });
+            }
+        }
+    }
     let listed: BTreeMap<&str, &BundleEntry> = manifest
         .entries
         .iter()

@@ -46,6 +46,10 @@ pub(crate) enum BundleCommand {
         /// Accept only a bundle signed by this did:key.
         #[arg(long, value_name = "DID")]
         signer: Option<String>,
+        /// Register the commands shipped with it too (needs --signer); a
+        /// name that holds another command is refused, never replaced.
+        #[arg(long, requires = "signer")]
+        commands: bool,
         /// Accept only a bundle file with this sha256.
         #[arg(long, value_name = "HEX")]
         sha256: Option<String>,
@@ -155,6 +159,7 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
             id,
             tenant,
             signer,
+            commands,
             sha256,
             page_out,
             json,
@@ -185,15 +190,16 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
                     .map(|id| id.did == peek.signer)
                     .unwrap_or(false);
                 let registry = workbooks::commands::Registry::new(&home);
+                let install = commands.then_some(bundle::Install {
+                    registry: &registry,
+                    own,
+                });
                 let restored = bundle::restore(
                     std::io::Cursor::new(&bytes),
                     &volumes,
                     &target,
                     signer.as_deref(),
-                    Some(bundle::Install {
-                        registry: &registry,
-                        own,
-                    }),
+                    install,
                 )
                 .map_err(|e| (e.to_string(), REFUSED))?;
                 if let (Some(out), Some(page)) = (&page_out, &restored.page) {
@@ -213,7 +219,13 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
                         r.files, r.target, r.manifest.signer
                     );
                     for c in &r.commands {
-                        println!("registered {} (tier {:?})", c.name, c.tier);
+                        println!("registered {} (tier {})", c.name, c.tier.name());
+                    }
+                    let shipped = r.manifest.commands.len();
+                    if shipped > 0 && r.commands.is_empty() {
+                        println!(
+                            "{shipped} command(s) shipped with it not registered: pass --commands --signer DID to register them"
+                        );
                     }
                     0
                 }

@@ -1,7 +1,9 @@
 //! `wbx call`: start a component of the `plugin` world (a file, or a
 //! registered command by name) under a profile, call its
 //! `run(input) -> result<string, string>` once and print the answer; an
-//! `err` is printed on stderr and exits 1.
+//! `err` is printed on stderr and exits 1. A plugin registered at
+//! `os_process` is called in a child `wbx call --framed`, which answers in
+//! frames (see `workbooks::engine::plugin_child`).
 
 use crate::options::{StageArgs, StageOptions as _};
 use crate::{exit, fail};
@@ -23,6 +25,10 @@ pub(crate) struct Args {
     /// Print JSON: `{ok, value}`.
     #[arg(long)]
     json: bool,
+    /// Answer in frames, in this process (how a plugin registered at
+    /// os_process is called from a parent).
+    #[arg(long, hide = true)]
+    framed: bool,
     /// The component: a file, or the name of a registered command.
     target: String,
 }
@@ -49,6 +55,23 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Err(code) => return code,
     };
     let path = PathBuf::from(&args.target);
+    // A plugin registered at os_process is called in a child, unless this
+    // is that child.
+    if !args.framed
+        && !path.is_file()
+        && let Ok(Some(entry)) = engine.registry().get(&args.target)
+        && entry.tier == workbooks::commands::Tier::OsProcess
+    {
+        let id = args.id.clone().unwrap_or_else(|| args.target.clone());
+        let answer = crate::options::runtime().map(|rt| {
+            rt.block_on(engine.call_plugin_in_child(&entry, &input, &id, &opts))
+                .map_err(|e| e.to_string())
+        });
+        return match answer {
+            Err(code) => code,
+            Ok(answer) => answered(answer, args.json),
+        };
+    }
     // A registered plugin brings the stubs its toolkit declared.
     let mut stubs = workbooks::Stubs::NONE;
     let (artifact, stem) = if path.is_file() {
@@ -96,9 +119,38 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     });
     match answer {
         Err(code) => code,
-        Ok(Err(e)) => fail("call", e, 1),
-        Ok(Ok(result)) => {
-            if args.json {
+        Ok(answer) if args.framed => framed(answer.map_err(|e| e.to_string())),
+        Ok(answer) => answered(answer.map_err(|e| e.to_string()), args.json),
+    }
+}
+
+/// Writes a framed answer: the `ok` text as stdout, the `err` text as
+/// stderr, and the verdict (exit 0 or 1, or the engine's refusal).
+fn framed(answer: Result<Result<String, String>, String>) -> u8 {
+    use workbooks::commands::frames::{self, Verdict};
+    let (out, err, verdict) = match &answer {
+        Ok(Ok(v)) => (v.as_str(), "", Verdict::Exit(0)),
+        Ok(Err(v)) => ("", v.as_str(), Verdict::Exit(1)),
+        Err(e) => (
+            "",
+            "",
+            Verdict::Failed(workbooks::CommandError::Refused(e.clone())),
+        ),
+    };
+    let mut stdout = std::io::stdout().lock();
+    match frames::write_all(&mut stdout, out.as_bytes(), err.as_bytes(), &verdict) {
+        Ok(()) => 0,
+        Err(_) => exit::ENGINE,
+    }
+}
+
+/// Prints an answer: `ok` on stdout, `err` on stderr (exit 1), a failure
+/// to call by name.
+fn answered(answer: Result<Result<String, String>, String>, json: bool) -> u8 {
+    match answer {
+        Err(e) => fail("call", e, 1),
+        Ok(result) => {
+            if json {
                 let (ok, value) = match &result {
                     Ok(v) => (true, v),
                     Err(v) => (false, v),

@@ -21,6 +21,10 @@ pub(crate) enum Command {
         /// Where it runs: instance (in process) or os_process (child wbx).
         #[arg(long, default_value = "instance", value_name = "TIER")]
         tier: String,
+        /// Replace a command registered under the name already (a hot
+        /// swap: calls in flight finish on the old bytes).
+        #[arg(long)]
+        replace: bool,
     },
     /// List registered and built-in commands.
     List {
@@ -53,7 +57,10 @@ pub(crate) enum Command {
 fn registry_failure(e: RegistryError) -> u8 {
     let code = match e {
         RegistryError::InvalidName(_) | RegistryError::PrefixTooLarge(_) => exit::USAGE,
-        RegistryError::Reserved(_) | RegistryError::Full => exit::REFUSED,
+        RegistryError::Reserved(_)
+        | RegistryError::Pinned { .. }
+        | RegistryError::Exists { .. }
+        | RegistryError::Full => exit::REFUSED,
         RegistryError::NotWasm(_) | RegistryError::Integrity { .. } => exit::LOAD,
         RegistryError::NotFound(_) => exit::NOT_FOUND,
         RegistryError::Io(_) | RegistryError::Corrupt { .. } => exit::ENGINE,
@@ -76,6 +83,7 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                 file,
                 arg_mode,
                 tier,
+                replace,
             } => {
                 let arg_mode = ArgMode::parse(&arg_mode)
                     .ok_or_else(|| fail("usage", "--arg-mode is argv or stdin1", exit::USAGE))?;
@@ -83,10 +91,24 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                     fail("usage", "--tier is instance or os_process", exit::USAGE)
                 })?;
                 let bytes = read_file(&file)?;
-                let entry = registry
-                    .register(&name, bytes, arg_mode, tier)
-                    .map_err(registry_failure)?;
-                println!("registered {} → sha256:{}", entry.name, entry.sha256);
+                let (entry, replaced) = if replace {
+                    registry.replace(&name, bytes, arg_mode, tier)
+                } else {
+                    registry
+                        .register(&name, bytes, arg_mode, tier)
+                        .map(|e| (e, None))
+                }
+                .map_err(registry_failure)?;
+                match replaced {
+                    Some(old) => println!(
+                        "registered {} → sha256:{} (replaced sha256:{}, tier {})",
+                        entry.name,
+                        entry.sha256,
+                        old.sha256,
+                        old.tier.name()
+                    ),
+                    None => println!("registered {} → sha256:{}", entry.name, entry.sha256),
+                }
                 Ok(0)
             }
             Command::List { json } => {

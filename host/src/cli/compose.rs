@@ -25,6 +25,9 @@ pub(crate) struct Args {
     /// Register the composed component as this command.
     #[arg(long, value_name = "NAME")]
     register: Option<String>,
+    /// Replace a command registered under that name already.
+    #[arg(long, requires = "register")]
+    replace: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -98,12 +101,15 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         } else {
             Tier::Instance
         };
-        match engine.registry().register(
-            name,
-            composed.artifact.bytes().to_vec(),
-            ArgMode::Argv,
-            tier,
-        ) {
+        let bytes = composed.artifact.bytes().to_vec();
+        let registry = engine.registry();
+        let done = match args.replace {
+            true => registry
+                .replace(name, bytes, ArgMode::Argv, tier)
+                .map(|(e, _)| e),
+            false => registry.register(name, bytes, ArgMode::Argv, tier),
+        };
+        match done {
             Ok(entry) => registered = Some(entry),
             Err(e) => return fail("compose", e, 1),
         }

@@ -21,6 +21,9 @@ pub(crate) enum KernelCommand {
         /// A core kernel's entry.
         #[arg(long, default_value = KERNEL_ENTRY)]
         entry: String,
+        /// Replace a kernel registered under the name already.
+        #[arg(long)]
+        replace: bool,
     },
     /// List registered kernels.
     List {
@@ -66,10 +69,15 @@ pub(crate) fn run(cmd: KernelCommand, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
         let engine = engine(home)?;
         match cmd {
-            KernelCommand::Register { name, file, entry } => {
+            KernelCommand::Register {
+                name,
+                file,
+                entry,
+                replace,
+            } => {
                 let bytes = read_file(&file)?;
                 let entry = engine
-                    .register_kernel(&name, bytes, &entry)
+                    .register_kernel(&name, bytes, &entry, replace)
                     .map_err(|e| kernel_failure(&e))?;
                 println!("registered kernel {} → sha256:{}", entry.name, entry.sha256);
                 Ok(0)

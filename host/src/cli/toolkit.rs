@@ -54,10 +54,16 @@ enum ToolkitVerb {
         tenant: String,
     },
     /// Build the toolkit's artifact (a prebuilt path:, or a wasm:/archive:
-    /// URL pinned by #+SHA256) and register it under #+CLI_BIN.
+    /// URL pinned by #+SHA256) and register it under #+CLI_BIN, at
+    /// `instance` only if the operator vouches for it
+    /// (`WB_FIRST_PARTY_TOOLKITS`, `WB_TRUSTED_SIGNERS`), else one tier
+    /// stronger.
     Build {
         /// The toolkit.
         id: String,
+        /// Replace a command registered under its #+CLI_BIN already.
+        #[arg(long)]
+        replace: bool,
     },
     /// Ship a toolkit folder into the root as ID: copied, verified, and
     /// only then put in place.
@@ -111,12 +117,14 @@ pub(crate) fn seed() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// The toolkits under `--root`, else the default root.
+/// The toolkits under `--root`, else the default root; first-party where
+/// the operator vouches (`WB_FIRST_PARTY_TOOLKITS`, `WB_TRUSTED_SIGNERS`).
 pub(crate) fn toolkits(root: Option<PathBuf>) -> Toolkits {
     Toolkits::new(root.or_else(|| {
         let env = std::env::var("WB_TOOLKITS_ROOT").ok();
         toolkit::default_root(env.as_deref(), &std::env::current_dir().unwrap_or_default())
     }))
+    .vouched(toolkit::Vouch::from_env())
 }
 
 pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
@@ -212,14 +220,14 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
                 Err(e) => failed(e),
             }
         }
-        ToolkitVerb::Build { id } => {
+        ToolkitVerb::Build { id, replace } => {
             let tk = match kits.get(&id) {
                 Ok(tk) => tk,
                 Err(e) => return failed(e),
             };
             let spinner = crate::options::spinner(format!("building toolkit {id}"));
             let built = crate::options::engine(home).and_then(|engine| {
-                crate::options::runtime().map(|rt| rt.block_on(engine.build_toolkit(&tk)))
+                crate::options::runtime().map(|rt| rt.block_on(engine.build_toolkit(&tk, replace)))
             });
             spinner.finish_and_clear();
             match built {

@@ -22,6 +22,27 @@ pub fn is_reserved(name: &str) -> bool {
     APPLETS.contains(&name) || COMMANDS.contains(&name) || ENGINE_COMPONENTS.contains(&name)
 }
 
+/// The catalog this build carries (`host/catalog.json`): the programs the
+/// engine installs by sha256 pin.
+pub(crate) const CATALOG_ROWS: &str = include_str!("../../catalog.json");
+
+/// The sha256 (hex) a catalog name is reserved for: under `python` or
+/// `qjs` only the pinned program may be registered, so no registration can
+/// put other bytes where an agent, a toolkit lane or an operator expects
+/// the catalog's.
+pub fn pinned(name: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Pin {
+        name: String,
+        sha256: String,
+    }
+    static PINS: std::sync::OnceLock<Vec<Pin>> = std::sync::OnceLock::new();
+    PINS.get_or_init(|| serde_json::from_str(CATALOG_ROWS).unwrap_or_default())
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| p.sha256.clone())
+}
+
 /// A built-in resolved from a name: its artifact and the argv it prepends
 /// (`sort` is `wbox sort`).
 pub(crate) struct Resolved {

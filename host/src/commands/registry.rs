@@ -71,6 +71,14 @@ impl Tier {
             _ => None,
         }
     }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Instance => "instance",
+            Tier::OsProcess => "os_process",
+        }
+    }
 }
 
 /// One registered command.
@@ -117,6 +125,30 @@ pub enum RegistryError {
     /// The name belongs to a built-in.
     #[error("reserved_name: `{0}` is a built-in command and cannot be registered or removed")]
     Reserved(String),
+    /// The name is the catalog's, and the bytes are not its pin.
+    #[error(
+        "reserved_name: `{name}` is the catalog's, pinned to sha256 {pin}; these bytes hash to {got} (wbx catalog install {name}, or register under another name)"
+    )]
+    Pinned {
+        /// The name.
+        name: String,
+        /// Its pin.
+        pin: String,
+        /// What the bytes hash to.
+        got: String,
+    },
+    /// The name is registered already, to something else.
+    #[error(
+        "`{name}` is registered already (sha256 {sha256}, tier {tier}): pass --replace to replace it"
+    )]
+    Exists {
+        /// The name.
+        name: String,
+        /// What it holds now.
+        sha256: String,
+        /// Its tier now.
+        tier: String,
+    },
     /// The registry holds the maximum number of names.
     #[error("registry full: {MAX_REGISTERED} commands are registered")]
     Full,
@@ -311,7 +343,9 @@ impl Registry {
         self.store.join(format!("{sha256}.wasm"))
     }
 
-    /// Registers (or re-registers) `name` for `bytes`.
+    /// Registers `name` for `bytes`. A name registered already is
+    /// refused ([`RegistryError::Exists`]) unless it holds exactly this
+    /// (then nothing changes); see [`Registry::replace`].
     pub fn register(
         &self,
         name: &str,
@@ -323,8 +357,54 @@ impl Registry {
     }
 
     /// Registers `name` for `bytes`, always run with `prefix` before the
-    /// caller's arguments (within [`MAX_ARGV_BYTES`](crate::limits::MAX_ARGV_BYTES)).
+    /// caller's arguments (within [`MAX_ARGV_BYTES`](crate::limits::MAX_ARGV_BYTES));
+    /// refused over another registration, as [`Registry::register`] is.
     pub fn register_with_prefix(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        arg_mode: ArgMode,
+        tier: Tier,
+        prefix: Vec<String>,
+    ) -> Result<Entry, RegistryError> {
+        let new = self.prepared(name, bytes, arg_mode, tier, prefix)?;
+        self.put(new, false).map(|(entry, _)| entry)
+    }
+
+    /// Registers `name` for `bytes` over whatever it held (a hot swap:
+    /// calls in flight finish on the old bytes); the entry, and the one it
+    /// replaced.
+    pub fn replace(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        arg_mode: ArgMode,
+        tier: Tier,
+    ) -> Result<(Entry, Option<Entry>), RegistryError> {
+        self.replace_with_prefix(name, bytes, arg_mode, tier, Vec::new())
+    }
+
+    /// [`Registry::replace`] with packaged arguments.
+    pub fn replace_with_prefix(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        arg_mode: ArgMode,
+        tier: Tier,
+        prefix: Vec<String>,
+    ) -> Result<(Entry, Option<Entry>), RegistryError> {
+        let new = self.prepared(name, bytes, arg_mode, tier, prefix)?;
+        self.put(new, true)
+    }
+
+    /// Whether registering `name` for bytes hashing to `sha256` would be
+    /// refused without `--replace`: what it holds, if that differs.
+    pub fn conflict(&self, name: &str, sha256: &str) -> Result<Option<Entry>, RegistryError> {
+        Ok(self.get(name)?.filter(|e| e.sha256 != sha256))
+    }
+
+    /// Checks `name` and `bytes` and stores the bytes: the entry to put.
+    fn prepared(
         &self,
         name: &str,
         bytes: Vec<u8>,
@@ -341,6 +421,16 @@ impl Registry {
         }
         let artifact = Artifact::from_bytes(bytes)?;
         let sha256 = artifact.sha256_hex();
+        if self.reserves_builtins
+            && let Some(pin) = builtin::pinned(name)
+            && pin != sha256
+        {
+            return Err(RegistryError::Pinned {
+                name: name.to_string(),
+                pin,
+                got: sha256,
+            });
+        }
         let path = self.store_path(&sha256);
         if !path.is_file() {
             write_atomic(&path, artifact.bytes())?;
@@ -355,14 +445,36 @@ impl Registry {
             prefix,
             stubs: Vec::new(),
         };
+        Ok(entry)
+    }
+
+    /// Puts `entry` in the manifest; over another registration only when
+    /// `replace`. The entry, and the one it replaced.
+    fn put(&self, entry: Entry, replace: bool) -> Result<(Entry, Option<Entry>), RegistryError> {
+        let name = entry.name.clone();
         self.update(|entries| {
-            if !entries.contains_key(name) && entries.len() >= MAX_REGISTERED {
+            let held = entries.get(&name).cloned();
+            if let Some(held) = &held {
+                let same = held.sha256 == entry.sha256
+                    && held.arg_mode == entry.arg_mode
+                    && held.tier == entry.tier
+                    && held.prefix == entry.prefix;
+                if same {
+                    return Ok((held.clone(), None));
+                }
+                if !replace {
+                    return Err(RegistryError::Exists {
+                        name: name.clone(),
+                        sha256: held.sha256.clone(),
+                        tier: held.tier.name().to_string(),
+                    });
+                }
+            } else if entries.len() >= MAX_REGISTERED {
                 return Err(RegistryError::Full);
             }
-            entries.insert(name.to_string(), entry.clone());
-            Ok(())
-        })?;
-        Ok(entry)
+            entries.insert(name.clone(), entry.clone());
+            Ok((entry.clone(), held))
+        })
     }
 
     /// Has `name`'s runs serve `stubs` with deny brokers wherever their

@@ -19,6 +19,7 @@ mod module_lane;
 mod os_process;
 pub(crate) use os_process::CHILD_GRACE;
 mod pipeline;
+mod plugin_child;
 pub(crate) mod relay;
 mod tools;
 mod warm;
@@ -133,6 +134,7 @@ pub struct EngineBuilder {
     llm: Option<crate::cap::llm::LlmEndpoint>,
     agent_services: crate::agent::AgentServices,
     toolkits: Option<PathBuf>,
+    vouch: Option<crate::toolkit::Vouch>,
     state_dir: Option<PathBuf>,
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
     handoff: Option<crate::dock::handoff::Handoff>,
@@ -171,6 +173,7 @@ impl Default for EngineBuilder {
             llm: None,
             agent_services: crate::agent::AgentServices::default(),
             toolkits: None,
+            vouch: None,
             state_dir: None,
             relay: None,
             handoff: None,
@@ -325,6 +328,15 @@ impl EngineBuilder {
         self
     }
 
+    /// What the operator vouches for as first-party toolkits (default:
+    /// [`Vouch::from_env`](crate::toolkit::Vouch::from_env)); any other
+    /// toolkit's command runs one tier stronger (see
+    /// [`crate::toolkit::standing`]).
+    pub fn toolkits_vouched(mut self, vouch: crate::toolkit::Vouch) -> Self {
+        self.vouch = Some(vouch);
+        self
+    }
+
     /// The user's own state directory, which holds the key that seals
     /// every home's caches (default [`crate::seal::default_state_dir`]:
     /// `$XDG_STATE_HOME/workbooks`, else `~/.local/state/workbooks`). A
@@ -466,7 +478,8 @@ impl EngineBuilder {
                     let env = std::env::var("WB_TOOLKITS_ROOT").ok();
                     let cwd = std::env::current_dir().unwrap_or_default();
                     crate::toolkit::default_root(env.as_deref(), &cwd)
-                })),
+                }))
+                .vouched(self.vouch.unwrap_or_else(crate::toolkit::Vouch::from_env)),
                 keyring,
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
@@ -713,26 +726,30 @@ impl Engine {
     }
 
     /// Registers `bytes` as kernel `name` once they have a kernel's shape
-    /// (with `entry` for a core kernel).
+    /// (with `entry` for a core kernel); over another kernel of that name
+    /// only when `replace`.
     pub fn register_kernel(
         &self,
         name: &str,
         bytes: Vec<u8>,
         entry: &str,
+        replace: bool,
     ) -> Result<crate::commands::Entry, crate::kernel::KernelError> {
         use crate::kernel::KernelError;
         let artifact =
             Artifact::from_bytes(bytes).map_err(|e| KernelError::NotAKernel(e.to_string()))?;
         crate::kernel::check_shape(&artifact, entry)?;
-        self.inner
-            .kernels
-            .register(
-                name,
-                artifact.bytes().to_vec(),
-                crate::commands::ArgMode::Argv,
-                crate::commands::Tier::Instance,
-            )
-            .map_err(|e| KernelError::Refused(e.to_string()))
+        let (mode, tier) = (
+            crate::commands::ArgMode::Argv,
+            crate::commands::Tier::Instance,
+        );
+        let kernels = &self.inner.kernels;
+        let bytes = artifact.bytes().to_vec();
+        match replace {
+            true => kernels.replace(name, bytes, mode, tier).map(|(e, _)| e),
+            false => kernels.register(name, bytes, mode, tier),
+        }
+        .map_err(|e| KernelError::Refused(e.to_string()))
     }
 
     /// The registered kernel `name`, verified against its sha256.

@@ -301,12 +301,29 @@ impl Engine {
         let Some(input) = input else {
             return ToolOutcome::failed("`input` (a string) is required");
         };
-        let (artifact, stubs) = match self.registry().get(name) {
-            Ok(Some(entry)) => match self.registry().load(&entry) {
-                Ok(a) => (a, entry.stub_set()),
-                Err(e) => return ToolOutcome::failed(e.to_string()),
-            },
+        let entry = match self.registry().get(name) {
+            Ok(Some(entry)) => entry,
             Ok(None) => return ToolOutcome::failed(format!("no plugin `{name}`")),
+            Err(e) => return ToolOutcome::failed(e.to_string()),
+        };
+        // One instance per call, under an id of its own, stopped after.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = format!("tool-{}-{n}", std::process::id());
+        // A plugin registered at os_process is called in a child, as its
+        // runs are.
+        if entry.tier == crate::commands::Tier::OsProcess {
+            return match self.call_plugin_in_child(&entry, input, &id, &opts).await {
+                Ok(Ok(text)) => ToolOutcome {
+                    text,
+                    is_error: false,
+                },
+                Ok(Err(text)) => ToolOutcome::failed(text),
+                Err(e) => ToolOutcome::failed(e.to_string()),
+            };
+        }
+        let (artifact, stubs) = match self.registry().load(&entry) {
+            Ok(a) => (a, entry.stub_set()),
             Err(e) => return ToolOutcome::failed(e.to_string()),
         };
         let sup = match Supervisor::for_tenant(self.clone(), &opts.tenant) {
@@ -314,10 +331,6 @@ impl Engine {
             Err(e) => return ToolOutcome::failed(e.to_string()),
         };
         let start = opts.start_options(stubs);
-        // One instance per call, under an id of its own, stopped after.
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let id = format!("tool-{}-{n}", std::process::id());
         if let Err(e) = sup.start(&id, &artifact, start).await {
             return ToolOutcome::failed(e.to_string());
         }

@@ -12,8 +12,9 @@
 //!
 //! Checked before anything is read or fetched: the `#+CLI_BIN` is set and
 //! not a reserved built-in name, and a third-party manifest's signature
-//! holds. A third-party artifact is registered one tier stronger
-//! (`os_process`).
+//! holds. An artifact of a toolkit the operator did not vouch for as
+//! first-party ([`super::standing`]) is registered one tier stronger
+//! (`os_process`); a name registered already is replaced only when asked.
 
 use super::Toolkit;
 use super::discover::is_slug;
@@ -112,14 +113,16 @@ fn lane_for(src: &str, lang: Option<&str>) -> Option<&'static str> {
 }
 
 impl Engine {
-    /// Builds `tk`'s artifact and registers it under its `#+CLI_BIN`.
-    pub async fn build_toolkit(&self, tk: &Toolkit) -> Result<Entry, BuildError> {
+    /// Builds `tk`'s artifact and registers it under its `#+CLI_BIN`; over
+    /// another command of that name only when `replace`.
+    pub async fn build_toolkit(&self, tk: &Toolkit, replace: bool) -> Result<Entry, BuildError> {
         let m = &tk.manifest;
         let bin = m.cli_bin().ok_or(BuildError::NoCliBin)?;
         if builtin::is_reserved(bin) {
             return Err(BuildError::Reserved(bin.to_string()));
         }
-        let distrust: Vec<String> = super::verify::trust_checks(m)
+        let standing = super::Standing::of(tk);
+        let distrust: Vec<String> = super::verify::trust_checks(m, &standing)
             .into_iter()
             .filter(|c| !c.ok)
             .map(|c| c.what)
@@ -128,7 +131,7 @@ impl Engine {
             return Err(BuildError::Untrusted(distrust.join("; ")));
         }
         if let Some(file) = m.kw("COMPOSE") {
-            return self.build_composed(tk, bin, file);
+            return self.build_composed(tk, bin, file, replace);
         }
         let src = m.kw("BUILD_SRC").ok_or(BuildError::NoSource)?;
         if src.starts_with("script:") {
@@ -146,7 +149,7 @@ impl Engine {
                 return Err(BuildError::LaneUnavailable(why.into()));
             }
             if lang == Some("js") {
-                return self.js_lane(tk, bin, dir).await;
+                return self.js_lane(tk, bin, dir, replace).await;
             }
             if lang == Some("wat") {
                 let text = prebuilt(tk, dir, "wat")?;
@@ -166,11 +169,8 @@ impl Engine {
             .kw("ARG_MODE")
             .and_then(ArgMode::parse)
             .unwrap_or(ArgMode::Argv);
-        let tier = match m.kw("TRUST") {
-            Some("third-party") => Tier::OsProcess,
-            _ => Tier::Instance,
-        };
-        let entry = self.registry().register(bin, wasm, mode, tier)?;
+        let tier = standing.tier();
+        let entry = self.registered(bin, wasm, mode, tier, Vec::new(), replace)?;
         let stubs = super::verify::declared_stubs(m);
         if stubs.is_empty() {
             return Ok(entry);
@@ -184,12 +184,18 @@ impl Engine {
     /// folder) from built toolkits, named `toolkit:<id>`, and registers
     /// the result under `bin`. The result runs one tier stronger when the
     /// toolkit or any of its parts is third-party.
-    fn build_composed(&self, tk: &Toolkit, bin: &str, file: &str) -> Result<Entry, BuildError> {
+    fn build_composed(
+        &self,
+        tk: &Toolkit,
+        bin: &str,
+        file: &str,
+        replace: bool,
+    ) -> Result<Entry, BuildError> {
         let source = compose_source(tk, file).map_err(|why| BuildError::Path {
             dir: file.to_string(),
             why,
         })?;
-        let mut third_party = tk.manifest.kw("TRUST") == Some("third-party");
+        let mut third_party = super::Standing::of(tk).tier() == Tier::OsProcess;
         // The parts are the toolkits beside this one.
         let beside = super::Toolkits::new(tk.dir.parent().map(std::path::Path::to_path_buf));
         let composed = super::compose::compose(&source, file, |package| {
@@ -207,9 +213,30 @@ impl Engine {
             .kw("ARG_MODE")
             .and_then(ArgMode::parse)
             .unwrap_or(ArgMode::Argv);
-        Ok(self
-            .registry()
-            .register(bin, composed.artifact.bytes().to_vec(), mode, tier)?)
+        let bytes = composed.artifact.bytes().to_vec();
+        self.registered(bin, bytes, mode, tier, Vec::new(), replace)
+    }
+
+    /// Registers a toolkit's command; over another registration of `bin`
+    /// only when `replace`.
+    pub(super) fn registered(
+        &self,
+        bin: &str,
+        bytes: Vec<u8>,
+        mode: ArgMode,
+        tier: Tier,
+        prefix: Vec<String>,
+        replace: bool,
+    ) -> Result<Entry, BuildError> {
+        let registry = self.registry();
+        Ok(match replace {
+            true => {
+                registry
+                    .replace_with_prefix(bin, bytes, mode, tier, prefix)?
+                    .0
+            }
+            false => registry.register_with_prefix(bin, bytes, mode, tier, prefix)?,
+        })
     }
 
     /// The registered component of the toolkit in `kits` a

@@ -65,6 +65,9 @@ pub struct Toolkit {
     pub dir: PathBuf,
     /// Its manifest.
     pub manifest: Manifest,
+    /// Why the operator vouches for it as first-party, if it does (see
+    /// [`super::standing`]).
+    pub vouched: Option<String>,
 }
 
 impl Toolkit {
@@ -84,6 +87,7 @@ impl Toolkit {
             id,
             dir,
             manifest: Manifest::parse(&text),
+            vouched: None,
         })
     }
 
@@ -135,12 +139,34 @@ impl Toolkit {
 #[derive(Debug, Clone, Default)]
 pub struct Toolkits {
     root: Option<PathBuf>,
+    vouch: super::standing::Vouch,
 }
 
 impl Toolkits {
-    /// The toolkits under `root` (none when `None`).
+    /// The toolkits under `root` (none when `None`), none of them vouched
+    /// for as first-party.
     pub fn new(root: Option<PathBuf>) -> Self {
-        Self { root }
+        Self {
+            root,
+            vouch: Default::default(),
+        }
+    }
+
+    /// The same, with what the operator vouches for as first-party.
+    pub fn vouched(mut self, vouch: super::standing::Vouch) -> Self {
+        self.vouch = vouch;
+        self
+    }
+
+    /// What the operator vouches for.
+    pub fn vouch(&self) -> &super::standing::Vouch {
+        &self.vouch
+    }
+
+    /// `tk` with the operator's word on it.
+    fn judged(&self, mut tk: Toolkit) -> Toolkit {
+        tk.vouched = self.vouch.covers(&tk);
+        tk
     }
 
     /// The root, if any.
@@ -155,6 +181,7 @@ impl Toolkits {
         };
         let mut all: Vec<Toolkit> = entries
             .filter_map(|e| Toolkit::open(e.ok()?.path()))
+            .map(|tk| self.judged(tk))
             .collect();
         all.sort_by(|a, b| a.id.cmp(&b.id));
         all
@@ -167,7 +194,9 @@ impl Toolkits {
             return Err(unknown());
         }
         let root = self.root.as_ref().ok_or_else(unknown)?;
-        Toolkit::open(root.join(id)).ok_or_else(unknown)
+        Toolkit::open(root.join(id))
+            .map(|tk| self.judged(tk))
+            .ok_or_else(unknown)
     }
 
     /// The toolkits an agent names, in its order; unknown names dropped.

@@ -11,7 +11,7 @@
 
 use super::Toolkit;
 use super::build::{BuildError, prebuilt, third_party_pin};
-use crate::commands::{ArgMode, Entry, Tier};
+use crate::commands::{ArgMode, Entry};
 use crate::dock::Lane;
 use crate::engine::Engine;
 use crate::limits::{BUILD_BROKER_MEMORY, BUILD_TIMEOUT, COMMAND_FUEL, Deadline};
@@ -30,6 +30,7 @@ impl Engine {
         tk: &Toolkit,
         bin: &str,
         dir: &str,
+        replace: bool,
     ) -> Result<Entry, BuildError> {
         let script = prebuilt(tk, dir, "js")?;
         third_party_pin(tk, dir, &script)?;
@@ -56,17 +57,15 @@ impl Engine {
             why: "the broker answered a script that is not UTF-8".into(),
         })?;
         let artifact = self.registry().load(&engine)?;
-        let tier = match tk.manifest.kw("TRUST") {
-            Some("third-party") => Tier::OsProcess,
-            _ => Tier::Instance,
-        };
-        Ok(self.registry().register_with_prefix(
+        let tier = super::Standing::of(tk).tier();
+        self.registered(
             bin,
             artifact.bytes().to_vec(),
             ArgMode::Argv,
             tier,
             vec!["--std".into(), "-e".into(), script],
-        )?)
+            replace,
+        )
     }
 
     /// Compiles WAT `text` in the sandbox, through the build broker.

@@ -17,12 +17,14 @@ pub mod import;
 mod lanes;
 pub mod manifest;
 pub mod push;
+pub mod standing;
 mod tree;
 pub mod verify;
 
 pub use build::BuildError;
 pub use discover::{Toolkit, Toolkits, default_root};
 pub use manifest::Manifest;
+pub use standing::{Standing, Vouch};
 pub use verify::{Check, GrantView, Report, verify};
 
 use crate::identity::Identity;
@@ -47,9 +49,6 @@ pub enum ToolkitError {
         /// The slug.
         skill: String,
     },
-    /// Only a third-party manifest is signed.
-    #[error("toolkit `{0}` is first-party: only a #+TRUST: third-party manifest is signed")]
-    NotThirdParty(String),
     /// The manifest could not be read or written.
     #[error("toolkit `{id}`: {why}")]
     Io {
@@ -142,11 +141,10 @@ pub fn search(kits: &[Toolkit], query: &str) -> Vec<String> {
 
 /// Signs `tk`'s manifest as `identity`: sets `#+AUTHOR_DID` to its DID
 /// and `#+SIGNATURE` to its signature over the canonical manifest, and
-/// writes the file. Only a third-party manifest is signed.
+/// writes the file. A third-party manifest needs its author's signature;
+/// any other is first-party where the operator trusts the signer
+/// ([`standing`]).
 pub fn sign(tk: &Toolkit, identity: &Identity) -> Result<String, ToolkitError> {
-    if tk.manifest.kw("TRUST") != Some("third-party") {
-        return Err(ToolkitError::NotThirdParty(tk.id.clone()));
-    }
     let io = |why: String| ToolkitError::Io {
         id: tk.id.clone(),
         why,

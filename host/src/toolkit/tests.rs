@@ -71,7 +71,8 @@ fn a_complete_discovery_only_manifest_passes_every_check() {
     );
     let grant = r.grant.unwrap();
     assert_eq!(grant.profiles, ["compute"]);
-    assert_eq!(grant.tier, crate::commands::Tier::Instance);
+    // Nobody vouched for it: one tier stronger.
+    assert_eq!(grant.tier, crate::commands::Tier::OsProcess);
 }
 
 #[test]
@@ -308,12 +309,74 @@ fn a_third_party_manifest_needs_its_authors_signature_and_an_edit_breaks_it() {
         sign(&kits.get("text").unwrap(), &author).map(|_| ()),
         Ok(())
     );
+    // A manifest that claims nothing is first-party only once signed by
+    // a signer the operator trusts.
     let first = root_with("text", GOOD, &[]);
     let kits = Toolkits::new(Some(first.path().to_path_buf()));
     assert_eq!(
-        sign(&kits.get("text").unwrap(), &author),
-        Err(ToolkitError::NotThirdParty("text".into()))
+        Standing::of(&kits.get("text").unwrap()),
+        Standing::Unattested
     );
+    sign(&kits.get("text").unwrap(), &author).unwrap();
+    assert_eq!(
+        Standing::of(&kits.get("text").unwrap()),
+        Standing::Unattested
+    );
+    let trusting = kits.clone().vouched(Vouch {
+        roots: Vec::new(),
+        signers: vec![author.did.clone()],
+    });
+    assert_eq!(
+        Standing::of(&trusting.get("text").unwrap()),
+        Standing::FirstParty(format!("signed by the trusted signer {}", author.did))
+    );
+    // Edited after signing: nobody vouches for it any more.
+    let manifest = first.path().join("text/manifest.org");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("reshape", "reshape freely")).unwrap();
+    assert_eq!(
+        Standing::of(&trusting.get("text").unwrap()),
+        Standing::Unattested
+    );
+}
+
+#[test]
+fn silence_or_a_first_party_claim_is_unattested_until_the_operator_vouches() {
+    let root = root_with("text", GOOD, &[("overview", "* Overview")]);
+    let claim = root_with(
+        "text",
+        &GOOD.replace(
+            "#+STATUS: stable\n",
+            "#+STATUS: stable\n#+TRUST: first-party\n",
+        ),
+        &[("overview", "* Overview")],
+    );
+    let home = tempfile::tempdir().unwrap();
+    for r in [&root, &claim] {
+        let kits = Toolkits::new(Some(r.path().to_path_buf()));
+        let report = verify(&kits.get("text").unwrap(), &Registry::new(home.path()));
+        let grant = report.grant.clone().unwrap();
+        assert_eq!(
+            (grant.trust.as_str(), grant.tier),
+            ("unattested", crate::commands::Tier::OsProcess)
+        );
+        assert!(
+            report.text().contains("trust unattested"),
+            "{}",
+            report.text()
+        );
+        let vouched = kits.vouched(Vouch {
+            roots: vec![r.path().to_path_buf()],
+            signers: Vec::new(),
+        });
+        let grant = verify(&vouched.get("text").unwrap(), &Registry::new(home.path()))
+            .grant
+            .unwrap();
+        assert_eq!(
+            (grant.trust.as_str(), grant.tier),
+            ("first-party", crate::commands::Tier::Instance)
+        );
+    }
 }
 
 #[test]

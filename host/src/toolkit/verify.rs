@@ -38,9 +38,10 @@ pub struct GrantView {
     pub profiles: Vec<&'static str>,
     /// The caps granted under the narrowest one: declared ∩ profile.
     pub caps: Vec<&'static str>,
-    /// `first-party` or `third-party`.
+    /// `first-party`, `third-party` or `unattested` (see
+    /// [`super::standing`]).
     pub trust: String,
-    /// The default tier: one rung stronger for third-party.
+    /// The default tier: one rung stronger unless first-party.
     pub tier: Tier,
     /// The WASI families `#+STUB:` has served by their deny brokers.
     pub stubs: Vec<&'static str>,
@@ -140,9 +141,10 @@ pub fn verify(tk: &Toolkit, registry: &Registry) -> Report {
     if let Some(file) = m.kw("COMPOSE") {
         checks.push(compose_check(tk, file));
     }
-    let (cap_checks, grant) = cap_checks(m);
+    let standing = super::Standing::of(tk);
+    let (cap_checks, grant) = cap_checks(m, &standing);
     checks.extend(cap_checks);
-    checks.extend(trust_checks(m));
+    checks.extend(trust_checks(m, &standing));
     Report {
         id: tk.id.clone(),
         checks,
@@ -276,7 +278,7 @@ fn build_src_checks(m: &super::Manifest, src: &str) -> Vec<Check> {
 
 /// The `#+CAPS` checks and the grant: every cap grantable by some
 /// profile, and some profile granting them all.
-fn cap_checks(m: &super::Manifest) -> (Vec<Check>, Option<GrantView>) {
+fn cap_checks(m: &super::Manifest, standing: &super::Standing) -> (Vec<Check>, Option<GrantView>) {
     let mut out = Vec::new();
     let mut declared = CapSet::EMPTY;
     for word in m.caps() {
@@ -319,16 +321,11 @@ fn cap_checks(m: &super::Manifest) -> (Vec<Check>, Option<GrantView>) {
     };
     out.push(Check { ok: true, what });
     let stubs = stub_checks(m, declared, &mut out);
-    let third = m.kw("TRUST") == Some("third-party");
     let grant = GrantView {
         profiles: names,
         caps: declared.intersect(narrowest.caps()).words(),
-        trust: if third { "third-party" } else { "first-party" }.into(),
-        tier: if third {
-            Tier::OsProcess
-        } else {
-            Tier::Instance
-        },
+        trust: standing.word().into(),
+        tier: standing.tier(),
         stubs: stubs.into_iter().map(Stub::name).collect(),
     };
     (out, Some(grant))
@@ -382,13 +379,16 @@ fn stub_checks(m: &super::Manifest, declared: CapSet, out: &mut Vec<Check>) -> V
     stubs
 }
 
-/// The `#+TRUST` checks.
-pub(crate) fn trust_checks(m: &super::Manifest) -> Vec<Check> {
+/// The `#+TRUST` checks, and whose the toolkit is.
+pub(crate) fn trust_checks(m: &super::Manifest, standing: &super::Standing) -> Vec<Check> {
     let trust = m.kw("TRUST").unwrap_or("first-party");
     match trust {
         "first-party" => vec![Check {
             ok: true,
-            what: "trust first-party".into(),
+            what: match standing {
+                super::Standing::FirstParty(why) => format!("trust first-party: {why}"),
+                _ => "trust unattested: no first-party root holds it (WB_FIRST_PARTY_TOOLKITS) and no trusted signer signed it (WB_TRUSTED_SIGNERS); its command runs one tier stronger (os_process)".into(),
+            },
         }],
         "third-party" => {
             let did = m.kw("AUTHOR_DID");

@@ -216,6 +216,9 @@ fn wbx_bundle_ships_and_restores_and_refuses_a_wrong_pin() {
         b"",
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = wbx(home.path(), &["identity"], b"");
+    let own_did = text(&o.stdout).lines().next().unwrap().to_string();
+    assert!(own_did.starts_with("did:key:"), "{own_did}");
     let out = home.path().join("nb.wbundle");
     let page = home.path().join("page.html");
     std::fs::write(&page, "<p>hi</p>").unwrap();
@@ -275,6 +278,9 @@ fn wbx_bundle_ships_and_restores_and_refuses_a_wrong_pin() {
             &sha,
             "--page-out",
             page_out.to_str().unwrap(),
+            "--commands",
+            "--signer",
+            &own_did,
             "--json",
         ],
         b"",
@@ -343,7 +349,7 @@ fn shipped_commands_are_registered_again_one_tier_stronger_unless_the_bundle_is_
             std::io::Cursor::new(&bytes),
             &target,
             "b",
-            None,
+            Some(&id.did),
             Some(install),
         )
         .unwrap();
@@ -368,7 +374,7 @@ fn shipped_commands_are_registered_again_one_tier_stronger_unless_the_bundle_is_
         std::io::Cursor::new(&bytes),
         &target,
         "b",
-        None,
+        Some(&id.did),
         Some(install),
     )
     .unwrap_err();
@@ -376,6 +382,98 @@ fn shipped_commands_are_registered_again_one_tier_stronger_unless_the_bundle_is_
     assert!(err.to_string().contains("reserved"), "{err}");
     assert!(files_of(&target).is_empty());
     assert!(there.registry().get("grep").unwrap().is_none());
+}
+
+#[test]
+fn a_strangers_bundle_never_replaces_a_command_nor_registers_one_unasked() {
+    use workbooks::commands::{ArgMode, Tier};
+    // Mallory ships `greet` (her bytes) and `qjs` (not the catalog's).
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_engine(home.path());
+    let source = engine.storage().unwrap().volumes("m", "a").unwrap();
+    filled(&source);
+    let mallory = Identity::of_tenant(engine.keyring(), "m", Some(SEED_B)).unwrap();
+    let theirs = |name: &str| {
+        let mut entry = engine
+            .registry()
+            .register(
+                "theirs",
+                std::fs::read(guest_artifacts::CLI_HELLO).unwrap(),
+                ArgMode::Argv,
+                Tier::Instance,
+            )
+            .unwrap();
+        let artifact = engine.registry().load(&entry).unwrap();
+        // Shipped under whatever name they like.
+        entry.name = name.to_string();
+        let mut out = std::io::Cursor::new(Vec::new());
+        bundle::ship(
+            &source,
+            None,
+            &[(entry, artifact)],
+            &mallory,
+            ("m", "a"),
+            1,
+            &mut out,
+        )
+        .unwrap();
+        out.into_inner()
+    };
+    let greet = theirs("greet");
+    // The operator's home, where `greet` is the operator's own.
+    let ours = tempfile::tempdir().unwrap();
+    let there = own_engine(ours.path());
+    let mine = std::fs::read(guest_artifacts::CLI_CAT).unwrap();
+    there
+        .registry()
+        .register("greet", mine, ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    let before = there.registry().get("greet").unwrap().unwrap();
+    let install = || {
+        Some(bundle::Install {
+            registry: there.registry(),
+            own: false,
+        })
+    };
+    let target = there.storage().unwrap().volumes("t", "b").unwrap();
+    // Registering needs a pinned signer.
+    let err =
+        bundle::restore(std::io::Cursor::new(&greet), &target, "b", None, install()).unwrap_err();
+    assert!(err.to_string().contains("needs a pinned signer"), "{err}");
+    // Pinned, it still never replaces the operator's command; nothing is
+    // written.
+    let err = bundle::restore(
+        std::io::Cursor::new(&greet),
+        &target,
+        "b",
+        Some(&mallory.did),
+        install(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("`greet`: is registered already"),
+        "{err}"
+    );
+    assert!(files_of(&target).is_empty());
+    assert_eq!(there.registry().get("greet").unwrap().unwrap(), before);
+    // Without being asked, its files are restored and its commands left.
+    let restored = bundle::restore(std::io::Cursor::new(&greet), &target, "b", None, None).unwrap();
+    assert!(restored.commands.is_empty());
+    assert_eq!(there.registry().get("greet").unwrap().unwrap(), before);
+    // A catalog name holds only the catalog's pin.
+    let renamed = theirs("qjs");
+    let fresh = there.storage().unwrap().volumes("t", "c").unwrap();
+    let err = bundle::restore(
+        std::io::Cursor::new(&renamed),
+        &fresh,
+        "c",
+        Some(&mallory.did),
+        install(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("`qjs`"), "{err}");
+    assert!(there.registry().get("qjs").unwrap().is_none());
+    assert!(files_of(&fresh).is_empty());
 }
 
 #[test]

@@ -124,3 +124,106 @@ fn the_rust_guide_example_counts_inputs_in_the_tenants_kv() {
     assert_eq!(call("a", "apple"), "apple seen 2 time(s)\n");
     assert_eq!(call("b", "apple"), "apple seen 1 time(s)\n");
 }
+
+/// The `wbx … call --framed` processes under process `ancestor`.
+fn framed_calls_under(ancestor: u32) -> usize {
+    let parent_of = |pid: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| parent_of(*pid) == Some(ancestor))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.windows(14).any(|w| w == b"call\0--framed\0"))
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn a_plugin_registered_at_os_process_is_called_in_a_child_on_every_lane() {
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let o = wbx(
+        home.path(),
+        &[
+            "command",
+            "register",
+            "plug",
+            guest_artifacts::INSTANCE_PLUGIN,
+            "--tier",
+            "os_process",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // `wbx call NAME`: the plugin runs in a child while it sleeps.
+    let call = std::process::Command::new(env!("CARGO_BIN_EXE_wbx"))
+        .args([
+            "call",
+            "plug",
+            "--profile",
+            "minimal",
+            "--input",
+            "sleep:3000",
+        ])
+        .env("WB_HOME", home.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = 0;
+    for _ in 0..200 {
+        seen = framed_calls_under(call.id());
+        if seen > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = call.wait_with_output().unwrap();
+    assert_eq!(seen, 1, "no child ran the plugin");
+    assert_eq!(text(&out.stdout), "slept\n");
+    let call = |input: &str, extra: &[&str]| {
+        let mut args = vec!["call", "plug", "--profile", "minimal", "--input", input];
+        args.extend_from_slice(extra);
+        wbx(home.path(), &args, b"")
+    };
+    let o = call("echo:hi", &["--json"]);
+    assert_eq!(text(&o.stdout).trim(), r#"{"ok":true,"value":"hi"}"#);
+    let o = call("sleep:x", &[]);
+    assert_eq!(
+        (o.status.code(), text(&o.stderr).trim()),
+        (Some(1), "bad ms")
+    );
+    // The tool lane (MCP's plugin tools): the same, under this process.
+    let engine = crate::common::own_builder(home.path())
+        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .build()
+        .unwrap();
+    let kind = workbooks::engine::ToolKind::Plugin("plug".into());
+    let args = serde_json::json!({"input": "sleep:2000"});
+    let opts = workbooks::LineOptions {
+        profile: "minimal".into(),
+        ..workbooks::LineOptions::default()
+    };
+    let called = engine.call_tool(&kind, args.as_object().unwrap(), opts);
+    let look = async {
+        for _ in 0..200 {
+            if framed_calls_under(std::process::id()) > 0 {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        false
+    };
+    let (out, child_seen) = tokio::join!(called, look);
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.text, "slept");
+    assert!(child_seen, "the tool ran the plugin in this process");
+}

@@ -2,7 +2,7 @@
 //! order, each audited), the per-invocation envelope, arg modes, tiers and
 //! the core-module lane.
 
-use crate::common::{own_builder, own_engine};
+use crate::common::{own_builder, own_engine, text, wbx};
 use guest_artifacts::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -367,8 +367,75 @@ async fn registration_guards_names_bytes_and_capacity() {
         r.register("one-more", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance),
         Err(RegistryError::Full)
     ));
-    r.register("c7", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
+    r.replace("c7", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
         .unwrap();
+}
+
+#[test]
+fn a_name_held_already_is_replaced_only_when_asked_and_catalog_names_hold_only_their_pin() {
+    let home = tempfile::tempdir().unwrap();
+    let r = workbooks::commands::Registry::new(home.path());
+    let first = r
+        .register("greet", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    // The same registration again changes nothing.
+    assert_eq!(
+        r.register("greet", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
+            .unwrap(),
+        first
+    );
+    // Other bytes, or another tier, under the name: refused, naming what
+    // the name holds.
+    for (b, tier) in [(CLI_CAT, Tier::Instance), (CLI_HELLO, Tier::OsProcess)] {
+        let err = r
+            .register("greet", bytes(b), ArgMode::Argv, tier)
+            .unwrap_err();
+        assert!(matches!(err, RegistryError::Exists { .. }), "{err}");
+        assert!(err.to_string().contains(&first.sha256), "{err}");
+        assert!(err.to_string().contains("--replace"), "{err}");
+    }
+    assert_eq!(r.get("greet").unwrap().unwrap(), first);
+    let (now, replaced) = r
+        .replace("greet", bytes(CLI_CAT), ArgMode::Argv, Tier::Instance)
+        .unwrap();
+    assert_eq!(replaced, Some(first));
+    assert_eq!(r.get("greet").unwrap().unwrap(), now);
+    // `python` and `qjs` are the catalog's: only their pinned bytes.
+    for name in ["python", "qjs"] {
+        for attempt in [
+            r.register(name, bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance),
+            r.replace(name, bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
+                .map(|(e, _)| e),
+        ] {
+            let err = attempt.unwrap_err();
+            assert!(matches!(err, RegistryError::Pinned { .. }), "{name}: {err}");
+        }
+    }
+}
+
+#[test]
+fn wbx_command_register_says_what_it_would_replace_and_replaces_only_when_told() {
+    let home = tempfile::tempdir().unwrap();
+    let reg = |file: &str, extra: &[&str]| {
+        let mut args = vec!["command", "register", "greet", file];
+        args.extend_from_slice(extra);
+        wbx(home.path(), &args, b"")
+    };
+    assert!(reg(CLI_HELLO, &[]).status.success());
+    let o = reg(CLI_CAT, &[]);
+    assert_eq!(o.status.code(), Some(120));
+    assert!(
+        text(&o.stderr).contains("pass --replace"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = reg(CLI_CAT, &["--replace"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("(replaced sha256:"),
+        "{}",
+        text(&o.stdout)
+    );
 }
 
 #[tokio::test]
@@ -383,7 +450,7 @@ async fn names_hot_swap_and_survive_a_restart() {
         .unwrap();
     assert_eq!(&out.stdout[..], b"hello\n");
     e.registry()
-        .register("tool", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::Instance)
+        .replace("tool", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::Instance)
         .unwrap();
     let out = e
         .run_command("tool", vec!["4".into()], opts("compute"))

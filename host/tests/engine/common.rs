@@ -118,6 +118,16 @@ pub fn ok_stdout(result: Result<RunOutput, Failure>) -> String {
 /// Runs the `wbx` binary homed in `home` with `args`, feeding it `stdin`;
 /// no log or network allow-list leaks in from the test's environment.
 pub fn wbx(home: &Path, args: &[&str], stdin: &[u8]) -> std::process::Output {
+    wbx_env(home, args, stdin, &[])
+}
+
+/// [`wbx`] with `env` set besides.
+pub fn wbx_env(
+    home: &Path,
+    args: &[&str],
+    stdin: &[u8],
+    env: &[(&str, &str)],
+) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_wbx"))
@@ -125,6 +135,9 @@ pub fn wbx(home: &Path, args: &[&str], stdin: &[u8]) -> std::process::Output {
         .env("WB_HOME", home)
         .env_remove("WB_LOG")
         .env_remove("WB_NET_ALLOW")
+        .env_remove("WB_FIRST_PARTY_TOOLKITS")
+        .env_remove("WB_TRUSTED_SIGNERS")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -37,16 +37,21 @@ async fn the_js_lane_needs_the_catalogs_own_quickjs() {
     let tk = Toolkits::new(Some(root.path().into()))
         .get("js-wordfreq")
         .unwrap();
-    let err = engine.build_toolkit(&tk).await.unwrap_err();
+    let err = engine.build_toolkit(&tk, false).await.unwrap_err();
     assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
     assert!(err.to_string().contains("wbx catalog install qjs"), "{err}");
-    // A command named qjs that is not the pinned QuickJS does not count.
+    // A command named qjs that is not the pinned QuickJS cannot even be
+    // registered: the catalog's names hold only their pins.
     let impostor = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
-    engine
+    let refused = engine
         .registry()
         .register("qjs", impostor, Default::default(), Default::default())
-        .unwrap();
-    let err = engine.build_toolkit(&tk).await.unwrap_err();
+        .unwrap_err();
+    assert!(
+        matches!(refused, workbooks::commands::RegistryError::Pinned { .. }),
+        "{refused}"
+    );
+    let err = engine.build_toolkit(&tk, false).await.unwrap_err();
     assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
     assert!(engine.registry().get("wordfreq").unwrap().is_none());
 }
@@ -70,7 +75,7 @@ async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothin
     let tk = Toolkits::new(Some(broken.path().into()))
         .get("js-wordfreq")
         .unwrap();
-    let err = engine.build_toolkit(&tk).await.unwrap_err();
+    let err = engine.build_toolkit(&tk, false).await.unwrap_err();
     assert!(matches!(err, BuildError::Lane { lane: "js", .. }), "{err}");
     assert!(err.to_string().contains("SyntaxError"), "{err}");
     assert!(engine.registry().get("wordfreq").unwrap().is_none());
@@ -79,7 +84,7 @@ async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothin
     let tk = Toolkits::new(Some(root.path().into()))
         .get("js-wordfreq")
         .unwrap();
-    let entry = engine.build_toolkit(&tk).await.unwrap();
+    let entry = engine.build_toolkit(&tk, false).await.unwrap();
     assert_eq!(entry.sha256, row.sha256, "the engine is QuickJS itself");
     let out = engine
         .run_line(

@@ -290,6 +290,10 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
     let root = tempfile::tempdir().unwrap();
     let engine = crate::common::own_builder(home.path())
         .toolkits_root(root.path())
+        .toolkits_vouched(workbooks::toolkit::Vouch {
+            roots: vec![root.path().to_path_buf()],
+            signers: Vec::new(),
+        })
         .build()
         .unwrap();
     let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
@@ -376,7 +380,7 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
     let build = |id: &str| {
         let tk = engine.toolkits().get(id).unwrap();
         let engine = engine.clone();
-        async move { engine.build_toolkit(&tk).await }
+        async move { engine.build_toolkit(&tk, false).await }
     };
     let built = build("pre").await.unwrap();
     assert_eq!(
@@ -436,12 +440,16 @@ async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
     let home = tempfile::tempdir().unwrap();
     let engine = crate::common::own_builder(home.path())
         .toolkits_root(shipped())
+        .toolkits_vouched(workbooks::toolkit::Vouch {
+            roots: vec![shipped()],
+            signers: Vec::new(),
+        })
         .build()
         .unwrap();
     let tk = engine.toolkits().get("wat-hello").unwrap();
     let report = workbooks::toolkit::verify(&tk, engine.registry());
     assert!(report.ok(), "{}", report.text());
-    let entry = engine.build_toolkit(&tk).await.unwrap();
+    let entry = engine.build_toolkit(&tk, false).await.unwrap();
     assert_eq!(entry.name, "wat-hello");
     let out = engine
         .run_line("wat-hello | upper", workbooks::LineOptions::default())
@@ -462,7 +470,7 @@ async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
         .build()
         .unwrap();
     let err = engine
-        .build_toolkit(&engine.toolkits().get("broken").unwrap())
+        .build_toolkit(&engine.toolkits().get("broken").unwrap(), false)
         .await
         .unwrap_err();
     assert!(
@@ -500,10 +508,41 @@ async fn a_path_source_with_two_artifacts_or_a_wasm_path_that_leaves_is_refused(
         ("named", "#+WASM_PATH must be a file name in the folder"),
     ] {
         let err = engine
-            .build_toolkit(&engine.toolkits().get(id).unwrap())
+            .build_toolkit(&engine.toolkits().get(id).unwrap(), false)
             .await
             .unwrap_err();
         assert_eq!(err.to_string(), format!("toolkit build: path:dist: {why}"));
         assert!(engine.registry().get(id).unwrap().is_none());
     }
+}
+
+#[test]
+fn a_toolkit_is_first_party_only_on_the_operators_word() {
+    let home = tempfile::tempdir().unwrap();
+    let root = shipped();
+    let r = root.to_str().unwrap();
+    let build = |env: &[(&str, &str)], extra: &[&str]| {
+        let mut args = vec!["toolkit", "--root", r, "build", "wat-hello", "--json"];
+        args.extend_from_slice(extra);
+        crate::common::wbx_env(home.path(), &args, b"", env)
+    };
+    // wat-hello says nothing of its trust: that is no claim.
+    let o = build(&[], &[]);
+    assert!(o.status.success(), "{}", crate::common::text(&o.stderr));
+    let entry: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(entry["tier"], "os_process");
+    // The operator vouches for the root: first-party, and the rebuild
+    // says what it would replace until told to.
+    let vouched = [("WB_FIRST_PARTY_TOOLKITS", r)];
+    let o = build(&vouched, &[]);
+    assert!(!o.status.success());
+    assert!(
+        crate::common::text(&o.stderr).contains("pass --replace"),
+        "{}",
+        crate::common::text(&o.stderr)
+    );
+    let o = build(&vouched, &["--replace"]);
+    assert!(o.status.success(), "{}", crate::common::text(&o.stderr));
+    let entry: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(entry["tier"], "instance");
 }
