@@ -20,7 +20,9 @@
 //! request is served only when its `Host` is `localhost`, `127.0.0.1` or
 //! `[::1]` with the bound port; and on every route a browser `Origin`
 //! that is not the server's own is refused. A run asks for at most the
-//! operator's `max_steps`. A caller asking for exec
+//! operator's `max_steps`, and spends on the model at most the operator's
+//! token budget per run and per tenant window (a start past the window's
+//! budget is refused with 429). A caller asking for exec
 //! gets it only when the operator allowed exec for this server
 //! ([`ApiOptions::allow_exec`], `WB_AGENT_EXEC=1`); otherwise a plain run,
 //! and the answer says which it got. The
@@ -60,12 +62,37 @@ pub struct ApiOptions {
     /// Whether a request's `exec: true` is honoured (the operator's
     /// choice: `WB_AGENT_EXEC=1` for `wbx serve-api`); never otherwise.
     pub allow_exec: bool,
+    /// Tokens each run may spend on the model (`None`: no limit of its
+    /// own).
+    pub run_tokens: Option<u64>,
+    /// Tokens the tenant's runs may spend together per window; a run is
+    /// not started, and a live one is stopped, once it is spent.
+    pub tenant_tokens: Option<(u64, std::time::Duration)>,
+}
+
+impl ApiOptions {
+    /// Options for `tenant` on `addr`, with the engine's bounds: no token,
+    /// no exec, [`AGENT_API_MAX_STEPS`](crate::limits::AGENT_API_MAX_STEPS)
+    /// and the default token budgets.
+    pub fn new(tenant: &str, addr: std::net::SocketAddr) -> Self {
+        use crate::limits::{AGENT_API_TENANT_TOKENS, AGENT_API_TENANT_WINDOW, AGENT_TOKEN_BUDGET};
+        Self {
+            tenant: tenant.to_string(),
+            token: None,
+            addr,
+            max_steps: crate::limits::AGENT_API_MAX_STEPS,
+            allow_exec: false,
+            run_tokens: Some(AGENT_TOKEN_BUDGET),
+            tenant_tokens: Some((AGENT_API_TENANT_TOKENS, AGENT_API_TENANT_WINDOW)),
+        }
+    }
 }
 
 #[derive(Clone)]
 struct Api {
     sessions: Sessions,
     opts: ApiOptions,
+    meter: Option<std::sync::Arc<crate::cap::llm::TokenMeter>>,
 }
 
 /// A run request.
@@ -110,6 +137,8 @@ fn shown(r: &SessionRecord) -> Value {
         "started": r.started,
         "ended": r.ended,
         "events_org": r.events_org,
+        "tokens": r.tokens,
+        "turns": r.turns,
     })
 }
 
@@ -193,6 +222,16 @@ async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response 
     if req.task.trim().is_empty() {
         return error(StatusCode::BAD_REQUEST, "task is empty");
     }
+    if let Some(meter) = &api.meter
+        && meter.remaining(&api.opts.tenant) == 0
+    {
+        return error(
+            StatusCode::TOO_MANY_REQUESTS,
+            meter
+                .stop_line(&api.opts.tenant)
+                .replacen("stopped: ", "", 1),
+        );
+    }
     let opts = AgentOptions {
         system: req.system.unwrap_or_else(|| DEFAULT_SYSTEM.into()),
         task: req.task,
@@ -204,6 +243,8 @@ async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response 
         tenant: api.opts.tenant.clone(),
         exec: req.exec && api.opts.allow_exec,
         on_step: None::<StepObserver>,
+        token_budget: api.opts.run_tokens,
+        tenant_meter: api.meter.clone(),
         ..AgentOptions::default()
     };
     match api.sessions.start(opts) {
@@ -323,7 +364,14 @@ async fn openapi() -> Json<Value> {
 
 /// The API's routes over `sessions`.
 pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
-    let api = Api { sessions, opts };
+    let meter = opts.tenant_tokens.map(|(limit, window)| {
+        std::sync::Arc::new(crate::cap::llm::TokenMeter::new(limit, window))
+    });
+    let api = Api {
+        sessions,
+        opts,
+        meter,
+    };
     Router::new()
         .route("/api/run", post(start))
         .route("/api/run/{id}", get(read).delete(cancel))

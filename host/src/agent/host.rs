@@ -31,14 +31,17 @@ impl tools::Host for AgentCtx {
 }
 
 impl telemetry::Host for AgentCtx {
-    fn turn(&mut self, step: u32, finish_reason: String, tool_calls: u32, usage: Option<Usage>) {
+    fn turn(&mut self, step: u32, finish_reason: String, tool_calls: u32, _usage: Option<Usage>) {
+        // The tokens are the host's count of the completion, never the
+        // loop's word for them.
         if let Some(run) = self.run.as_mut() {
-            run.turns.push(TurnEvent {
+            let turn = TurnEvent {
                 step,
                 finish_reason,
                 tool_calls,
-                total_tokens: usage.map(|u| u.total_tokens),
-            });
+                tokens: run.budget.take_last(),
+            };
+            run.turns.push(turn);
         }
     }
 }

@@ -58,6 +58,10 @@ pub struct RunFile {
     /// Whether the host granted the run exec.
     #[serde(default)]
     pub exec: bool,
+    /// The run's token budget (a replay spends the same tokens, and stops
+    /// where the run stopped).
+    #[serde(default)]
+    pub token_budget: Option<u64>,
 }
 
 impl RunFile {
@@ -73,6 +77,7 @@ impl RunFile {
             tenant: self.tenant.clone(),
             id: Some(self.id.clone()),
             exec: self.exec,
+            token_budget: self.token_budget,
             on_step: None::<StepObserver>,
             ..AgentOptions::default()
         }

@@ -14,7 +14,7 @@ use crate::dock::{DockError, Lane};
 use crate::engine::Engine;
 use crate::files::write_atomic;
 use crate::limits::{
-    AGENT_FUEL, AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_RUN_DEADLINE,
+    AGENT_FUEL, AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_RUN_DEADLINE, AGENT_TOKEN_BUDGET,
     AGENT_TOOL_OUTPUT_CHARS, AGENT_TOOL_TIMEOUT, Deadline,
 };
 use crate::policy::{Cap, CapSet, Grant, PolicyError};
@@ -76,6 +76,12 @@ pub struct AgentOptions {
     /// system prompt gets one line for each that exists and up to 8 of its
     /// skill names; unknown names are dropped.
     pub toolkits: Vec<String>,
+    /// Tokens the run may spend on the model in all, summed from each
+    /// reply's usage ([`AGENT_TOKEN_BUDGET`] by default; `None`: no
+    /// limit of its own). Past it the run ends `stopped: token budget …`.
+    pub token_budget: Option<u64>,
+    /// A window its tenant's runs share (the agent API's), drawn on too.
+    pub tenant_meter: Option<std::sync::Arc<crate::cap::llm::TokenMeter>>,
 }
 
 /// A callback for step events, as they happen.
@@ -109,6 +115,8 @@ impl Default for AgentOptions {
             replay_of: None,
             exec: false,
             toolkits: Vec::new(),
+            token_budget: Some(AGENT_TOKEN_BUDGET),
+            tenant_meter: None,
         }
     }
 }
@@ -131,8 +139,10 @@ pub struct AgentRecord {
     pub tools: Vec<String>,
     /// Every tool call, in order.
     pub events: Vec<StepEvent>,
-    /// Every model turn, in order.
+    /// Every model turn, in order, with the tokens each spent.
     pub turns: Vec<TurnEvent>,
+    /// Tokens the run spent on the model in all.
+    pub tokens: u64,
     /// The run as an org document (what `events.org` holds).
     pub events_org: String,
     /// The signed ledger over `_steps.jsonl`, when it could be written.
@@ -176,6 +186,8 @@ pub(crate) struct RunCtx {
     pub(crate) on_step: Option<StepObserver>,
     /// Where outside calls are recorded, or replayed from.
     pub(crate) world: World,
+    /// What the run spends on the model.
+    pub(crate) budget: std::sync::Arc<crate::cap::llm::TokenBudget>,
     /// Calls made in the current step: (step, count).
     calls: (u32, usize),
 }
@@ -265,6 +277,12 @@ impl RunCtx {
             error: ran.error.clone(),
             dur_ms,
             ts,
+            // The turn that asked for this call was reported before it.
+            tokens: self
+                .turns
+                .last()
+                .filter(|t| t.step == step)
+                .and_then(|t| t.tokens),
         };
         self.log.append(&event);
         if let Some(observer) = &self.on_step {
@@ -319,6 +337,12 @@ impl Engine {
         };
         let tape = std::sync::Arc::new(std::sync::Mutex::new(tape));
         store.data_mut().llm.tape = Some(tape.clone());
+        let mut budget = crate::cap::llm::TokenBudget::new(opts.token_budget);
+        if let Some(meter) = &opts.tenant_meter {
+            budget = budget.drawing_on(meter.clone(), &opts.tenant);
+        }
+        let budget = std::sync::Arc::new(budget);
+        store.data_mut().llm.budget = Some(budget.clone());
         // What the model is told: the prompt, then its toolkits. A replay
         // is given the recorded prompt whole, so it names none.
         let injected = self.toolkits().injection_text(&opts.toolkits);
@@ -339,6 +363,7 @@ impl Engine {
             temperature: opts.temperature,
             started_empty,
             exec: opts.exec,
+            token_budget: opts.token_budget,
         };
         let mut trace_error = None;
         let written = serde_json::to_vec_pretty(&run_file)
@@ -364,6 +389,7 @@ impl Engine {
                 log: StepLog::new(&workdir),
                 on_step: opts.on_step.clone(),
                 world,
+                budget: budget.clone(),
                 calls: (0, 0),
             })),
         };
@@ -382,15 +408,19 @@ impl Engine {
         }
         .await;
         let (status, steps, result) = match called {
-            Ok(r) => {
-                let status = match r.status {
-                    WitStatus::Finished => RunStatus::Finished,
-                    WitStatus::Done => RunStatus::Done,
-                    WitStatus::Stopped => RunStatus::Stopped,
-                    WitStatus::Failed => RunStatus::Failed,
-                };
-                (status, r.steps, r.result)
-            }
+            Ok(r) => match (r.status, budget.stop_line()) {
+                // The model was refused its next turn: the budget ended it.
+                (WitStatus::Failed, Some(line)) => (RunStatus::Stopped, r.steps, line),
+                (status, _) => {
+                    let status = match status {
+                        WitStatus::Finished => RunStatus::Finished,
+                        WitStatus::Done => RunStatus::Done,
+                        WitStatus::Stopped => RunStatus::Stopped,
+                        WitStatus::Failed => RunStatus::Failed,
+                    };
+                    (status, r.steps, r.result)
+                }
+            },
             Err(e) => {
                 let why = crate::run::classify(e, store.data(), Some(AGENT_FUEL));
                 let steps = store
@@ -436,6 +466,7 @@ impl Engine {
             tools: super::tools::tool_names(opts.exec),
             events,
             turns,
+            tokens: budget.spent(),
             events_org,
             ledger,
             trace_error,

@@ -79,6 +79,12 @@ pub struct SessionRecord {
     /// ended (never read back from the workdir, which its tools can write).
     #[serde(default)]
     pub events_org: Option<String>,
+    /// Tokens it spent on the model, once it has ended.
+    #[serde(default)]
+    pub tokens: u64,
+    /// Every model turn with the tokens it spent, once it has ended.
+    #[serde(default)]
+    pub turns: Vec<super::TurnEvent>,
 }
 
 /// What a subscriber to a run gets at once, and after.
@@ -222,6 +228,8 @@ impl Sessions {
             started: unix_now(),
             ended: None,
             events_org: None,
+            tokens: 0,
+            turns: Vec::new(),
         };
         write_json(&dir.join("record.json"), &record).map_err(io)?;
         let key = (opts.tenant.clone(), id.clone());
@@ -273,6 +281,8 @@ impl Sessions {
                 l.record.steps = r.steps;
                 l.record.result = Some(r.result);
                 l.record.events_org = Some(r.events_org);
+                l.record.tokens = r.tokens;
+                l.record.turns = r.turns;
             }
             Err(e) => {
                 l.record.status = SessionStatus::Failed;

@@ -35,9 +35,13 @@ pub struct StepEvent {
     pub dur_ms: u64,
     /// Unix time (seconds) when it ended.
     pub ts: u64,
+    /// The tokens the model turn that asked for this call spent, as the
+    /// host counted them (every call of one turn shows the same).
+    #[serde(default)]
+    pub tokens: Option<crate::cap::llm::Spent>,
 }
 
-/// One model turn, as the loop reported it.
+/// One model turn, as the loop reported it and the host counted it.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct TurnEvent {
     /// The step it opened.
@@ -46,8 +50,9 @@ pub struct TurnEvent {
     pub finish_reason: String,
     /// Tool calls it made.
     pub tool_calls: u32,
-    /// Tokens spent, when the endpoint said.
-    pub total_tokens: Option<u64>,
+    /// The tokens its completion spent, as the host counted them from the
+    /// reply (see [`crate::cap::llm::budget`]).
+    pub tokens: Option<crate::cap::llm::Spent>,
 }
 
 /// The first `n` characters of `s`.
@@ -143,6 +148,7 @@ mod tests {
             error: None,
             dur_ms: 12,
             ts: 1_765_532_191,
+            tokens: None,
         }
     }
 
@@ -161,6 +167,7 @@ mod tests {
             "error",
             "dur_ms",
             "ts",
+            "tokens",
         ] {
             assert!(v.get(k).is_some(), "{k} missing from {line}");
         }

@@ -48,6 +48,10 @@ pub(crate) struct RunArgs {
     /// Model turns at most.
     #[arg(long, default_value_t = workbooks::limits::AGENT_MAX_STEPS)]
     max_steps: u32,
+    /// Tokens the run may spend on the model in all, summed from each
+    /// reply's usage; past it the run ends `stopped: token budget …`.
+    #[arg(long, default_value_t = workbooks::limits::AGENT_TOKEN_BUDGET, value_name = "N")]
+    token_budget: u64,
     /// The working dir (default: a fresh one under <home>/runs/<tenant>/).
     #[arg(long)]
     workdir: Option<PathBuf>,
@@ -109,6 +113,7 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             task: args.task,
             model: args.model.or(def.model),
             max_steps: args.max_steps,
+            token_budget: Some(args.token_budget),
             agent: args.agent.or(def.id).unwrap_or_else(|| "agent".into()),
             tenant: args.tenant,
             workdir: args.workdir,

@@ -226,13 +226,18 @@ pub(crate) fn engine_built(
 
 /// The OpenAI-compatible endpoint from the environment: `WB_LLM_BASE_URL`
 /// (OpenRouter's by default), the key from `WB_LLM_API_KEY` or
-/// `OPENROUTER_API_KEY`, the model from `WB_LLM_MODEL`.
+/// `OPENROUTER_API_KEY`, the model from `WB_LLM_MODEL`, the most tokens
+/// one completion may answer with from `WB_LLM_MAX_TOKENS` (4096).
 pub(crate) fn llm_endpoint() -> workbooks::LlmEndpoint {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let base = var("WB_LLM_BASE_URL").unwrap_or_else(|| DEFAULT_LLM_BASE_URL.into());
     let key = var("WB_LLM_API_KEY").or_else(|| var("OPENROUTER_API_KEY"));
     let model = var("WB_LLM_MODEL").unwrap_or_else(|| DEFAULT_LLM_MODEL.into());
-    workbooks::LlmEndpoint::new(&base, key, model)
+    let mut endpoint = workbooks::LlmEndpoint::new(&base, key, model);
+    if let Some(n) = var("WB_LLM_MAX_TOKENS").and_then(|v| v.parse().ok()) {
+        endpoint.max_tokens = n;
+    }
+    endpoint
 }
 
 /// Extra trust anchors for TLS, from the PEM file `WB_TLS_CA_FILE` (for

@@ -19,6 +19,15 @@ pub(crate) struct Args {
     /// The tenant every run acts as.
     #[arg(long, default_value = "default")]
     tenant: String,
+    /// Tokens one run may spend on the model.
+    #[arg(long, default_value_t = workbooks::limits::AGENT_TOKEN_BUDGET, value_name = "N")]
+    token_budget: u64,
+    /// Tokens the tenant's runs may spend together per --tenant-window.
+    #[arg(long, default_value_t = workbooks::limits::AGENT_API_TENANT_TOKENS, value_name = "N")]
+    tenant_tokens: u64,
+    /// The window of --tenant-tokens, in seconds.
+    #[arg(long, default_value_t = workbooks::limits::AGENT_API_TENANT_WINDOW.as_secs(), value_name = "SECS")]
+    tenant_window: u64,
     /// Model turns of a run that names none, and the most one may ask for.
     #[arg(long, default_value_t = workbooks::limits::AGENT_API_MAX_STEPS)]
     max_steps: u32,
@@ -65,6 +74,11 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                     addr,
                     max_steps: args.max_steps,
                     allow_exec: std::env::var("WB_AGENT_EXEC").is_ok_and(|v| v == "1"),
+                    run_tokens: Some(args.token_budget),
+                    tenant_tokens: Some((
+                        args.tenant_tokens,
+                        std::time::Duration::from_secs(args.tenant_window),
+                    )),
                 },
             );
             eprintln!(

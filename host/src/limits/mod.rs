@@ -251,6 +251,22 @@ pub const LLM_MAX_REQUEST_BYTES: usize = 8 << 20;
 /// Bytes of one chat/completions reply the host reads.
 pub const LLM_MAX_REPLY_BYTES: usize = 8 << 20;
 
+/// Tokens one completion may answer with, by default (the operator sets
+/// it: `WB_LLM_MAX_TOKENS`). Stops a model that never stops talking from
+/// filling its whole context on the operator's key in one turn.
+pub const LLM_MAX_TOKENS: u64 = 4096;
+
+/// Tokens one agent run may spend in all, by default (`--token-budget`):
+/// summed from each reply's usage. Stops a run that talks for an hour.
+pub const AGENT_TOKEN_BUDGET: u64 = 200_000;
+
+/// Tokens the agent API lets one tenant spend per window, by default
+/// (`wbx serve-api --tenant-tokens`), across all its runs.
+pub const AGENT_API_TENANT_TOKENS: u64 = 1_000_000;
+
+/// The window of [`AGENT_API_TENANT_TOKENS`].
+pub const AGENT_API_TENANT_WINDOW: Duration = Duration::from_secs(3600);
+
 /// Wall-clock budget of one agent tool call, by default; past it the call
 /// is killed and the model reads that it was.
 pub const AGENT_TOOL_TIMEOUT: Duration = Duration::from_secs(150);

@@ -134,7 +134,9 @@ async fn a_turn_without_tool_calls_is_the_result_and_the_request_is_the_real_wir
     );
     assert_eq!(record.turns.len(), 1);
     assert_eq!(record.turns[0].finish_reason, "stop");
-    assert_eq!(record.turns[0].total_tokens, Some(18));
+    let tokens = record.turns[0].tokens.unwrap();
+    assert_eq!((tokens.total_tokens, tokens.estimated), (18, false));
+    assert_eq!(record.tokens, 18);
 }
 
 #[tokio::test]

@@ -49,6 +49,7 @@ async fn serve_capped(
         addr,
         max_steps,
         allow_exec,
+        ..ApiOptions::new(tenant, addr)
     };
     let app = router(Sessions::open(engine), opts);
     tokio::spawn(serve(listener, app, std::future::pending()));

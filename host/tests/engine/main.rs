@@ -12,6 +12,7 @@ macro_rules! assert_test_exists {
 }
 
 mod agent;
+mod agent_cost;
 mod agent_exec;
 mod agent_model;
 mod api;

@@ -19,6 +19,35 @@ pub enum Answer {
     Hang,
     /// Wait, then answer.
     After(Duration, Box<Answer>),
+    /// A model that never stops talking: as many words as the request's
+    /// `max_tokens` allows (8 192, a whole context, when it names none),
+    /// then a call of the shell tool so the loop goes on; with `usage`,
+    /// it says what it spent (a 100-token prompt and every word).
+    Ramble {
+        /// Whether the reply carries `usage`.
+        usage: bool,
+    },
+}
+
+/// The answer a rambling model gives `request`.
+fn rambled(request: &Value, usage: bool) -> Answer {
+    let words = request["max_tokens"].as_u64().unwrap_or(8192);
+    let content = "blah ".repeat(words as usize);
+    let mut body = json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "scripted-model",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant",
+            "content": content,
+            "tool_calls": [{"id": "r", "type": "function", "function": {"name": "shell", "arguments": "{\"pipeline\":\"true\"}"}}],
+        }}],
+    });
+    if usage {
+        body["usage"] =
+            json!({"prompt_tokens": 100, "completion_tokens": words, "total_tokens": 100 + words});
+    }
+    Answer::Raw(200, String::new(), body.to_string())
 }
 
 /// A 200 completion whose message is `message`, finishing for `finish`.
@@ -144,6 +173,7 @@ pub async fn start(script: Vec<Answer>) -> ModelServer {
                 let Some(req) = read_request(&mut s).await else {
                     return;
                 };
+                let request = req.body.clone();
                 seen.lock().expect("seen").push(req);
                 let mut answer = {
                     let mut q = script.lock().expect("script");
@@ -157,6 +187,9 @@ pub async fn start(script: Vec<Answer>) -> ModelServer {
                     tokio::time::sleep(wait).await;
                     answer = Some(*then);
                 }
+                if let Some(Answer::Ramble { usage }) = answer {
+                    answer = Some(rambled(&request, usage));
+                }
                 match answer {
                     Some(Answer::Raw(status, extra, body)) => {
                         let head = format!(
@@ -167,7 +200,7 @@ pub async fn start(script: Vec<Answer>) -> ModelServer {
                         let _ = s.write_all(body.as_bytes()).await;
                         let _ = s.shutdown().await;
                     }
-                    Some(Answer::Hang | Answer::After(..)) | None => {
+                    Some(Answer::Hang | Answer::After(..) | Answer::Ramble { .. }) | None => {
                         tokio::time::sleep(Duration::from_secs(3600)).await;
                     }
                 }

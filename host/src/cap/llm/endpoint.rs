@@ -3,7 +3,7 @@
 use crate::egress::{HttpClient, HttpError, HttpLimits, HttpRequest};
 use crate::limits::{
     LLM_HARD_DEADLINE, LLM_MAX_REPLY_BYTES, LLM_MAX_REQUEST_BYTES, LLM_MAX_RETRY_AFTER,
-    LLM_REQUEST_TIMEOUT, LLM_RETRIES, LLM_RETRY_BACKOFF,
+    LLM_MAX_TOKENS, LLM_REQUEST_TIMEOUT, LLM_RETRIES, LLM_RETRY_BACKOFF,
 };
 use bytes::Bytes;
 use std::time::Duration;
@@ -46,6 +46,10 @@ pub struct LlmEndpoint {
     pub api_key: Option<String>,
     /// The model used when a request names none.
     pub model: String,
+    /// The most tokens one completion may answer with: every request
+    /// leaves the host with `max_tokens` no larger (default
+    /// [`LLM_MAX_TOKENS`]).
+    pub max_tokens: u64,
     /// The time bounds.
     pub bounds: LlmBounds,
 }
@@ -56,6 +60,7 @@ impl std::fmt::Debug for LlmEndpoint {
             .field("url", &self.url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<held>"))
             .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
             .field("bounds", &self.bounds)
             .finish()
     }
@@ -69,6 +74,7 @@ impl LlmEndpoint {
             url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
             api_key,
             model: model.into(),
+            max_tokens: LLM_MAX_TOKENS,
             bounds: LlmBounds::default(),
         }
     }

@@ -11,7 +11,23 @@ impl Host for LlmCtx {
     }
 
     async fn post(&mut self, body: Vec<u8>) -> Result<Reply, PostError> {
+        if let Some(line) = self.budget.as_ref().and_then(|b| b.stop_line()) {
+            return Err(PostError::Transport(line));
+        }
+        let got = self.answered(&body).await;
+        if let (Ok(reply), Some(budget)) = (&got, &self.budget) {
+            budget.spend(super::Spent::of(&body, &reply.body));
+        }
+        got
+    }
+}
+
+impl LlmCtx {
+    /// The answer to `body`: posted now, or recorded / replayed by a run's
+    /// tape.
+    async fn answered(&mut self, body: &[u8]) -> Result<Reply, PostError> {
         use super::tape::{Answer, Take, Tape, lock};
+        let body = body.to_vec();
         let Some(tape) = self.tape.clone() else {
             return self.post_now(body).await;
         };
@@ -41,9 +57,7 @@ impl Host for LlmCtx {
         }
         got
     }
-}
 
-impl LlmCtx {
     /// Posts to the endpoint, under the cadence.
     async fn post_now(&mut self, body: Vec<u8>) -> Result<Reply, PostError> {
         let Some((service, principal, cadence)) = &self.reach else {
@@ -53,6 +67,15 @@ impl LlmCtx {
             Denial::Revoked => PostError::Revoked,
             _ => PostError::RateLimited,
         })?;
+        // Never more than the operator allows, nor than the run has left.
+        let cap = self
+            .budget
+            .as_ref()
+            .and_then(|b| b.remaining())
+            .map_or(service.endpoint().max_tokens, |left| {
+                left.min(service.endpoint().max_tokens)
+            });
+        let body = super::budget::capped(&body, cap).map_err(PostError::Transport)?;
         match service.post(body).await {
             Ok((status, body)) => Ok(Reply {
                 status,

@@ -10,13 +10,16 @@
 //! here and nowhere else. No component sees the key or names the URL; the
 //! host follows no redirect (the key goes to the configured origin only),
 //! caps both bodies, and keeps every bound (per request, retries, the
-//! outer deadline) whatever the broker asks. Each post passes the cadence
-//! as the store's principal.
+//! outer deadline, `max_tokens` and the run's token budget: [`budget`])
+//! whatever the broker asks. Each post passes the cadence as the store's
+//! principal.
 
+pub mod budget;
 mod endpoint;
 mod host;
 pub mod tape;
 
+pub use budget::{Spent, TokenBudget, TokenMeter};
 pub use endpoint::{LlmBounds, LlmEndpoint};
 pub(crate) use endpoint::{LlmService, PostFailure};
 
@@ -32,6 +35,8 @@ pub(crate) struct LlmCtx {
     reach: Option<(Arc<LlmService>, String, Arc<Cadence>)>,
     /// Where the answers are recorded, or replayed from (agent runs).
     pub(crate) tape: Option<tape::SharedTape>,
+    /// What the run may still spend (agent runs).
+    pub(crate) budget: Option<Arc<TokenBudget>>,
 }
 
 impl LlmCtx {
@@ -45,6 +50,7 @@ impl LlmCtx {
         Self {
             reach: service.map(|s| (s, principal, cadence)),
             tape: None,
+            budget: None,
         }
     }
 }
