@@ -123,15 +123,23 @@ fn own_private_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The variable naming the state directory outright.
+pub const STATE_DIR_ENV: &str = "WB_STATE_DIR";
+
 /// The user's own state directory for the engine, where the sealing key
-/// lives: `$XDG_STATE_HOME/workbooks`, else `$HOME/.local/state/workbooks`;
-/// `None` when neither is set.
+/// lives: `WB_STATE_DIR` when set (an engine sets it for the child `wbx`
+/// it starts, whose environment is otherwise empty), else
+/// `$XDG_STATE_HOME/workbooks`, else `$HOME/.local/state/workbooks`;
+/// `None` when none is set.
 pub fn default_state_dir() -> Option<PathBuf> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
+    if let Some(dir) = var(STATE_DIR_ENV) {
+        return Some(dir);
+    }
     var("XDG_STATE_HOME")
         .or_else(|| var("HOME").map(|h| h.join(".local").join("state")))
         .map(|d| d.join("workbooks"))

@@ -422,16 +422,17 @@ impl EngineBuilder {
             wasmtime::Engine::new(&cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let ticker = EpochTicker::start(wasmtime.clone()).map_err(EngineError::Ticker)?;
         let cache = self.disk_cache.then(|| home.join("cache"));
-        let key = self
+        let state_dir = self
             .state_dir
             .or_else(crate::seal::default_state_dir)
-            .map(|dir| dir.join(CACHE_KEY_FILE));
+            .filter(|_| self.disk_cache);
+        let key = state_dir.as_ref().map(|dir| dir.join(CACHE_KEY_FILE));
         if self.disk_cache && key.is_none() {
             tracing::warn!(
                 "no state directory (XDG_STATE_HOME and HOME unset): on-disk caches are off"
             );
         }
-        let seal = crate::seal::Seal::open(key.filter(|_| self.disk_cache).as_deref());
+        let seal = crate::seal::Seal::open(key.as_deref());
         let guard = NetGuard::new(
             self.net_allow,
             self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
@@ -489,6 +490,7 @@ impl EngineBuilder {
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
+                state_dir,
                 _ticker: ticker,
             }),
         })
@@ -518,6 +520,9 @@ pub struct Engine {
 struct Inner {
     wasmtime: wasmtime::Engine,
     home: PathBuf,
+    /// The user's state directory holding the sealing key, when on-disk
+    /// caches are on.
+    state_dir: Option<PathBuf>,
     docker: Docker,
     /// Where storage, signing and launch calls go, in a relayed engine.
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
@@ -556,6 +561,12 @@ impl Engine {
     /// The home directory.
     pub fn home(&self) -> &Path {
         &self.inner.home
+    }
+
+    /// The state directory holding the key that seals this engine's
+    /// caches; `None` when on-disk caches are off.
+    pub fn state_dir(&self) -> Option<&Path> {
+        self.inner.state_dir.as_deref()
     }
 
     /// The engine's database, opened on first use.

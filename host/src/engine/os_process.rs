@@ -107,6 +107,14 @@ impl Engine {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // An os_process child shares this engine's home, so it needs the
+        // key that seals its caches (or it compiles every guest afresh);
+        // a contained child is handed its code and has no home of ours.
+        if handed.is_none()
+            && let Some(dir) = self.state_dir()
+        {
+            cmd.env(crate::seal::STATE_DIR_ENV, dir);
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| CommandError::Refused(format!("cannot start {}: {e}", wbx.display())))?;

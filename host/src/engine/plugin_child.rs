@@ -78,6 +78,10 @@ impl Engine {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true);
+        // The child shares this engine's home and the key sealing its caches.
+        if let Some(dir) = self.state_dir() {
+            cmd.env(crate::seal::STATE_DIR_ENV, dir);
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| CommandError::Refused(format!("cannot start {}: {e}", wbx.display())))?;

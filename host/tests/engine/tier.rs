@@ -159,3 +159,55 @@ async fn an_os_process_stage_takes_its_place_in_a_streaming_pipeline() {
     assert_eq!(&o.stdout[..], b"1\n2\n3\n");
     assert_eq!(o.stages[1].stdout_bytes, 6);
 }
+
+/// The compiled entries of `sha256` in `home`'s cache: each file's inode
+/// and modification time.
+fn compiled_entries(home: &Path, sha256: &str) -> Vec<(u64, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dir) = std::fs::read_dir(home.join("cache/compiled")) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|f| {
+            let name = f.file_name().to_string_lossy().into_owned();
+            name.starts_with(sha256) && name.ends_with(".cwasm")
+        })
+        .map(|f| {
+            let meta = f.metadata().unwrap();
+            (meta.ino(), meta.modified().unwrap())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_os_process_child_maps_the_code_its_parent_sealed_rather_than_compiling_it_again() {
+    let home = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let e = own_builder(home.path())
+        .state_dir(state.path().join("workbooks"))
+        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .build()
+        .unwrap();
+    let entry = e
+        .registry()
+        .register(
+            "kat",
+            std::fs::read(CLI_CAT).unwrap(),
+            ArgMode::Argv,
+            Tier::OsProcess,
+        )
+        .unwrap();
+    assert_eq!(run(&e, "kat", &["one"]).await.unwrap().exit_code, 0);
+    let first = compiled_entries(home.path(), &entry.sha256);
+    assert_eq!(
+        first.len(),
+        1,
+        "the parent's sealed entry survived its child (a child without the sealing key discards it)"
+    );
+    assert_eq!(run(&e, "kat", &["two"]).await.unwrap().exit_code, 0);
+    assert_eq!(
+        compiled_entries(home.path(), &entry.sha256),
+        first,
+        "the second child mapped the same entry, neither discarding nor rewriting it"
+    );
+}
