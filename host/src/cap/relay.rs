@@ -130,6 +130,27 @@ pub(crate) async fn ask_async<T: DeserializeOwned>(
     decoded(relay.call_async(&call).await)
 }
 
+/// A cap call's own result from `relay`; a relay that fails becomes the
+/// error `failed` makes of why.
+pub(crate) fn answered<T: DeserializeOwned, E: DeserializeOwned>(
+    relay: &dyn Relay,
+    call: Call,
+    failed: impl FnOnce(String) -> E,
+) -> Result<T, E> {
+    ask::<Result<T, E>>(relay, call).unwrap_or_else(|e| Err(failed(e.to_string())))
+}
+
+/// [`answered`] without blocking the thread.
+pub(crate) async fn answered_async<T: DeserializeOwned, E: DeserializeOwned>(
+    relay: &dyn Relay,
+    call: Call,
+    failed: impl FnOnce(String) -> E,
+) -> Result<T, E> {
+    ask_async::<Result<T, E>>(relay, call)
+        .await
+        .unwrap_or_else(|e| Err(failed(e.to_string())))
+}
+
 /// An answer as the serving side encodes it.
 pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, RelayError> {
     postcard::to_allocvec(value).map_err(|e| RelayError(format!("cannot encode an answer: {e}")))

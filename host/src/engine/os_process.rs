@@ -277,20 +277,25 @@ pub(crate) fn child_flags(
         cmd.arg(format!("--stub={stub}"));
     }
     for dir in &env.dirs {
-        // The spec is parsed again in the child: a host path it cannot
-        // carry exactly is refused rather than reinterpreted.
-        let host = dir
-            .host
-            .to_str()
-            .filter(|h| !h.contains("::"))
-            .ok_or_else(|| {
-                CommandError::Refused(format!(
-                    "tier os_process cannot pass the preopen {} (not UTF-8, or contains `::`)",
-                    dir.host.display()
-                ))
-            })?;
-        let ro = if dir.read_only { "::ro" } else { "" };
-        cmd.arg(format!("--dir={host}::{}{ro}", dir.guest));
+        cmd.arg(dir_flag(dir)?);
     }
     Ok(())
+}
+
+/// The `--dir` flag giving a child `dir`. The spec is parsed again in the
+/// child: a host path it cannot carry exactly is refused rather than
+/// reinterpreted.
+pub(crate) fn dir_flag(dir: &crate::preopen::Preopen) -> Result<String, CommandError> {
+    let host = dir
+        .host
+        .to_str()
+        .filter(|h| !h.contains("::"))
+        .ok_or_else(|| {
+            CommandError::Refused(format!(
+                "cannot pass the preopen {} to a child (not UTF-8, or contains `::`)",
+                dir.host.display()
+            ))
+        })?;
+    let ro = if dir.read_only { "::ro" } else { "" };
+    Ok(format!("--dir={host}::{}{ro}", dir.guest))
 }

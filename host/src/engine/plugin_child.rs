@@ -59,18 +59,7 @@ impl Engine {
             cmd.arg(format!("--env={name}={value}"));
         }
         for dir in &opts.dirs {
-            let host = dir
-                .host
-                .to_str()
-                .filter(|h| !h.contains("::"))
-                .ok_or_else(|| {
-                    CommandError::Refused(format!(
-                        "cannot pass the preopen {} to a child (not UTF-8, or contains `::`)",
-                        dir.host.display()
-                    ))
-                })?;
-            let ro = if dir.read_only { "::ro" } else { "" };
-            cmd.arg(format!("--dir={host}::{}{ro}", dir.guest));
+            cmd.arg(super::os_process::dir_flag(dir)?);
         }
         cmd.arg(&entry.name)
             .env_clear()

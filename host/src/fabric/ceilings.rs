@@ -152,7 +152,7 @@ impl Ceilings {
 
 /// This architecture, as `seccompiler` names it.
 fn arch() -> io::Result<seccompiler::TargetArch> {
-    if super::syscalls::ALLOWED.is_empty() {
+    if super::syscalls::allowed().next().is_none() {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "no system call list is written for this architecture",
@@ -180,13 +180,13 @@ fn rule(
     seccompiler::SeccompRule::new(vec![condition]).map_err(|e| io::Error::other(e.to_string()))
 }
 
-/// The allow-list: [`super::syscalls::ALLOWED`], threads only from
+/// The allow-list: [`super::syscalls::allowed`], threads only from
 /// `clone`, a few `prctl` operations; `EPERM` for anything else.
 fn allowed_program() -> io::Result<seccompiler::BpfProgram> {
-    use super::syscalls::{ALLOWED, CLONE, PRCTL, PRCTL_ALLOWED, SOCKETPAIR};
+    use super::syscalls::{CLONE, PRCTL, PRCTL_ALLOWED, SOCKETPAIR, allowed};
     use seccompiler::{SeccompAction, SeccompCmpOp, SeccompFilter};
     let mut rules: std::collections::BTreeMap<i64, Vec<seccompiler::SeccompRule>> =
-        ALLOWED.iter().map(|nr| (*nr, Vec::new())).collect();
+        allowed().map(|nr| (nr, Vec::new())).collect();
     let thread = libc::CLONE_THREAD as u64;
     rules.insert(
         CLONE,

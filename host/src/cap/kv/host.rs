@@ -1,6 +1,6 @@
 use super::KvCtx;
 use crate::bindings::workbooks::host::storage::{Error, Host};
-use crate::cap::relay::{Call, Relay, ask};
+use crate::cap::relay::{Call, Relay, answered};
 use crate::limits::KV_MAX_KEYS_PER_TENANT;
 use crate::store::{KvError, TenantKv};
 
@@ -38,7 +38,7 @@ impl KvCtx {
 
 /// `call`'s answer from `relay`; a relay that fails is `unavailable`.
 fn relayed<T: serde::de::DeserializeOwned>(relay: &dyn Relay, call: Call) -> Result<T, Error> {
-    ask::<Result<T, Error>>(relay, call).unwrap_or_else(|e| Err(Error::Unavailable(e.to_string())))
+    answered(relay, call, Error::Unavailable)
 }
 
 impl Host for KvCtx {

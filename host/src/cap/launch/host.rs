@@ -4,7 +4,7 @@ use crate::bindings::workbooks::engine::command_types::{
     TaskInput, TaskResult,
 };
 use crate::bindings::workbooks::host::launch::{Host, HostJob};
-use crate::cap::relay::{Call, Relay, ask, ask_async};
+use crate::cap::relay::{Call, Relay, answered_async, ask};
 use crate::commands::{self, CommandError, PipelineError, StageSpec};
 use crate::policy::Cap;
 use bytes::Bytes;
@@ -45,9 +45,7 @@ async fn relayed<T: serde::de::DeserializeOwned>(
     relay: &dyn Relay,
     call: Call,
 ) -> Result<T, Error> {
-    ask_async::<Result<T, Error>>(relay, call)
-        .await
-        .unwrap_or_else(|e| Err(Error::Refused(e.to_string())))
+    answered_async(relay, call, Error::Refused).await
 }
 
 impl Host for LaunchView<'_> {
@@ -73,16 +71,11 @@ impl Host for LaunchView<'_> {
     ) -> wasmtime::Result<Result<Vec<StageOutput>, StageFailure>> {
         if let Some(relay) = self.ctx.relay() {
             let call = Call::Pipeline { stages };
-            return Ok(
-                ask_async::<Result<Vec<StageOutput>, StageFailure>>(&*relay, call)
-                    .await
-                    .unwrap_or_else(|e| {
-                        Err(StageFailure {
-                            index: 0,
-                            error: Error::Refused(e.to_string()),
-                        })
-                    }),
-            );
+            let failed = |why| StageFailure {
+                index: 0,
+                error: Error::Refused(why),
+            };
+            return Ok(answered_async(&*relay, call, failed).await);
         }
         let fail = |index: usize, error: Error| {
             Ok(Err(StageFailure {

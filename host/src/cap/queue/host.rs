@@ -1,7 +1,7 @@
 use super::QueueCtx;
 use crate::bindings::workbooks::host::fifo::{FifoError as Error, Host};
 use crate::cadence::Denial;
-use crate::cap::relay::{Call, Relay, ask_async};
+use crate::cap::relay::{Call, Relay, answered_async};
 use crate::limits::QUEUE_MAX_WAIT;
 use crate::store::{QueueError, TenantQueues};
 use std::time::Duration;
@@ -46,9 +46,7 @@ async fn relayed<T: serde::de::DeserializeOwned>(
     relay: &dyn Relay,
     call: Call,
 ) -> Result<T, Error> {
-    ask_async::<Result<T, Error>>(relay, call)
-        .await
-        .unwrap_or_else(|e| Err(Error::Unavailable(e.to_string())))
+    answered_async(relay, call, Error::Unavailable).await
 }
 
 impl Host for QueueCtx {

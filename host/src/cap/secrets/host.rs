@@ -2,7 +2,7 @@ use super::SecretsCtx;
 use super::keyring::{Secret, SecretError};
 use crate::bindings::workbooks::host::keys::{Host, KeyError};
 use crate::cadence::Denial;
-use crate::cap::relay::{Call, Relay, ask};
+use crate::cap::relay::{Call, Relay, answered};
 use crate::limits::SECRETS_MAX_DATA_BYTES;
 
 impl SecretsCtx {
@@ -36,8 +36,7 @@ fn kind_error(e: SecretError) -> KeyError {
 /// `call`'s answer from `relay`. The interface has no `unavailable`: a
 /// relay that fails is the key not found, with the reason.
 fn relayed(relay: &dyn Relay, name: &str, call: Call) -> Result<Vec<u8>, KeyError> {
-    ask::<Result<Vec<u8>, KeyError>>(relay, call)
-        .unwrap_or_else(|e| Err(KeyError::NotFound(format!("{name} ({e})"))))
+    answered(relay, call, |e| KeyError::NotFound(format!("{name} ({e})")))
 }
 
 impl Host for SecretsCtx {

@@ -1,11 +1,11 @@
 use super::VfsCtx;
 use crate::bindings::workbooks::engine::vfs::{Entry, EntryKind, Error, Host, Metadata, Volume};
-use crate::cap::relay::{Call, Relay, ask};
+use crate::cap::relay::{Call, Relay, answered};
 use crate::store::{self, VfsError, Volumes};
 
 /// `call`'s answer from `relay`; a relay that fails is `unavailable`.
 fn relayed<T: serde::de::DeserializeOwned>(relay: &dyn Relay, call: Call) -> Result<T, Error> {
-    ask::<Result<T, Error>>(relay, call).unwrap_or_else(|e| Err(Error::Unavailable(e.to_string())))
+    answered(relay, call, Error::Unavailable)
 }
 
 fn volume(v: Volume) -> store::Volume {
