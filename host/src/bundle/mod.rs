@@ -129,6 +129,23 @@ pub struct ShippedCommand {
     pub prefix: Vec<String>,
 }
 
+impl ShippedCommand {
+    /// The registration a restore makes of it: at its tier when the bundle
+    /// is the restoring tenant's own, else one tier stronger.
+    pub(crate) fn registered(&self, own: bool) -> Entry {
+        Entry {
+            name: self.name.clone(),
+            sha256: self.sha256.clone(),
+            arg_mode: self.arg_mode,
+            tier: if own { self.tier } else { Tier::OsProcess },
+            size: 0,
+            registered_ms: 0,
+            prefix: self.prefix.clone(),
+            stubs: Vec::new(),
+        }
+    }
+}
+
 /// Where a restore installs the shipped commands.
 #[derive(Debug, Clone, Copy)]
 pub struct Install<'a> {

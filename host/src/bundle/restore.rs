@@ -7,8 +7,8 @@ use super::{
     ShippedCommand, Signed, VOLUMES, read_entry, sha256_hex, zip_err,
 };
 use crate::artifact::Artifact;
+use crate::commands::builtin;
 use crate::commands::registry::validate_name;
-use crate::commands::{Tier, builtin};
 use crate::identity;
 use crate::limits::{BUNDLE_MAX_BYTES, BUNDLE_MAX_ENTRIES};
 use crate::store::{Volume, Volumes};
@@ -43,21 +43,24 @@ pub fn restore<R: Read + Seek>(
             why: "registering a bundle's commands needs a pinned signer (--signer DID); nothing was written".into(),
         });
     }
-    if let Some(Install { registry, .. }) = install {
+    if let Some(Install { registry, own }) = install {
+        let mut new_names = 0;
         for c in &manifest.commands {
-            let held = registry
-                .conflict(&c.name, &c.sha256)
-                .map_err(|e| BundleError::Command {
-                    name: c.name.clone(),
-                    why: e.to_string(),
-                })?;
-            if let Some(held) = held {
+            let unreadable = |e: crate::commands::RegistryError| BundleError::Command {
+                name: c.name.clone(),
+                why: e.to_string(),
+            };
+            let wanted = c.registered(own);
+            new_names += usize::from(registry.get(&c.name).map_err(unreadable)?.is_none());
+            if let Some(held) = registry.conflict(&wanted).map_err(unreadable)? {
                 return Err(BundleError::Command {
                     name: c.name.clone(),
                     why: format!(
-                        "is registered already (sha256 {}, tier {}); a bundle never replaces a command (nothing was written)",
+                        "is registered already (sha256 {}, tier {}; the bundle's would be sha256 {}, tier {}); a bundle never replaces a command (nothing was written)",
                         held.sha256,
-                        held.tier.name()
+                        held.tier.name(),
+                        wanted.sha256,
+                        wanted.tier.name()
                     ),
                 });
             }
@@ -69,6 +72,18 @@ pub fn restore<R: Read + Seek>(
                     why: format!("is the catalog's, pinned to sha256 {pin} (nothing was written)"),
                 });
             }
+        }
+        let room = registry.room().map_err(|e| BundleError::Command {
+            name: String::new(),
+            why: e.to_string(),
+        })?;
+        if new_names > room {
+            return Err(BundleError::Command {
+                name: manifest.commands[0].name.clone(),
+                why: format!(
+                    "the bundle registers {new_names} new names; the registry has room for {room} (nothing was written)"
+                ),
+            });
         }
     }
     let listed: BTreeMap<&str, &BundleEntry> = manifest
@@ -152,21 +167,39 @@ pub fn restore<R: Read + Seek>(
     };
     let mut registered = Vec::new();
     if let Some(Install { registry, own }) = install {
+        // What was checked above may have changed since (another process
+        // registered meanwhile): a failure undoes the whole restore.
+        let mut added = Vec::new();
         for (c, artifact) in commands {
-            let tier = if own { c.tier } else { Tier::OsProcess };
-            let entry = registry
-                .register_with_prefix(
-                    &c.name,
-                    artifact.bytes().to_vec(),
-                    c.arg_mode,
-                    tier,
-                    c.prefix.clone(),
-                )
-                .map_err(|e| BundleError::Command {
-                    name: c.name.clone(),
-                    why: e.to_string(),
-                })?;
-            registered.push(entry);
+            let wanted = c.registered(own);
+            let was_free = matches!(registry.get(&c.name), Ok(None));
+            let done = registry.register_with_prefix(
+                &c.name,
+                artifact.bytes().to_vec(),
+                c.arg_mode,
+                wanted.tier,
+                c.prefix.clone(),
+            );
+            match done {
+                Ok(entry) => {
+                    if was_free {
+                        added.push(entry.name.clone());
+                    }
+                    registered.push(entry);
+                }
+                Err(e) => {
+                    for name in &added {
+                        let _ = registry.remove(name);
+                    }
+                    for v in Volume::ALL {
+                        let _ = volumes.clear(v);
+                    }
+                    return Err(BundleError::Command {
+                        name: c.name.clone(),
+                        why: format!("{e} (nothing was kept)"),
+                    });
+                }
+            }
         }
     }
     Ok(Restored {

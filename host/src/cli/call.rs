@@ -29,6 +29,10 @@ pub(crate) struct Args {
     /// os_process is called from a parent).
     #[arg(long, hide = true)]
     framed: bool,
+    /// The target is a registered name (never a file) whose entry must
+    /// hold these bytes (how a parent names the plugin its child calls).
+    #[arg(long, hide = true, value_name = "HEX")]
+    registered_sha256: Option<String>,
     /// The component: a file, or the name of a registered command.
     target: String,
 }
@@ -54,7 +58,11 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let path = PathBuf::from(&args.target);
+    // A parent's child calls the registered bytes it was told, or nothing.
+    let path = match &args.registered_sha256 {
+        Some(_) => PathBuf::new(),
+        None => PathBuf::from(&args.target),
+    };
     // A plugin registered at os_process is called in a child, unless this
     // is that child.
     if !args.framed
@@ -82,6 +90,19 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         (engine.load_artifact(&path).map_err(|e| e.to_string()), stem)
     } else {
         let loaded = match engine.registry().get(&args.target) {
+            Ok(Some(entry))
+                if args
+                    .registered_sha256
+                    .as_ref()
+                    .is_some_and(|want| *want != entry.sha256) =>
+            {
+                Err(format!(
+                    "`{}` holds sha256 {} now, not the {} its caller named",
+                    args.target,
+                    entry.sha256,
+                    args.registered_sha256.as_deref().unwrap_or_default()
+                ))
+            }
             Ok(Some(entry)) => {
                 stubs = entry.stub_set();
                 engine.registry().load(&entry).map_err(|e| e.to_string())
@@ -96,6 +117,8 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     };
     let artifact = match artifact {
         Ok(a) => a,
+        // A child tells its parent why, in a frame.
+        Err(e) if args.framed => return framed(Err(e)),
         Err(e) => return fail("call", e, exit::LOAD),
     };
     let spinner = crate::options::first_compile_spinner(&engine, &artifact, &args.target);

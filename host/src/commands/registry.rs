@@ -107,6 +107,15 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Whether `other` registers the same thing: the same bytes, arg mode,
+    /// tier and prefix (registering it again changes nothing).
+    pub fn registers_as(&self, other: &Entry) -> bool {
+        self.sha256 == other.sha256
+            && self.arg_mode == other.arg_mode
+            && self.tier == other.tier
+            && self.prefix == other.prefix
+    }
+
     /// Its stubs, as a set; a name no deny broker serves counts as none.
     pub fn stub_set(&self) -> crate::policy::Stubs {
         self.stubs
@@ -397,10 +406,18 @@ impl Registry {
         self.put(new, true)
     }
 
-    /// Whether registering `name` for bytes hashing to `sha256` would be
-    /// refused without `--replace`: what it holds, if that differs.
-    pub fn conflict(&self, name: &str, sha256: &str) -> Result<Option<Entry>, RegistryError> {
-        Ok(self.get(name)?.filter(|e| e.sha256 != sha256))
+    /// Whether registering `wanted` (its name, bytes, arg mode, tier and
+    /// prefix) would be refused without `--replace`: what the name holds,
+    /// if that differs.
+    pub fn conflict(&self, wanted: &Entry) -> Result<Option<Entry>, RegistryError> {
+        Ok(self
+            .get(&wanted.name)?
+            .filter(|held| !held.registers_as(wanted)))
+    }
+
+    /// How many more names the registry takes.
+    pub fn room(&self) -> Result<usize, RegistryError> {
+        Ok(MAX_REGISTERED.saturating_sub(self.list()?.len()))
     }
 
     /// Checks `name` and `bytes` and stores the bytes: the entry to put.
@@ -455,11 +472,7 @@ impl Registry {
         self.update(|entries| {
             let held = entries.get(&name).cloned();
             if let Some(held) = &held {
-                let same = held.sha256 == entry.sha256
-                    && held.arg_mode == entry.arg_mode
-                    && held.tier == entry.tier
-                    && held.prefix == entry.prefix;
-                if same {
+                if held.registers_as(&entry) {
                     return Ok((held.clone(), None));
                 }
                 if !replace {

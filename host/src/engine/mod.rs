@@ -110,6 +110,18 @@ pub enum EngineError {
         /// This process's user.
         me: u32,
     },
+    /// The home, or something in it, may be written by other users.
+    #[error(
+        "{} may be written by other users (mode {mode:o}): whoever can write a home can plant code it runs; chmod go-w {} (or use a home of your own)",
+        path.display(),
+        path.display()
+    )]
+    OpenHome {
+        /// The home or the entry in it.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
 }
 
 /// Configures an [`Engine`].
@@ -377,9 +389,7 @@ impl EngineBuilder {
             brokers.replace(cap, bytes)?;
         }
         let home = self.home.unwrap_or_else(default_home);
-        for path in [home.clone(), home.join("cache")] {
-            owned_by_me(&path)?;
-        }
+        checked_home(&home)?;
         let mut cfg = wasmtime::Config::new();
         cfg.wasm_component_model(true);
         cfg.epoch_interruption(true);
@@ -497,18 +507,61 @@ impl EngineBuilder {
     }
 }
 
-/// Refuses `path` when it exists and another user owns it.
-fn owned_by_me(path: &Path) -> Result<(), EngineError> {
-    use std::os::unix::fs::MetadataExt;
-    let me = rustix::process::geteuid().as_raw();
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.uid() != me => Err(EngineError::ForeignHome {
-            path: path.to_path_buf(),
-            owner: meta.uid(),
-            me,
-        }),
-        _ => Ok(()),
+/// Makes `home` (0700) when missing, and refuses it unless this user owns
+/// it and no one else may write it; the same for its `cache/`, and, when
+/// others may enter the home, for everything directly in it.
+///
+/// Threat: a home is run from. Whoever can write into it can plant a
+/// registry entry, a stored command or a broker the next `wbx run` loads:
+/// a home unpacked from someone's archive, or made in a shared project
+/// folder whose group may write. A directory writable by the user's own
+/// primary group (a private group, where umask 002 is the default) is the
+/// user's own.
+fn checked_home(home: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    // A home this engine makes is its user's alone. (A failure here is met
+    // by whatever first writes to it.)
+    if !home.exists() {
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(home);
     }
+    let me = rustix::process::geteuid().as_raw();
+    let my_group = rustix::process::getegid().as_raw();
+    let check = |path: &Path| -> Result<Option<std::fs::Metadata>, EngineError> {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return Ok(None);
+        };
+        if meta.uid() != me {
+            return Err(EngineError::ForeignHome {
+                path: path.to_path_buf(),
+                owner: meta.uid(),
+                me,
+            });
+        }
+        let mode = meta.mode() & 0o7777;
+        let shared = mode & 0o002 != 0 || (mode & 0o020 != 0 && meta.gid() != my_group);
+        if shared && !meta.file_type().is_symlink() {
+            return Err(EngineError::OpenHome {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
+        Ok(Some(meta))
+    };
+    let Some(meta) = check(home)? else {
+        return Ok(());
+    };
+    check(&home.join("cache"))?;
+    if meta.mode() & 0o011 != 0
+        && let Ok(entries) = std::fs::read_dir(home)
+    {
+        for entry in entries.flatten() {
+            check(&entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// The plugin host. Cheap to clone; clones share everything.

@@ -34,10 +34,14 @@ impl Engine {
             ))
         })?;
         let mut cmd = tokio::process::Command::new(wbx);
+        // The child looks the name up in the registry, never a file of
+        // that name where it runs, and calls only the bytes registered
+        // here; it serves the same brokers and stubs as this engine.
         cmd.arg("--home")
             .arg(self.home())
             .arg("call")
             .arg("--framed")
+            .arg(format!("--registered-sha256={}", entry.sha256))
             .arg("--input")
             .arg("-")
             .arg(format!("--id={id}"))
@@ -58,10 +62,20 @@ impl Engine {
         for (name, value) in &opts.env {
             cmd.arg(format!("--env={name}={value}"));
         }
+        let brokers = self.replaced_broker_files().map_err(|e| {
+            CommandError::Refused(format!("cannot pass a replaced broker to a child: {e}"))
+        })?;
+        for (cap, file) in brokers {
+            cmd.arg(format!("--broker={cap}={}", file.display()));
+        }
+        for stub in self.stubs().iter() {
+            cmd.arg(format!("--stub={stub}"));
+        }
         for dir in &opts.dirs {
             cmd.arg(super::os_process::dir_flag(dir)?);
         }
         cmd.arg(&entry.name)
+            .current_dir("/")
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -34,7 +34,7 @@
 //!   a second later. The parent also stops the child on wall time; this
 //!   holds even if the parent is gone.
 
-use super::{CONTAINER_CPU_FACTOR, CONTAINER_DATA_HEADROOM_BYTES};
+use super::{CONTAINER_CPU_FACTOR, CONTAINER_DATA_HEADROOM_BYTES, CONTAINER_MAX_FILES};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
@@ -59,6 +59,8 @@ pub(crate) struct Ceilings {
     pub data_bytes: u64,
     /// `RLIMIT_CPU`, in seconds (the hard limit is one more).
     pub cpu_seconds: u64,
+    /// `RLIMIT_NOFILE`.
+    pub files: u64,
 }
 
 impl Ceilings {
@@ -71,6 +73,7 @@ impl Ceilings {
                 .as_secs()
                 .saturating_add(1)
                 .saturating_mul(CONTAINER_CPU_FACTOR),
+            files: CONTAINER_MAX_FILES,
         }
     }
 
@@ -145,7 +148,12 @@ impl Ceilings {
                 rlim_cur: self.cpu_seconds as libc::rlim_t,
                 rlim_max: self.cpu_seconds.saturating_add(1) as libc::rlim_t,
             };
-            ok(libc::setrlimit(libc::RLIMIT_CPU, &cpu)).map(|_| ())
+            ok(libc::setrlimit(libc::RLIMIT_CPU, &cpu))?;
+            let files = libc::rlimit {
+                rlim_cur: self.files as libc::rlim_t,
+                rlim_max: self.files as libc::rlim_t,
+            };
+            ok(libc::setrlimit(libc::RLIMIT_NOFILE, &files)).map(|_| ())
         }
     }
 }
@@ -183,7 +191,7 @@ fn rule(
 /// The allow-list: [`super::syscalls::allowed`], threads only from
 /// `clone`, a few `prctl` operations; `EPERM` for anything else.
 fn allowed_program() -> io::Result<seccompiler::BpfProgram> {
-    use super::syscalls::{CLONE, PRCTL, PRCTL_ALLOWED, SOCKETPAIR, allowed};
+    use super::syscalls::{CLONE, MMAP, PRCTL, PRCTL_ALLOWED, SOCKETPAIR, allowed};
     use seccompiler::{SeccompAction, SeccompCmpOp, SeccompFilter};
     let mut rules: std::collections::BTreeMap<i64, Vec<seccompiler::SeccompRule>> =
         allowed().map(|nr| (nr, Vec::new())).collect();
@@ -197,6 +205,8 @@ fn allowed_program() -> io::Result<seccompiler::BpfProgram> {
         .map(|op| rule(0, SeccompCmpOp::Eq, *op))
         .collect::<io::Result<_>>()?;
     rules.insert(PRCTL, prctl);
+    let shared = libc::MAP_SHARED as u64;
+    rules.insert(MMAP, vec![rule(3, SeccompCmpOp::MaskedEq(shared), 0)?]);
     let unix = libc::AF_UNIX as u64;
     rules.insert(SOCKETPAIR, vec![rule(0, SeccompCmpOp::Eq, unix)?]);
     compiled(

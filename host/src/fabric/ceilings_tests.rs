@@ -70,6 +70,7 @@ fn roomy() -> Ceilings {
     Ceilings {
         data_bytes: 256 * MIB,
         cpu_seconds: 20,
+        files: CONTAINER_MAX_FILES,
     }
 }
 
@@ -96,7 +97,7 @@ async fn a_child_may_make_threads_until_it_locks_them() {
 async fn memory_past_the_data_ceiling_is_refused_and_memory_under_it_is_not() {
     let ceilings = Ceilings {
         data_bytes: 128 * MIB,
-        cpu_seconds: 20,
+        ..roomy()
     };
     let out = confined(ceilings, &["memory", "32", "256"]).await;
     assert_eq!(
@@ -108,10 +109,45 @@ async fn memory_past_the_data_ceiling_is_refused_and_memory_under_it_is_not() {
 }
 
 #[tokio::test]
+async fn memory_the_data_ceiling_does_not_count_has_no_way_in() {
+    let out = confined(roomy(), &["shared"]).await;
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines.get(..4),
+        Some(
+            &[
+                format!("shared map refused: E{}", libc::EPERM).as_str(),
+                &format!("memfd refused: E{}", libc::EPERM),
+                // /dev/shm is a folder of the read-only /dev.
+                &format!("/dev/x refused: E{}", libc::EROFS),
+                &format!("/dev/shm/x refused: E{}", libc::EROFS),
+            ][..]
+        ),
+        "{}",
+        out.stderr
+    );
+    let number = |prefix: &str| -> u64 {
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix(prefix))
+            .and_then(|n| n.trim_end_matches(" MiB").parse().ok())
+            .unwrap_or_else(|| panic!("no `{prefix}` line: {lines:?}"))
+    };
+    assert!(
+        number("tmp took ") <= crate::fabric::CONTAINER_TMP_BYTES / MIB,
+        "{lines:?}"
+    );
+    assert!(
+        number("descriptors opened: ") < CONTAINER_MAX_FILES,
+        "{lines:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_child_that_spins_past_its_cpu_ceiling_is_killed() {
     let ceilings = Ceilings {
-        data_bytes: 256 * MIB,
         cpu_seconds: 1,
+        ..roomy()
     };
     let out = confined(ceilings, &["spin"]).await;
     // bubblewrap reports its command's death by signal as 128 + signal.

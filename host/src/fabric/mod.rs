@@ -51,6 +51,14 @@ pub const CONTAINER_DATA_HEADROOM_BYTES: u64 = 512 << 20;
 /// budget (the guest's thread plus the runtime's): with the budget, the
 /// child's `RLIMIT_CPU`. Stops a child that spins after its parent is gone.
 pub const CONTAINER_CPU_FACTOR: u64 = 2;
+/// The size of a container-tier child's private `/tmp` (a tmpfs, where
+/// its own short-lived home lies). Stops a child that fills memory
+/// through files, which `RLIMIT_DATA` does not count.
+pub const CONTAINER_TMP_BYTES: u64 = 64 << 20;
+/// Descriptors a container-tier child may hold open (`RLIMIT_NOFILE`).
+/// Stops a child that holds memory in pipes and socket buffers, which
+/// `RLIMIT_DATA` does not count, without end.
+pub const CONTAINER_MAX_FILES: u64 = 256;
 /// Most inputs in one `run-many` call from a guest (the `parallel` cap).
 pub const PARALLEL_MAX_INPUTS: usize = 1024;
 

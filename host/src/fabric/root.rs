@@ -180,12 +180,17 @@ pub(crate) fn bubblewrap_args(
         "/proc",
         "--dev",
         "/dev",
-        "--tmpfs",
-        "/tmp",
     ]
     .into_iter()
     .map(Into::into)
     .collect();
+    // A private /tmp of a fixed size: files in it are memory.
+    args.extend([
+        "--size".into(),
+        super::CONTAINER_TMP_BYTES.to_string().into(),
+        "--tmpfs".into(),
+        "/tmp".into(),
+    ]);
     let mut push = |flag: &str, from: &Path, to: &Path| {
         args.push(flag.into());
         args.push(from.into());
@@ -205,8 +210,15 @@ pub(crate) fn bubblewrap_args(
         push("--bind", path, path);
     }
     // The root itself (bubblewrap's own tmpfs) read-only too: nothing can
-    // be made beside what was mounted.
-    args.extend(["--remount-ro".into(), "/".into()]);
+    // be made beside what was mounted; and /dev (another tmpfs, of no
+    // size) too: its devices still read and write, but no file is made
+    // there.
+    args.extend([
+        "--remount-ro".into(),
+        "/dev".into(),
+        "--remount-ro".into(),
+        "/".into(),
+    ]);
     args
 }
 

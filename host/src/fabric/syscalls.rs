@@ -9,7 +9,8 @@
 //! `wait4`).
 //!
 //! Left out on purpose, because escaped native code would use them and the
-//! child never does: `socket` and `connect` (the child has one socket, its
+//! child never does: `memfd_create` (a file in memory no limit counts; the
+//! child is handed its code and makes none), `socket` and `connect` (the child has one socket, its
 //! relay, inherited already connected), `unshare`, `setns`, `mount`,
 //! `pivot_root`, `chroot`, every `io_uring` call, `ptrace`,
 //! `process_vm_readv`/`writev`, `bpf`, `perf_event_open`, `userfaultfd`,
@@ -36,7 +37,6 @@ const COMMON: &[i64] = &[
     libc::SYS_statfs,
     libc::SYS_fstatfs,
     libc::SYS_lseek,
-    libc::SYS_mmap,
     libc::SYS_mprotect,
     libc::SYS_munmap,
     libc::SYS_mremap,
@@ -109,7 +109,6 @@ const COMMON: &[i64] = &[
     libc::SYS_recvfrom,
     libc::SYS_sendto,
     libc::SYS_membarrier,
-    libc::SYS_memfd_create,
     libc::SYS_seccomp,
     libc::SYS_restart_syscall,
     libc::SYS_tgkill,
@@ -151,6 +150,11 @@ pub(crate) fn allowed() -> impl Iterator<Item = i64> {
 /// `socketpair`, allowed only for `AF_UNIX`: the runtime makes one for its
 /// signal driver; a pair reaches nothing but itself.
 pub(crate) const SOCKETPAIR: i64 = libc::SYS_socketpair;
+
+/// `mmap`, allowed only without `MAP_SHARED`: every mapping the child
+/// makes is private, so `RLIMIT_DATA` counts every writable page of it. A
+/// shared anonymous mapping would be memory no limit counts.
+pub(crate) const MMAP: i64 = libc::SYS_mmap;
 
 /// `clone`, allowed only with `CLONE_THREAD` (a thread, not a process).
 pub(crate) const CLONE: i64 = libc::SYS_clone;

@@ -153,11 +153,11 @@ impl Engine {
             }
             if lang == Some("wat") {
                 let text = prebuilt(tk, dir, "wat")?;
-                third_party_pin(tk, dir, &text)?;
+                signed_pin(tk, dir, &text)?;
                 self.wat_lane(text).await?
             } else {
                 let wasm = prebuilt(tk, dir, "wasm")?;
-                third_party_pin(tk, dir, &wasm)?;
+                signed_pin(tk, dir, &wasm)?;
                 wasm
             }
         } else if let Some(why) = lane_for(src, lang) {
@@ -281,17 +281,27 @@ fn pinned_row(tk: &Toolkit, bin: &str, url: &str, path: Option<&str>) -> Result<
     })
 }
 
-/// A third-party toolkit's `path:` source must hash to its `#+SHA256`:
-/// the manifest's signature covers the pin, so it covers the source too.
-/// A first-party source needs no pin.
-pub(super) fn third_party_pin(tk: &Toolkit, dir: &str, bytes: &[u8]) -> Result<(), BuildError> {
-    if tk.manifest.kw("TRUST") != Some("third-party") {
+/// Whether a toolkit's `path:` source must hash to its `#+SHA256`: when
+/// the toolkit is trusted for its signature (third-party, or signed by a
+/// signer the operator trusts), whose cover must reach the source. The
+/// signature covers the pin, so it covers the source too; bytes dropped
+/// beside a signed manifest are not what was signed.
+pub(super) fn needs_pin(m: &super::Manifest) -> bool {
+    m.kw("TRUST") == Some("third-party") || m.kw("SIGNATURE").is_some()
+}
+
+/// A signed toolkit's `path:` source must hash to its `#+SHA256` (see
+/// [`needs_pin`]). An unsigned source needs no pin: it is first-party
+/// only under a root the operator vouches for, else it runs at
+/// `os_process`.
+pub(super) fn signed_pin(tk: &Toolkit, dir: &str, bytes: &[u8]) -> Result<(), BuildError> {
+    if !needs_pin(&tk.manifest) {
         return Ok(());
     }
     let pin = tk
         .manifest
         .kw("SHA256")
-        .ok_or_else(|| BuildError::Unpinned(format!("the third-party source path:{dir}")))?;
+        .ok_or_else(|| BuildError::Unpinned(format!("the signed toolkit's source path:{dir}")))?;
     let got = crate::identity::sha256_hex(bytes);
     if !got.eq_ignore_ascii_case(pin) {
         return Err(BuildError::Integrity {

@@ -18,7 +18,7 @@
 
 use super::ToolkitError;
 use super::discover::is_slug;
-use super::tree::{copy_beneath, files_under, read_beneath};
+use super::tree::{copy_beneath, files_under, read_beneath, replace_beneath};
 use std::path::{Path, PathBuf};
 
 /// Files one import copies: stops a huge folder from being mirrored.
@@ -237,7 +237,6 @@ pub fn audit(
     let id = dir.display().to_string();
     let mut findings = Vec::new();
     for rel in files_under(&id, dir)?.0 {
-        let path = dir.join(&rel);
         let rel_s = rel.to_string_lossy().into_owned();
         if rel_s.ends_with(".org") {
             let bytes = read_beneath(&id, dir, &rel, IMPORT_MAX_BYTES)?;
@@ -245,9 +244,9 @@ pub fn audit(
             let (fixed, found) = audit_org(&rel_s, &text, known, fix);
             findings.extend(found);
             if fix && fixed != text {
-                // Replaced, not written through: a link swapped in is
-                // itself replaced, never followed.
-                crate::files::write_atomic(&path, fixed.as_bytes()).map_err(|e| io(&id, e))?;
+                // Replaced, not written through: a link swapped in (for
+                // the file or a folder on its way) is never followed.
+                replace_beneath(&id, dir, &rel, fixed.as_bytes())?;
             }
         } else if rel.starts_with("resources") || rel.starts_with("scripts") {
             let head = read_beneath(&id, dir, &rel, IMPORT_MAX_BYTES)?;

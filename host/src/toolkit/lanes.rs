@@ -10,7 +10,7 @@
 //! [`BuildError::LaneUnavailable`].
 
 use super::Toolkit;
-use super::build::{BuildError, prebuilt, third_party_pin};
+use super::build::{BuildError, prebuilt, signed_pin};
 use crate::commands::{ArgMode, Entry};
 use crate::dock::Lane;
 use crate::engine::Engine;
@@ -33,7 +33,7 @@ impl Engine {
         replace: bool,
     ) -> Result<Entry, BuildError> {
         let script = prebuilt(tk, dir, "js")?;
-        third_party_pin(tk, dir, &script)?;
+        signed_pin(tk, dir, &script)?;
         let pin = crate::catalog::rows()
             .into_iter()
             .find(|r| r.name == "qjs")

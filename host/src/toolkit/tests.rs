@@ -472,8 +472,8 @@ fn a_compose_file_must_be_wac_strictly_inside_the_toolkit() {
 }
 
 #[test]
-fn a_third_party_path_source_must_be_pinned_for_its_signature_to_cover_it() {
-    let pin_check = "third-party: #+SHA256 pins the path: source, so the signature covers it";
+fn a_signed_path_source_must_be_pinned_for_its_signature_to_cover_it() {
+    let pin_check = "signed: #+SHA256 pins the path: source, so the signature covers it";
     let unpinned = failed(&with(
         "#+TRUST: third-party\n#+EXEC: command\n#+CLI_BIN: tool\n#+BUILD_SRC: path:src",
     ));
@@ -483,7 +483,15 @@ fn a_third_party_path_source_must_be_pinned_for_its_signature_to_cover_it() {
         "ab".repeat(32)
     )));
     assert!(!pinned.iter().any(|c| c == pin_check), "{pinned:?}");
-    // A first-party path: source needs no pin.
+    // Signed by anyone (a signer the operator trusts makes it first-party),
+    // the same: a source dropped beside a signed manifest is not what was
+    // signed.
+    let signed = failed(&with(
+        "#+EXEC: command\n#+CLI_BIN: tool\n#+BUILD_SRC: path:src\n#+AUTHOR_DID: did:key:z6Mk\n#+SIGNATURE: c2ln",
+    ));
+    assert!(signed.iter().any(|c| c == pin_check), "{signed:?}");
+    // An unsigned path: source needs no pin (first-party only under a
+    // vouched root, else os_process).
     let first = failed(&with(
         "#+EXEC: command\n#+CLI_BIN: tool\n#+BUILD_SRC: path:src",
     ));

@@ -56,31 +56,22 @@ pub(super) fn files_under(id: &str, dir: &Path) -> Result<(Vec<PathBuf>, u64), T
     Ok((out, total))
 }
 
-/// The regular file `rel` under `dir`, opened without following a link
-/// at any step (see the module docs).
-pub(super) fn open_beneath(
+/// The directory holding `rel` under `dir`, opened without following a
+/// link at any step, and the last part of `rel`.
+fn parent_beneath<'a>(
     id: &str,
     dir: &Path,
-    rel: &Path,
-) -> Result<std::fs::File, ToolkitError> {
-    let refused = |why: String| io(id, format!("{}: {why}", rel.display()));
+    rel: &'a Path,
+) -> Result<(rustix::fd::OwnedFd, &'a std::ffi::OsStr), ToolkitError> {
     let parts: Vec<&std::ffi::OsStr> = rel
         .components()
         .map(|c| match c {
             Component::Normal(part) => Ok(part),
-            _ => Err(refused("not a plain relative path".into())),
+            _ => Err(refused(id, rel, "not a plain relative path")),
         })
         .collect::<Result<_, _>>()?;
     let Some((last, dirs)) = parts.split_last() else {
-        return Err(refused("empty path".into()));
-    };
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let opened = |e: rustix::io::Errno| {
-        if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
-            refused("a link stands on its way; links are never followed".into())
-        } else {
-            refused(e.to_string())
-        }
+        return Err(refused(id, rel, "empty path"));
     };
     let mut at = openat(
         CWD,
@@ -90,14 +81,79 @@ pub(super) fn open_beneath(
     )
     .map_err(|e| io(id, format!("{}: {e}", dir.display())))?;
     for part in dirs {
-        at = openat(&at, *part, flags | OFlags::DIRECTORY, Mode::empty()).map_err(opened)?;
+        at = openat(&at, *part, NO_FOLLOW | OFlags::DIRECTORY, Mode::empty())
+            .map_err(|e| opened(id, rel, e))?;
     }
-    let fd = openat(&at, *last, flags | OFlags::NONBLOCK, Mode::empty()).map_err(opened)?;
-    let stat = fstat(&fd).map_err(|e| refused(e.to_string()))?;
+    Ok((at, last))
+}
+
+const NO_FOLLOW: OFlags = OFlags::RDONLY
+    .union(OFlags::CLOEXEC)
+    .union(OFlags::NOFOLLOW);
+
+fn refused(id: &str, rel: &Path, why: &str) -> ToolkitError {
+    io(id, format!("{}: {why}", rel.display()))
+}
+
+fn opened(id: &str, rel: &Path, e: rustix::io::Errno) -> ToolkitError {
+    if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+        refused(
+            id,
+            rel,
+            "a link stands on its way; links are never followed",
+        )
+    } else {
+        refused(id, rel, &e.to_string())
+    }
+}
+
+/// The regular file `rel` under `dir`, opened without following a link
+/// at any step (see the module docs).
+pub(super) fn open_beneath(
+    id: &str,
+    dir: &Path,
+    rel: &Path,
+) -> Result<std::fs::File, ToolkitError> {
+    let (at, last) = parent_beneath(id, dir, rel)?;
+    let fd = openat(&at, last, NO_FOLLOW | OFlags::NONBLOCK, Mode::empty())
+        .map_err(|e| opened(id, rel, e))?;
+    let stat = fstat(&fd).map_err(|e| refused(id, rel, &e.to_string()))?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err(refused("not a regular file".into()));
+        return Err(refused(id, rel, "not a regular file"));
     }
     Ok(std::fs::File::from(fd))
+}
+
+/// Replaces `rel` under `dir` with `bytes`: a new file made in the
+/// directory opened without following a link (see [`parent_beneath`]) and
+/// renamed over whatever stands at `rel`, a link included, which is
+/// replaced and never followed.
+pub(super) fn replace_beneath(
+    id: &str,
+    dir: &Path,
+    rel: &Path,
+    bytes: &[u8],
+) -> Result<(), ToolkitError> {
+    let (at, last) = parent_beneath(id, dir, rel)?;
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| io(id, e.to_string()))?;
+    let temp = format!(".wb-{}.tmp", hex::encode(nonce));
+    let fd = openat(
+        &at,
+        temp.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )
+    .map_err(|e| opened(id, rel, e))?;
+    let mut file = std::fs::File::from(fd);
+    let written = std::io::Write::write_all(&mut file, bytes).and_then(|()| file.sync_all());
+    let moved = written.map_err(|e| io(id, e)).and_then(|()| {
+        rustix::fs::renameat(&at, temp.as_str(), &at, last).map_err(|e| opened(id, rel, e))
+    });
+    if moved.is_err() {
+        let _ = rustix::fs::unlinkat(&at, temp.as_str(), rustix::fs::AtFlags::empty());
+    }
+    moved
 }
 
 /// The bytes of `rel` under `dir` (see [`open_beneath`]), at most `cap`.
@@ -177,6 +233,45 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("links are never followed"), "{err}");
+    }
+
+    #[test]
+    fn a_fixed_file_replaces_a_link_swapped_in_and_never_writes_through_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("skills")).unwrap();
+        let rel = Path::new("skills/a.org");
+        // The file itself swapped for a link: the link is replaced.
+        std::fs::write(outside.path().join("victim.org"), "theirs").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("victim.org"), dir.path().join(rel))
+            .unwrap();
+        replace_beneath("t", dir.path(), rel, b"fixed").unwrap();
+        assert_eq!(std::fs::read(dir.path().join(rel)).unwrap(), b"fixed");
+        assert!(
+            !std::fs::symlink_metadata(dir.path().join(rel))
+                .unwrap()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read(outside.path().join("victim.org")).unwrap(),
+            b"theirs"
+        );
+        // A folder on its way swapped for a link: refused, nothing written.
+        std::fs::remove_dir_all(dir.path().join("skills")).unwrap();
+        std::fs::create_dir(outside.path().join("skills")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("skills"), dir.path().join("skills"))
+            .unwrap();
+        let err = replace_beneath("t", dir.path(), rel, b"fixed")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("links are never followed"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(outside.path().join("skills"))
+                .unwrap()
+                .count(),
+            0,
+            "written through the link"
+        );
     }
 
     #[test]

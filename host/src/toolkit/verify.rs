@@ -267,10 +267,10 @@ fn build_src_checks(m: &super::Manifest, src: &str) -> Vec<Check> {
             ok: pinned,
             what: "#+SHA256 pins the fetched bytes (64 hex digits)".into(),
         });
-    } else if src.starts_with("path:") && m.kw("TRUST") == Some("third-party") {
+    } else if src.starts_with("path:") && super::build::needs_pin(m) {
         out.push(Check {
             ok: pinned,
-            what: "third-party: #+SHA256 pins the path: source, so the signature covers it".into(),
+            what: "signed: #+SHA256 pins the path: source, so the signature covers it".into(),
         });
     }
     out

@@ -474,6 +474,34 @@ fn a_strangers_bundle_never_replaces_a_command_nor_registers_one_unasked() {
     assert!(err.to_string().contains("`qjs`"), "{err}");
     assert!(there.registry().get("qjs").unwrap().is_none());
     assert!(files_of(&fresh).is_empty());
+    // The very bytes the operator registered, shipped by a stranger (so
+    // registered one tier stronger), are refused before anything is
+    // written too: the operator's entry would change its tier.
+    let same_bytes = there
+        .registry()
+        .register(
+            "hello",
+            std::fs::read(guest_artifacts::CLI_HELLO).unwrap(),
+            ArgMode::Argv,
+            Tier::Instance,
+        )
+        .unwrap();
+    let hello = theirs("hello");
+    let other = there.storage().unwrap().volumes("t", "d").unwrap();
+    let err = bundle::restore(
+        std::io::Cursor::new(&hello),
+        &other,
+        "d",
+        Some(&mallory.did),
+        install(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("`hello`: is registered already"),
+        "{err}"
+    );
+    assert!(files_of(&other).is_empty(), "a refused restore wrote files");
+    assert_eq!(there.registry().get("hello").unwrap().unwrap(), same_bytes);
 }
 
 #[test]

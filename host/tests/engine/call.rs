@@ -227,3 +227,53 @@ async fn a_plugin_registered_at_os_process_is_called_in_a_child_on_every_lane() 
     assert_eq!(out.text, "slept");
     assert!(child_seen, "the tool ran the plugin in this process");
 }
+
+/// Removes a planted file when the test ends, however it ends.
+struct Planted(std::path::PathBuf);
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn a_plugins_child_calls_the_registered_bytes_never_a_file_of_its_name() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_builder(home.path())
+        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .build()
+        .unwrap();
+    let name = "plug-planted-by-call-test";
+    let entry = engine
+        .registry()
+        .register(
+            name,
+            std::fs::read(guest_artifacts::INSTANCE_PLUGIN).unwrap(),
+            workbooks::commands::ArgMode::Argv,
+            workbooks::commands::Tier::OsProcess,
+        )
+        .unwrap();
+    // Another plugin, planted under the registered name where the caller
+    // runs (a guest with a writable preopen of it could).
+    let planted = Planted(std::env::current_dir().unwrap().join(name));
+    std::fs::copy(guest_artifacts::TOOLKIT_TALLY, &planted.0).unwrap();
+    let opts = workbooks::LineOptions {
+        profile: "minimal".into(),
+        ..workbooks::LineOptions::default()
+    };
+    let answer = engine
+        .call_plugin_in_child(&entry, "echo:registered", "p", &opts)
+        .await
+        .unwrap();
+    assert_eq!(answer, Ok("registered".to_string()));
+    // Bytes swapped under the name after the caller looked it up are not
+    // called either.
+    let mut stale = entry.clone();
+    stale.sha256 = "0".repeat(64);
+    let answer = engine
+        .call_plugin_in_child(&stale, "echo:registered", "p", &opts)
+        .await;
+    let refused = format!("{answer:?}");
+    assert!(refused.contains("not the 0000"), "{refused}");
+}

@@ -3,7 +3,8 @@
 //! same task published twice; a task signed by a stranger; a stale one; a
 //! result forged under a worker's key; a task asking for more time than a
 //! worker gives; a command registered at `os_process`; and, with the bus's
-//! own authentication, a stranger who may not publish or read tasks.
+//! own authentication, a stranger who may not publish or read tasks and
+//! roles that may not read each other's replies.
 
 use crate::node::{Nats, SUBMITTER_SEED, WORKER_SEED, Worker, counts, identity, node_opts};
 use futures::StreamExt;
@@ -12,7 +13,8 @@ use std::time::{Duration, Instant};
 use workbooks::LineOptions;
 use workbooks::fabric::Target;
 use workbooks::fabric::node::{
-    Envelope, NODE_RESULTS_BUCKET, NODE_TASK_SUBJECT, NodeResult, NodeTask, result_key,
+    Envelope, NODE_RESULTS_BUCKET, NODE_TASK_SUBJECT, NodeResult, NodeTask, inbox_prefix,
+    result_key,
 };
 
 /// The seed of a key no worker pins.
@@ -113,6 +115,15 @@ async fn a_captured_task_rewritten_or_replayed_or_signed_by_a_stranger_never_run
     theirs.nonce = "00".repeat(16);
     publish(&nats.url, &Envelope::sign(&stranger, &theirs).unwrap()).await;
     audited(&worker, "task_unknown_signer").await;
+    // Its id is the real task's: the refusal never replaces the real
+    // result recorded under it.
+    let real = result_key(&original.id, &identity(WORKER_SEED).did);
+    let kept = result_under(&nats.url, &real).await.unwrap();
+    assert_eq!(
+        (kept.task_sha256, kept.exit),
+        (captured.body_sha256(), Some(0)),
+        "a refusal replaced the real result"
+    );
     // Stale: signed by the pinned key, past its expiry (a task captured
     // long ago); its refusal is recorded, signed, for its own bytes.
     let mut stale = original.clone();
@@ -291,8 +302,48 @@ async fn a_worker_clamps_a_tasks_budget_and_runs_an_os_process_command_in_a_chil
 /// a stranger may use only its own subjects.
 pub(crate) const ACCOUNTS: &str = include_str!("../../../docs/nats-accounts.conf");
 
+/// A client of `nats` as `user`, and the server's complaints about it.
+async fn client_as(
+    nats: &Nats,
+    user: &str,
+) -> (
+    async_nats::Client,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let (errors, seen) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let client = async_nats::ConnectOptions::new()
+        .user_and_password(user.into(), format!("{user}-secret"))
+        .event_callback(move |event| {
+            let errors = errors.clone();
+            async move {
+                let _ = errors.send(event.to_string());
+            }
+        })
+        .connect(format!("nats://127.0.0.1:{}", nats.port))
+        .await
+        .unwrap();
+    (client, seen)
+}
+
+/// The permissions violations among `seen`, waiting up to 10 s for `want`.
+async fn violations(
+    seen: &mut tokio::sync::mpsc::UnboundedReceiver<String>,
+    want: usize,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while found.len() < want && Instant::now() < deadline {
+        if let Ok(Some(e)) = tokio::time::timeout(Duration::from_millis(200), seen.recv()).await
+            && e.to_lowercase().contains("permissions violation")
+        {
+            found.push(e);
+        }
+    }
+    found
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_an_authenticated_bus_a_stranger_may_neither_publish_nor_read_tasks() {
+async fn on_an_authenticated_bus_a_stranger_reads_no_task_and_no_role_reads_anothers_replies() {
     let nats = Nats::start_with(Some(ACCOUNTS));
     let _worker = Worker::start(&nats.url_as("worker", "worker-secret"));
     let home = tempfile::tempdir().unwrap();
@@ -311,34 +362,28 @@ async fn on_an_authenticated_bus_a_stranger_may_neither_publish_nor_read_tasks()
     assert_eq!((ran[0].exit, ran[1].exit), (Some(0), Some(0)), "{ran:?}");
     // The stranger: every attempt on the node tier's subjects is refused by
     // the server, and no task reaches it.
-    let (errors, mut seen) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let stranger = async_nats::ConnectOptions::new()
-        .user_and_password("stranger".into(), "stranger-secret".into())
-        .event_callback(move |event| {
-            let errors = errors.clone();
-            async move {
-                let _ = errors.send(event.to_string());
-            }
-        })
-        .connect(format!("nats://127.0.0.1:{}", nats.port))
-        .await
-        .unwrap();
+    let (stranger, mut seen) = client_as(&nats, "stranger").await;
     let mut tap = stranger.subscribe(NODE_TASK_SUBJECT).await.unwrap();
     stranger
         .publish(NODE_TASK_SUBJECT, "{}".into())
         .await
         .unwrap();
     stranger.flush().await.unwrap();
-    let mut violations = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while violations.len() < 2 && Instant::now() < deadline {
-        if let Ok(Some(e)) = tokio::time::timeout(Duration::from_millis(200), seen.recv()).await
-            && e.to_lowercase().contains("permissions violation")
-        {
-            violations.push(e);
-        }
+    let refused = violations(&mut seen, 2).await;
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    // Nor may one role read the other's replies: a submitter is refused the
+    // worker's inbox, where the tasks a worker fetches (their stdin) come,
+    // and a worker the submitter's, where results come.
+    for (user, other) in [("submitter", "worker"), ("worker", "submitter")] {
+        let (nosy, mut seen) = client_as(&nats, user).await;
+        let _tap = nosy
+            .subscribe(format!("{}.>", inbox_prefix(other)))
+            .await
+            .unwrap();
+        nosy.flush().await.unwrap();
+        let refused = violations(&mut seen, 1).await;
+        assert_eq!(refused.len(), 1, "{user} read {other}'s inbox: {refused:?}");
     }
-    assert_eq!(violations.len(), 2, "{violations:?}");
     // A task published by the submitter meanwhile never reaches the tap.
     let again = engine
         .fan_out_as_host(

@@ -204,6 +204,43 @@ fn a_home_or_a_cache_owned_by_another_user_is_refused_with_the_fix() {
     assert!(err.contains("cache belongs to uid 65534"), "{err}");
 }
 
+#[test]
+fn a_home_other_users_may_write_is_refused_and_a_new_one_is_the_users_alone() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mode = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    // Writable by anyone.
+    let home = tempfile::tempdir().unwrap();
+    mode(home.path(), 0o777);
+    let err = own_builder(home.path()).build().unwrap_err().to_string();
+    assert!(
+        err.contains("may be written by other users (mode 777)"),
+        "{err}"
+    );
+    assert!(err.contains("chmod go-w"), "{err}");
+    // Writable by a group that is not the user's own (a shared project
+    // folder's).
+    mode(home.path(), 0o775);
+    std::os::unix::fs::chown(home.path(), None, Some(65534)).unwrap();
+    let err = own_builder(home.path()).build().unwrap_err().to_string();
+    assert!(err.contains("mode 775"), "{err}");
+    // The user's own group (a private group under umask 002) is the user.
+    std::os::unix::fs::chown(home.path(), None, Some(rustix::process::getegid().as_raw())).unwrap();
+    own_builder(home.path()).build().unwrap();
+    // A home others may enter, holding a store others may write.
+    mode(home.path(), 0o755);
+    std::fs::create_dir_all(home.path().join("store")).unwrap();
+    mode(&home.path().join("store"), 0o777);
+    let err = own_builder(home.path()).build().unwrap_err().to_string();
+    assert!(err.contains("store may be written by other users"), "{err}");
+    // A home the engine makes is the user's alone.
+    let parent = tempfile::tempdir().unwrap();
+    let made = parent.path().join("new-home");
+    own_builder(&made).build().unwrap();
+    assert_eq!(std::fs::metadata(&made).unwrap().mode() & 0o777, 0o700);
+}
+
 #[tokio::test]
 async fn a_tampered_composition_is_discarded_and_composed_again() {
     let home = tempfile::tempdir().unwrap();

@@ -545,4 +545,34 @@ fn a_toolkit_is_first_party_only_on_the_operators_word() {
     assert!(o.status.success(), "{}", crate::common::text(&o.stderr));
     let entry: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(entry["tier"], "instance");
+    // Signed by a signer the operator trusts, its source must be pinned:
+    // a source dropped beside the signed manifest is not what was signed.
+    let copy = tempfile::tempdir().unwrap();
+    let kit = copy.path().join("wat-hello");
+    for f in ["manifest.org", "skills/overview.org", "src/hello.wat"] {
+        std::fs::create_dir_all(kit.join(f).parent().unwrap()).unwrap();
+        std::fs::copy(root.join("wat-hello").join(f), kit.join(f)).unwrap();
+    }
+    let c = copy.path().to_str().unwrap();
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", c, "sign", "wat-hello"],
+        &[],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let did = crate::common::text(&wbx(home.path(), &["identity"], &[]).stdout)
+        .trim()
+        .to_string();
+    std::fs::write(kit.join("src/hello.wat"), "(module)").unwrap();
+    let o = wbx(
+        home.path(),
+        &["toolkit", "--root", c, "build", "wat-hello", "--replace"],
+        &[("WB_TRUSTED_SIGNERS", &did)],
+    );
+    assert!(!o.status.success(), "an unpinned signed source was built");
+    assert!(
+        crate::common::text(&o.stderr).contains("needs #+SHA256"),
+        "{}",
+        crate::common::text(&o.stderr)
+    );
 }

@@ -212,11 +212,17 @@ impl TokenBudget {
 pub(crate) fn capped(body: &[u8], cap: u64) -> Result<Vec<u8>, String> {
     let mut request: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body)
         .map_err(|e| format!("the request is not a JSON object: {e}"))?;
-    let asked = |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_u64);
-    let max = asked(request.get("max_tokens")).map_or(cap, |n| n.min(cap));
+    // Whatever a limit it names says, as a whole number at most `cap`: a
+    // value that is no whole number (`1e6`, `"1000000"`, `null`) is the cap.
+    let limit = |v: Option<&serde_json::Value>| {
+        v.and_then(serde_json::Value::as_u64)
+            .map_or(cap, |n| n.min(cap))
+    };
+    let max = limit(request.get("max_tokens"));
     request.insert("max_tokens".into(), max.into());
-    if let Some(n) = asked(request.get("max_completion_tokens")) {
-        request.insert("max_completion_tokens".into(), n.min(cap).into());
+    if request.contains_key("max_completion_tokens") {
+        let max = limit(request.get("max_completion_tokens"));
+        request.insert("max_completion_tokens".into(), max.into());
     }
     serde_json::to_vec(&request).map_err(|e| e.to_string())
 }
@@ -232,7 +238,20 @@ mod tests {
         assert_eq!(v["max_tokens"], 4096);
         let sent = capped(br#"{"max_tokens":100000,"max_completion_tokens":9e9}"#, 512).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&sent).unwrap();
-        assert_eq!(v["max_tokens"], 512);
+        assert_eq!(
+            (&v["max_tokens"], &v["max_completion_tokens"]),
+            (&512.into(), &512.into())
+        );
+        for sneaky in [r#""1000000""#, "1000000.0", "1e6", "-1", "null", "[1]"] {
+            let body = format!(r#"{{"max_tokens":{sneaky},"max_completion_tokens":{sneaky}}}"#);
+            let v: serde_json::Value =
+                serde_json::from_slice(&capped(body.as_bytes(), 512).unwrap()).unwrap();
+            assert_eq!(
+                (&v["max_tokens"], &v["max_completion_tokens"]),
+                (&512.into(), &512.into()),
+                "{sneaky}"
+            );
+        }
         let sent = capped(br#"{"max_tokens":20}"#, 512).unwrap();
         assert_eq!(
             serde_json::from_slice::<serde_json::Value>(&sent).unwrap()["max_tokens"],

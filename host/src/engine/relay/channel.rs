@@ -81,6 +81,14 @@ impl RelayClient {
         call: &Call,
     ) -> Result<oneshot::Receiver<Result<Vec<u8>, RelayError>>, RelayError> {
         let body = encode_call(call)?;
+        // The parent closes the channel on a call past the cap, failing
+        // every later call too: refuse this one alone, before it leaves.
+        if body.len() > RELAY_MAX_CALL_BYTES {
+            return Err(RelayError(format!(
+                "a call of {} bytes is more than the container tier relays ({RELAY_MAX_CALL_BYTES} bytes)",
+                body.len()
+            )));
+        }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -212,5 +220,36 @@ pub(crate) async fn serve(stream: tokio::net::UnixStream, state: &mut StoreState
         if output.write_all(&frame).await.is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_past_the_cap_is_refused_alone_and_never_sent() {
+        let (parent, child) = UnixStream::pair().unwrap();
+        let client = RelayClient::start(OwnedFd::from(child)).unwrap();
+        let huge = Call::KvGet {
+            key: vec![0; RELAY_MAX_CALL_BYTES + 1],
+        };
+        let err = client.call(&huge).unwrap_err();
+        assert!(
+            err.0.contains("more than the container tier relays"),
+            "{err}"
+        );
+        parent.set_nonblocking(true).unwrap();
+        let mut head = [0u8; 12];
+        assert_eq!(
+            (&parent).read(&mut head).unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock,
+            "nothing reached the parent"
+        );
+        // The channel is still open for the next call.
+        assert!(lock(&client.waiting).closed.is_none());
+        let _pending = client.send(&Call::KvGet { key: b"k".to_vec() }).unwrap();
+        parent.set_nonblocking(false).unwrap();
+        (&parent).read_exact(&mut head).unwrap();
     }
 }

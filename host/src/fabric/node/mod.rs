@@ -69,6 +69,11 @@ pub const NODE_MAX_ARTIFACT_BYTES: usize = 256 << 20;
 /// expiry is further off, and keeps claimed nonces this long, so a task
 /// captured off the bus cannot be replayed after its nonce is forgotten.
 pub const NODE_MAX_TASK_LIFETIME: Duration = Duration::from_secs(3600);
+/// How far a worker's clock may be from its submitter's: an expiry is
+/// honoured this much either way. Stops a worker a second behind from
+/// refusing every task as too far off, and one a second ahead from
+/// refusing fresh ones as expired.
+pub const NODE_CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 /// Bytes in JSON as base64 text.
 mod b64 {
@@ -194,7 +199,10 @@ async fn bucket(
 }
 
 /// Connects to the server at `url`, with the credentials it names
-/// (`nats://user:password@host:port`) when it names any.
+/// (`nats://user:password@host:port`) when it names any. A user's replies
+/// come to an inbox of its own ([`inbox_prefix`]), so the server can keep
+/// each role from reading another's (a worker's fetched tasks carry their
+/// stdin).
 async fn client(url: &str) -> Result<async_nats::Client, FabricError> {
     let shown = redacted(url);
     let unreachable =
@@ -204,7 +212,9 @@ async fn client(url: &str) -> Result<async_nats::Client, FabricError> {
     if !parsed.username().is_empty() {
         let user = percent_decoded(parsed.username());
         let password = percent_decoded(parsed.password().unwrap_or_default());
-        options = options.user_and_password(user, password);
+        options = options
+            .custom_inbox_prefix(inbox_prefix(&user))
+            .user_and_password(user, password);
         let _ = parsed.set_username("");
         let _ = parsed.set_password(None);
     }
@@ -212,6 +222,20 @@ async fn client(url: &str) -> Result<async_nats::Client, FabricError> {
         .connect(parsed.as_str())
         .await
         .map_err(|e| unreachable(&e))
+}
+
+/// The inbox prefix of `user`: `_INBOX_<user>`, every character but
+/// letters, digits, `-` and `_` made `_` (a subject token cannot hold
+/// `.`, `*`, `>` or a space).
+pub fn inbox_prefix(user: &str) -> String {
+    let token: String = user
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' => c,
+            _ => '_',
+        })
+        .collect();
+    format!("_INBOX_{token}")
 }
 
 fn percent_decoded(s: &str) -> String {

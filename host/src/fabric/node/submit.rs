@@ -63,11 +63,17 @@ impl Engine {
             .await
             .map_err(bus_error)?;
         let run = random_hex()?;
-        // Long enough for every delivery of a task to run, never longer
-        // than a worker accepts.
-        let life =
-            ((opts.timeout + NODE_ACK_WAIT) * NODE_MAX_DELIVER as u32).min(NODE_MAX_TASK_LIFETIME);
-        let expires = unix_now() + life.as_secs();
+        // Every result of this run, watched before any task is published:
+        // each revision is seen as it is recorded, none only after another
+        // replaced it.
+        let watch = bus
+            .results
+            .watch_with_history(format!("{}.{run}.>", env.principal))
+            .await
+            .map_err(bus_error)?;
+        // As long as a worker accepts: a task may wait behind many others
+        // (the nonce, not the expiry, stops a replay).
+        let expires = unix_now() + NODE_MAX_TASK_LIFETIME.as_secs();
         let mut done: Vec<Option<Done>> = (0..tasks.len()).map(|_| None).collect();
         let mut sent = HashMap::new();
         let mut published = HashMap::new();
@@ -139,7 +145,7 @@ impl Engine {
             by_sequence: published,
             workers,
         };
-        gather(&bus, env, &run, sent, exceeded, &mut done, opts).await?;
+        gather(&bus, watch, sent, exceeded, &mut done, opts).await?;
         Ok(done
             .into_iter()
             .map(|d| {
@@ -162,19 +168,13 @@ impl Engine {
 /// exact task this run signed, is ignored.
 async fn gather(
     bus: &Bus,
-    env: &CommandEnv,
-    run: &str,
+    mut watch: async_nats::jetstream::kv::Watch,
     mut sent: Sent,
     mut exceeded: async_nats::Subscriber,
     done: &mut [Option<Done>],
     opts: &FabricOptions,
 ) -> Result<(), FabricError> {
     let idle = (opts.timeout + NODE_ACK_WAIT) * NODE_MAX_DELIVER as u32;
-    let mut watch = bus
-        .results
-        .watch_with_history(format!("{}.{run}.>", env.principal))
-        .await
-        .map_err(bus_error)?;
     while !sent.index.is_empty() {
         let next = tokio::select! {
             entry = watch.next() => entry,

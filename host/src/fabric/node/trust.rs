@@ -17,6 +17,7 @@
 //! result. Now such a task is refused by name (an audit line on the worker
 //! and a signed refusal under its key) and such a result is ignored.
 
+use super::{NODE_CLOCK_SKEW, NODE_MAX_TASK_LIFETIME};
 use crate::identity::{self, Identity, IdentityError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -246,11 +247,12 @@ impl Trust {
 
 /// Checks a task's expiry against `now` (Unix seconds) and the longest
 /// life a task may have.
-pub(crate) fn check_expiry(expires: u64, now: u64, max_s: u64) -> Result<(), Refusal> {
-    if now > expires {
+pub(crate) fn check_expiry(expires: u64, now: u64) -> Result<(), Refusal> {
+    let (max_s, skew) = (NODE_MAX_TASK_LIFETIME.as_secs(), NODE_CLOCK_SKEW.as_secs());
+    if now > expires.saturating_add(skew) {
         return Err(Refusal::Expired { expires, now });
     }
-    if expires - now > max_s {
+    if expires.saturating_sub(now) > max_s + skew {
         return Err(Refusal::ExpiryTooFar {
             expires,
             now,
@@ -334,14 +336,19 @@ mod tests {
     }
 
     #[test]
-    fn an_expiry_past_or_too_far_is_refused() {
-        assert!(check_expiry(100, 50, 3600).is_ok());
+    fn an_expiry_past_or_too_far_is_refused_beyond_the_clock_skew() {
+        let (life, skew) = (NODE_MAX_TASK_LIFETIME.as_secs(), NODE_CLOCK_SKEW.as_secs());
+        let now = 1_000_000;
+        assert!(check_expiry(now + 50, now).is_ok());
+        // A worker's clock a little behind or ahead of the submitter's.
+        assert!(check_expiry(now + life + skew, now).is_ok());
+        assert!(check_expiry(now - skew, now).is_ok());
         assert!(matches!(
-            check_expiry(100, 101, 3600),
+            check_expiry(now - skew - 1, now),
             Err(Refusal::Expired { .. })
         ));
         assert!(matches!(
-            check_expiry(10_000, 50, 3600),
+            check_expiry(now + life + skew + 1, now),
             Err(Refusal::ExpiryTooFar { .. })
         ));
     }

@@ -6,7 +6,7 @@
 use super::trust::{Envelope, Refusal, check_expiry};
 use super::{
     Bus, NODE_ACK_WAIT, NODE_CONSUMER, NODE_HEARTBEAT, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
-    NODE_MAX_TASK_LIFETIME, NodeResult, NodeTask, Trust, bus_error, connect, result_key, unix_now,
+    NodeResult, NodeTask, Trust, bus_error, connect, result_key, unix_now,
 };
 use crate::artifact::Artifact;
 use crate::cadence::Denial;
@@ -157,7 +157,7 @@ async fn work(
                 if let Some(task) = task.filter(|_| answered) {
                     let error = CommandError::Refused(format!("node: task refused: {refusal}"));
                     let result = finished(&task, &envelope, host, Err(error), Duration::ZERO);
-                    let _ = record(bus, policy, &task, &result).await;
+                    let _ = record(bus, policy, &task, &result, Record::IfAbsent).await;
                 }
                 let _ = message.ack_with(AckKind::Term).await;
                 return Some(Worked::Refused);
@@ -185,7 +185,9 @@ async fn work(
     };
     let result = finished(&task, &envelope, host, outcome, start.elapsed());
     // Not recorded: leave the task unacked, so it is delivered again.
-    record(bus, policy, &task, &result).await.ok()?;
+    record(bus, policy, &task, &result, Record::Always)
+        .await
+        .ok()?;
     let _ = message.double_ack().await;
     Some(Worked::Recorded)
 }
@@ -216,7 +218,7 @@ async fn admitted(
         .trust
         .admits(&envelope.signer, &task.tenant, &task.profile)
         .map_err(fail)?;
-    check_expiry(task.expires, unix_now(), NODE_MAX_TASK_LIFETIME.as_secs()).map_err(fail)?;
+    check_expiry(task.expires, unix_now()).map_err(fail)?;
     // The nonce is claimed by this message's stream sequence: the same
     // message delivered again is not a replay, another message is.
     let seq = message
@@ -288,19 +290,42 @@ fn finished(
     }
 }
 
+/// Whether a record may replace what is held under its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Record {
+    /// A result of a task that ran: it replaces anything held.
+    Always,
+    /// A refusal: never over anything held. The key names a task id the
+    /// refused body chose, so a refusal must not replace the result of
+    /// the task that really has that id (or this worker's own result of a
+    /// task delivered again after its expiry).
+    IfAbsent,
+}
+
 /// Signs and records `result` under this worker's key for `task`.
 async fn record(
     bus: &Bus,
     policy: &WorkerPolicy,
     task: &NodeTask,
     result: &NodeResult,
+    how: Record,
 ) -> Result<(), FabricError> {
     let signed = Envelope::sign(&policy.identity, result).map_err(bus_error)?;
     let value = serde_json::to_vec(&signed).map_err(bus_error)?;
-    bus.results
-        .put(result_key(&task.id, &policy.identity.did), value.into())
-        .await
-        .map_err(bus_error)?;
+    let key = result_key(&task.id, &policy.identity.did);
+    match how {
+        Record::Always => {
+            bus.results
+                .put(key, value.into())
+                .await
+                .map_err(bus_error)?;
+        }
+        Record::IfAbsent => match bus.results.create(key, value.into()).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {}
+            Err(e) => return Err(bus_error(e)),
+        },
+    }
     Ok(())
 }
 
