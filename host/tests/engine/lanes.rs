@@ -80,12 +80,18 @@ async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothin
     assert!(err.to_string().contains("SyntaxError"), "{err}");
     assert!(engine.registry().get("wordfreq").unwrap().is_none());
 
+    // The operator's own root: first-party, so it runs in process.
     let root = root_with(None);
     let tk = Toolkits::new(Some(root.path().into()))
+        .vouched(workbooks::toolkit::Vouch {
+            roots: vec![root.path().into()],
+            signers: Vec::new(),
+        })
         .get("js-wordfreq")
         .unwrap();
     let entry = engine.build_toolkit(&tk, false).await.unwrap();
     assert_eq!(entry.sha256, row.sha256, "the engine is QuickJS itself");
+    assert_eq!(entry.tier, workbooks::commands::Tier::Instance);
     let out = engine
         .run_line(
             "wordfreq 2",
