@@ -104,14 +104,29 @@ impl Docked {
         Ok(self.sealed.get().cloned().unwrap_or(made))
     }
 
-    /// What a child needs to dock this guest as it was docked here (its
-    /// descriptor left 0, for the caller to set), and the compiled code.
-    pub(crate) fn handoff(&self) -> Result<(Handoff, Vec<u8>), DockError> {
+    /// The compiled code, as a child maps it.
+    #[cfg(feature = "compile")]
+    fn serialized(&self) -> Result<Vec<u8>, DockError> {
         let serialized = match &self.guest {
             Guest::Component { pre, .. } => pre.component().serialize(),
             Guest::Module { pre, .. } => pre.module().serialize(),
         };
-        let bytes = serialized.map_err(|e| DockError::Compile(format!("{e:#}")))?;
+        serialized.map_err(|e| DockError::Compile(format!("{e:#}")))
+    }
+
+    /// A build without the compiler (`wbr`) cannot write compiled code
+    /// out, so it hands none: the container tier needs `wbx`.
+    #[cfg(not(feature = "compile"))]
+    fn serialized(&self) -> Result<Vec<u8>, DockError> {
+        Err(DockError::Compile(
+            "handing compiled code to a container needs the compiler; this build (wbr) has none: use wbx".into(),
+        ))
+    }
+
+    /// What a child needs to dock this guest as it was docked here (its
+    /// descriptor left 0, for the caller to set), and the compiled code.
+    pub(crate) fn handoff(&self) -> Result<(Handoff, Vec<u8>), DockError> {
+        let bytes = self.serialized()?;
         let receipt = &self.receipt;
         let composition = match &receipt.composed_sha256 {
             None => None,
