@@ -1,5 +1,5 @@
 // Shared by the build scripts that turn guest crates into wasm32-wasip2
-// components (host/build.rs for the engine's shipped components,
+// components (host/core/build.rs for the engine's shipped components,
 // tests/artifacts/build.rs for the test probes). Included with `#[path]`.
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! The static x86_64 musl runner enters through the CLI's
-//! `src/cli/start.rs`, which populates its writable segment before it
+//! `host/cli/src/start.rs`, which populates its writable segment before it
 //! relocates itself, and its segments start on 2 MiB boundaries, as
 //! `wbx`'s do.
 
@@ -7,4 +7,4 @@ fn main() {
     link_for_a_fast_static_start("wbr");
 }
 
-include!("../host/src/cli/start_link.rs");
+include!("../host/cli/src/start_link.rs");

@@ -1,0 +1,181 @@
+//! What a broker costs: the hop on every call, and docking a guest that
+//! needs brokers. Same run, both sides, and the difference.
+//!
+//! Hop: a guest calls `kv.get` of a 100-byte (and a 1 MB) value N times through the
+//! shipped kv broker (guest → broker → host primitive), against a
+//! component calling the same host primitive N times itself (the test
+//! replacement broker repeats a get inside one call). Each side is timed at
+//! N and at 0 calls; the difference over N is the cost of one call, so
+//! instantiation is not counted.
+//!
+//! Dock: a guest needing three brokers (tcp, udp, tls), docked first on an
+//! empty cache (compose + compile), then from the disk cache by a new
+//! engine, then again by the same engine.
+//!
+//! `cargo bench -p workbooks-cli --bench brokers`
+
+mod support;
+use support::median;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+use workbooks::{Artifact, Cap, Docked, Engine, Grant, SessionOptions};
+
+/// Broker calls allowed per window: high enough never to be reached here.
+const UNLIMITED: u64 = 1 << 40;
+
+fn engine(home: &Path, broker: Option<Vec<u8>>) -> Engine {
+    let mut b = Engine::builder()
+        .home(home)
+        .rate_limit(UNLIMITED, Duration::from_secs(60));
+    if let Some(bytes) = broker {
+        b = b.broker(Cap::Kv, bytes);
+    }
+    b.build().expect("engine")
+}
+
+struct Kv {
+    engine: Engine,
+    docked: std::sync::Arc<Docked>,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Kv {
+    fn new(engine: Engine) -> Self {
+        let artifact = Artifact::from_file(guest_artifacts::KV_OPS).expect("probe");
+        let docked = engine
+            .dock(&artifact, &Grant::profile("minimal"))
+            .expect("dock");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        Kv { engine, docked, rt }
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let mut opts = SessionOptions::new("bench", "bench");
+        opts.args = args.iter().map(|a| a.to_string()).collect();
+        opts.timeout = Some(Duration::from_secs(600));
+        let out = self
+            .rt
+            .block_on(self.engine.run(&self.docked, opts))
+            .expect("run");
+        String::from_utf8(out.stdout.to_vec()).expect("utf-8")
+    }
+
+    /// The median time of one run of `args`, which must print `expect`.
+    fn time(&self, args: &[&str], expect: &str, samples: usize) -> Duration {
+        let mut xs = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let t = Instant::now();
+            let out = self.run(args);
+            xs.push(t.elapsed());
+            assert_eq!(out, expect);
+        }
+        median(xs)
+    }
+}
+
+/// Per-call cost: (time of `at(n)` − time of `at(0)`) / n.
+fn per_call(kv: &Kv, at: impl Fn(usize) -> Vec<String>, n: usize, samples: usize) -> Duration {
+    let args = |k: usize| at(k);
+    let found =
+        |k: usize, guest_calls: usize| format!("found {}\n", if k == 0 { 0 } else { guest_calls });
+    let run = |k: usize| {
+        let a = args(k);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        let guest_calls: usize = refs[2].parse().expect("count");
+        kv.time(&refs, &found(k, guest_calls), samples)
+    };
+    run(n / 10); // warm
+    let (t0, tn) = (run(0), run(n));
+    tn.saturating_sub(t0) / n as u32
+}
+
+/// The hop for one value size: through the shipped broker against the
+/// primitive called directly, per call.
+fn hop(full: bool, bytes: usize, calls: usize) {
+    let (n, samples) = if full {
+        (calls, 15)
+    } else {
+        (calls / 100 + 2, 3)
+    };
+    let set = |kv: &Kv| assert_eq!(kv.run(&["setn", "k", &bytes.to_string()]), "Ok(())\n");
+    let home = tempfile::tempdir().expect("home");
+    let brokered = Kv::new(engine(home.path(), None));
+    set(&brokered);
+    let through_broker = per_call(
+        &brokered,
+        |k| vec!["getn".into(), "k".into(), k.to_string()],
+        n,
+        samples,
+    );
+    drop(brokered);
+    let other = tempfile::tempdir().expect("home");
+    let broker = std::fs::read(guest_artifacts::TEST_KV_BROKER).expect("broker");
+    let direct = Kv::new(engine(other.path(), Some(broker)));
+    set(&direct);
+    // One guest call; the broker makes `k` primitive calls inside it. At
+    // zero the guest call returns nothing found.
+    let primitive = per_call(
+        &direct,
+        |k| {
+            let guest_calls = if k == 0 { "0" } else { "1" };
+            vec!["getn".into(), format!("repeat:{k}:k"), guest_calls.into()]
+        },
+        n,
+        samples,
+    );
+    println!(
+        "kv get, {bytes} bytes: through the broker {through_broker:?}/call, primitive called directly {primitive:?}/call, \
+         the hop adds {:?}/call ({:.2}x)",
+        through_broker.saturating_sub(primitive),
+        through_broker.as_secs_f64() / primitive.as_secs_f64().max(1e-12)
+    );
+}
+
+fn dock(full: bool) {
+    let (firsts, reloads, repeats) = if full { (5, 20, 2_000) } else { (1, 2, 10) };
+    let artifact = Artifact::from_file(guest_artifacts::NET_ONESHOT).expect("probe");
+    let grant = Grant::profile("minimal");
+    let mut first = Vec::new();
+    let home = tempfile::tempdir().expect("home");
+    for i in 0..firsts {
+        let fresh = home.path().join(format!("first-{i}"));
+        let engine = engine(&fresh, None);
+        let t = Instant::now();
+        let docked = engine.dock(&artifact, &grant).expect("dock");
+        first.push(t.elapsed());
+        assert_eq!(docked.receipt().brokers.len(), 3);
+    }
+    let warm = home.path().join("first-0");
+    let mut reload = Vec::new();
+    for _ in 0..reloads {
+        let engine = engine(&warm, None);
+        let t = Instant::now();
+        engine.dock(&artifact, &grant).expect("dock");
+        reload.push(t.elapsed());
+    }
+    let engine = engine(&warm, None);
+    engine.dock(&artifact, &grant).expect("dock");
+    let mut again = Vec::new();
+    for _ in 0..repeats {
+        let t = Instant::now();
+        engine.dock(&artifact, &grant).expect("dock");
+        again.push(t.elapsed());
+    }
+    println!(
+        "dock, 3 brokers (tcp udp tls): first {:?} (compose + compile), new engine from the disk cache {:?}, same engine {:?}",
+        median(first),
+        median(reload),
+        median(again)
+    );
+}
+
+fn main() {
+    let full = support::start();
+    hop(full, 100, 20_000);
+    hop(full, 1_000_000, 200);
+    dock(full);
+}

@@ -1,0 +1,322 @@
+//! `wbx`: the command-line face of the workbooks engine.
+//!
+//! Every subcommand is a thin layer over the `workbooks` library. Failures
+//! print one line on stderr (`wbx: <kind>: <message>`) and exit with a code
+//! from [`exit`], distinct per kind and documented in the README.
+
+mod agent;
+#[cfg(target_os = "linux")]
+mod alloc;
+mod audit;
+mod bundle;
+mod call;
+mod catalog;
+mod command;
+mod compose;
+mod conformance;
+mod daemon;
+mod exec;
+mod exit;
+mod fabric;
+mod inspect;
+mod kernel;
+mod ledger;
+mod log;
+#[cfg(feature = "mcp")]
+mod mcp;
+mod net;
+mod options;
+mod precompile;
+mod profiles;
+mod provenance;
+mod run;
+mod secret;
+mod serve;
+#[cfg(feature = "api")]
+mod serve_api;
+#[cfg(all(target_env = "musl", target_arch = "x86_64", target_os = "linux"))]
+mod start;
+mod toolkit;
+mod vfs;
+mod warm;
+#[cfg(feature = "node")]
+mod worker;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// On Linux the CLI allocates a start's small blocks from an arena made
+/// present ahead of use ([`alloc`]), and everything else through the C
+/// library, or in a static musl build through mimalloc: musl's own
+/// allocator maps and unmaps pages for most sizes, which costs a `run` more
+/// than it runs. (The unit tests keep the test harness's allocator, so the
+/// arena is theirs alone.)
+#[cfg(all(target_env = "musl", not(test)))]
+#[global_allocator]
+static ALLOCATOR: alloc::StartArena<mimalloc::MiMalloc> = alloc::StartArena(mimalloc::MiMalloc);
+#[cfg(all(target_os = "linux", not(target_env = "musl"), not(test)))]
+#[global_allocator]
+static ALLOCATOR: alloc::StartArena<std::alloc::System> = alloc::StartArena(std::alloc::System);
+
+/// A plugin host for WebAssembly components, with capability profiles.
+#[derive(Debug, Parser)]
+#[command(
+    name = BIN,
+    version = workbooks::compiler::VERSION,
+    long_version = workbooks::compiler::BUILD,
+    about,
+    long_about = None
+)]
+struct Cli {
+    /// Engine home: caches and the database (default ./.workbooks).
+    #[arg(long, global = true, env = "WB_HOME", value_name = "DIR")]
+    home: Option<PathBuf>,
+
+    /// Serve a cap with this broker component instead of the shipped one
+    /// (CAP=FILE.wasm; repeatable). It is checked like any broker.
+    #[arg(long = "broker", global = true, value_name = "CAP=FILE")]
+    brokers: Vec<String>,
+
+    /// Serve a WASI family the grant lacks with its deny broker, which
+    /// refuses every call (`wasi:sockets`; repeatable): for toolchains that
+    /// import interfaces a program never uses.
+    #[arg(long = "stub", global = true, value_name = "FAMILY")]
+    stubs: Vec<String>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the capability profiles: memory, timeout, caps.
+    Profiles(profiles::Args),
+    /// Show a component's or core module's imports, the caps they need, and its receipt.
+    Inspect(inspect::Args),
+    /// Run a wasm32-wasip2 command component in the sandbox.
+    Exec(exec::Args),
+    /// Run a pipeline of commands inside the sandbox (no shell process).
+    Run(run::Args),
+    /// Manage the command registry.
+    #[command(subcommand)]
+    Command(command::Command),
+    /// Compile a component or core module into the home's compile cache.
+    Precompile(precompile::Args),
+    /// Keep one warm engine for the home and run the `run` lines of its
+    /// clients (same build, same user) until SIGINT or SIGTERM.
+    Daemon(daemon::Args),
+    /// Run third-party test suites (jq, toybox, busybox) through the
+    /// sandboxed built-ins and count pass / fail / skipped.
+    Conformance(conformance::Args),
+    /// Show broker denials by reason, the latest ones, and revocations.
+    Audit(audit::AuditArgs),
+    /// Revoke a principal: its broker calls are refused, in flight too.
+    Revoke(audit::PrincipalArgs),
+    /// Lift a revocation.
+    Unrevoke(audit::PrincipalArgs),
+    /// Network checks.
+    #[command(subcommand)]
+    Net(net::NetCommand),
+    /// Fetch a URL through the broker (the SSRF floor, pinning, caps).
+    Fetch(net::FetchArgs),
+    /// Run the agent loop (the model at WB_LLM_BASE_URL, key WB_LLM_API_KEY).
+    #[command(subcommand)]
+    Agent(agent::AgentCommand),
+    /// Check an agent run's signed ledger, or prove one of its lines.
+    #[command(subcommand)]
+    Ledger(ledger::LedgerCommand),
+    /// Manage the host's signing secrets.
+    #[command(subcommand)]
+    Secret(secret::SecretCommand),
+    /// Serve the HTTP API of supervised agent runs (loopback by default).
+    #[cfg(feature = "api")]
+    ServeApi(serve_api::Args),
+    /// Serve a component exporting wasi:http/incoming-handler.
+    Serve(serve::Args),
+    /// List, show, search, verify and sign toolkits.
+    Toolkit(toolkit::ToolkitArgs),
+    /// Print a tenant's did:key (and its did:web document).
+    Identity(provenance::IdentityArgs),
+    /// Sign an HTML page with the tenant's did:key, or check one.
+    #[command(subcommand)]
+    Artifact(provenance::ArtifactCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Compile every shipped component ahead of time (once per machine).
+    Warm(warm::Args),
+    /// Serve the engine's tools over the Model Context Protocol (stdio, or
+    /// streamable HTTP with --listen).
+    #[cfg(feature = "mcp")]
+    Mcp(mcp::Args),
+    /// The catalog of programs known by name and sha256 pin.
+    #[command(subcommand)]
+    Catalog(catalog::CatalogCommand),
+    /// Call `run` of a `plugin`-world component once and print the answer.
+    Call(call::Args),
+    /// Compose components with a WAC file (built toolkits, --dep files).
+    Compose(compose::Args),
+    /// Pack an instance's volumes into a signed `.wbundle`, or restore one.
+    #[command(subcommand)]
+    Bundle(bundle::BundleCommand),
+    /// Register, list and call kernels (bytes in, bytes out, hot loop).
+    #[command(subcommand)]
+    Kernel(kernel::KernelCommand),
+    /// Fan a command or kernel over many inputs at a width and tier.
+    #[command(subcommand)]
+    Fabric(fabric::FabricCommand),
+    /// Run fabric tasks from NATS JetStream (the node tier) until stopped.
+    #[cfg(feature = "node")]
+    Worker(worker::Args),
+    /// Settle vfs volumes written before volumes were scoped by tenant.
+    #[command(subcommand)]
+    Vfs(vfs::VfsCommand),
+}
+
+fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // A plain `run` line skips building the parser of every verb, and one
+    // a daemon serves needs no logging and no engine either.
+    let early = run::early(&args);
+    if let Some((run, home)) = &early {
+        let home = home.clone().unwrap_or_else(workbooks::default_home);
+        if let Some(code) = run::client::run_line(run, &home) {
+            return ExitCode::from(code);
+        }
+    }
+    // Wasmtime errors capture a backtrace whenever RUST_BACKTRACE is set,
+    // and every dropped store makes one; keep panic backtraces but turn the
+    // library ones off unless asked for.
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        // SAFETY: no other thread exists yet.
+        #[expect(unsafe_code, reason = "setting an env var before any thread starts")]
+        unsafe {
+            std::env::set_var("RUST_LIB_BACKTRACE", "0");
+        }
+    }
+    // Likewise a plain `exec` line, as the os_process tier starts its
+    // children.
+    let early = match early {
+        Some((run, home)) => Some((Command::Run(run), home)),
+        None => exec::early(&args).map(|(exec, home)| (Command::Exec(exec), home)),
+    };
+    let cli = match early {
+        Some((command, home)) => Cli {
+            home,
+            brokers: Vec::new(),
+            stubs: Vec::new(),
+            command,
+        },
+        None => match Cli::try_parse() {
+            Ok(cli) => cli,
+            Err(e) => {
+                let code = if e.use_stderr() { exit::USAGE } else { 0 };
+                let _ = e.print();
+                return ExitCode::from(code);
+            }
+        },
+    };
+    log::init();
+    let home = cli.home.unwrap_or_else(workbooks::default_home);
+    if let Err(code) = options::set_brokers(&cli.brokers) {
+        return ExitCode::from(code);
+    }
+    if let Err(code) = options::set_stubs(&cli.stubs) {
+        return ExitCode::from(code);
+    }
+    let code = match cli.command {
+        Command::Profiles(args) => profiles::run(args),
+        Command::Inspect(args) => inspect::run(args, home),
+        Command::Exec(args) => exec::run(args, home),
+        Command::Run(args) => run::run(args, home),
+        Command::Command(cmd) => command::run(cmd, home),
+        Command::Precompile(args) => precompile::run(args, home),
+        Command::Daemon(args) => daemon::run(args, home),
+        Command::Conformance(args) => conformance::run(args, home),
+        Command::Audit(args) => audit::audit(args, home),
+        Command::Revoke(args) => audit::revoke(args, home, true),
+        Command::Unrevoke(args) => audit::revoke(args, home, false),
+        Command::Net(cmd) => net::check(cmd, home),
+        Command::Fetch(args) => net::fetch(args, home),
+        Command::Secret(cmd) => secret::run(cmd, home),
+        Command::Agent(cmd) => agent::run(cmd, home),
+        Command::Ledger(cmd) => ledger::run(cmd, home),
+        Command::Serve(args) => serve::run(args, home),
+        #[cfg(feature = "api")]
+        Command::ServeApi(args) => serve_api::run(args, home),
+        Command::Vfs(cmd) => vfs::run(cmd, home),
+        Command::Kernel(cmd) => kernel::run(cmd, home),
+        Command::Fabric(cmd) => fabric::run(cmd, home),
+        #[cfg(feature = "node")]
+        Command::Worker(args) => worker::run(args, home),
+        Command::Bundle(cmd) => bundle::run(cmd, home),
+        Command::Compose(args) => compose::run(args, home),
+        Command::Call(args) => call::run(args, home),
+        Command::Toolkit(args) => toolkit::run(args, home),
+        Command::Catalog(cmd) => catalog::run(cmd, home),
+        Command::Identity(args) => provenance::identity(args, home),
+        Command::Artifact(cmd) => provenance::artifact(cmd, home),
+        Command::Completions(args) => completions(args),
+        Command::Warm(args) => warm::run(args, home),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => mcp::run(args, home),
+    };
+    // Denials coalesced in memory reach the audit file before the exit.
+    options::flush_audit();
+    ExitCode::from(code)
+}
+
+/// `completions <shell>`: the shell's completion script on stdout.
+#[derive(Debug, clap::Args)]
+struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    shell: clap_complete::Shell,
+}
+
+/// Prints the completion script of every command and flag for `shell`,
+/// e.g. `wbx completions bash > ~/.local/share/bash-completion/completions/wbx`.
+fn completions(args: CompletionsArgs) -> u8 {
+    use clap::CommandFactory as _;
+    clap_complete::generate(args.shell, &mut Cli::command(), BIN, &mut std::io::stdout());
+    0
+}
+
+/// This binary's name (`wbx`, or `wbr` for the compiler-less runner),
+/// which starts every message it prints.
+pub(crate) const BIN: &str = env!("CARGO_BIN_NAME");
+
+/// Prints `wbx: <kind>: <message>` on stderr and returns `code`.
+pub(crate) fn fail(kind: &str, message: impl std::fmt::Display, code: u8) -> u8 {
+    eprintln!("{BIN}: {kind}: {message}");
+    code
+}
+
+/// For the tests of the readers that skip clap (`run::early`,
+/// `exec::early`): reads each shape both ways and, wherever `early` takes
+/// one, holds it to clap's reading (`same` compares the two commands);
+/// returns how many shapes `early` took.
+#[cfg(test)]
+fn taken_as_clap_takes<T>(
+    shapes: &[&[&str]],
+    early: impl Fn(&[std::ffi::OsString]) -> Option<(T, Option<PathBuf>)>,
+    same: impl Fn(Command, T, &[&str]),
+) -> usize {
+    let mut taken = 0;
+    for args in shapes {
+        let os: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        let Some((read, home)) = early(&os) else {
+            continue;
+        };
+        taken += 1;
+        let cli = Cli::try_parse_from(std::iter::once("wbx").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?} is taken early but clap refuses it: {e}"));
+        assert_eq!(
+            cli.home.unwrap_or_else(workbooks::default_home),
+            home.unwrap_or_else(workbooks::default_home),
+            "{args:?}"
+        );
+        assert!(cli.brokers.is_empty() && cli.stubs.is_empty(), "{args:?}");
+        same(cli.command, read, args);
+    }
+    taken
+}

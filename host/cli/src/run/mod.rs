@@ -1,0 +1,156 @@
+//! `wbx run`: a pipeline run entirely inside the sandbox, no shell process.
+//! When a `wbx daemon` of the same build serves the home, the line runs
+//! there (`client.rs`), with this process's stdin and stdout.
+
+pub(crate) mod client;
+
+use crate::exit;
+use crate::options::{StageArgs, StageOptions as _, engine_with, runtime, stdin_stream};
+use std::io::Write;
+use std::path::PathBuf;
+use workbooks::{LineError, LineOutcome, LineStdout};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    pub(crate) stage: StageArgs,
+    /// Print {stdout, stderr, exit, stages} as JSON instead of passing the
+    /// output through.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The command line, e.g. 'cat data.json | jq -r .name | sort -u'.
+    pub(crate) line: String,
+}
+
+/// A `run` line that [`RunArgs`](workbooks_wire::RunArgs) takes exactly as
+/// clap would, with its `--home`: read without building the parser of
+/// every verb. `None` for anything else, which clap then reads.
+pub(crate) fn early(args: &[std::ffi::OsString]) -> Option<(Args, Option<PathBuf>)> {
+    let run = workbooks_wire::RunArgs::parse(args)?;
+    let args = Args {
+        stage: run.stage,
+        json: run.json,
+        line: run.line,
+    };
+    Some((args, run.home))
+}
+
+pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    if let Some(code) = client::run_line(&args, &home) {
+        return code;
+    }
+    let body = || -> Result<u8, u8> {
+        let mut opts = args.stage.to_options()?;
+        opts.stdin = stdin_stream();
+        // Passed through as it is produced, as a shell's is; kept only to
+        // go into the JSON.
+        if !args.json {
+            opts.stdout = LineStdout::Inherit;
+        }
+        let engine = engine_with(home, false, opts.stage_memory)?;
+        let outcome = runtime()?.block_on(engine.run_line(&args.line, opts));
+        let mut stdout = std::io::stdout().lock();
+        let mut stderr = std::io::stderr().lock();
+        Ok(report(
+            outcome,
+            args.json,
+            crate::BIN,
+            &mut stdout,
+            &mut stderr,
+        ))
+    };
+    body().unwrap_or_else(|code| code)
+}
+
+/// Writes what a line's outcome prints (the JSON, or its stderr, or why it
+/// failed, as `<bin>: <why>`) and returns its exit code: the same here and
+/// in a daemon, which writes into frames for its client.
+pub(crate) fn report(
+    outcome: Result<LineOutcome, LineError>,
+    json: bool,
+    bin: &str,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
+    match outcome {
+        Ok(out) if json => match serde_json::to_string(&out) {
+            Ok(text) => {
+                let _ = writeln!(stdout, "{text}");
+                u8::try_from(out.exit).unwrap_or(1)
+            }
+            Err(e) => {
+                let _ = writeln!(stderr, "{bin}: json: {e}");
+                exit::ENGINE
+            }
+        },
+        Ok(out) => {
+            let _ = stderr.write_all(&out.stderr);
+            u8::try_from(out.exit).unwrap_or(1)
+        }
+        Err(e) => {
+            let code = exit::for_line_error(&e);
+            let _ = writeln!(stderr, "{bin}: {e}{}", exit::raise_hint(code));
+            code
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Argument shapes, those the early reader takes and those it must
+    /// leave to clap (repeats, values that look like flags, empty values).
+    const SHAPES: &[&[&str]] = &[
+        &["run", "true"],
+        &["run", "--json", "seq 3 | wc -l"],
+        &["--home", "/h", "run", "true"],
+        &["--home=/h", "run", "--profile", "posix", "true"],
+        &["run", "true", "--home", "/x"],
+        &["run", "--caps=vfs,net", "--tenant", "t1", "true"],
+        &["run", "--env", "A=1", "--env=B=2", "--env", "C=", "env"],
+        &[
+            "run",
+            "--timeout",
+            "500",
+            "--fuel=9",
+            "--memory",
+            "64",
+            "true",
+        ],
+        &["run", "--", "-n"],
+        &["run", "--", "--json"],
+        &["run", "-"],
+        &["run", ""],
+        &["run", "--json", "--json", "true"],
+        &["run", "--fuel", "1", "--fuel=2", "true"],
+        &["--home", "/a", "run", "true", "--home", "/b"],
+        &["run", "--tenant", "--json", "true"],
+        &["run", "--env", "-x", "true"],
+        &["run", "--fuel", "-1", "true"],
+        &["run", "--profile=", "true"],
+        &["run", "--caps", "", "true"],
+        &["--home=", "run", "true"],
+        &["run", "--timeout", "soon", "true"],
+        &["run", "--json=yes", "true"],
+        &["run", "a", "b"],
+        &["run", "--dir", "/d::/d", "true"],
+        &["--broker", "kv=k.wasm", "run", "true"],
+        &["run", "--help"],
+        &["run"],
+    ];
+
+    #[test]
+    fn every_run_line_read_without_clap_is_read_as_clap_reads_it() {
+        let taken = crate::taken_as_clap_takes(SHAPES, super::early, |full, early, args| {
+            let crate::Command::Run(full) = full else {
+                panic!("{args:?} is not a run for clap");
+            };
+            assert_eq!(full.stage, early.stage, "{args:?}");
+            assert_eq!(
+                (full.json, &full.line),
+                (early.json, &early.line),
+                "{args:?}"
+            );
+        });
+        assert_eq!(taken, 12, "the shapes the early reader takes");
+    }
+}

@@ -1,0 +1,38 @@
+//! Host-side bindings for the interfaces the host implements itself: the
+//! always-linked `session-info`; `vfs` and `net`, served in the host
+//! because they move bulk bytes (see their modules); the host primitives
+//! that first-party brokers import (`storage`, `http`, `keys`, `fifo`,
+//! `wire`, `launch`, `completions`) and the agent component's `tools` and
+//! `telemetry`; and the exports the host calls (the shell broker's, a TCP
+//! service's, the agent's). The other guest-facing interfaces are served by
+//! broker components and have no host binding.
+
+wasmtime::component::bindgen!({
+    path: ["../../wit", "../../wit/host"],
+    world: "workbooks:host/served",
+    imports: {
+        "workbooks:host/launch.run": async | trappable,
+        "workbooks:host/launch.start": async | trappable,
+        "workbooks:host/launch.pipeline": async | trappable,
+        "workbooks:host/launch.run-many": async | trappable,
+        "workbooks:host/launch.[method]job.wait": async | trappable,
+        "workbooks:host/launch.[method]job.kill": trappable,
+        "workbooks:engine/net.send": async,
+        "workbooks:engine/net.fetch": async,
+        "workbooks:engine/net.fetch-many": async,
+        "workbooks:host/wire.exchange": async,
+        "workbooks:host/fifo.push": async,
+        "workbooks:host/fifo.pop": async,
+        "workbooks:host/fifo.len": async,
+        "workbooks:host/http.get": async,
+        "workbooks:host/completions.post": async,
+        "workbooks:host/tools.call": async,
+    },
+    exports: { default: async },
+    // The container tier relays storage and launch calls from its child to
+    // its parent as JSON (`cap::relay`).
+    additional_derives: [serde::Serialize, serde::Deserialize],
+    with: {
+        "workbooks:host/launch.job": crate::cap::launch::Job,
+    },
+});
