@@ -20,6 +20,8 @@ mod exit;
 mod fabric;
 mod inspect;
 mod kernel;
+#[cfg(test)]
+mod layers;
 mod ledger;
 mod log;
 #[cfg(feature = "mcp")]

@@ -18,9 +18,9 @@
 use crate::artifact::Artifact;
 use crate::dock::{DockError, Docked};
 use crate::engine::Engine;
+use crate::engine::run::{RunError, classify};
 use crate::limits::Deadline;
-use crate::policy::{CapSet, Grant, PolicyError, Profile};
-use crate::run::{RunError, classify};
+use crate::policy::{CapSet, Grant, PolicyError, Profile, Stubs};
 use crate::state::{Preopen, SessionError, SessionOptions, StoreState};
 use crate::store::{StorageError, VfsError, Volume, validate_name};
 use serde::Serialize;
@@ -508,5 +508,24 @@ fn info(engine: &Engine, id: &str, inst: &Instance) -> InstanceInfo {
             .and_then(|live| live.as_ref().map(|l| l.store.data().limiter.used())),
         memory_limit: engine.memory_cap(inst.session.memory, grant.profile.effective),
         artifact_sha256: receipt.artifact_sha256.clone(),
+    }
+}
+
+impl crate::engine::shell::LineOptions {
+    /// What a `plugin` instance started with these stage settings gets:
+    /// the profile, caps, preopens, budgets and environment of a stage
+    /// (fuel [`COMMAND_FUEL`](crate::limits::COMMAND_FUEL) when unset),
+    /// serving `stubs` with deny brokers.
+    pub fn start_options(&self, stubs: Stubs) -> StartOptions {
+        StartOptions {
+            profile: self.profile.clone(),
+            caps: self.caps,
+            timeout: self.stage_timeout,
+            dirs: self.dirs.clone(),
+            fuel: Some(self.stage_fuel.unwrap_or(crate::limits::COMMAND_FUEL)),
+            memory: self.stage_memory,
+            env: self.env.clone(),
+            stubs,
+        }
     }
 }

@@ -28,7 +28,6 @@
 
 pub mod agent;
 pub mod artifact;
-mod bindings;
 pub mod bundle;
 pub mod cadence;
 mod cap;
@@ -52,13 +51,14 @@ pub mod limits;
 pub mod pipes;
 pub mod policy;
 mod preopen;
-pub mod run;
 mod seal;
 pub mod serve;
-pub mod shell;
 pub mod state;
 pub mod store;
+pub mod tier;
+pub use engine::{run, shell};
 pub mod toolkit;
+pub mod tools;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
@@ -73,10 +73,7 @@ pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use compiler::Compiler;
 pub use dock::{DockError, Docked, Receipt};
 pub use egress::{Cidr, NetGuard};
-pub use engine::{
-    Engine, EngineBuilder, EngineError, ToolKind, ToolOutcome, ToolSpec, WarmError, Warmed,
-    build_id, default_home,
-};
+pub use engine::{Engine, EngineBuilder, EngineError, WarmError, Warmed, build_id, default_home};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use pipes::{PipeReader, SessionOutput};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile, Stub, Stubs};
@@ -86,3 +83,4 @@ pub use seal::default_state_dir;
 pub use serve::{ServeError, ServeOptions, Server, TcpServer};
 pub use shell::{LineError, LineOptions, LineOutcome, LineStdout, StageReport};
 pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin};
+pub use tools::{ToolKind, ToolOutcome, ToolSpec};

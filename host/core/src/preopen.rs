@@ -167,6 +167,14 @@ fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), Pr
 /// (`<home>/runs/<tenant>/<id>/workdir`): the one part of the home a guest
 /// may be shown, as it holds only what that run's tools wrote. Both paths
 /// are resolved, so no link can make another part look like one.
+/// The folder of the home under which agent runs are kept, by tenant and
+/// id.
+pub const RUNS_DIR: &str = "runs";
+
+/// A run's working dir inside its folder: the one part of the home its
+/// tools (and only its tools) may be shown.
+pub const WORKDIR: &str = "workdir";
+
 fn in_run_workdir(home: &Path, host: &Path) -> bool {
     use std::path::Component::Normal;
     let Ok(rest) = host.strip_prefix(home) else {
@@ -176,7 +184,7 @@ fn in_run_workdir(home: &Path, host: &Path) -> bool {
     matches!(
         parts.as_slice(),
         [Normal(runs), Normal(_), Normal(_), Normal(workdir), ..]
-            if *runs == crate::agent::RUNS_DIR && *workdir == crate::agent::WORKDIR
+            if *runs == RUNS_DIR && *workdir == WORKDIR
     )
 }
 

@@ -209,7 +209,7 @@ pub(crate) struct StoreState {
     pub(crate) queue: QueueCtx,
     pub(crate) secrets: SecretsCtx,
     pub(crate) llm: crate::cap::llm::LlmCtx,
-    pub(crate) agent: crate::agent::AgentCtx,
+    pub(crate) agent: crate::cap::agent::AgentCtx,
 }
 
 impl StoreState {

@@ -206,7 +206,7 @@ async fn a_plugin_registered_at_os_process_is_called_in_a_child_on_every_lane() 
         .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap();
-    let kind = workbooks::engine::ToolKind::Plugin("plug".into());
+    let kind = workbooks::ToolKind::Plugin("plug".into());
     let args = serde_json::json!({"input": "sleep:2000"});
     let opts = workbooks::LineOptions {
         profile: "minimal".into(),

@@ -1,14 +1,12 @@
-use super::AgentCtx;
+use super::run::RunCtx;
 use super::trace::TurnEvent;
-use crate::bindings::workbooks::engine::llm_types::{ToolCall, ToolDef, Usage};
-use crate::bindings::workbooks::host::{telemetry, tools};
+use crate::cap::agent::{AgentRun, Outcome, ToolCall, ToolDef};
+use std::future::Future;
+use std::pin::Pin;
 
-impl tools::Host for AgentCtx {
-    fn definitions(&mut self) -> Vec<ToolDef> {
-        let Some(run) = self.run.as_ref() else {
-            return Vec::new();
-        };
-        super::tools::definitions(run.toolbox.exec)
+impl AgentRun for RunCtx {
+    fn definitions(&self) -> Vec<ToolDef> {
+        super::tools::definitions(self.toolbox.exec)
             .into_iter()
             .map(|t| ToolDef {
                 name: t.name.to_string(),
@@ -18,30 +16,27 @@ impl tools::Host for AgentCtx {
             .collect()
     }
 
-    async fn call(&mut self, step: u32, call: ToolCall) -> tools::Outcome {
-        let Some(run) = self.run.as_mut() else {
-            return tools::Outcome::Output("tool error: no agent run".into());
-        };
-        let ran = run.call(step, call).await;
-        match ran.finished {
-            Some(result) => tools::Outcome::Finished(result),
-            None => tools::Outcome::Output(ran.output),
-        }
+    fn call(
+        &mut self,
+        step: u32,
+        call: ToolCall,
+    ) -> Pin<Box<dyn Future<Output = Outcome> + Send + '_>> {
+        Box::pin(async move {
+            let ran = RunCtx::call(self, step, call).await;
+            match ran.finished {
+                Some(result) => Outcome::Finished(result),
+                None => Outcome::Output(ran.output),
+            }
+        })
     }
-}
 
-impl telemetry::Host for AgentCtx {
-    fn turn(&mut self, step: u32, finish_reason: String, tool_calls: u32, _usage: Option<Usage>) {
-        // The tokens are the host's count of the completion, never the
-        // loop's word for them.
-        if let Some(run) = self.run.as_mut() {
-            let turn = TurnEvent {
-                step,
-                finish_reason,
-                tool_calls,
-                tokens: run.budget.take_last(),
-            };
-            run.turns.push(turn);
-        }
+    fn turn(&mut self, step: u32, finish_reason: String, tool_calls: u32) {
+        let turn = TurnEvent {
+            step,
+            finish_reason,
+            tool_calls,
+            tokens: self.budget.take_last(),
+        };
+        self.turns.push(turn);
     }
 }

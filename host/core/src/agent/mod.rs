@@ -37,28 +37,4 @@ pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, RunStatus, 
 pub use sessions::{LiveEvent, SessionError, SessionRecord, SessionStatus, Sessions, Subscription};
 pub use trace::{StepEvent, TurnEvent};
 
-use crate::bindings::workbooks::host::{telemetry, tools as tools_wit};
-use wasmtime::component::{HasSelf, Linker};
-
-/// The folder of the home under which runs are kept, by tenant and id.
-pub(crate) const RUNS_DIR: &str = "runs";
-
-/// A run's working dir inside its folder: the one part of the home its
-/// tools (and only its tools) may be shown.
-pub(crate) const WORKDIR: &str = "workdir";
-
-/// The tools and trace of the run a store serves; the default serves no
-/// run (every call is answered with an error).
-#[derive(Default)]
-pub(crate) struct AgentCtx {
-    run: Option<Box<run::RunCtx>>,
-}
-
-/// Links `tools` and `telemetry` for the agent component.
-pub(crate) fn add_to_linker<T: Send + 'static>(
-    linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut AgentCtx,
-) -> wasmtime::Result<()> {
-    tools_wit::add_to_linker::<T, HasSelf<AgentCtx>>(linker, get)?;
-    telemetry::add_to_linker::<T, HasSelf<AgentCtx>>(linker, get)
-}
+pub(crate) use crate::preopen::{RUNS_DIR, WORKDIR};

@@ -1,14 +1,14 @@
 //! One agent run: dock the loop, give it its tools, call it, write the
 //! trace.
 
-use super::AgentCtx;
 use super::replay::{self, RunFile, WORLD_TOOLS, World};
 use super::tools::{Ran, Toolbox};
 use super::trace::{self, StepEvent, StepLog, TurnEvent};
-use crate::bindings::exports::workbooks::engine::agent::{
+use crate::cap::agent::AgentCtx;
+use crate::cap::bindings::exports::workbooks::engine::agent::{
     GuestIndices, RunOptions, RunStatus as WitStatus,
 };
-use crate::bindings::workbooks::engine::llm_types::ToolCall;
+use crate::cap::bindings::workbooks::engine::llm_types::ToolCall;
 use crate::cap::llm::tape::{self, Tape};
 use crate::dock::{DockError, Lane};
 use crate::engine::Engine;
@@ -422,17 +422,23 @@ impl Engine {
                 }
             },
             Err(e) => {
-                let why = crate::run::classify(e, store.data(), Some(AGENT_FUEL));
+                let why = crate::engine::run::classify(e, store.data(), Some(AGENT_FUEL));
                 let steps = store
                     .data()
                     .agent
                     .run
-                    .as_ref()
+                    .as_deref()
+                    .and_then(|r| (r as &dyn std::any::Any).downcast_ref::<RunCtx>())
                     .map_or(0, |r| r.turns.len() as u32);
                 (RunStatus::Failed, steps, format!("error: agent: {why}"))
             }
         };
-        let run = store.data_mut().agent.run.take();
+        let run = store
+            .data_mut()
+            .agent
+            .run
+            .take()
+            .and_then(|r| (r as Box<dyn std::any::Any>).downcast::<RunCtx>().ok());
         let (events, turns, lines) = match run {
             Some(r) => {
                 if let Some(e) = r.log.failure {

@@ -13,10 +13,10 @@
 use super::outside::{self, ImageBudget};
 use super::workdir::{ESCAPES, confine};
 use crate::engine::Engine;
+use crate::engine::shell::LineOptions;
 use crate::limits::{AGENT_VFS_READ_BYTES, AGENT_VFS_WRITE_BYTES};
 use crate::policy::{Cap, CapSet};
 use crate::preopen::Preopen;
-use crate::shell::LineOptions;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::PathBuf;

@@ -4,6 +4,8 @@
 //! `add_to_linker`; `host.rs` implements the generated host trait. Caps do
 //! not reach into each other; only [`crate::dock`] links them.
 
+pub mod agent;
+pub(crate) mod bindings;
 pub(crate) mod browse;
 pub(crate) mod kv;
 pub(crate) mod launch;

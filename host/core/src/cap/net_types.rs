@@ -2,8 +2,8 @@
 //! it. Shared by `net`, `browse`, `tcp`, `udp` and `tls` the way the WIT
 //! interface is shared: types only, no reach.
 
-use crate::bindings::workbooks::engine::net_types::NetError;
 use crate::cadence::Denial;
+use crate::cap::bindings::workbooks::engine::net_types::NetError;
 use crate::egress::oneshot::{self, Proto};
 use crate::egress::{EgressFailure, HttpError, NetAccess, NetDenial};
 

@@ -12,8 +12,8 @@
 //! call: a cap it was not granted is refused as it would be in process.
 //! This side trusts the answers: they come from the parent that started it.
 
-use crate::bindings::workbooks::engine::command_types::{PipelineStage, TaskInput};
-use crate::bindings::workbooks::engine::vfs::Volume;
+use crate::cap::bindings::workbooks::engine::command_types::{PipelineStage, TaskInput};
+use crate::cap::bindings::workbooks::engine::vfs::Volume;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::future::Future;

@@ -35,8 +35,7 @@ use std::time::Duration;
 
 /// Deepest command chain: a command run by a command run by ... stops here.
 pub const MAX_DEPTH: u32 = 8;
-/// Commands one principal may have running at once.
-pub const MAX_CONCURRENT_PER_PRINCIPAL: u32 = 64;
+pub use crate::limits::MAX_CONCURRENT_PER_PRINCIPAL;
 /// Spawned, not yet awaited processes one principal may hold (`exec`).
 pub const MAX_LIVE_PROCESSES_PER_PRINCIPAL: u32 = 32;
 /// Wall-clock budget of one command.

@@ -62,7 +62,7 @@ pub(crate) fn link(
         })?;
     }
     if lane == Lane::Agent {
-        crate::agent::add_to_linker(l, |s| &mut s.agent)?;
+        crate::cap::agent::add_to_linker(l, |s| &mut s.agent)?;
     }
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
     // Types shared by commands, exec and shell, by the network caps, and

@@ -2,14 +2,14 @@
 //! with nothing of this engine's home.
 //!
 //! What it is given, and nothing else: a root of its program and system
-//! libraries ([`crate::fabric::root`]); the guest's bytes and the code
+//! libraries ([`crate::tier::root`]); the guest's bytes and the code
 //! this engine compiled for it, each in a sealed memfd
 //! ([`crate::dock::handoff`]); one end of a socket pair over which this
 //! engine serves its storage, signing and launch calls
 //! ([`crate::cap::relay`], served by [`super::relay`]) from a store built
 //! for its session; the preopens its caller granted; and a home of its
 //! own on its private `/tmp`, gone when it ends. Under the OS ceilings of
-//! [`crate::fabric::ceilings`].
+//! [`crate::tier::ceilings`].
 //!
 //! Threat: native code that escaped the guest into the child. It cannot
 //! read another tenant's database or this engine's keys (none is in its
@@ -24,9 +24,9 @@ use super::os_process::{CHILD_GRACE, child_flags};
 use crate::commands::ladder::Resolved;
 use crate::commands::{CommandEnv, CommandError};
 use crate::dock::Docked;
-use crate::fabric::ceilings::{CODE_FD, Ceilings, GUEST_FD, RELAY_FD};
 use crate::policy::Cap;
 use crate::state::{SessionOptions, StoreState};
+use crate::tier::ceilings::{CODE_FD, Ceilings, GUEST_FD, RELAY_FD};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -109,9 +109,9 @@ impl Engine {
             .filter(|d| !d.read_only)
             .map(|d| d.host.as_path())
             .collect();
-        let root = crate::fabric::root::root_for(wbx).map_err(refused("the child's root"))?;
+        let root = crate::tier::root::root_for(wbx).map_err(refused("the child's root"))?;
         let mut cmd = tokio::process::Command::new(bwrap);
-        cmd.args(crate::fabric::root::bubblewrap_args(
+        cmd.args(crate::tier::root::bubblewrap_args(
             &root, wbx, &read_only, &writable,
         ));
         let (parent, child) =
@@ -139,7 +139,7 @@ impl Engine {
         handoff.fd = CODE_FD;
         let handoff = serde_json::to_string(&handoff)
             .map_err(|e| CommandError::Refused(format!("tier container: {e}")))?;
-        cmd.arg(crate::fabric::root::PROGRAM_INSIDE)
+        cmd.arg(crate::tier::root::PROGRAM_INSIDE)
             .arg("--home")
             .arg(CHILD_HOME)
             .arg("exec")

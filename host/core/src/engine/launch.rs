@@ -11,9 +11,9 @@ use crate::commands::{
     COMMAND_TIMEOUT, CommandEnv, CommandError, CommandOutput, CommandPolicy,
     MAX_LIVE_PROCESSES_PER_PRINCIPAL, StageSpec,
 };
+use crate::engine::run::RunError;
 use crate::limits::{COMMAND_FUEL, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES};
 use crate::policy::Cap;
-use crate::run::RunError;
 use crate::state::{Output, SessionError, SessionOptions, Stdin};
 use bytes::Bytes;
 use std::time::Instant;
@@ -234,13 +234,13 @@ impl Launcher for Engine {
         width: usize,
     ) -> Fanning<'a> {
         Box::pin(async move {
-            let opts = crate::fabric::FabricOptions {
+            let fan = super::Fan {
                 width,
+                tier: crate::tier::FabricTier::Instance,
                 timeout: budgets(env).0,
-                ..Default::default()
+                finished: None,
             };
-            let tier = crate::fabric::FabricTier::Instance;
-            self.fan_commands(env, cap, name, tasks, tier, &opts).await
+            self.fan_commands(env, cap, name, tasks, &fan).await
         })
     }
 

@@ -12,6 +12,7 @@
 //! `launch` primitive calls). Nothing below imports it.
 
 mod container;
+mod fan;
 mod launch;
 #[cfg(feature = "node")]
 pub(crate) use launch::shape;
@@ -21,10 +22,11 @@ pub(crate) use os_process::CHILD_GRACE;
 mod pipeline;
 mod plugin_child;
 pub(crate) mod relay;
-mod tools;
+pub mod run;
+pub mod shell;
 mod warm;
 
-pub use tools::{ToolKind, ToolOutcome, ToolSpec};
+pub use fan::Fan;
 pub use warm::{WarmError, Warmed};
 
 use crate::artifact::{Artifact, ArtifactError};
@@ -787,46 +789,6 @@ impl Engine {
     /// The kernel registry.
     pub fn kernels(&self) -> &Registry {
         &self.inner.kernels
-    }
-
-    /// Registers `bytes` as kernel `name` once they have a kernel's shape
-    /// (with `entry` for a core kernel); over another kernel of that name
-    /// only when `replace`.
-    pub fn register_kernel(
-        &self,
-        name: &str,
-        bytes: Vec<u8>,
-        entry: &str,
-        replace: bool,
-    ) -> Result<crate::commands::Entry, crate::kernel::KernelError> {
-        use crate::kernel::KernelError;
-        let artifact =
-            Artifact::from_bytes(bytes).map_err(|e| KernelError::NotAKernel(e.to_string()))?;
-        crate::kernel::check_shape(&artifact, entry)?;
-        let (mode, tier) = (
-            crate::commands::ArgMode::Argv,
-            crate::commands::Tier::Instance,
-        );
-        let kernels = &self.inner.kernels;
-        let bytes = artifact.bytes().to_vec();
-        match replace {
-            true => kernels.replace(name, bytes, mode, tier).map(|(e, _)| e),
-            false => kernels.register(name, bytes, mode, tier),
-        }
-        .map_err(|e| KernelError::Refused(e.to_string()))
-    }
-
-    /// The registered kernel `name`, verified against its sha256.
-    pub fn load_kernel(&self, name: &str) -> Result<Artifact, crate::kernel::KernelError> {
-        use crate::kernel::KernelError;
-        let refused = |e: crate::commands::RegistryError| KernelError::Refused(e.to_string());
-        let entry = self
-            .inner
-            .kernels
-            .get(name)
-            .map_err(refused)?
-            .ok_or_else(|| KernelError::Refused(format!("unknown_kernel: `{name}`")))?;
-        self.inner.kernels.load(&entry).map_err(refused)
     }
 
     pub(crate) fn wbx_binary(&self) -> Option<&Path> {

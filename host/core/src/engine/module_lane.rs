@@ -14,8 +14,8 @@
 use super::Engine;
 use crate::dock::Docked;
 use crate::dock::module::START;
+use crate::engine::run::{RunError, RunOutput, classify_with, output, settle};
 use crate::limits::HOST_WAIT_GRACE;
-use crate::run::{RunError, RunOutput, classify_with, output, settle};
 use crate::state::{ModuleState, SessionOptions};
 use std::time::{Duration, Instant};
 use wasmtime::InstancePre;

@@ -58,7 +58,7 @@ impl Engine {
         let (args, stdin) = super::launch::shape(resolved, argv, stdin)?;
         let bwrap = match container {
             false => None,
-            true => Some(crate::fabric::TierEnv::find_bwrap().ok_or_else(|| {
+            true => Some(crate::tier::TierEnv::find_bwrap().ok_or_else(|| {
                 CommandError::Refused(
                     "tier unavailable: container (bubblewrap not found: install bwrap, or set WB_BWRAP)"
                         .into(),

@@ -13,7 +13,7 @@ use super::Engine;
 use super::os_process::CHILD_GRACE;
 use crate::commands::frames::{self, Verdict};
 use crate::commands::{CommandError, Entry};
-use crate::shell::LineOptions;
+use crate::engine::shell::LineOptions;
 use std::process::Stdio;
 use tokio::io::AsyncWriteExt;
 

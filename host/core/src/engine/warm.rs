@@ -4,7 +4,7 @@
 
 use super::Engine;
 use crate::dock::DockError;
-use crate::shell::LineOptions;
+use crate::engine::shell::LineOptions;
 use std::time::{Duration, Instant};
 
 /// One step of warming: a shipped component compiled, or found compiled.

@@ -12,55 +12,24 @@
 //! principal's concurrency cap, so a fan-out cannot starve the principal's
 //! other work past it.
 
-pub(crate) mod ceilings;
 #[cfg(feature = "node")]
 pub mod node;
-pub(crate) mod root;
-mod syscalls;
-pub mod tier;
 
-pub use ceilings::forbid_new_threads;
-pub use tier::{FabricTier, TierEnv, TierUnavailable};
+pub use crate::limits::{
+    FABRIC_MAX_INPUTS, FABRIC_MAX_WIDTH, FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, PARALLEL_MAX_INPUTS,
+};
+pub use crate::tier::{FabricTier, TierEnv, TierUnavailable, forbid_new_threads};
 
-use crate::commands::{CommandEnv, CommandError, CommandOutput, MAX_CONCURRENT_PER_PRINCIPAL};
-use crate::engine::Engine;
+use crate::commands::{CommandEnv, CommandOutput};
+use crate::engine::{Engine, Fan};
 use crate::kernel::{Kernel, KernelError, KernelOptions};
 use crate::policy::Cap;
 use bytes::Bytes;
-use futures::StreamExt;
+
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-/// Tasks in flight when the caller names no width.
-pub const FABRIC_WIDTH: usize = 16;
-/// Most tasks in flight at once: the principal's concurrency cap, so a
-/// fan-out is refused nothing the ladder would allow.
-pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_PRINCIPAL as usize;
-/// Wall-clock budget of each task when the caller names none.
-pub const FABRIC_TASK_TIMEOUT: Duration = Duration::from_secs(60);
-/// Most inputs in one `wbx fabric run`: bounds the results held in memory.
-pub const FABRIC_MAX_INPUTS: usize = 1_000_000;
-/// Private writable memory a container-tier child may map beyond its
-/// guest's memory cap (its runtime, stacks, caches): with the cap, the
-/// child's `RLIMIT_DATA`. Stops a child that grows past what its guest
-/// could legitimately use, whatever grows it.
-pub const CONTAINER_DATA_HEADROOM_BYTES: u64 = 512 << 20;
-/// CPU seconds a container-tier child may use per second of its wall
-/// budget (the guest's thread plus the runtime's): with the budget, the
-/// child's `RLIMIT_CPU`. Stops a child that spins after its parent is gone.
-pub const CONTAINER_CPU_FACTOR: u64 = 2;
-/// The size of a container-tier child's private `/tmp` (a tmpfs, where
-/// its own short-lived home lies). Stops a child that fills memory
-/// through files, which `RLIMIT_DATA` does not count.
-pub const CONTAINER_TMP_BYTES: u64 = 64 << 20;
-/// Descriptors a container-tier child may hold open (`RLIMIT_NOFILE`).
-/// Stops a child that holds memory in pipes and socket buffers, which
-/// `RLIMIT_DATA` does not count, without end.
-pub const CONTAINER_MAX_FILES: u64 = 256;
-/// Most inputs in one `run-many` call from a guest (the `parallel` cap).
-pub const PARALLEL_MAX_INPUTS: usize = 1024;
 
 /// One input: its arguments and its stdin.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -209,16 +178,6 @@ pub enum FabricError {
 }
 
 impl Engine {
-    /// What the tiers can use in this engine, with `nats` for the node
-    /// tier.
-    pub fn tier_env(&self, nats: Option<String>) -> TierEnv {
-        TierEnv {
-            wbx: self.wbx_binary().map(Into::into),
-            bwrap: TierEnv::find_bwrap(),
-            nats,
-        }
-    }
-
     /// [`Engine::fan_out`] with the host as the caller (the CLI, an
     /// embedder): the grant and stage settings of `line`, through
     /// `commands`.
@@ -230,7 +189,7 @@ impl Engine {
         opts: &FabricOptions,
     ) -> Result<Vec<TaskResult>, FabricError> {
         let (env, _) =
-            crate::shell::host_env(line).map_err(|e| FabricError::Line(e.to_string()))?;
+            crate::engine::shell::host_env(line).map_err(|e| FabricError::Line(e.to_string()))?;
         self.fan_out(&env, Cap::Commands, target, inputs, opts)
             .await
     }
@@ -283,7 +242,15 @@ impl Engine {
                     (FabricTier::Node, Some(url)) => {
                         self.fan_node(env, cap, name, tasks, opts, url).await?
                     }
-                    _ => self.fan_commands(env, cap, name, tasks, tier, opts).await,
+                    _ => {
+                        let fan = Fan {
+                            width: opts.width,
+                            tier,
+                            timeout: opts.timeout,
+                            finished: opts.finished.as_deref(),
+                        };
+                        self.fan_commands(env, cap, name, tasks, &fan).await
+                    }
                 };
                 Ok(done
                     .into_iter()
@@ -293,68 +260,6 @@ impl Engine {
                     })
                     .collect())
             }
-        }
-    }
-
-    /// Runs command `name` on every `(argv, stdin)` for `env` through
-    /// `cap`, `opts.width` at a time, at no weaker tier than `tier`; each
-    /// task's outcome and wall time, in input order.
-    pub(crate) async fn fan_commands(
-        &self,
-        env: &CommandEnv,
-        cap: Cap,
-        name: &str,
-        tasks: Vec<(Vec<String>, Bytes)>,
-        tier: FabricTier,
-        opts: &FabricOptions,
-    ) -> Vec<(Result<CommandOutput, CommandError>, Duration)> {
-        let mut env = env.clone();
-        env.policy.timeout = Some(opts.timeout);
-        let mut done = futures::stream::iter(tasks.into_iter().enumerate())
-            .map(|(index, (argv, stdin))| {
-                let env = &env;
-                async move {
-                    let start = Instant::now();
-                    let out = tokio::time::timeout(
-                        opts.timeout + crate::engine::CHILD_GRACE,
-                        self.run_at(env, cap, tier, name, argv, stdin),
-                    )
-                    .await
-                    .unwrap_or(Err(CommandError::Timeout(opts.timeout)));
-                    opts.finish_one();
-                    (index, out, start.elapsed())
-                }
-            })
-            .buffer_unordered(opts.width.clamp(1, FABRIC_MAX_WIDTH))
-            .collect::<Vec<_>>()
-            .await;
-        done.sort_by_key(|(index, _, _)| *index);
-        done.into_iter().map(|(_, out, dur)| (out, dur)).collect()
-    }
-
-    /// Runs one command task at no weaker tier than `tier` or the
-    /// command's own.
-    async fn run_at(
-        &self,
-        env: &CommandEnv,
-        cap: Cap,
-        tier: FabricTier,
-        name: &str,
-        argv: Vec<String>,
-        stdin: Bytes,
-    ) -> Result<CommandOutput, CommandError> {
-        let (resolved, _slot) = self.ladder().admit(env, cap, name)?;
-        match tier.at_least(resolved.tier) {
-            FabricTier::Instance => self.run_resolved(env, &resolved, argv, stdin).await,
-            FabricTier::OsProcess => self.run_isolated(env, &resolved, argv, stdin, false).await,
-            FabricTier::Container => self.run_isolated(env, &resolved, argv, stdin, true).await,
-            FabricTier::Node => Err(CommandError::Refused(
-                self.tier_env(None)
-                    .resolve(FabricTier::Node)
-                    .err()
-                    .map(|e| e.to_string())
-                    .unwrap_or_default(),
-            )),
         }
     }
 

@@ -6,9 +6,9 @@
 use super::{KERNEL_MAX_OUTPUT_BYTES, KernelError, KernelOptions};
 use crate::artifact::Artifact;
 use crate::engine::Engine;
+use crate::engine::run::RunError;
 use crate::instance::{InstanceError, StartOptions, Supervisor};
 use crate::policy::{CapSet, Profile};
-use crate::run::RunError;
 
 /// The export every component kernel has.
 const PROCESS: &str = "process";

@@ -7,8 +7,8 @@ use super::{
 };
 use crate::artifact::Artifact;
 use crate::engine::Engine;
+use crate::engine::run::{RunError, classify_with};
 use crate::limits::{Deadline, HasDeadline, MemoryLimiter, install_blocking_deadline};
-use crate::run::{RunError, classify_with};
 use wasmtime::{Instance, Memory, Module, Store, TypedFunc};
 
 /// Bytes in one wasm page.

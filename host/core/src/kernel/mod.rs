@@ -64,6 +64,45 @@ pub struct KernelOptions {
     pub memory: usize,
 }
 
+impl Engine {
+    /// Registers `bytes` as kernel `name` once they have a kernel's shape
+    /// (with `entry` for a core kernel); over another kernel of that name
+    /// only when `replace`.
+    pub fn register_kernel(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        entry: &str,
+        replace: bool,
+    ) -> Result<crate::commands::Entry, KernelError> {
+        let artifact =
+            Artifact::from_bytes(bytes).map_err(|e| KernelError::NotAKernel(e.to_string()))?;
+        check_shape(&artifact, entry)?;
+        let (mode, tier) = (
+            crate::commands::ArgMode::Argv,
+            crate::commands::Tier::Instance,
+        );
+        let kernels = self.kernels();
+        let bytes = artifact.bytes().to_vec();
+        match replace {
+            true => kernels.replace(name, bytes, mode, tier).map(|(e, _)| e),
+            false => kernels.register(name, bytes, mode, tier),
+        }
+        .map_err(|e| KernelError::Refused(e.to_string()))
+    }
+
+    /// The registered kernel `name`, verified against its sha256.
+    pub fn load_kernel(&self, name: &str) -> Result<Artifact, KernelError> {
+        let refused = |e: crate::commands::RegistryError| KernelError::Refused(e.to_string());
+        let entry = self
+            .kernels()
+            .get(name)
+            .map_err(refused)?
+            .ok_or_else(|| KernelError::Refused(format!("unknown_kernel: `{name}`")))?;
+        self.kernels().load(&entry).map_err(refused)
+    }
+}
+
 impl Default for KernelOptions {
     fn default() -> Self {
         Self {

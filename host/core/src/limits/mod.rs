@@ -377,3 +377,35 @@ pub const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
 /// source a lane takes (32 MiB of WAT, the broker's and the commands
 /// broker's) and the output it hands back; past it, the build traps.
 pub const BUILD_BROKER_MEMORY: usize = 160 << 20;
+
+/// Commands one principal may have running at once.
+pub const MAX_CONCURRENT_PER_PRINCIPAL: u32 = 64;
+
+/// Tasks in flight when the caller names no width.
+pub const FABRIC_WIDTH: usize = 16;
+/// Most tasks in flight at once: the principal's concurrency cap, so a
+/// fan-out is refused nothing the ladder would allow.
+pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_PRINCIPAL as usize;
+/// Wall-clock budget of each task when the caller names none.
+pub const FABRIC_TASK_TIMEOUT: Duration = Duration::from_secs(60);
+/// Most inputs in one `wbx fabric run`: bounds the results held in memory.
+pub const FABRIC_MAX_INPUTS: usize = 1_000_000;
+/// Private writable memory a container-tier child may map beyond its
+/// guest's memory cap (its runtime, stacks, caches): with the cap, the
+/// child's `RLIMIT_DATA`. Stops a child that grows past what its guest
+/// could legitimately use, whatever grows it.
+pub const CONTAINER_DATA_HEADROOM_BYTES: u64 = 512 << 20;
+/// CPU seconds a container-tier child may use per second of its wall
+/// budget (the guest's thread plus the runtime's): with the budget, the
+/// child's `RLIMIT_CPU`. Stops a child that spins after its parent is gone.
+pub const CONTAINER_CPU_FACTOR: u64 = 2;
+/// The size of a container-tier child's private `/tmp` (a tmpfs, where
+/// its own short-lived home lies). Stops a child that fills memory
+/// through files, which `RLIMIT_DATA` does not count.
+pub const CONTAINER_TMP_BYTES: u64 = 64 << 20;
+/// Descriptors a container-tier child may hold open (`RLIMIT_NOFILE`).
+/// Stops a child that holds memory in pipes and socket buffers, which
+/// `RLIMIT_DATA` does not count, without end.
+pub const CONTAINER_MAX_FILES: u64 = 256;
+/// Most inputs in one `run-many` call from a guest (the `parallel` cap).
+pub const PARALLEL_MAX_INPUTS: usize = 1024;

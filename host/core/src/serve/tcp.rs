@@ -18,8 +18,8 @@
 use super::accept::{accept_loop, client_key};
 use super::{ServeError, ServeOptions, Serving};
 use crate::artifact::Artifact;
-use crate::bindings::exports::workbooks::engine::tcp_handler::GuestIndices;
 use crate::cadence::Denial;
+use crate::cap::bindings::exports::workbooks::engine::tcp_handler::GuestIndices;
 use crate::engine::Engine;
 use crate::limits::{SERVE_MAX_RESPONSE_BYTES, SERVE_TCP_MAX_REQUEST_BYTES};
 use crate::state::StoreState;

@@ -1,5 +1,5 @@
 use super::BrowseCtx;
-use crate::bindings::workbooks::host::http::{Document, Host, NetError};
+use crate::cap::bindings::workbooks::host::http::{Document, Host, NetError};
 use crate::cap::net_types::{not_granted, to_net_error};
 use crate::egress::{HttpLimits, HttpRequest};
 use crate::limits::{BROWSE_TIMEOUT, NET_MAX_REDIRECTS};

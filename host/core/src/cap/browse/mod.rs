@@ -10,7 +10,7 @@
 
 mod host;
 
-use crate::bindings::workbooks::host::http;
+use crate::cap::bindings::workbooks::host::http;
 use crate::egress::NetAccess;
 use wasmtime::component::{HasSelf, Linker};
 

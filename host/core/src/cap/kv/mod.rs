@@ -11,8 +11,8 @@
 
 mod host;
 
-use crate::bindings::workbooks::host::storage;
 use crate::cadence::Cadence;
+use crate::cap::bindings::workbooks::host::storage;
 use crate::cap::relay::Relay;
 use crate::store::{StorageSlot, TenantKv};
 use std::sync::Arc;

@@ -1,9 +1,9 @@
 use super::{Job, LaunchView};
-use crate::bindings::workbooks::engine::command_types::{
+use crate::cap::bindings::workbooks::engine::command_types::{
     CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
     TaskInput, TaskResult,
 };
-use crate::bindings::workbooks::host::launch::{Host, HostJob};
+use crate::cap::bindings::workbooks::host::launch::{Host, HostJob};
 use crate::cap::relay::{Call, Relay, answered_async, ask};
 use crate::commands::{self, CommandError, PipelineError, StageSpec};
 use crate::policy::Cap;
@@ -181,7 +181,7 @@ impl LaunchView<'_> {
         inputs: Vec<TaskInput>,
         width: u32,
     ) -> Result<Vec<TaskResult>, Error> {
-        use crate::fabric::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
+        use crate::limits::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
         let Some((launcher, env)) = self.ctx.runner(Cap::Parallel) else {
             return Err(Error::Denied);
         };

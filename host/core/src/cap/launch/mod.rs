@@ -23,7 +23,7 @@
 mod host;
 pub(crate) mod module;
 
-use crate::bindings::workbooks::host::launch;
+use crate::cap::bindings::workbooks::host::launch;
 use crate::cap::relay::{Call, Relay};
 use crate::commands::ladder::Slot;
 use crate::commands::{

@@ -1,6 +1,6 @@
 use super::{LlmCtx, PostFailure};
-use crate::bindings::workbooks::host::completions::{Host, PostError, Reply};
 use crate::cadence::Denial;
+use crate::cap::bindings::workbooks::host::completions::{Host, PostError, Reply};
 
 impl Host for LlmCtx {
     fn default_model(&mut self) -> String {

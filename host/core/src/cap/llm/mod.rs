@@ -23,8 +23,8 @@ pub use budget::{Spent, TokenBudget, TokenMeter};
 pub use endpoint::{LlmBounds, LlmEndpoint};
 pub(crate) use endpoint::{LlmService, PostFailure};
 
-use crate::bindings::workbooks::host::completions;
 use crate::cadence::Cadence;
+use crate::cap::bindings::workbooks::host::completions;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 

@@ -1,5 +1,5 @@
 use super::NetCtx;
-use crate::bindings::workbooks::engine::net::{Host, NetError, Request, Response};
+use crate::cap::bindings::workbooks::engine::net::{Host, NetError, Request, Response};
 use crate::cap::net_types::{not_granted, to_net_error};
 use crate::egress::{ByteBudget, HttpLimits, HttpRequest, HttpResponse};
 use crate::limits::{NET_FETCH_MANY_CONCURRENCY, NET_FETCH_MANY_MAX, NET_FETCH_MANY_MAX_BYTES};

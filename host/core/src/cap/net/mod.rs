@@ -32,7 +32,7 @@ pub(crate) mod hooks;
 mod host;
 pub(crate) mod sockets;
 
-use crate::bindings::workbooks::engine::net;
+use crate::cap::bindings::workbooks::engine::net;
 use crate::egress::NetAccess;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};

@@ -1,6 +1,6 @@
 use super::QueueCtx;
-use crate::bindings::workbooks::host::fifo::{FifoError as Error, Host};
 use crate::cadence::Denial;
+use crate::cap::bindings::workbooks::host::fifo::{FifoError as Error, Host};
 use crate::cap::relay::{Call, Relay, answered_async};
 use crate::limits::QUEUE_MAX_WAIT;
 use crate::store::{QueueError, TenantQueues};

@@ -11,8 +11,8 @@
 
 mod host;
 
-use crate::bindings::workbooks::host::fifo;
 use crate::cadence::Cadence;
+use crate::cap::bindings::workbooks::host::fifo;
 use crate::cap::relay::Relay;
 use crate::store::{StorageSlot, TenantQueues};
 use std::sync::Arc;

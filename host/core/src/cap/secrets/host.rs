@@ -1,7 +1,7 @@
 use super::SecretsCtx;
 use super::keyring::{Secret, SecretError};
-use crate::bindings::workbooks::host::keys::{Host, KeyError};
 use crate::cadence::Denial;
+use crate::cap::bindings::workbooks::host::keys::{Host, KeyError};
 use crate::cap::relay::{Call, Relay, answered};
 use crate::limits::SECRETS_MAX_DATA_BYTES;
 

@@ -13,8 +13,8 @@
 mod host;
 pub mod keyring;
 
-use crate::bindings::workbooks::host::keys;
 use crate::cadence::Cadence;
+use crate::cap::bindings::workbooks::host::keys;
 use crate::cap::relay::Relay;
 use keyring::Keyring;
 use std::sync::Arc;

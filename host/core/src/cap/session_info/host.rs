@@ -1,5 +1,5 @@
 use super::SessionCtx;
-use crate::bindings::workbooks::engine::session_info::{Host, Session};
+use crate::cap::bindings::workbooks::engine::session_info::{Host, Session};
 
 impl Host for SessionCtx {
     fn get(&mut self) -> Session {

@@ -6,7 +6,7 @@
 
 mod host;
 
-use crate::bindings::workbooks::engine::session_info;
+use crate::cap::bindings::workbooks::engine::session_info;
 use crate::policy::{CapSet, Profile};
 use wasmtime::component::{HasSelf, Linker};
 

@@ -1,5 +1,7 @@
 use super::VfsCtx;
-use crate::bindings::workbooks::engine::vfs::{Entry, EntryKind, Error, Host, Metadata, Volume};
+use crate::cap::bindings::workbooks::engine::vfs::{
+    Entry, EntryKind, Error, Host, Metadata, Volume,
+};
 use crate::cap::relay::{Call, Relay, answered};
 use crate::store::{self, VfsError, Volumes};
 

@@ -19,7 +19,7 @@ mod symlink;
 
 pub(crate) use symlink::guard_preview1;
 
-use crate::bindings::workbooks::engine::vfs;
+use crate::cap::bindings::workbooks::engine::vfs;
 use crate::cap::relay::Relay;
 use crate::store::{StorageSlot, Volumes};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 use super::WireCtx;
-use crate::bindings::workbooks::host::wire::{Host, NetError, Transport};
+use crate::cap::bindings::workbooks::host::wire::{Host, NetError, Transport};
 use crate::cap::net_types::{not_granted, oneshot_request};
 use crate::egress::oneshot::Proto;
 use crate::policy::Cap;
@@ -27,12 +27,28 @@ impl Host for WireCtx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cadence::{Cadence, RateLimiter};
+    use crate::egress::tls::tls_config;
+    use crate::egress::{HttpClient, NetAccess, NetGuard, SystemResolver};
     use crate::policy::CapSet;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// Access for tenant `t` through the floor with no allow-list.
+    fn access() -> NetAccess {
+        let guard = NetGuard::new(Vec::new(), Arc::new(SystemResolver));
+        NetAccess {
+            principal: "t".into(),
+            cadence: Cadence::new(None, RateLimiter::new(100, Duration::from_secs(3600))),
+            client: Arc::new(HttpClient::new(guard, tls_config(&[]).unwrap())),
+            max_body: 1 << 20,
+            timeout: Duration::from_secs(5),
+        }
+    }
 
     #[tokio::test]
     async fn a_transport_whose_cap_was_not_granted_is_refused_whatever_the_broker_asks() {
-        let (_home, engine) = crate::engine::for_tests();
-        let mut ctx = WireCtx::new(engine.net_access("t"), CapSet::of(&[Cap::Tcp]));
+        let mut ctx = WireCtx::new(access(), CapSet::of(&[Cap::Tcp]));
         for transport in [Transport::Udp, Transport::Tls] {
             let got = ctx
                 .exchange(transport, "example.com".into(), 53, b"x".to_vec())

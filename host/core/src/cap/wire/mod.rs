@@ -16,7 +16,7 @@
 
 mod host;
 
-use crate::bindings::workbooks::host::wire;
+use crate::cap::bindings::workbooks::host::wire;
 use crate::egress::NetAccess;
 use crate::policy::{Cap, CapSet};
 use wasmtime::component::{HasSelf, Linker};

@@ -16,8 +16,8 @@
 
 pub(crate) mod channel;
 
-use crate::bindings::workbooks::engine::vfs;
-use crate::bindings::workbooks::host::{fifo, keys, launch, storage};
+use crate::cap::bindings::workbooks::engine::vfs;
+use crate::cap::bindings::workbooks::host::{fifo, keys, launch, storage};
 use crate::cap::launch::{Job, LaunchView};
 use crate::cap::relay::{Call, RelayError, encode};
 use crate::commands::CommandError;

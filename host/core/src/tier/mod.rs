@@ -9,6 +9,12 @@
 //! that cannot run here is an error that says why ([`TierUnavailable`]),
 //! never a quiet downgrade.
 
+pub(crate) mod ceilings;
+pub(crate) mod root;
+mod syscalls;
+
+pub use ceilings::forbid_new_threads;
+
 use crate::commands::Tier;
 use std::path::PathBuf;
 
@@ -24,10 +30,10 @@ pub enum FabricTier {
     Node,
     /// A child `wbx` per task inside a bubblewrap sandbox: no network, a
     /// root of nothing but its program and system libraries (see
-    /// `fabric::root`), its own `/tmp`, its own pid namespace, no home:
+    /// `tier::root`), its own `/tmp`, its own pid namespace, no home:
     /// its parent hands it the compiled code and serves its storage caps
     /// (`cap::relay`); under OS ceilings on system calls, threads, memory,
-    /// CPU time and new processes (none), see `fabric::ceilings`.
+    /// CPU time and new processes (none), see `tier::ceilings`.
     Container,
 }
 

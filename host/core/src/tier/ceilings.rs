@@ -34,7 +34,7 @@
 //!   a second later. The parent also stops the child on wall time; this
 //!   holds even if the parent is gone.
 
-use super::{CONTAINER_CPU_FACTOR, CONTAINER_DATA_HEADROOM_BYTES, CONTAINER_MAX_FILES};
+use crate::limits::{CONTAINER_CPU_FACTOR, CONTAINER_DATA_HEADROOM_BYTES, CONTAINER_MAX_FILES};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;

@@ -4,8 +4,8 @@
 //! limits, as a container-tier `wbx`, doing exactly what they forbid.
 
 use super::*;
-use crate::fabric::root::{bubblewrap_args, root_for};
-use crate::fabric::tier::TierEnv;
+use crate::tier::TierEnv;
+use crate::tier::root::{bubblewrap_args, root_for};
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -48,7 +48,7 @@ async fn confined(ceilings: Ceilings, args: &[&str]) -> Outcome {
     let mut cmd = tokio::process::Command::new(bwrap);
     cmd.args(bubblewrap_args(&root, &program, &[], &[]));
     let keep = ceilings.confine(&mut cmd, Vec::new()).unwrap();
-    cmd.arg(crate::fabric::root::PROGRAM_INSIDE)
+    cmd.arg(crate::tier::root::PROGRAM_INSIDE)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -134,7 +134,7 @@ async fn memory_the_data_ceiling_does_not_count_has_no_way_in() {
             .unwrap_or_else(|| panic!("no `{prefix}` line: {lines:?}"))
     };
     assert!(
-        number("tmp took ") <= crate::fabric::CONTAINER_TMP_BYTES / MIB,
+        number("tmp took ") <= crate::limits::CONTAINER_TMP_BYTES / MIB,
         "{lines:?}"
     );
     assert!(
@@ -198,7 +198,7 @@ fn the_allow_list_kills_a_foreign_architecture_and_refuses_the_rest_with_eperm()
 #[test]
 fn once_threads_are_forbidden_no_thread_or_process_can_be_made() {
     const NAME: &str =
-        "fabric::ceilings::tests::once_threads_are_forbidden_no_thread_or_process_can_be_made";
+        "tier::ceilings::tests::once_threads_are_forbidden_no_thread_or_process_can_be_made";
     if std::env::var_os("WB_TEST_LOCKED_CHILD").is_some() {
         // The attacker: code that runs after the child locked its threads.
         forbid_new_threads().unwrap();

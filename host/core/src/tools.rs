@@ -16,13 +16,13 @@
 //! the grant does not cover is refused when docked, as it would be from the
 //! CLI, and that refusal comes back as the tool's error.
 
-use super::Engine;
 use crate::artifact::Artifact;
 use crate::commands::builtin;
 use crate::dock::analyse;
+use crate::engine::Engine;
+use crate::engine::shell::LineOptions;
 use crate::instance::Supervisor;
 use crate::policy::{Cap, CapSet, Grant};
-use crate::shell::LineOptions;
 use crate::state::Stdin;
 use serde_json::{Value, json};
 

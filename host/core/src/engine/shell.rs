@@ -7,16 +7,16 @@
 //! caller's grant, through the deny ladder, one level deep.
 
 use crate::artifact::Artifact;
-use crate::bindings::exports::workbooks::engine::shell::{Error as ShellError, GuestIndices};
+use crate::cap::bindings::exports::workbooks::engine::shell::{Error as ShellError, GuestIndices};
 use crate::commands::{CommandError, CommandPolicy, StageInput, StageSink, StageSpec};
 use crate::dock::DockError;
 use crate::embedded;
 use crate::engine::Engine;
+use crate::engine::run::{RunError, classify};
 use crate::limits::Deadline;
 use crate::limits::{MAX_CAPTURED_OUTPUT_BYTES, PIPE_CAPACITY};
 use crate::pipes::{SessionInput, SessionOutput, pipe};
 use crate::policy::{Cap, CapSet, Grant, PolicyError, Resolution, Stubs};
-use crate::run::{RunError, classify};
 use crate::state::{Preopen, SessionError, SessionOptions, Stdin};
 use bytes::Bytes;
 use serde::Serialize;
@@ -82,25 +82,6 @@ impl Default for LineOptions {
             stage_memory: None,
             allowlist: None,
             shell_fuel: None,
-        }
-    }
-}
-
-impl LineOptions {
-    /// What a `plugin` instance started with these stage settings gets:
-    /// the profile, caps, preopens, budgets and environment of a stage
-    /// (fuel [`COMMAND_FUEL`](crate::limits::COMMAND_FUEL) when unset),
-    /// serving `stubs` with deny brokers.
-    pub fn start_options(&self, stubs: Stubs) -> crate::instance::StartOptions {
-        crate::instance::StartOptions {
-            profile: self.profile.clone(),
-            caps: self.caps,
-            timeout: self.stage_timeout,
-            dirs: self.dirs.clone(),
-            fuel: Some(self.stage_fuel.unwrap_or(crate::limits::COMMAND_FUEL)),
-            memory: self.stage_memory,
-            env: self.env.clone(),
-            stubs,
         }
     }
 }
@@ -210,8 +191,8 @@ fn shell_artifact() -> Artifact {
     embedded::SHELL.artifact()
 }
 
-fn from_wit(e: crate::bindings::workbooks::engine::command_types::Error) -> CommandError {
-    use crate::bindings::workbooks::engine::command_types::Error as E;
+fn from_wit(e: crate::cap::bindings::workbooks::engine::command_types::Error) -> CommandError {
+    use crate::cap::bindings::workbooks::engine::command_types::Error as E;
     match e {
         E::Revoked => CommandError::Revoked,
         E::RateLimited => CommandError::RateLimited,

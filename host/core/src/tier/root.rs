@@ -187,7 +187,7 @@ pub(crate) fn bubblewrap_args(
     // A private /tmp of a fixed size: files in it are memory.
     args.extend([
         "--size".into(),
-        super::CONTAINER_TMP_BYTES.to_string().into(),
+        crate::limits::CONTAINER_TMP_BYTES.to_string().into(),
         "--tmpfs".into(),
         "/tmp".into(),
     ]);
