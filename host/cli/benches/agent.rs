@@ -39,7 +39,10 @@ async fn one_run(engine: &Engine, steps: usize, workdir: &std::path::Path) -> Du
     };
     let engine = with_endpoint(engine, &server.base_url());
     let t = Instant::now();
-    let record = engine.run_agent(opts).await.expect("run");
+    let record = workbooks::agent::Agents::new(engine.clone())
+        .run(opts)
+        .await
+        .expect("run");
     let took = t.elapsed();
     assert_eq!(record.result, "end", "{record:?}");
     assert_eq!(record.steps as usize, steps);

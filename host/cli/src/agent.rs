@@ -4,7 +4,7 @@
 //! ledger in the workdir. `--exec` grants the run `git`, `publish` and
 //! `image` (see `options::agent_services` for where they go).
 
-use crate::options::{engine, runtime};
+use crate::options::{agents, engine, runtime};
 use crate::{exit, fail};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -123,7 +123,7 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             ..AgentOptions::default()
         };
         let record = runtime()?
-            .block_on(engine.run_agent(opts))
+            .block_on(agents(engine)?.run(opts))
             .map_err(|e| fail("agent", e, exit::ENGINE))?;
         if args.json {
             match serde_json::to_string_pretty(&record) {
@@ -151,7 +151,7 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
 fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
         let engine = engine(home)?;
-        let got = runtime()?.block_on(engine.replay_agent(&args.workdir));
+        let got = runtime()?.block_on(agents(engine)?.replay(&args.workdir));
         let report = got.map_err(|e| match e {
             replay::ReplayError::NotARun { .. } => fail("usage", e, exit::USAGE),
             replay::ReplayError::Start(_) => fail("replay", e, exit::ENGINE),

@@ -55,6 +55,7 @@ pub(crate) struct Args {
 #[derive(Clone)]
 struct Tools {
     engine: Engine,
+    toolkits: workbooks::toolkit::Toolkits,
     opts: LineOptions,
     grant: Grant,
 }
@@ -76,7 +77,7 @@ impl ServerHandler for Tools {
     ) -> Result<ListToolsResult, ErrorData> {
         let tools = self
             .engine
-            .tools(&self.grant)
+            .tools(&self.grant, &self.toolkits)
             .into_iter()
             .map(|t| {
                 let schema = match t.input_schema {
@@ -159,6 +160,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     let tools = Tools {
         grant: grant.with_stubs(engine.stubs()),
         engine,
+        toolkits: workbooks::toolkit::Toolkits::from_env(),
         opts,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -206,7 +206,6 @@ pub(crate) fn engine_built(
         .net_allow(allow)
         .llm(llm_endpoint())
         .tls_roots(tls_roots()?)
-        .agent_services(agent_services())
         .pooling(pooling);
     if let Some(bytes) = memory {
         builder = builder.max_memory(bytes.max(workbooks::Profile::Posix.memory_bytes()));
@@ -265,6 +264,15 @@ fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
         return Err(usage("no PEM certificate in the file".into()));
     }
     Ok(roots)
+}
+
+/// The agent service on `engine`, with the outside services the
+/// environment names ([`agent_services`]) and the toolkits this process
+/// finds; a place that is not usable is an error naming it.
+pub(crate) fn agents(engine: workbooks::Engine) -> Result<workbooks::agent::Agents, u8> {
+    workbooks::agent::Agents::new(engine)
+        .with_services(agent_services())
+        .map_err(|e| fail("engine", e, exit::ENGINE))
 }
 
 /// Where the agent's outside tools go, from the environment:

@@ -65,7 +65,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             if args.seed_catalog {
                 engine.seed_catalog();
             }
-            let sessions = Sessions::open(engine);
+            let sessions = Sessions::open(crate::options::agents(engine)?);
             let router = api::router(
                 sessions,
                 ApiOptions {

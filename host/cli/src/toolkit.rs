@@ -120,11 +120,7 @@ pub(crate) fn seed() -> Option<String> {
 /// The toolkits under `--root`, else the default root; first-party where
 /// the operator vouches (`WB_FIRST_PARTY_TOOLKITS`, `WB_TRUSTED_SIGNERS`).
 pub(crate) fn toolkits(root: Option<PathBuf>) -> Toolkits {
-    Toolkits::new(root.or_else(|| {
-        let env = std::env::var("WB_TOOLKITS_ROOT").ok();
-        toolkit::default_root(env.as_deref(), &std::env::current_dir().unwrap_or_default())
-    }))
-    .vouched(toolkit::Vouch::from_env())
+    Toolkits::at_or_from_env(root)
 }
 
 pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {

@@ -24,6 +24,7 @@ use crate::engine::shell::LineOptions;
 use crate::instance::Supervisor;
 use crate::policy::{Cap, CapSet, Grant};
 use crate::state::Stdin;
+use crate::toolkit::Toolkits;
 use serde_json::{Value, json};
 
 /// What a tool runs.
@@ -129,8 +130,9 @@ fn needs(artifact: &Artifact, grant: &Grant) -> (bool, String) {
 
 impl Engine {
     /// The tools this engine offers under `grant`: the shell, the
-    /// built-ins, then each registered command or plugin, by name.
-    pub fn tools(&self, grant: &Grant) -> Vec<ToolSpec> {
+    /// built-ins, then each registered command or plugin, by name; a
+    /// command one of `toolkits` builds is described by its manifest.
+    pub fn tools(&self, grant: &Grant, toolkits: &Toolkits) -> Vec<ToolSpec> {
         let caps = if grant.caps.is_empty() {
             "none".to_string()
         } else {
@@ -176,8 +178,7 @@ impl Engine {
         }
         // A registered command a toolkit builds is described by its
         // manifest too: `cli_bin` → "Toolkit `id`: tagline".
-        let from_toolkits: std::collections::HashMap<String, String> = self
-            .toolkits()
+        let from_toolkits: std::collections::HashMap<String, String> = toolkits
             .list()
             .into_iter()
             .filter_map(|tk| {

@@ -67,7 +67,10 @@ pub(crate) async fn run_bounded(
     let server = model_server::start(script).await;
     let home = tempfile::tempdir().unwrap();
     let engine = engine_for(home.path(), &server, bounds);
-    let record = engine.run_agent(opts).await.expect("the run starts");
+    let record = workbooks::agent::Agents::new(engine.clone())
+        .run(opts)
+        .await
+        .expect("the run starts");
     (record, server.requests(), home)
 }
 
@@ -368,7 +371,10 @@ async fn runs_are_kept_per_tenant_and_a_bad_tenant_or_id_is_refused() {
         id: Some("run-1".into()),
         ..task("t")
     };
-    let record = engine.run_agent(opts).await.unwrap();
+    let record = workbooks::agent::Agents::new(engine.clone())
+        .run(opts)
+        .await
+        .unwrap();
     let expected = home
         .path()
         .join("runs/acme/run-1/workdir")
@@ -381,7 +387,10 @@ async fn runs_are_kept_per_tenant_and_a_bad_tenant_or_id_is_refused() {
             id: Some(id.into()),
             ..task("t")
         };
-        let err = engine.run_agent(opts).await.unwrap_err();
+        let err = workbooks::agent::Agents::new(engine.clone())
+            .run(opts)
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains("invalid"), "{tenant} {id}: {err}");
     }
 }
@@ -567,7 +576,10 @@ async fn fetch_reads_a_page_as_text_and_the_floor_still_holds() {
         .net_allow(vec![Cidr::parse("127.0.0.1/32").unwrap()])
         .build()
         .unwrap();
-    let record = engine.run_agent(task("read the page")).await.unwrap();
+    let record = workbooks::agent::Agents::new(engine.clone())
+        .run(task("read the page"))
+        .await
+        .unwrap();
     assert_eq!(record.result, "read");
     let answers = tool_answers(&server.requests()[1]);
     assert_eq!(

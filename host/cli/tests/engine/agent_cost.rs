@@ -33,7 +33,10 @@ async fn a_model_that_never_stops_talking_is_capped_per_request_and_stopped_at_t
         token_budget: Some(2000),
         ..task("talk")
     };
-    let record = e.run_agent(opts).await.unwrap();
+    let record = workbooks::agent::Agents::new(e.clone())
+        .run(opts)
+        .await
+        .unwrap();
     assert_eq!(record.status, RunStatus::Stopped, "{}", record.result);
     assert_eq!(
         record.result,
@@ -86,7 +89,10 @@ async fn without_usage_the_host_estimates_and_still_stops_the_run() {
         token_budget: Some(1500),
         ..task("talk")
     };
-    let record = e.run_agent(opts).await.unwrap();
+    let record = workbooks::agent::Agents::new(e.clone())
+        .run(opts)
+        .await
+        .unwrap();
     assert_eq!(record.status, RunStatus::Stopped, "{}", record.result);
     assert!(
         record.result.starts_with("stopped: token budget spent"),
@@ -114,7 +120,10 @@ async fn the_api_stops_a_tenant_whose_window_is_spent_and_refuses_its_next_run()
     };
     tokio::spawn(serve(
         listener,
-        router(Sessions::open(e), opts),
+        router(
+            Sessions::open(workbooks::agent::Agents::new(e.clone())),
+            opts,
+        ),
         std::future::pending(),
     ));
     let post = |body: &'static str| async move {

@@ -10,8 +10,8 @@ use crate::model_server::{self, Answer, text, tool_calls};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use std::path::Path;
-use workbooks::agent::{AgentServices, GitRemote, ImageEndpoint};
-use workbooks::{AgentOptions, Engine};
+use workbooks::AgentOptions;
+use workbooks::agent::{AgentServices, Agents, GitRemote, ImageEndpoint};
 
 /// The start of a PNG, which is all the image tool checks.
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR-test-image";
@@ -57,11 +57,9 @@ impl Places {
     }
 }
 
-fn engine(home: &Path, model: &model_server::ModelServer, services: AgentServices) -> Engine {
-    builder_for(home, model, quick_bounds())
-        .agent_services(services)
-        .build()
-        .unwrap()
+fn engine(home: &Path, model: &model_server::ModelServer, services: AgentServices) -> Agents {
+    let engine = builder_for(home, model, quick_bounds()).build().unwrap();
+    Agents::new(engine).with_services(services).unwrap()
 }
 
 fn answers(seen: &model_server::Seen) -> Vec<String> {
@@ -141,7 +139,7 @@ async fn an_exec_run_commits_pushes_and_publishes_to_its_own_tenants_places_only
     let home = tempfile::tempdir().unwrap();
     let engine = engine(home.path(), &model, places.services());
     let record = engine
-        .run_agent(exec_task("ship the site", "acme"))
+        .run(exec_task("ship the site", "acme"))
         .await
         .unwrap();
     assert_eq!(record.result, "shipped");
@@ -216,10 +214,7 @@ async fn another_tenant_reaches_only_its_own_remote_and_a_run_without_exec_sees_
     .await;
     let home = tempfile::tempdir().unwrap();
     let engine = engine(home.path(), &model, places.services());
-    engine
-        .run_agent(exec_task("push", "mallory"))
-        .await
-        .unwrap();
+    engine.run(exec_task("push", "mallory")).await.unwrap();
     let said = answers(&model.requests()[1]);
     assert!(said[1].starts_with("git error: "), "{said:?}");
     assert!(
@@ -246,7 +241,7 @@ async fn another_tenant_reaches_only_its_own_remote_and_a_run_without_exec_sees_
         tenant: "acme".into(),
         ..task("push")
     };
-    let record = engine.run_agent(plain).await.unwrap();
+    let record = engine.run(plain).await.unwrap();
     let seen = model.requests();
     let offered = tool_list(&seen[0]);
     for name in ["git", "publish", "image"] {
@@ -311,7 +306,7 @@ async fn publish_follows_no_link_in_the_workdir_or_the_web_root() {
         }
     }));
     let record = engine
-        .run_agent(AgentOptions {
+        .run(AgentOptions {
             on_step: Some(observer),
             ..opts
         })
@@ -374,7 +369,7 @@ async fn image_attempts_stop_at_two_per_run_and_a_failed_one_spends_its_slot() {
         ..AgentServices::default()
     };
     let engine = engine(home.path(), &model, services);
-    let record = engine.run_agent(exec_task("draw", "acme")).await.unwrap();
+    let record = engine.run(exec_task("draw", "acme")).await.unwrap();
     assert_eq!(
         answers(&model.requests()[1]),
         [
@@ -430,7 +425,7 @@ async fn web_search_reads_eight_results_from_the_operators_endpoint_and_wb_only_
         ..AgentServices::default()
     };
     let engine = engine(home.path(), &model, services);
-    engine.run_agent(task("look it up")).await.unwrap();
+    engine.run(task("look it up")).await.unwrap();
     let said = answers(&model.requests()[1]);
     assert_eq!(said[0].lines().count(), 24, "{}", said[0]);
     assert!(said[0].starts_with("1. Result 1\n   https://example.org/1\n   about wasm"));
@@ -445,12 +440,12 @@ async fn web_search_reads_eight_results_from_the_operators_endpoint_and_wb_only_
             "wb error: `command register evil /tmp/evil.wasm` is not a read-only verb"
         )
     );
-    assert!(engine.registry().get("evil").unwrap().is_none());
+    assert!(engine.engine().registry().get("evil").unwrap().is_none());
 
     // No endpoint configured: the model reads so.
     let model = model_server::start(script).await;
     let engine = self::engine(home.path(), &model, AgentServices::default());
-    engine.run_agent(task("look it up")).await.unwrap();
+    engine.run(task("look it up")).await.unwrap();
     assert_eq!(
         answers(&model.requests()[1])[0],
         "web_search error: no search endpoint is configured (the operator sets WB_SEARCH_URL)"
@@ -485,7 +480,7 @@ async fn a_replayed_exec_run_pushes_nothing_again_and_puts_its_image_back() {
     let mut services = places.services();
     services.image = Some(ImageEndpoint::new(&images.base_url(), None, None));
     let engine = engine(home.path(), &model, services);
-    let record = engine.run_agent(exec_task("logo", "acme")).await.unwrap();
+    let record = engine.run(exec_task("logo", "acme")).await.unwrap();
     assert_eq!(record.result, "logo shipped");
     let head = |p: &Path| {
         let repo = git2::Repository::open_bare(p).unwrap();
@@ -498,7 +493,7 @@ async fn a_replayed_exec_run_pushes_nothing_again_and_puts_its_image_back() {
     };
     let before = head(&places.remote("acme"));
     assert_eq!(before.1, 1);
-    let report = engine.replay_agent(&record.workdir).await.unwrap();
+    let report = engine.replay(&record.workdir).await.unwrap();
     assert!(report.same, "{:?}", report.first_different_line);
     assert_eq!(head(&places.remote("acme")), before, "the replay pushed");
     assert_eq!(images.requests().len(), 1, "the replay asked for an image");

@@ -107,7 +107,10 @@ async fn a_malformed_reply_and_an_unknown_finish_reason_are_handled_as_the_wire_
 async fn without_an_endpoint_the_run_fails_as_text() {
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
-    let record = engine.run_agent(task("t")).await.unwrap();
+    let record = workbooks::agent::Agents::new(engine.clone())
+        .run(task("t"))
+        .await
+        .unwrap();
     assert_eq!(record.status, RunStatus::Failed);
     assert_eq!(record.result, "error: llm not configured");
 }
@@ -151,7 +154,10 @@ async fn a_revoked_tenants_run_cannot_ask_the_model() {
         tenant: "acme".into(),
         ..task("t")
     };
-    let record = engine.run_agent(opts).await.unwrap();
+    let record = workbooks::agent::Agents::new(engine.clone())
+        .run(opts)
+        .await
+        .unwrap();
     assert_eq!(record.result, "error: llm: principal revoked");
     assert!(server.requests().is_empty());
 }

@@ -51,7 +51,7 @@ async fn serve_capped(
         allow_exec,
         ..ApiOptions::new(tenant, addr)
     };
-    let app = router(Sessions::open(engine), opts);
+    let app = router(Sessions::open(workbooks::agent::Agents::new(engine)), opts);
     tokio::spawn(serve(listener, app, std::future::pending()));
     addr
 }
@@ -321,7 +321,9 @@ async fn a_run_live_when_its_host_stopped_says_it_was_interrupted() {
         "workdir": dir.join("workdir"), "started": 1, "ended": null
     });
     std::fs::write(dir.join("record.json"), record.to_string()).unwrap();
-    let sessions = Sessions::open(own_builder(home.path()).build().unwrap());
+    let sessions = Sessions::open(workbooks::agent::Agents::new(
+        own_builder(home.path()).build().unwrap(),
+    ));
     let got = sessions.get("default", "lost-run").unwrap();
     assert_eq!(got.status, workbooks::agent::SessionStatus::Interrupted);
     assert!(got.result.unwrap().starts_with("interrupted"));

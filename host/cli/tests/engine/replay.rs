@@ -27,7 +27,10 @@ async fn recorded_run(opts: AgentOptions) -> (AgentRecord, tempfile::TempDir) {
         .net_allow(vec![Cidr::parse("127.0.0.1/32").unwrap()])
         .build()
         .unwrap();
-    let record = engine.run_agent(opts).await.unwrap();
+    let record = workbooks::agent::Agents::new(engine.clone())
+        .run(opts)
+        .await
+        .unwrap();
     assert_eq!(record.result, "all done");
     assert_eq!(record.events.len(), 4);
     assert_eq!(record.events[0].exit_code, 0, "{:?}", record.events[0]);

@@ -327,7 +327,7 @@ fn a_tool_whose_sockets_a_stub_serves_is_described_as_runnable() {
         )
         .unwrap();
     let describe = |grant: &Grant| {
-        e.tools(grant)
+        e.tools(grant, &workbooks::toolkit::Toolkits::new(None))
             .into_iter()
             .find(|t| t.name == "netprobe")
             .map(|t| t.description)
@@ -349,19 +349,18 @@ fn a_tool_whose_sockets_a_stub_serves_is_described_as_runnable() {
 async fn a_toolkit_built_tool_is_described_by_its_manifest_and_runs_with_its_stub() {
     let home = tempfile::tempdir().unwrap();
     let root = netprobe_root(true);
-    let e = own_builder(home.path())
-        .toolkits_root(root.path())
-        .toolkits_vouched(workbooks::toolkit::Vouch {
+    let kits = workbooks::toolkit::Toolkits::new(Some(root.path().to_path_buf())).vouched(
+        workbooks::toolkit::Vouch {
             roots: vec![root.path().to_path_buf()],
             signers: Vec::new(),
-        })
-        .build()
-        .unwrap();
-    let tk = e.toolkits().get("netprobe").unwrap();
+        },
+    );
+    let e = own_builder(home.path()).build().unwrap();
+    let tk = kits.get("netprobe").unwrap();
     e.build_toolkit(&tk, false).await.unwrap();
     let grant = Grant::profile("compute");
     let tool = e
-        .tools(&grant)
+        .tools(&grant, &kits)
         .into_iter()
         .find(|t| t.name == "netprobe")
         .unwrap();

@@ -204,15 +204,19 @@ async fn an_agents_toolkits_reach_its_prompt_and_wb_reads_their_skills() {
     ])
     .await;
     let home = tempfile::tempdir().unwrap();
+    let kits = workbooks::toolkit::Toolkits::new(Some(shipped().to_path_buf()));
     let engine = builder_for(home.path(), &model, quick_bounds())
-        .toolkits_root(shipped())
         .build()
         .unwrap();
     let opts = AgentOptions {
         toolkits: vec!["text-recipes".into(), "no-such-kit".into()],
         ..task("count the orders by customer")
     };
-    engine.run_agent(opts).await.unwrap();
+    workbooks::agent::Agents::new(engine)
+        .with_toolkits(kits)
+        .run(opts)
+        .await
+        .unwrap();
     let seen = model.requests();
     let system = seen[0].messages()[0]["content"]
         .as_str()
@@ -288,14 +292,13 @@ fn kit(root: &Path, id: &str, extra: &str) -> PathBuf {
 async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_everything_else() {
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
-    let engine = crate::common::own_builder(home.path())
-        .toolkits_root(root.path())
-        .toolkits_vouched(workbooks::toolkit::Vouch {
+    let kits = workbooks::toolkit::Toolkits::new(Some(root.path().to_path_buf())).vouched(
+        workbooks::toolkit::Vouch {
             roots: vec![root.path().to_path_buf()],
             signers: Vec::new(),
-        })
-        .build()
-        .unwrap();
+        },
+    );
+    let engine = crate::common::own_builder(home.path()).build().unwrap();
     let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
     let pin = workbooks::Artifact::from_bytes(hello.clone())
         .unwrap()
@@ -378,7 +381,7 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
     );
 
     let build = |id: &str| {
-        let tk = engine.toolkits().get(id).unwrap();
+        let tk = kits.get(id).unwrap();
         let engine = engine.clone();
         async move { engine.build_toolkit(&tk, false).await }
     };
@@ -438,15 +441,14 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
 #[tokio::test]
 async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
     let home = tempfile::tempdir().unwrap();
-    let engine = crate::common::own_builder(home.path())
-        .toolkits_root(shipped())
-        .toolkits_vouched(workbooks::toolkit::Vouch {
+    let kits = workbooks::toolkit::Toolkits::new(Some(shipped().to_path_buf())).vouched(
+        workbooks::toolkit::Vouch {
             roots: vec![shipped()],
             signers: Vec::new(),
-        })
-        .build()
-        .unwrap();
-    let tk = engine.toolkits().get("wat-hello").unwrap();
+        },
+    );
+    let engine = crate::common::own_builder(home.path()).build().unwrap();
+    let tk = kits.get("wat-hello").unwrap();
     let report = workbooks::toolkit::verify(&tk, engine.registry());
     assert!(report.ok(), "{}", report.text());
     let entry = engine.build_toolkit(&tk, false).await.unwrap();
@@ -465,12 +467,10 @@ async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
     );
     std::fs::create_dir(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/bad.wat"), "(module (func (result i32)))").unwrap();
-    let engine = crate::common::own_builder(home.path())
-        .toolkits_root(root.path())
-        .build()
-        .unwrap();
+    let kits = workbooks::toolkit::Toolkits::new(Some(root.path().to_path_buf()));
+    let engine = crate::common::own_builder(home.path()).build().unwrap();
     let err = engine
-        .build_toolkit(&engine.toolkits().get("broken").unwrap(), false)
+        .build_toolkit(&kits.get("broken").unwrap(), false)
         .await
         .unwrap_err();
     assert!(
@@ -496,10 +496,8 @@ async fn a_path_source_with_two_artifacts_or_a_wasm_path_that_leaves_is_refused(
         "#+CLI_BIN: named\n#+BUILD_SRC: path:dist\n#+WASM_PATH: ../../two/dist/a.wasm",
     );
     std::fs::create_dir(named.join("dist")).unwrap();
-    let engine = crate::common::own_builder(home.path())
-        .toolkits_root(root.path())
-        .build()
-        .unwrap();
+    let kits = workbooks::toolkit::Toolkits::new(Some(root.path().to_path_buf()));
+    let engine = crate::common::own_builder(home.path()).build().unwrap();
     for (id, why) in [
         (
             "two",
@@ -508,7 +506,7 @@ async fn a_path_source_with_two_artifacts_or_a_wasm_path_that_leaves_is_refused(
         ("named", "#+WASM_PATH must be a file name in the folder"),
     ] {
         let err = engine
-            .build_toolkit(&engine.toolkits().get(id).unwrap(), false)
+            .build_toolkit(&kits.get(id).unwrap(), false)
             .await
             .unwrap_err();
         assert_eq!(err.to_string(), format!("toolkit build: path:dist: {why}"));

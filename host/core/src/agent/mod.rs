@@ -25,6 +25,7 @@ mod openapi;
 pub(crate) mod outside;
 pub mod replay;
 mod run;
+mod service;
 mod sessions;
 mod tools;
 mod trace;
@@ -34,6 +35,7 @@ mod workdir;
 pub use definition::{AgentDef, DefError, parse_org};
 pub use outside::{AgentServices, GitRemote, ImageEndpoint, ServicesError, TENANT};
 pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, RunStatus, StepObserver};
+pub use service::Agents;
 pub use sessions::{LiveEvent, SessionError, SessionRecord, SessionStatus, Sessions, Subscription};
 pub use trace::{StepEvent, TurnEvent};
 

@@ -234,12 +234,12 @@ pub enum ReplayError {
     Start(#[from] super::AgentError),
 }
 
-impl crate::engine::Engine {
+impl super::Agents {
     /// Re-runs the finished run recorded in `workdir` from its record, in
     /// a fresh workdir beside it (`<home>/runs/<tenant>/<id>-replay-…`),
     /// with no model and no network; compares its step lines and ledger
     /// root with the original's, whose ledger must hold.
-    pub async fn replay_agent(&self, workdir: &Path) -> Result<ReplayReport, ReplayError> {
+    pub async fn replay(&self, workdir: &Path) -> Result<ReplayReport, ReplayError> {
         let not_a_run = |error| ReplayError::NotARun {
             path: workdir.to_path_buf(),
             error,
@@ -249,8 +249,9 @@ impl crate::engine::Engine {
             return Err(ReplayError::NotEmptyAtStart);
         }
         let original = workdir.canonicalize().map_err(not_a_run)?;
-        let checked = crate::ledger::checked(self.keyring(), &original, None)?;
+        let checked = crate::ledger::checked(self.engine().keyring(), &original, None)?;
         let fresh = self
+            .engine()
             .home()
             .join(super::RUNS_DIR)
             .join(&recorded.tenant)
@@ -259,7 +260,7 @@ impl crate::engine::Engine {
         let mut opts = recorded.options();
         opts.workdir = Some(fresh);
         opts.replay_of = Some(original);
-        let record = self.run_agent(opts).await?;
+        let record = self.run(opts).await?;
         let was = crate::ledger::lines(&checked.steps);
         let now: Vec<String> = record.events.iter().map(super::trace::jsonl_line).collect();
         let first_different_line = (0..was.len().max(now.len()))

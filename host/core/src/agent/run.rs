@@ -1,6 +1,7 @@
 //! One agent run: dock the loop, give it its tools, call it, write the
 //! trace.
 
+use super::Agents;
 use super::replay::{self, RunFile, WORLD_TOOLS, World};
 use super::tools::{Ran, Toolbox};
 use super::trace::{self, StepEvent, StepLog, TurnEvent};
@@ -11,7 +12,6 @@ use crate::cap::bindings::exports::workbooks::engine::agent::{
 use crate::cap::bindings::workbooks::engine::llm_types::ToolCall;
 use crate::cap::llm::tape::{self, Tape};
 use crate::dock::{DockError, Lane};
-use crate::engine::Engine;
 use crate::files::write_atomic;
 use crate::limits::{
     AGENT_FUEL, AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_RUN_DEADLINE, AGENT_TOKEN_BUDGET,
@@ -293,16 +293,17 @@ impl RunCtx {
     }
 }
 
-impl Engine {
+impl Agents {
     /// Runs the agent loop for `opts`. Every way a run can end is a
     /// record (a failed model turn is `status: failed` with an `error: …`
     /// result); only a run that cannot start is an error.
-    pub async fn run_agent(&self, opts: AgentOptions) -> Result<AgentRecord, AgentError> {
+    pub async fn run(&self, opts: AgentOptions) -> Result<AgentRecord, AgentError> {
         validate_name("tenant", &opts.tenant)?;
         let id = opts.id.clone().unwrap_or_else(fresh_id);
         validate_name("run", &id)?;
         let workdir = opts.workdir.clone().unwrap_or_else(|| {
-            self.home()
+            self.engine()
+                .home()
                 .join(super::RUNS_DIR)
                 .join(&opts.tenant)
                 .join(&id)
@@ -315,7 +316,9 @@ impl Engine {
             error,
         })?;
         let grant = Grant::narrowed("network", CapSet::of(&[Cap::Llm]))?;
-        let docked = self.dock_on(&crate::embedded::AGENT.artifact(), &grant, Lane::Agent)?;
+        let docked =
+            self.engine()
+                .dock_on(&crate::embedded::AGENT.artifact(), &grant, Lane::Agent)?;
         let pre = docked
             .component()
             .ok_or_else(|| DockError::Link("the agent is not a component".into()))?;
@@ -323,7 +326,7 @@ impl Engine {
             .map_err(|e| DockError::Link(format!("the agent does not export agent: {e:#}")))?;
         let mut session = SessionOptions::new(id.clone(), opts.tenant.clone());
         session.fuel = Some(AGENT_FUEL);
-        let (mut store, _) = self.new_store(&grant, &session)?;
+        let (mut store, _) = self.engine().new_store(&grant, &session)?;
         store.data_mut().deadline = Deadline::after(AGENT_RUN_DEADLINE);
         let (tape, world) = match &opts.replay_of {
             Some(recorded) => {
@@ -358,7 +361,10 @@ impl Engine {
             system: system.clone(),
             task: opts.task.clone(),
             model: opts.model.clone(),
-            model_used: opts.model.clone().or_else(|| self.llm_default_model()),
+            model_used: opts
+                .model
+                .clone()
+                .or_else(|| self.engine().llm_default_model()),
             max_steps: opts.max_steps,
             temperature: opts.temperature,
             started_empty,
@@ -375,7 +381,7 @@ impl Engine {
         store.data_mut().agent = AgentCtx {
             run: Some(Box::new(RunCtx {
                 toolbox: Toolbox {
-                    engine: self.clone(),
+                    agents: self.clone(),
                     tenant: opts.tenant.clone(),
                     run_id: id.clone(),
                     workdir: workdir.clone(),
@@ -457,7 +463,8 @@ impl Engine {
         if let Err(e) = write_atomic(&workdir.join(trace::EVENTS_ORG), events_org.as_bytes()) {
             trace_error.get_or_insert(format!("{}: {e}", trace::EVENTS_ORG));
         }
-        let ledger = crate::ledger::seal(self.keyring(), &opts.tenant, &id, &workdir, &lines);
+        let ledger =
+            crate::ledger::seal(self.engine().keyring(), &opts.tenant, &id, &workdir, &lines);
         let ledger = ledger
             .map_err(|e| {
                 trace_error.get_or_insert(e.to_string());

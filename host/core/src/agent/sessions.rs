@@ -7,10 +7,10 @@
 //! Identity: a run is found by (tenant, id); the id alone never reaches
 //! another tenant's run.
 
+use super::Agents;
 use super::run::{AgentOptions, AgentRecord, RunStatus, StepObserver, unix_now};
 use super::trace::StepEvent;
 use super::{RUNS_DIR, WORKDIR};
-use crate::engine::Engine;
 use crate::limits::{AGENT_MAX_LIVE_RUNS, AGENT_REVIEW_ITEM_BYTES, AGENT_REVIEW_QUEUE_ITEMS};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -145,7 +145,7 @@ type LiveRuns = Arc<Mutex<HashMap<(String, String), Live>>>;
 /// The supervised runs of an engine's home.
 #[derive(Clone)]
 pub struct Sessions {
-    engine: Engine,
+    agents: Agents,
     live: LiveRuns,
 }
 
@@ -168,10 +168,11 @@ fn read_record(path: &Path) -> Option<SessionRecord> {
 }
 
 impl Sessions {
-    /// The runs of `engine`'s home. Any record still `running` is from a
-    /// host that stopped: it is marked `interrupted`, and says so.
-    pub fn open(engine: Engine) -> Sessions {
-        let runs = engine.home().join(RUNS_DIR);
+    /// The runs of the home of `agents`' engine. Any record still
+    /// `running` is from a host that stopped: it is marked `interrupted`,
+    /// and says so.
+    pub fn open(agents: Agents) -> Sessions {
+        let runs = agents.engine().home().join(RUNS_DIR);
         for tenant in std::fs::read_dir(&runs).into_iter().flatten().flatten() {
             for run in std::fs::read_dir(tenant.path())
                 .into_iter()
@@ -190,7 +191,7 @@ impl Sessions {
             }
         }
         Sessions {
-            engine,
+            agents,
             live: Arc::default(),
         }
     }
@@ -201,7 +202,7 @@ impl Sessions {
         crate::store::validate_name("tenant", &opts.tenant).map_err(super::AgentError::from)?;
         let id = opts.id.clone().unwrap_or_else(super::run::fresh_id);
         crate::store::validate_name("run", &id).map_err(super::AgentError::from)?;
-        let dir = run_dir(self.engine.home(), &opts.tenant, &id);
+        let dir = run_dir(self.agents.engine().home(), &opts.tenant, &id);
         let io = |error| SessionError::Io {
             id: id.clone(),
             error,
@@ -249,11 +250,11 @@ impl Sessions {
         opts.id = Some(id);
         opts.workdir = None;
         opts.on_step = Some(observer);
-        let engine = self.engine.clone();
+        let agents = self.agents.clone();
         let sessions = self.clone();
         let task_key = key.clone();
         let handle = tokio::spawn(async move {
-            let got = engine.run_agent(opts).await;
+            let got = agents.run(opts).await;
             sessions.finish(&task_key, got);
         });
         live.insert(
@@ -296,7 +297,7 @@ impl Sessions {
     fn close(&self, l: &mut Live) {
         l.record.ended = Some(unix_now());
         l.abort = None;
-        let dir = run_dir(self.engine.home(), &l.record.tenant, &l.record.id);
+        let dir = run_dir(self.agents.engine().home(), &l.record.tenant, &l.record.id);
         let _ = write_json(&dir.join("record.json"), &l.record);
         let _ = l.tx.send(LiveEvent::Done(l.record.clone()));
     }
@@ -308,7 +309,7 @@ impl Sessions {
         }
         crate::store::validate_name("run", id).ok()?;
         crate::store::validate_name("tenant", tenant).ok()?;
-        read_record(&run_dir(self.engine.home(), tenant, id).join("record.json"))
+        read_record(&run_dir(self.agents.engine().home(), tenant, id).join("record.json"))
     }
 
     /// Every run of `tenant`, newest first.
@@ -316,7 +317,7 @@ impl Sessions {
         if crate::store::validate_name("tenant", tenant).is_err() {
             return Vec::new();
         }
-        let dir = self.engine.home().join(RUNS_DIR).join(tenant);
+        let dir = self.agents.engine().home().join(RUNS_DIR).join(tenant);
         let mut all: Vec<SessionRecord> = std::fs::read_dir(dir)
             .into_iter()
             .flatten()
@@ -361,7 +362,7 @@ impl Sessions {
             });
         }
         let record = self.get(tenant, id)?;
-        let steps = crate::ledger::checked(self.engine.keyring(), &record.workdir, None)
+        let steps = crate::ledger::checked(self.agents.engine().keyring(), &record.workdir, None)
             .map(|c| {
                 crate::ledger::lines(&c.steps)
                     .into_iter()
@@ -379,7 +380,7 @@ impl Sessions {
     fn review_path(&self, tenant: &str, id: &str) -> Result<PathBuf, SessionError> {
         self.get(tenant, id)
             .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
-        Ok(run_dir(self.engine.home(), tenant, id).join("review.json"))
+        Ok(run_dir(self.agents.engine().home(), tenant, id).join("review.json"))
     }
 
     /// Puts `item` at the back of the run's review queue.

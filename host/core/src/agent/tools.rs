@@ -12,7 +12,6 @@
 
 use super::outside::{self, ImageBudget};
 use super::workdir::{ESCAPES, confine};
-use crate::engine::Engine;
 use crate::engine::shell::LineOptions;
 use crate::limits::{AGENT_VFS_READ_BYTES, AGENT_VFS_WRITE_BYTES};
 use crate::policy::{Cap, CapSet};
@@ -206,7 +205,7 @@ impl Ran {
 
 /// What a run's tools reach.
 pub(crate) struct Toolbox {
-    pub(crate) engine: Engine,
+    pub(crate) agents: super::Agents,
     pub(crate) tenant: String,
     pub(crate) run_id: String,
     pub(crate) workdir: PathBuf,
@@ -234,7 +233,7 @@ impl Toolbox {
             "shell" => self.shell(args).await,
             "search" => self.search(args).await,
             "wb" => arg("wb", args, "args").and_then(|line| {
-                let said = super::wb::wb(&self.engine, line);
+                let said = super::wb::wb(&self.agents, line);
                 said.map(Ran::ok).map_err(Ran::failed)
             }),
             "fetch" => self.fetch(args).await,
@@ -251,7 +250,7 @@ impl Toolbox {
             ))),
             "git" => self.git(args).await,
             "publish" => {
-                let services = &self.engine.outside().services;
+                let services = &self.agents.outside().services;
                 let said = outside::publish(services, &self.tenant, &self.workdir).await;
                 said.map(Ran::ok).map_err(Ran::failed)
             }
@@ -263,7 +262,12 @@ impl Toolbox {
 
     async fn shell(&self, args: &Value) -> Result<Ran, Ran> {
         let pipeline = arg("shell", args, "pipeline")?;
-        match self.engine.run_line(pipeline, self.sandboxed()).await {
+        match self
+            .agents
+            .engine()
+            .run_line(pipeline, self.sandboxed())
+            .await
+        {
             // A line's failing exit is the model's to read, not an error.
             Ok(out) => Ok(Ran::of_streams(&out.stdout, &out.stderr, out.exit, false)),
             Err(e) => Err(Ran::failed(format!("shell error: {e}"))),
@@ -318,7 +322,7 @@ impl Toolbox {
     /// Runs the built-in `name`: its stdout and stderr are the output; a
     /// failing exit makes its stderr the error.
     async fn command(&self, name: &str, argv: Vec<String>, opts: LineOptions) -> Result<Ran, Ran> {
-        match self.engine.run_command(name, argv, opts).await {
+        match self.agents.engine().run_command(name, argv, opts).await {
             Ok(out) => Ok(Ran::of_streams(
                 &out.stdout,
                 &out.stderr,
@@ -331,13 +335,13 @@ impl Toolbox {
 
     async fn web_search(&self, args: &Value) -> Result<Ran, Ran> {
         let query = arg("web_search", args, "query")?;
-        let said = outside::web_search(self.engine.outside(), query).await;
+        let said = outside::web_search(self.agents.outside(), query).await;
         said.map(Ran::ok).map_err(Ran::failed)
     }
 
     async fn git(&self, args: &Value) -> Result<Ran, Ran> {
         let message = arg("git", args, "message")?;
-        let services = &self.engine.outside().services;
+        let services = &self.agents.outside().services;
         let said = outside::commit_and_push(services, &self.tenant, &self.workdir, message).await;
         said.map(Ran::ok).map_err(Ran::failed)
     }
@@ -345,7 +349,7 @@ impl Toolbox {
     async fn image(&self, args: &Value) -> Result<Ran, Ran> {
         let prompt = arg("image", args, "prompt")?;
         let path = arg("image", args, "path")?;
-        let outside = self.engine.outside();
+        let outside = self.agents.outside();
         let (said, bytes) = outside::image(outside, &self.images, &self.workdir, prompt, path)
             .await
             .map_err(Ran::failed)?;
@@ -411,7 +415,7 @@ mod tests {
         let (home, engine) = crate::engine::for_tests();
         let work = tempfile::tempdir().unwrap();
         let toolbox = Toolbox {
-            engine,
+            agents: super::super::Agents::new(engine),
             tenant: "default".into(),
             run_id: "r".into(),
             workdir: work.path().to_path_buf(),

@@ -6,13 +6,13 @@
 //! Only the verbs listed in [`VERBS`] exist here; every other word is
 //! refused by name, and nothing shown carries a path on disk.
 
+use super::Agents;
 use crate::commands::listing;
-use crate::engine::Engine;
 use crate::toolkit;
 
 /// The toolkit `id`, or the error the model reads.
-fn kit(engine: &Engine, id: &str) -> Result<toolkit::Toolkit, String> {
-    engine
+fn kit(agents: &Agents, id: &str) -> Result<toolkit::Toolkit, String> {
+    agents
         .toolkits()
         .get(id)
         .map_err(|e| format!("wb error: {e}"))
@@ -23,7 +23,7 @@ pub(crate) const VERBS: &str = "profiles [--json], command list [--json], comman
 
 /// Runs `args` (a `wb` command line, `wb` itself optional): the output,
 /// or the error the model reads.
-pub(crate) fn wb(engine: &Engine, args: &str) -> Result<String, String> {
+pub(crate) fn wb(agents: &Agents, args: &str) -> Result<String, String> {
     let mut words: Vec<&str> = args.split_whitespace().collect();
     if matches!(words.first(), Some(&"wb" | &"wbx")) {
         words.remove(0);
@@ -34,7 +34,7 @@ pub(crate) fn wb(engine: &Engine, args: &str) -> Result<String, String> {
             words.join(" ")
         )
     };
-    let registry = engine.registry();
+    let registry = agents.engine().registry();
     let listed = || registry.list().map_err(|e| format!("wb error: {e}"));
     match words.as_slice() {
         [] | ["help" | "--help"] => Ok(format!("wb: the engine's read-only verbs: {VERBS}")),
@@ -48,13 +48,13 @@ pub(crate) fn wb(engine: &Engine, args: &str) -> Result<String, String> {
             listing::show_text(name, entry.as_ref())
                 .ok_or_else(|| format!("wb error: no command named `{name}`"))
         }
-        ["toolkit", "list"] => Ok(toolkit::list_text(&engine.toolkits().list())),
-        ["toolkit", "show", id] => Ok(toolkit::show_text(&kit(engine, id)?)),
-        ["toolkit", "show", id, skill] => kit(engine, id)?
+        ["toolkit", "list"] => Ok(toolkit::list_text(&agents.toolkits().list())),
+        ["toolkit", "show", id] => Ok(toolkit::show_text(&kit(agents, id)?)),
+        ["toolkit", "show", id, skill] => kit(agents, id)?
             .skill(skill)
             .map_err(|e| format!("wb error: {e}")),
         ["toolkit", "search", query @ ..] if !query.is_empty() => {
-            let hits = toolkit::search(&engine.toolkits().list(), &query.join(" "));
+            let hits = toolkit::search(&agents.toolkits().list(), &query.join(" "));
             Ok(if hits.is_empty() {
                 "no matches".into()
             } else {
@@ -62,7 +62,7 @@ pub(crate) fn wb(engine: &Engine, args: &str) -> Result<String, String> {
             })
         }
         ["toolkit", "verify", id] => {
-            Ok(toolkit::verify(&kit(engine, id)?, engine.registry()).text())
+            Ok(toolkit::verify(&kit(agents, id)?, agents.engine().registry()).text())
         }
         _ => Err(refused()),
     }
@@ -75,19 +75,20 @@ mod tests {
     #[test]
     fn the_read_only_verbs_print_what_wbx_prints() {
         let (_home, engine) = crate::engine::for_tests();
+        let agents = Agents::new(engine);
         assert_eq!(
-            wb(&engine, "wb profiles").unwrap(),
+            wb(&agents, "wb profiles").unwrap(),
             crate::policy::profiles_text(false)
         );
-        let list = wb(&engine, "command list --json").unwrap();
+        let list = wb(&agents, "command list --json").unwrap();
         let list: serde_json::Value = serde_json::from_str(&list).unwrap();
         assert!(list["builtins"].as_array().unwrap().contains(&"jq".into()));
         assert_eq!(
-            wb(&engine, "command show jq").unwrap(),
+            wb(&agents, "command show jq").unwrap(),
             "jq: built-in (embedded in wbx)"
         );
         assert_eq!(
-            wb(&engine, "command show nothing-here").unwrap_err(),
+            wb(&agents, "command show nothing-here").unwrap_err(),
             "wb error: no command named `nothing-here`"
         );
     }
@@ -95,6 +96,7 @@ mod tests {
     #[test]
     fn every_verb_that_changes_or_reveals_the_engine_is_refused_by_name() {
         let (_home, engine) = crate::engine::for_tests();
+        let agents = Agents::new(engine);
         for line in [
             "command register evil /tmp/evil.wasm",
             "command remove jq",
@@ -114,7 +116,7 @@ mod tests {
             "toolkit run text task",
             "toolkit push text /tmp",
         ] {
-            let got = wb(&engine, line).unwrap_err();
+            let got = wb(&agents, line).unwrap_err();
             assert_eq!(
                 got,
                 format!("wb error: `{line}` is not a read-only verb; the verbs here are: {VERBS}")

@@ -93,9 +93,6 @@ pub enum EngineError {
     /// In-process compiling was asked of a build without a compiler.
     #[error("this build has no compiler (the `compile` feature): use a compile helper")]
     NoCompiler,
-    /// The places of the agent's outside tools were refused.
-    #[error(transparent)]
-    AgentServices(#[from] crate::agent::ServicesError),
     /// The code a parent process handed over could not be taken.
     #[error("handoff: {0}")]
     Handoff(crate::dock::DockError),
@@ -146,9 +143,6 @@ pub struct EngineBuilder {
     stubs: crate::policy::Stubs,
     compiler: Compiler,
     llm: Option<crate::cap::llm::LlmEndpoint>,
-    agent_services: crate::agent::AgentServices,
-    toolkits: Option<PathBuf>,
-    vouch: Option<crate::toolkit::Vouch>,
     state_dir: Option<PathBuf>,
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
     handoff: Option<crate::dock::handoff::Handoff>,
@@ -185,9 +179,6 @@ impl Default for EngineBuilder {
             stubs: crate::policy::Stubs::NONE,
             compiler: Compiler::default(),
             llm: None,
-            agent_services: crate::agent::AgentServices::default(),
-            toolkits: None,
-            vouch: None,
             state_dir: None,
             relay: None,
             handoff: None,
@@ -325,32 +316,6 @@ impl EngineBuilder {
         self
     }
 
-    /// Where the agent's outside tools go: the search endpoint, and for
-    /// runs granted exec, the git remote, the web root and the image
-    /// endpoint. Checked at [`build`](Self::build): a remote or web root
-    /// must name `{tenant}`.
-    pub fn agent_services(mut self, services: crate::agent::AgentServices) -> Self {
-        self.agent_services = services;
-        self
-    }
-
-    /// The folder toolkits are found in (default: `WB_TOOLKITS_ROOT` when
-    /// it names an existing folder, else `toolkits/` or `../toolkits`; see
-    /// [`toolkit::default_root`](crate::toolkit::default_root)).
-    pub fn toolkits_root(mut self, root: impl Into<PathBuf>) -> Self {
-        self.toolkits = Some(root.into());
-        self
-    }
-
-    /// What the operator vouches for as first-party toolkits (default:
-    /// [`Vouch::from_env`](crate::toolkit::Vouch::from_env)); any other
-    /// toolkit's command runs one tier stronger (see
-    /// [`crate::toolkit::standing`]).
-    pub fn toolkits_vouched(mut self, vouch: crate::toolkit::Vouch) -> Self {
-        self.vouch = Some(vouch);
-        self
-    }
-
     /// The user's own state directory, which holds the key that seals
     /// every home's caches (default [`crate::seal::default_state_dir`]:
     /// `$XDG_STATE_HOME/workbooks`, else `~/.local/state/workbooks`). A
@@ -382,7 +347,6 @@ impl EngineBuilder {
 
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, EngineError> {
-        self.agent_services.check()?;
         if self.compiler == Compiler::InProcess && !Compiler::in_process_available() {
             return Err(EngineError::NoCompiler);
         }
@@ -453,11 +417,7 @@ impl EngineBuilder {
         let llm = self
             .llm
             .map(|e| Arc::new(crate::cap::llm::LlmService::new(e, tls.clone())));
-        let outside = Arc::new(crate::agent::outside::Outside::new(
-            self.agent_services,
-            tls.clone(),
-        ));
-        let http = Arc::new(HttpClient::with_tls(guard, tls));
+        let http = Arc::new(HttpClient::with_tls(guard, tls.clone()));
         let keyring = Arc::new(Keyring::new(
             Some(home.join(crate::cap::secrets::keyring::SECRETS_DIR)),
             self.secrets,
@@ -486,13 +446,7 @@ impl EngineBuilder {
                 wbx,
                 http,
                 llm,
-                outside,
-                toolkits: crate::toolkit::Toolkits::new(self.toolkits.or_else(|| {
-                    let env = std::env::var("WB_TOOLKITS_ROOT").ok();
-                    let cwd = std::env::current_dir().unwrap_or_default();
-                    crate::toolkit::default_root(env.as_deref(), &cwd)
-                }))
-                .vouched(self.vouch.unwrap_or_else(crate::toolkit::Vouch::from_env)),
+                tls,
                 keyring,
                 net_max_body: self.net_max_body,
                 net_timeout: self.net_timeout,
@@ -590,8 +544,8 @@ struct Inner {
     wbx: Option<PathBuf>,
     http: Arc<HttpClient>,
     llm: Option<Arc<crate::cap::llm::LlmService>>,
-    outside: Arc<crate::agent::outside::Outside>,
-    toolkits: crate::toolkit::Toolkits,
+    /// The TLS roots every client of this engine trusts.
+    tls: crate::egress::tls::LazyTls,
     keyring: Arc<Keyring>,
     net_max_body: usize,
     net_timeout: Duration,
@@ -766,14 +720,12 @@ impl Engine {
         self.inner.llm.as_ref().map(|s| s.endpoint().model.clone())
     }
 
-    /// The toolkits this engine finds.
-    pub fn toolkits(&self) -> &crate::toolkit::Toolkits {
-        &self.inner.toolkits
-    }
-
-    /// Where the agent's outside tools go.
-    pub(crate) fn outside(&self) -> &crate::agent::outside::Outside {
-        &self.inner.outside
+    /// A client for addresses the operator configured (a model server, a
+    /// search or image endpoint), trusting this engine's TLS roots. They may
+    /// be anywhere, loopback included, so no floor applies: never hand it a
+    /// URL a guest or a model chose.
+    pub fn operator_client(&self) -> HttpClient {
+        HttpClient::for_operator(self.inner.tls.clone())
     }
 
     /// A core module compiled for this engine (from the compile cache),

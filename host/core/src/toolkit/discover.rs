@@ -152,6 +152,24 @@ impl Toolkits {
         }
     }
 
+    /// The toolkits this process finds: under `WB_TOOLKITS_ROOT` when it
+    /// names a folder, else `toolkits/` or `../toolkits` under the current
+    /// directory ([`default_root`]); first-party where the operator vouches
+    /// ([`Vouch::from_env`](super::Vouch::from_env)).
+    pub fn from_env() -> Self {
+        Self::at_or_from_env(None)
+    }
+
+    /// The toolkits under `root`, else [`Toolkits::from_env`]'s.
+    pub fn at_or_from_env(root: Option<PathBuf>) -> Self {
+        let root = root.or_else(|| {
+            let env = std::env::var("WB_TOOLKITS_ROOT").ok();
+            let cwd = std::env::current_dir().unwrap_or_default();
+            default_root(env.as_deref(), &cwd)
+        });
+        Self::new(root).vouched(super::standing::Vouch::from_env())
+    }
+
     /// The same, with what the operator vouches for as first-party.
     pub fn vouched(mut self, vouch: super::standing::Vouch) -> Self {
         self.vouch = vouch;

@@ -153,11 +153,8 @@ pub(crate) struct Outside {
 }
 
 impl Outside {
-    pub(crate) fn new(services: AgentServices, tls: crate::egress::tls::LazyTls) -> Self {
-        Self {
-            services,
-            client: HttpClient::for_operator(tls),
-        }
+    pub(crate) fn new(services: AgentServices, client: HttpClient) -> Self {
+        Self { services, client }
     }
 }
 

@@ -85,7 +85,8 @@ mod tests {
     #[tokio::test]
     async fn no_endpoint_or_an_empty_query_asks_nothing() {
         let tls = crate::egress::tls::LazyTls::new(&[]).unwrap();
-        let none = Outside::new(super::super::AgentServices::default(), tls.clone());
+        let client = || crate::egress::HttpClient::for_operator(tls.clone());
+        let none = Outside::new(super::super::AgentServices::default(), client());
         assert!(
             web_search(&none, "q")
                 .await
@@ -97,7 +98,7 @@ mod tests {
             web_search: Some("http://127.0.0.1:9".into()),
             ..Default::default()
         };
-        let some = Outside::new(services, tls);
+        let some = Outside::new(services, client());
         assert_eq!(
             web_search(&some, "   ").await,
             Err("web_search error: the query is empty".into())
