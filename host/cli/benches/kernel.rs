@@ -18,8 +18,8 @@ use support::median;
 
 use std::time::{Duration, Instant};
 use workbooks::LineOptions;
-use workbooks::fabric::{FabricOptions, Target, TaskInput};
 use workbooks::kernel::{CoreKernel, KernelOptions};
+use workbooks_fabric::{FabricOptions, Target, TaskInput};
 
 /// Adds one to every byte (`guest_artifacts::KERNEL_BUMP_WAT`).
 use guest_artifacts::KERNEL_BUMP_WAT as BUMP;
@@ -157,7 +157,14 @@ fn main() {
     let fan = |target: &Target, opts: &FabricOptions| {
         let start = Instant::now();
         let results = rt
-            .block_on(engine.fan_out_as_host(LineOptions::default(), target, inputs.clone(), opts))
+            .block_on(
+                workbooks_fabric::Fabric::new(engine.clone()).fan_out_as_host(
+                    LineOptions::default(),
+                    target,
+                    inputs.clone(),
+                    opts,
+                ),
+            )
             .expect("fan out");
         assert!(
             results.len() == tasks && results.iter().all(|r| r.exit == Some(0)),
@@ -230,7 +237,7 @@ fn node_rows(fan: &dyn Fn(&Target, &FabricOptions) -> f64, tasks: usize) {
         }
         let opts = FabricOptions {
             width: 16,
-            tier: Some(workbooks::fabric::FabricTier::Node),
+            tier: Some(workbooks_fabric::FabricTier::Node),
             nats: Some(url.clone()),
             ..FabricOptions::default()
         };

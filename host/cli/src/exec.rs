@@ -308,7 +308,7 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         runtime
             .block_on(async { tokio::task::spawn_blocking(|| ()).await })
             .map_err(|e| Failure::before("engine", e, exit::ENGINE))?;
-        workbooks::fabric::forbid_new_threads().map_err(|e| {
+        workbooks::tier::forbid_new_threads().map_err(|e| {
             Failure::before(
                 "engine",
                 format!("cannot forbid new threads: {e}"),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use workbooks::fabric::{
+use workbooks_fabric::{
     FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, FabricError, FabricOptions, FabricTier, Target, TaskInput,
 };
 
@@ -101,7 +101,7 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
         let inputs = read_inputs(&args.inputs)?;
         let engine = engine(home)?;
         if let Some(tier) = tier {
-            engine
+            workbooks_fabric::Fabric::new(engine.clone())
                 .tier_env(args.nats.clone())
                 .resolve(tier)
                 .map_err(|e| fail("fabric", e, exit::REFUSED))?;
@@ -140,7 +140,8 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
         let bar = progress_bar(total, &args.target, args.json);
         let results = runtime_multi()?
             .block_on(async {
-                let run = engine.fan_out_as_host(line, &target, inputs, &opts);
+                let fabric = workbooks_fabric::Fabric::new(engine.clone());
+                let run = fabric.fan_out_as_host(line, &target, inputs, &opts);
                 tokio::pin!(run);
                 let mut tick = tokio::time::interval(Duration::from_millis(100));
                 loop {

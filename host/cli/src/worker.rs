@@ -8,8 +8,8 @@ use crate::options::engine;
 use crate::{exit, fail};
 use std::path::PathBuf;
 use std::time::Duration;
-use workbooks::fabric::node::{Trust, WorkerPolicy};
 use workbooks::identity::Identity;
+use workbooks_fabric::node::{Trust, WorkerPolicy};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -79,14 +79,14 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             "{}: worker {} pulling from {} ({} at a time, {} submitter(s) pinned)",
             crate::BIN,
             policy.identity.did,
-            workbooks::fabric::node::redacted(&args.nats),
+            workbooks_fabric::node::redacted(&args.nats),
             args.concurrency,
             policy.trust.submitters.len()
         );
         let stats = rt
             .block_on(async {
                 tokio::select! {
-                    stats = workbooks::fabric::node::run_worker(&engine, &args.nats, args.concurrency, &policy) => stats,
+                    stats = workbooks_fabric::node::run_worker(&engine, &args.nats, args.concurrency, &policy) => stats,
                     _ = tokio::signal::ctrl_c() => Ok(Default::default()),
                 }
             })

@@ -10,8 +10,8 @@
 const LAYERS: &[&str] = &[
     "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact", "embedded",
     "store", "cadence", "egress", "preopen", "commands", "tier", "cap", "state", "dock", "engine",
-    "instance", "serve", "kernel", "identity", "fabric", "catalog", "toolkit", "tools", "bundle",
-    "ledger", "agent", "layers",
+    "instance", "serve", "kernel", "identity", "catalog", "toolkit", "tools", "bundle", "ledger",
+    "agent", "layers",
 ];
 
 #[test]

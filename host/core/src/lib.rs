@@ -39,7 +39,6 @@ pub mod egress;
 mod embedded;
 pub mod engine;
 pub mod environ;
-pub mod fabric;
 mod files;
 pub mod identity;
 pub mod instance;

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use workbooks::commands::{ArgMode, Tier};
-use workbooks::fabric::{FabricOptions, FabricTier, Target, TaskInput};
 use workbooks::{Engine, LineOptions, Secret, SecretKind};
+use workbooks_fabric::{FabricOptions, FabricTier, Target, TaskInput};
 
 /// `tests/native/escapee.c` built to go after `home`.
 fn escapee(dir: &Path, home: &Path) -> PathBuf {
@@ -87,7 +87,7 @@ async fn escape(home: &Path, attacker: &Path, profile: &str) -> (Engine, HashMap
         profile: profile.into(),
         ..LineOptions::default()
     };
-    let results = e
+    let results = workbooks_fabric::Fabric::new(e.clone())
         .fan_out_as_host(
             line,
             &Target::Command("cat1".into()),
@@ -272,7 +272,7 @@ async fn the_real_child_holds_a_root_of_libraries_and_locks_its_threads_before_i
     };
     let runner = e.clone();
     let run = tokio::spawn(async move {
-        runner
+        workbooks_fabric::Fabric::new(runner.clone())
             .fan_out_as_host(
                 LineOptions::default(),
                 &Target::Command("sleeper".into()),

@@ -7,10 +7,10 @@ use crate::common::{Failure, own_builder, run_with, text, wbx};
 use guest_artifacts::*;
 use std::path::Path;
 use workbooks::commands::{ArgMode, Tier};
-use workbooks::fabric::{FabricError, FabricOptions, FabricTier, Target, TaskInput, TierEnv};
 use workbooks::kernel::{Kernel, KernelError, KernelOptions};
 use workbooks::state::Stdin;
 use workbooks::{Engine, Grant, LineOptions, Profile, SessionOptions};
+use workbooks_fabric::{FabricError, FabricOptions, FabricTier, Target, TaskInput, TierEnv};
 
 guest_artifacts::foreach_parallel!(assert_test_exists);
 
@@ -122,7 +122,7 @@ async fn a_fan_out_returns_every_result_in_input_order() {
         ..FabricOptions::default()
     };
     let target = Target::Command("jq".into());
-    let results = e
+    let results = workbooks_fabric::Fabric::new(e.clone())
         .fan_out_as_host(LineOptions::default(), &target, inputs(200), &opts)
         .await
         .unwrap();
@@ -140,7 +140,7 @@ async fn a_fan_out_returns_every_result_in_input_order() {
             width,
             ..FabricOptions::default()
         };
-        let err = e
+        let err = workbooks_fabric::Fabric::new(e.clone())
             .fan_out_as_host(LineOptions::default(), &target, inputs(1), &opts)
             .await
             .unwrap_err();
@@ -153,10 +153,10 @@ async fn a_fan_out_returns_every_result_in_input_order() {
         finished: Some(finished.clone()),
         ..FabricOptions::default()
     };
-    let max = workbooks::fabric::FABRIC_MAX_INPUTS;
+    let max = workbooks_fabric::FABRIC_MAX_INPUTS;
     for target in [target.clone(), Target::Kernel("never-registered".into())] {
         let over = vec![TaskInput::default(); max + 1];
-        let err = e
+        let err = workbooks_fabric::Fabric::new(e.clone())
             .fan_out_as_host(LineOptions::default(), &target, over, &opts)
             .await
             .unwrap_err();
@@ -197,7 +197,7 @@ async fn a_task_forced_to_a_stronger_tier_runs_there_and_a_weaker_one_is_never_t
             };
             3
         ];
-        let results = e
+        let results = workbooks_fabric::Fabric::new(e.clone())
             .fan_out_as_host(
                 LineOptions::default(),
                 &Target::Command("cat1".into()),
@@ -272,7 +272,7 @@ async fn a_kernel_fans_out_and_a_trapping_input_fails_alone() {
         width: 4,
         ..FabricOptions::default()
     };
-    let results = e
+    let results = workbooks_fabric::Fabric::new(e.clone())
         .fan_out_as_host(
             LineOptions::default(),
             &Target::Kernel("bump".into()),
@@ -298,7 +298,7 @@ async fn a_kernel_fans_out_and_a_trapping_input_fails_alone() {
         tier: Some(FabricTier::OsProcess),
         ..FabricOptions::default()
     };
-    let err = e
+    let err = workbooks_fabric::Fabric::new(e.clone())
         .fan_out_as_host(
             LineOptions::default(),
             &Target::Kernel("bump".into()),
@@ -312,7 +312,7 @@ async fn a_kernel_fans_out_and_a_trapping_input_fails_alone() {
         "{err}"
     );
     // An unknown kernel, and a command component registered as a kernel.
-    let err = e
+    let err = workbooks_fabric::Fabric::new(e.clone())
         .fan_out_as_host(
             LineOptions::default(),
             &Target::Kernel("nope".into()),

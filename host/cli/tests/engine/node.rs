@@ -10,12 +10,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use workbooks::Keyring;
 use workbooks::LineOptions;
-use workbooks::fabric::node::{
+use workbooks::identity::Identity;
+use workbooks_fabric::node::{
     NODE_ARTIFACTS_BUCKET, NODE_CONSUMER, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
     NODE_RESULTS_BUCKET, NODE_TASK_STREAM, worker_consumer,
 };
-use workbooks::fabric::{FabricOptions, FabricTier, Target, TaskInput};
-use workbooks::identity::Identity;
+use workbooks_fabric::{FabricOptions, FabricTier, Target, TaskInput};
 
 /// A nats-server with JetStream on a free loopback port, stopped on drop.
 pub(crate) struct Nats {
@@ -192,7 +192,7 @@ async fn two_hundred_tasks_complete_once_each_with_a_worker_killed_mid_run() {
     let run = {
         let engine = engine.clone();
         tokio::spawn(async move {
-            engine
+            workbooks_fabric::Fabric::new(engine.clone())
                 .fan_out_as_host(
                     LineOptions::default(),
                     &Target::Command("jq".into()),
@@ -252,7 +252,8 @@ async fn an_artifact_replaced_or_grown_past_the_cap_in_the_object_store_is_refus
     let home = tempfile::tempdir().unwrap();
     let engine = crate::common::own_engine(home.path());
     let (target, opts) = (Target::Command("jq".into()), node_opts(&nats.url));
-    let run = |n| engine.fan_out_as_host(LineOptions::default(), &target, counts(n), &opts);
+    let fabric = workbooks_fabric::Fabric::new(engine.clone());
+    let run = |n| fabric.fan_out_as_host(LineOptions::default(), &target, counts(n), &opts);
     // A first run uploads jq and runs it.
     let mut worker = Worker::start(&nats.url);
     let first = run(1).await.unwrap();
@@ -305,7 +306,7 @@ async fn a_task_no_worker_ever_records_is_given_up_after_the_delivery_limit_by_n
     let (target, opts) = (Target::Command("jq".into()), node_opts(&nats.url));
     let submitted = std::sync::atomic::AtomicBool::new(false);
     let submit = async {
-        let results = engine
+        let results = workbooks_fabric::Fabric::new(engine.clone())
             .fan_out_as_host(LineOptions::default(), &target, counts(1), &opts)
             .await;
         submitted.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -369,7 +370,7 @@ async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() 
         ..LineOptions::default()
     };
     // Refused before any bus is reached: no server at this address.
-    let err = engine
+    let err = workbooks_fabric::Fabric::new(engine.clone())
         .fan_out_as_host(
             line,
             &Target::Command("jq".into()),

@@ -11,8 +11,8 @@ use futures::StreamExt;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use workbooks::LineOptions;
-use workbooks::fabric::Target;
-use workbooks::fabric::node::{
+use workbooks_fabric::Target;
+use workbooks_fabric::node::{
     Envelope, NODE_RESULTS_BUCKET, NODE_TASK_SUBJECT, NodeResult, NodeTask, inbox_prefix,
     result_key,
 };
@@ -84,7 +84,7 @@ async fn a_captured_task_rewritten_or_replayed_or_signed_by_a_stranger_never_run
         tenant: "acme".into(),
         ..LineOptions::default()
     };
-    let ran = engine
+    let ran = workbooks_fabric::Fabric::new(engine.clone())
         .fan_out_as_host(
             line,
             &Target::Command("jq".into()),
@@ -170,7 +170,7 @@ async fn a_tenant_or_profile_the_submitter_may_not_use_is_refused_by_name() {
             profile: profile.into(),
             ..LineOptions::default()
         };
-        let ran = engine
+        let ran = workbooks_fabric::Fabric::new(engine.clone())
             .fan_out_as_host(line, &jq, counts(1), &node_opts(&nats.url))
             .await
             .unwrap();
@@ -225,7 +225,7 @@ async fn a_result_forged_under_the_workers_key_is_ignored_and_the_real_one_is_ta
     });
     let home = tempfile::tempdir().unwrap();
     let engine = crate::common::own_engine(home.path());
-    let ran = engine
+    let ran = workbooks_fabric::Fabric::new(engine.clone())
         .fan_out_as_host(
             LineOptions::default(),
             &Target::Command("jq".into()),
@@ -266,15 +266,16 @@ async fn a_worker_clamps_a_tasks_budget_and_runs_an_os_process_command_in_a_chil
         .unwrap();
     // The task asks for a minute; the worker gives it 1.5 s, in a child
     // `wbx exec --framed` of its own while it runs.
-    let opts = workbooks::fabric::FabricOptions {
+    let opts = workbooks_fabric::FabricOptions {
         timeout: Duration::from_secs(60),
         ..node_opts(&nats.url)
     };
     let sleeper = Target::Command("sleeper".into());
-    let run = engine.fan_out_as_host(
+    let fabric = workbooks_fabric::Fabric::new(engine.clone());
+    let run = fabric.fan_out_as_host(
         LineOptions::default(),
         &sleeper,
-        vec![workbooks::fabric::TaskInput::default()],
+        vec![workbooks_fabric::TaskInput::default()],
         &opts,
     );
     let worker_pid = worker.pid();
@@ -350,7 +351,7 @@ async fn on_an_authenticated_bus_a_stranger_reads_no_task_and_no_role_reads_anot
     let engine = crate::common::own_engine(home.path());
     let submitter_url = nats.url_as("submitter", "submitter-secret");
     // The roles work with their own credentials.
-    let ran = engine
+    let ran = workbooks_fabric::Fabric::new(engine.clone())
         .fan_out_as_host(
             LineOptions::default(),
             &Target::Command("jq".into()),
@@ -385,7 +386,7 @@ async fn on_an_authenticated_bus_a_stranger_reads_no_task_and_no_role_reads_anot
         assert_eq!(refused.len(), 1, "{user} read {other}'s inbox: {refused:?}");
     }
     // A task published by the submitter meanwhile never reaches the tap.
-    let again = engine
+    let again = workbooks_fabric::Fabric::new(engine.clone())
         .fan_out_as_host(
             LineOptions::default(),
             &Target::Command("jq".into()),

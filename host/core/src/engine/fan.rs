@@ -30,12 +30,13 @@ pub struct Fan<'a> {
 
 impl Engine {
     /// What the tiers can use in this engine, with `nats` for the node
-    /// tier.
+    /// tier (which the engine itself does not run: see [`TierEnv::node`]).
     pub fn tier_env(&self, nats: Option<String>) -> TierEnv {
         TierEnv {
             wbx: self.wbx_binary().map(Into::into),
             bwrap: TierEnv::find_bwrap(),
             nats,
+            node: false,
         }
     }
 

@@ -14,19 +14,19 @@
 mod container;
 mod fan;
 mod launch;
-#[cfg(feature = "node")]
-pub(crate) use launch::shape;
 mod module_lane;
 mod os_process;
 pub(crate) use os_process::CHILD_GRACE;
 mod pipeline;
 mod plugin_child;
 pub(crate) mod relay;
+mod remote;
 pub mod run;
 pub mod shell;
 mod warm;
 
 pub use fan::Fan;
+pub use remote::Admitted;
 pub use warm::{WarmError, Warmed};
 
 use crate::artifact::{Artifact, ArtifactError};

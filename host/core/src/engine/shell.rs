@@ -309,9 +309,7 @@ impl Engine {
 /// The caller of a command the host runs directly (the CLI, an embedder):
 /// the grant and stage settings of `opts`, holding `commands`; and the
 /// line's stdin.
-pub(crate) fn host_env(
-    opts: LineOptions,
-) -> Result<(crate::commands::CommandEnv, Stdin), LineError> {
+pub fn host_env(opts: LineOptions) -> Result<(crate::commands::CommandEnv, Stdin), LineError> {
     let grant = match opts.caps {
         Some(caps) => Grant::narrowed(&opts.profile, caps)?,
         None => Grant::profile(&opts.profile),

@@ -89,6 +89,9 @@ pub struct TierEnv {
     pub bwrap: Option<PathBuf>,
     /// The NATS server the node tier submits to.
     pub nats: Option<String>,
+    /// Whether the node tier is built in (it is the fabric's, above the
+    /// engine, and a build may leave it out).
+    pub node: bool,
 }
 
 impl TierEnv {
@@ -127,7 +130,7 @@ impl TierEnv {
             FabricTier::Node if self.nats.is_none() => {
                 unavailable("no NATS server: pass --nats URL (and run `wbx worker --nats URL`)")
             }
-            FabricTier::Node if cfg!(feature = "node") => Ok(()),
+            FabricTier::Node if self.node => Ok(()),
             FabricTier::Node => unavailable("this build has no node tier (built without `node`)"),
         }
     }

@@ -7,22 +7,22 @@ use super::{
     NODE_PUBLISH_BATCH, NODE_TASK_STREAM, NODE_TASK_SUBJECT, NodeResult, NodeTask, bus_error,
     connect, random_hex, unix_now,
 };
-use crate::artifact::Artifact;
-use crate::commands::{CommandEnv, CommandError, CommandOutput};
-use crate::engine::Engine;
-use crate::fabric::{FabricError, FabricOptions};
-use crate::identity::Identity;
-use crate::policy::Cap;
+use crate::{FabricError, FabricOptions};
 use bytes::Bytes;
 use futures::StreamExt;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
+use workbooks::artifact::Artifact;
+use workbooks::commands::{CommandEnv, CommandError, CommandOutput};
+use workbooks::engine::Admitted;
+use workbooks::identity::Identity;
+use workbooks::policy::Cap;
 
 /// One task's outcome and wall time.
 type Done = (Result<CommandOutput, CommandError>, Duration);
 
-impl Engine {
+impl crate::Fabric {
     /// Runs command `name` on every task through the workers on `url`;
     /// each task's outcome and wall time, in input order.
     pub(crate) async fn fan_node(
@@ -50,7 +50,8 @@ impl Engine {
         let workers = trust::pinned(&opts.workers).map_err(bus_error)?;
         let signer = match &opts.signer {
             Some(identity) => identity.clone(),
-            None => Identity::of_tenant(self.keyring(), &env.principal, None).map_err(bus_error)?,
+            None => Identity::of_tenant(self.engine().keyring(), &env.principal, None)
+                .map_err(bus_error)?,
         };
         let bus = connect(url).await?;
         // Subscribed before anything is published, so no advisory is missed.
@@ -81,23 +82,22 @@ impl Engine {
         let mut acks = Vec::with_capacity(NODE_PUBLISH_BATCH);
         for (index, (argv, stdin)) in tasks.into_iter().enumerate() {
             // Each task passes this engine's ladder as a local run would.
-            let (resolved, _slot) = match self.ladder().admit(env, cap, name) {
+            let admitted = match self.engine().admit(env, cap, name, argv, stdin) {
                 Ok(admitted) => admitted,
                 Err(e) => {
                     done[index] = Some((Err(e), Duration::ZERO));
                     continue;
                 }
             };
-            let (argv, stdin) = match crate::engine::shape(&resolved, argv, stdin) {
-                Ok(shaped) => shaped,
-                Err(e) => {
-                    done[index] = Some((Err(e), Duration::ZERO));
-                    continue;
-                }
-            };
-            let sha256 = resolved.artifact.sha256_hex();
+            let Admitted {
+                artifact,
+                tier,
+                argv,
+                stdin,
+            } = admitted;
+            let sha256 = artifact.sha256_hex();
             if uploaded.as_ref() != Some(&sha256) {
-                upload(&bus, &resolved.artifact).await?;
+                upload(&bus, &artifact).await?;
                 uploaded = Some(sha256.clone());
             }
             let task = NodeTask {
@@ -118,7 +118,7 @@ impl Engine {
                 timeout_ms: opts.timeout.as_millis() as u64,
                 fuel: env.policy.fuel,
                 memory: env.policy.memory,
-                tier: resolved.tier,
+                tier,
                 nonce: random_hex()?,
                 expires,
             };

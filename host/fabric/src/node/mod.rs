@@ -27,10 +27,10 @@
 //! not match the sha256 the task names (`artifact_integrity`), before
 //! anything is compiled.
 
-use crate::commands::{CommandError, Tier};
 use async_nats::jetstream::{self, kv, object_store, stream};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+use workbooks::commands::{CommandError, Tier};
 
 mod submit;
 pub mod trust;
@@ -157,7 +157,7 @@ pub struct NodeResult {
 pub fn result_key(id: &str, worker_did: &str) -> String {
     format!(
         "{id}.{}",
-        &crate::identity::sha256_hex(worker_did.as_bytes())[..16]
+        &workbooks::identity::sha256_hex(worker_did.as_bytes())[..16]
     )
 }
 

@@ -8,14 +8,7 @@ use super::{
     Bus, NODE_ACK_WAIT, NODE_CONSUMER, NODE_HEARTBEAT, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
     NodeResult, NodeTask, Trust, bus_error, connect, result_key, unix_now,
 };
-use crate::artifact::Artifact;
-use crate::cadence::Denial;
-use crate::commands::ladder::Resolved;
-use crate::commands::{ArgMode, CommandEnv, CommandError, CommandOutput, CommandPolicy};
-use crate::engine::Engine;
-use crate::fabric::FabricError;
-use crate::identity::Identity;
-use crate::policy::{Cap, CapSet, Grant};
+use crate::FabricError;
 use async_nats::jetstream::{self, AckKind, consumer, kv};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -24,6 +17,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
+use workbooks::artifact::Artifact;
+use workbooks::cadence::Denial;
+use workbooks::commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
+use workbooks::engine::Engine;
+use workbooks::identity::Identity;
+use workbooks::policy::{Cap, CapSet, Grant};
 
 /// What a worker has done.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -339,13 +338,6 @@ async fn run_task(
     task: &NodeTask,
 ) -> Result<CommandOutput, CommandError> {
     let refused = |why: String| CommandError::Refused(why);
-    engine
-        .cadence()
-        .admit(&task.tenant, "exec")
-        .map_err(|d| match d {
-            Denial::Revoked => CommandError::Revoked,
-            _ => CommandError::RateLimited,
-        })?;
     let caps = CapSet::parse(&task.caps.join(" ")).map_err(|e| refused(e.to_string()))?;
     let grant = Grant::narrowed(&task.profile, caps).map_err(|e| refused(e.to_string()))?;
     let artifact = fetch(bus, cache, &task.sha256).await?;
@@ -363,37 +355,21 @@ async fn run_task(
             timeout: Some(Duration::from_millis(task.timeout_ms).min(policy.max_timeout)),
             fuel: Some(
                 task.fuel
-                    .unwrap_or(crate::limits::COMMAND_FUEL)
+                    .unwrap_or(workbooks::limits::COMMAND_FUEL)
                     .min(policy.max_fuel),
             ),
             memory: Some(memory),
             ..CommandPolicy::default()
         },
     };
-    // An os_process command runs in a child here too, from a copy of its
+    // Revocation and the rate limit are checked as the engine runs it; an
+    // os_process command runs in a child here too, from a copy of its
     // bytes in this worker's own store.
-    let path = match task.tier {
-        crate::commands::Tier::Instance => None,
-        crate::commands::Tier::OsProcess => Some(
-            engine
-                .registry()
-                .stash(&artifact)
-                .map_err(|e| refused(format!("node: cannot store the artifact: {e}")))?,
-        ),
-    };
-    let resolved = Resolved {
-        artifact,
-        prefix: None,
-        packaged: Vec::new(),
-        arg_mode: ArgMode::Argv,
-        tier: task.tier,
-        path,
-        stubs: crate::policy::Stubs::NONE,
-    };
     engine
-        .run_resolved(
+        .run_sent(
             &env,
-            &resolved,
+            artifact,
+            task.tier,
             task.argv.clone(),
             Bytes::from(task.stdin.clone()),
         )
@@ -427,7 +403,7 @@ async fn fetch(
             "over {NODE_MAX_ARTIFACT_BYTES} bytes"
         )));
     }
-    let got = crate::identity::sha256_hex(&bytes);
+    let got = workbooks::identity::sha256_hex(&bytes);
     if got != sha256 {
         return Err(CommandError::Integrity(format!(
             "the object store's bytes for {sha256} hash to {got}; refused before compiling"

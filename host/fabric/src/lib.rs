@@ -11,20 +11,26 @@
 //! weaker tier than the command's own; width is bounded by the
 //! principal's concurrency cap, so a fan-out cannot starve the principal's
 //! other work past it.
+//!
+//! The engine runs each command task ([`workbooks::Engine::fan_commands`]);
+//! this crate adds kernels, the node tier and the options around them, and
+//! holds an engine ([`Fabric`]) rather than extending it.
+
+#![deny(missing_docs)]
 
 #[cfg(feature = "node")]
 pub mod node;
 
-pub use crate::limits::{
+pub use workbooks::limits::{
     FABRIC_MAX_INPUTS, FABRIC_MAX_WIDTH, FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, PARALLEL_MAX_INPUTS,
 };
-pub use crate::tier::{FabricTier, TierEnv, TierUnavailable, forbid_new_threads};
+pub use workbooks::tier::{FabricTier, TierEnv, TierUnavailable, forbid_new_threads};
 
-use crate::commands::{CommandEnv, CommandOutput};
-use crate::engine::{Engine, Fan};
-use crate::kernel::{Kernel, KernelError, KernelOptions};
-use crate::policy::Cap;
 use bytes::Bytes;
+use workbooks::commands::{CommandEnv, CommandOutput};
+use workbooks::engine::{Engine, Fan};
+use workbooks::kernel::{Kernel, KernelError, KernelOptions};
+use workbooks::policy::Cap;
 
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -118,7 +124,7 @@ pub struct FabricOptions {
     pub workers: Vec<String>,
     /// The key the node tier's tasks are signed with: the tenant's own
     /// identity when `None`.
-    pub signer: Option<crate::identity::Identity>,
+    pub signer: Option<workbooks::identity::Identity>,
 }
 
 impl Default for FabricOptions {
@@ -177,19 +183,44 @@ pub enum FabricError {
     },
 }
 
-impl Engine {
-    /// [`Engine::fan_out`] with the host as the caller (the CLI, an
+/// Fans commands and kernels out on an engine; cheap to clone.
+#[derive(Clone)]
+pub struct Fabric {
+    engine: Engine,
+}
+
+impl Fabric {
+    /// The fabric over `engine`.
+    pub fn new(engine: Engine) -> Fabric {
+        Fabric { engine }
+    }
+
+    /// The engine the tasks run on.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// What the tiers can use here, with `nats` for the node tier, which
+    /// this build runs when it has the `node` feature.
+    pub fn tier_env(&self, nats: Option<String>) -> TierEnv {
+        TierEnv {
+            node: cfg!(feature = "node"),
+            ..self.engine.tier_env(nats)
+        }
+    }
+
+    /// [`Fabric::fan_out`] with the host as the caller (the CLI, an
     /// embedder): the grant and stage settings of `line`, through
     /// `commands`.
     pub async fn fan_out_as_host(
         &self,
-        line: crate::LineOptions,
+        line: workbooks::LineOptions,
         target: &Target,
         inputs: Vec<TaskInput>,
         opts: &FabricOptions,
     ) -> Result<Vec<TaskResult>, FabricError> {
-        let (env, _) =
-            crate::engine::shell::host_env(line).map_err(|e| FabricError::Line(e.to_string()))?;
+        let (env, _) = workbooks::engine::shell::host_env(line)
+            .map_err(|e| FabricError::Line(e.to_string()))?;
         self.fan_out(&env, Cap::Commands, target, inputs, opts)
             .await
     }
@@ -249,7 +280,7 @@ impl Engine {
                             timeout: opts.timeout,
                             finished: opts.finished.as_deref(),
                         };
-                        self.fan_commands(env, cap, name, tasks, &fan).await
+                        self.engine.fan_commands(env, cap, name, tasks, &fan).await
                     }
                 };
                 Ok(done
@@ -275,7 +306,7 @@ impl Engine {
             name: name.to_string(),
             error,
         };
-        let artifact = self.load_kernel(name).map_err(failed)?;
+        let artifact = self.engine.load_kernel(name).map_err(failed)?;
         let kopts = KernelOptions {
             timeout: opts.timeout,
             ..KernelOptions::default()
@@ -285,7 +316,7 @@ impl Engine {
         let width = opts.width.min(inputs.len().max(1));
         let mut workers = Vec::with_capacity(width);
         for _ in 0..width {
-            let kernel = Kernel::load(self, &artifact, kopts.clone())
+            let kernel = Kernel::load(&self.engine, &artifact, kopts.clone())
                 .await
                 .map_err(failed)?;
             let (inputs, next) = (inputs.clone(), next.clone());
@@ -349,4 +380,17 @@ fn kernel_result(index: usize, start: Instant, out: Result<Vec<u8>, KernelError>
 fn in_order(mut results: Vec<TaskResult>) -> Vec<TaskResult> {
     results.sort_by_key(|r| r.index);
     results
+}
+
+#[cfg(test)]
+mod layers {
+    /// Lowest first.
+    const LAYERS: &[&str] = &["node"];
+
+    #[test]
+    fn every_module_is_placed_and_none_imports_from_a_layer_above_it() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let checked = layers::check(&src, LAYERS, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(checked >= 4, "checked only {checked} files");
+    }
 }

@@ -18,10 +18,10 @@
 //! and a signed refusal under its key) and such a result is ignored.
 
 use super::{NODE_CLOCK_SKEW, NODE_MAX_TASK_LIFETIME};
-use crate::identity::{self, Identity, IdentityError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use workbooks::identity::{self, Identity, IdentityError};
 
 /// A signed thing on the bus: the canonical JSON of a task or a result,
 /// kept as the exact bytes that were signed, the signer and the signature.
@@ -273,7 +273,7 @@ pub(crate) fn pinned(workers: &[String]) -> Result<BTreeMap<String, ()>, Identit
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cap::secrets::keyring::Keyring;
+    use workbooks::Keyring;
 
     fn id(seed: u8) -> Identity {
         use base64::Engine as _;
