@@ -2,14 +2,12 @@
 //! [`LAYERS`], and each may import only from the modules before it.
 
 /// Lowest first: the process's plumbing (and `wb`, a binary of its own,
-/// and the link script `start_link.rs`, which only sit in this folder),
+/// which only sits in this folder),
 /// the options every verb reads, the verbs, then the verbs built on verbs.
 const LAYERS: &[&str] = &[
     "exit",
     "log",
     "alloc",
-    "start",
-    "start_link",
     "wb",
     "options",
     "profiles",

@@ -36,8 +36,6 @@ mod secret;
 mod serve;
 #[cfg(feature = "api")]
 mod serve_api;
-#[cfg(all(target_env = "musl", target_arch = "x86_64", target_os = "linux"))]
-mod start;
 mod toolkit;
 mod vfs;
 mod warm;
