@@ -34,17 +34,29 @@ pub fn lock(m: &Mutex<UnixStream>) -> MutexGuard<'_, UnixStream> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Writes one frame.
-pub fn write_frame(to: &mut impl Write, tag: u8, payload: &[u8]) -> io::Result<()> {
+/// Writes one frame, `[tag u8][len u32 LE][payload]`, of any length a
+/// `u32` holds: the one encoder of the format, for the daemon's socket
+/// ([`write_frame`]) and an `os_process` child's stdout alike.
+pub fn encode_frame(to: &mut impl Write, tag: u8, payload: &[u8]) -> io::Result<()> {
     let len = u32::try_from(payload.len())
-        .ok()
-        .filter(|n| *n as usize <= MAX_FRAME_BYTES)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "frame too large"))?;
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame too large"))?;
     let mut head = [0u8; 5];
     head[0] = tag;
     head[1..].copy_from_slice(&len.to_le_bytes());
     to.write_all(&head)?;
-    to.write_all(payload)?;
+    to.write_all(payload)
+}
+
+/// Writes one frame of at most [`MAX_FRAME_BYTES`] to the daemon's
+/// socket, and flushes it.
+pub fn write_frame(to: &mut impl Write, tag: u8, payload: &[u8]) -> io::Result<()> {
+    if payload.len() > MAX_FRAME_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "frame too large",
+        ));
+    }
+    encode_frame(to, tag, payload)?;
     to.flush()
 }
 

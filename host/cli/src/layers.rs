@@ -49,5 +49,5 @@ fn every_module_is_placed_and_none_imports_from_a_layer_above_it() {
         .expect("the repository root");
     let src = root.join("host/cli/src");
     let checked = layers::check(&src, LAYERS, &[]).unwrap_or_else(|e| panic!("{e}"));
-    assert!(checked > 40, "checked only {checked} files");
+    assert!(checked > 30, "checked only {checked} files");
 }

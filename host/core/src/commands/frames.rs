@@ -4,7 +4,8 @@
 //! stdout or stderr. It captures the guest's two streams (each capped as in
 //! process) and then writes, on its stdout, a sequence of frames:
 //! `[tag u8][len u32 LE][len bytes]`, with tag 1 for the guest's stdout, 2
-//! for its stderr and 3 for the engine's verdict (JSON, [`Verdict`]). Guest
+//! for its stderr and 3 for the engine's verdict (JSON, [`Verdict`]), in the
+//! daemon's frame format and through its one encoder. Guest
 //! bytes only ever travel inside a frame the host sized, so nothing a guest
 //! prints can pass for a verdict: the old way of reading `wbx: ...` lines
 //! off stderr took a guest's own text as the engine's word.
@@ -18,6 +19,7 @@ use crate::limits::MAX_CAPTURED_OUTPUT_BYTES;
 use bytes::{Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
+use workbooks_wire::encode_frame;
 
 /// The guest's stdout.
 pub const STDOUT: u8 = 1;
@@ -39,14 +41,6 @@ pub enum Verdict {
     Failed(super::CommandError),
 }
 
-/// Writes one frame.
-pub fn write_frame(out: &mut impl std::io::Write, tag: u8, bytes: &[u8]) -> std::io::Result<()> {
-    let len = u32::try_from(bytes.len()).map_err(std::io::Error::other)?;
-    out.write_all(&[tag])?;
-    out.write_all(&len.to_le_bytes())?;
-    out.write_all(bytes)
-}
-
 /// Writes the guest's output and the verdict, in that order.
 pub fn write_all(
     out: &mut impl std::io::Write,
@@ -54,10 +48,10 @@ pub fn write_all(
     stderr: &[u8],
     verdict: &Verdict,
 ) -> std::io::Result<()> {
-    write_frame(out, STDOUT, stdout)?;
-    write_frame(out, STDERR, stderr)?;
+    encode_frame(out, STDOUT, stdout)?;
+    encode_frame(out, STDERR, stderr)?;
     let json = serde_json::to_vec(verdict).map_err(std::io::Error::other)?;
-    write_frame(out, VERDICT, &json)?;
+    encode_frame(out, VERDICT, &json)?;
     out.flush()
 }
 
