@@ -7,7 +7,6 @@
 const LAYERS: &[&str] = &[
     "exit",
     "log",
-    "alloc",
     "wb",
     "options",
     "profiles",
