@@ -639,3 +639,39 @@ async fn os_process_commands_run_in_a_child_wbx() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_sent_command_for_a_revoked_tenant_is_refused_and_admission_keeps_the_ladder() {
+    let (_h, e) = fresh();
+    let hello = workbooks::Artifact::from_bytes(bytes(CLI_HELLO)).unwrap();
+    let run = |who: &str| {
+        let env = env(who, &[Cap::Commands]);
+        let (e, hello) = (e.clone(), hello.clone());
+        async move {
+            e.run_sent(&env, hello, Tier::Instance, vec![], bytes::Bytes::new())
+                .await
+        }
+    };
+    assert_eq!(run("alive").await.unwrap().exit_code, 0);
+    e.cadence().revocations().revoke("gone").unwrap();
+    assert!(matches!(run("gone").await, Err(CommandError::Revoked)));
+    // Admission is the ladder's: a revoked tenant, an unknown command and
+    // a caller without the cap are each refused before anything is sent.
+    let admit = |who: &str, caps: &[Cap], name: &str| {
+        e.admit(
+            &env(who, caps),
+            Cap::Commands,
+            name,
+            vec![],
+            bytes::Bytes::new(),
+        )
+        .map(|a| a.artifact.sha256_hex())
+    };
+    assert!(admit("alive", &[Cap::Commands], "upper").is_ok());
+    assert!(matches!(
+        admit("gone", &[Cap::Commands], "upper"),
+        Err(CommandError::Revoked)
+    ));
+    assert!(admit("alive", &[Cap::Commands], "no-such-command").is_err());
+    assert!(admit("alive", &[], "upper").is_err());
+}
