@@ -20,7 +20,8 @@ use support::median;
 mod model_server;
 
 use std::time::{Duration, Instant};
-use workbooks::{AgentOptions, Engine, LineOptions, LlmEndpoint, Preopen};
+use workbooks::{Engine, LineOptions, LlmEndpoint, Preopen};
+use workbooks_agent::AgentOptions;
 
 async fn one_run(engine: &Engine, steps: usize, workdir: &std::path::Path) -> Duration {
     let mut script: Vec<model_server::Answer> = (0..steps)
@@ -39,7 +40,7 @@ async fn one_run(engine: &Engine, steps: usize, workdir: &std::path::Path) -> Du
     };
     let engine = with_endpoint(engine, &server.base_url());
     let t = Instant::now();
-    let record = workbooks::agent::Agents::new(engine.clone())
+    let record = workbooks_agent::Agents::new(engine.clone())
         .run(opts)
         .await
         .expect("run");

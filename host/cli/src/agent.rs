@@ -8,8 +8,8 @@ use crate::options::{agents, engine, runtime};
 use crate::{exit, fail};
 use std::path::PathBuf;
 use std::sync::Arc;
-use workbooks::agent::{AgentDef, DEFAULT_SYSTEM, StepEvent, parse_org, replay};
-use workbooks::{AgentOptions, RunStatus};
+use workbooks_agent::{AgentDef, DEFAULT_SYSTEM, StepEvent, parse_org, replay};
+use workbooks_agent::{AgentOptions, RunStatus};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum AgentCommand {
@@ -119,7 +119,7 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             workdir: args.workdir,
             exec: args.exec,
             toolkits: def.toolkits,
-            on_step: (!args.json).then(|| workbooks::StepObserver(Arc::new(progress))),
+            on_step: (!args.json).then(|| workbooks_agent::StepObserver(Arc::new(progress))),
             ..AgentOptions::default()
         };
         let record = runtime()?
@@ -157,7 +157,7 @@ fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
             replay::ReplayError::Start(_) => fail("replay", e, exit::ENGINE),
             _ => fail("replay", e, 1),
         })?;
-        let steps = workbooks::ledger::STEPS;
+        let steps = workbooks_agent::ledger::STEPS;
         if args.json {
             let r = &report.record;
             let out = serde_json::json!({

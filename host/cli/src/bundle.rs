@@ -6,8 +6,8 @@ use crate::options::engine;
 use crate::toolkit::{keyring, seed};
 use crate::{exit, fail};
 use std::path::PathBuf;
-use workbooks::bundle;
 use workbooks::identity::Identity;
+use workbooks_toolkit::bundle;
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum BundleCommand {

@@ -5,7 +5,7 @@
 use crate::options::{engine, runtime};
 use crate::{exit, fail};
 use std::path::PathBuf;
-use workbooks::catalog;
+use workbooks_toolkit::catalog::{self, Catalog};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum CatalogCommand {
@@ -34,11 +34,11 @@ pub(crate) enum CatalogCommand {
 
 pub(crate) fn run(cmd: CatalogCommand, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
-        let engine = engine(home)?;
+        let catalog = Catalog::new(engine(home)?);
         let rows = catalog::rows();
         match cmd {
             CatalogCommand::List { json } => {
-                let status = engine.catalog_status(&rows);
+                let status = catalog.status(&rows);
                 if json {
                     println!("{}", serde_json::to_string(&status).unwrap_or_default());
                 } else {
@@ -62,7 +62,7 @@ pub(crate) fn run(cmd: CatalogCommand, home: PathBuf) -> u8 {
                     )
                 })?;
                 let spinner = crate::options::spinner(format!("fetching {}", row.url));
-                let entry = runtime()?.block_on(engine.catalog_install(row));
+                let entry = runtime()?.block_on(catalog.install(row));
                 spinner.finish_and_clear();
                 let entry = entry.map_err(|e| fail("catalog", e, 1))?;
                 if json {
@@ -73,7 +73,7 @@ pub(crate) fn run(cmd: CatalogCommand, home: PathBuf) -> u8 {
                 Ok(0)
             }
             CatalogCommand::Verify { json } => {
-                let status = engine.catalog_status(&rows);
+                let status = catalog.status(&rows);
                 let bad: Vec<&str> = status
                     .iter()
                     .filter(|s| s.installed && !s.pinned)

@@ -6,7 +6,7 @@ use crate::{exit, fail};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use workbooks::commands::{ArgMode, Tier};
-use workbooks::toolkit::compose;
+use workbooks_toolkit::compose;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -81,7 +81,8 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 .load_artifact(file)
                 .map_err(|e| format!("{}: {e}", file.display()));
         }
-        let (artifact, tier) = engine.built_toolkit(&kits, package)?;
+        let (artifact, tier) =
+            workbooks_toolkit::Builds::new(engine.clone()).built_toolkit(&kits, package)?;
         third_party |= tier == Tier::OsProcess;
         Ok(artifact)
     });

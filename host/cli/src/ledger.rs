@@ -5,7 +5,7 @@ use crate::{exit, fail};
 use std::io::Read;
 use std::path::PathBuf;
 use workbooks::Keyring;
-use workbooks::ledger::{self, InclusionProof};
+use workbooks_agent::ledger::{self, InclusionProof};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum LedgerCommand {

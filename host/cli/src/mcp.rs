@@ -55,9 +55,16 @@ pub(crate) struct Args {
 #[derive(Clone)]
 struct Tools {
     engine: Engine,
-    toolkits: workbooks::toolkit::Toolkits,
+    toolkits: workbooks_toolkit::Toolkits,
     opts: LineOptions,
     grant: Grant,
+}
+
+impl Tools {
+    /// The engine's tool catalogue.
+    fn catalogue(&self) -> workbooks_toolkit::tools::Tools {
+        workbooks_toolkit::tools::Tools::new(self.engine.clone())
+    }
 }
 
 impl ServerHandler for Tools {
@@ -76,8 +83,8 @@ impl ServerHandler for Tools {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let tools = self
-            .engine
-            .tools(&self.grant, &self.toolkits)
+            .catalogue()
+            .list(&self.grant, &self.toolkits)
             .into_iter()
             .map(|t| {
                 let schema = match t.input_schema {
@@ -95,7 +102,7 @@ impl ServerHandler for Tools {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(kind) = self.engine.tool_kind(&request.name) else {
+        let Some(kind) = self.catalogue().kind(&request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("no tool `{}`", request.name),
                 None,
@@ -107,7 +114,8 @@ impl ServerHandler for Tools {
             .as_ref()
             .and_then(|m| m.get_progress_token())
             .or_else(|| context.meta.get_progress_token());
-        let call = self.engine.call_tool(&kind, &arguments, self.opts.clone());
+        let catalogue = self.catalogue();
+        let call = catalogue.call(&kind, &arguments, self.opts.clone());
         tokio::pin!(call);
         let mut tick = tokio::time::interval(PROGRESS_EVERY);
         tick.tick().await;
@@ -160,7 +168,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     let tools = Tools {
         grant: grant.with_stubs(engine.stubs()),
         engine,
-        toolkits: workbooks::toolkit::Toolkits::from_env(),
+        toolkits: workbooks_toolkit::Toolkits::from_env(),
         opts,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -269,8 +269,8 @@ fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
 /// The agent service on `engine`, with the outside services the
 /// environment names ([`agent_services`]) and the toolkits this process
 /// finds; a place that is not usable is an error naming it.
-pub(crate) fn agents(engine: workbooks::Engine) -> Result<workbooks::agent::Agents, u8> {
-    workbooks::agent::Agents::new(engine)
+pub(crate) fn agents(engine: workbooks::Engine) -> Result<workbooks_agent::Agents, u8> {
+    workbooks_agent::Agents::new(engine)
         .with_services(agent_services())
         .map_err(|e| fail("engine", e, exit::ENGINE))
 }
@@ -280,17 +280,17 @@ pub(crate) fn agents(engine: workbooks::Engine) -> Result<workbooks::agent::Agen
 /// exec `WB_AGENT_GIT_REMOTE` (naming `{tenant}`) with
 /// `WB_AGENT_GIT_BRANCH` (`main`), `WB_AGENT_WEB_ROOT` (naming `{tenant}`),
 /// `WB_IMAGE_BASE_URL` with `WB_IMAGE_API_KEY` and `WB_IMAGE_MODEL`.
-pub(crate) fn agent_services() -> workbooks::agent::AgentServices {
+pub(crate) fn agent_services() -> workbooks_agent::AgentServices {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    workbooks::agent::AgentServices {
+    workbooks_agent::AgentServices {
         web_search: var("WB_SEARCH_URL"),
-        git: var("WB_AGENT_GIT_REMOTE").map(|url| workbooks::agent::GitRemote {
+        git: var("WB_AGENT_GIT_REMOTE").map(|url| workbooks_agent::GitRemote {
             url,
             branch: var("WB_AGENT_GIT_BRANCH").unwrap_or_else(|| "main".into()),
         }),
         web_root: var("WB_AGENT_WEB_ROOT"),
         image: var("WB_IMAGE_BASE_URL").map(|base| {
-            workbooks::agent::ImageEndpoint::new(
+            workbooks_agent::ImageEndpoint::new(
                 &base,
                 var("WB_IMAGE_API_KEY"),
                 var("WB_IMAGE_MODEL"),

@@ -1,15 +1,15 @@
 //! `wbx serve-api`: the HTTP API of supervised agent runs. Loopback by
 //! default; any other address needs a bearer token (`WB_API_TOKEN`).
 //! Without a token, a request whose `Host` is not a loopback name with the
-//! bound port is refused (see [`workbooks::agent::api`]). A request's
+//! bound port is refused (see [`workbooks_agent::api`]). A request's
 //! `exec: true` is honoured only with `WB_AGENT_EXEC=1`.
 
 use crate::options::engine_with;
 use crate::{exit, fail};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use workbooks::agent::Sessions;
-use workbooks::agent::api::{self, ApiOptions};
+use workbooks_agent::Sessions;
+use workbooks_agent::api::{self, ApiOptions};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -63,7 +63,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 .local_addr()
                 .map_err(|e| fail("listen", e, exit::ENGINE))?;
             if args.seed_catalog {
-                engine.seed_catalog();
+                workbooks_toolkit::catalog::Catalog::new(engine.clone()).seed();
             }
             let sessions = Sessions::open(crate::options::agents(engine)?);
             let router = api::router(

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use workbooks::Keyring;
 use workbooks::commands::Registry;
 use workbooks::identity::Identity;
-use workbooks::toolkit::{self, Toolkits};
+use workbooks_toolkit::{self as toolkit, Toolkits};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ToolkitArgs {
@@ -223,7 +223,9 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
             };
             let spinner = crate::options::spinner(format!("building toolkit {id}"));
             let built = crate::options::engine(home).and_then(|engine| {
-                crate::options::runtime().map(|rt| rt.block_on(engine.build_toolkit(&tk, replace)))
+                crate::options::runtime().map(|rt| {
+                    rt.block_on(toolkit::Builds::new(engine.clone()).toolkit(&tk, replace))
+                })
             });
             spinner.finish_and_clear();
             match built {

@@ -46,7 +46,7 @@ pub(crate) fn write_private_temp(dir: &Path, stem: &str, bytes: &[u8]) -> std::i
 /// Writes `bytes` to `path` through a temporary file and a rename, so a
 /// reader never sees a partial file. The file is private (0600) and the
 /// temporary one is created exclusively, never through a planted symlink.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let stem = path
@@ -62,7 +62,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Appends `line` and a newline to `path` (created 0600 if absent),
 /// never through a symlink standing at `path`: for the files the host keeps
 /// in a directory others write to as well (an agent run's workdir).
-pub(crate) fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()

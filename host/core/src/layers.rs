@@ -2,16 +2,14 @@
 //! [`LAYERS`], and each may import only from the modules before it. The
 //! caps, the stores and the command types sit under the engine; the engine
 //! reaches down through the `Launcher` the `launch` primitive holds, so no
-//! import runs back up. Above the engine are the services still in this
-//! crate (kernels, the fabric, toolkits, the agent): each holds an engine,
-//! and the engine names none of them.
+//! import runs back up. The services (toolkits, the agent, the fabric) are
+//! crates above this one, each holding an engine; the engine names none.
 
 /// Lowest first.
 const LAYERS: &[&str] = &[
     "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact", "embedded",
     "store", "cadence", "egress", "preopen", "commands", "tier", "cap", "state", "dock", "engine",
-    "instance", "serve", "kernel", "identity", "catalog", "toolkit", "tools", "bundle", "ledger",
-    "agent", "layers",
+    "instance", "serve", "kernel", "identity", "layers",
 ];
 
 #[test]

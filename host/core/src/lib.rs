@@ -23,15 +23,20 @@
 //! plugins live in a [`Supervisor`] per tenant; [`EngineBuilder`] sets the
 //! home, the operator's network allow-list, replacement brokers
 //! ([`EngineBuilder::broker`]) and deny brokers ([`EngineBuilder::stub`]).
+//!
+//! This crate is the runtime alone; it pulls in no CLI, HTTP API, MCP,
+//! NATS, libgit2, org or zip reader. The services are crates over it, each
+//! holding an [`Engine`] and using only this API: `workbooks-toolkit`
+//! (toolkits, build lanes, the catalog, bundles, the tool catalogue),
+//! `workbooks-agent` (the agent service, its ledger and HTTP API; it runs
+//! the loop through [`Engine::run_agent_loop`]) and `workbooks-fabric`
+//! (fan-outs and the node tier).
 
 #![deny(missing_docs)]
 
-pub mod agent;
 pub mod artifact;
-pub mod bundle;
 pub mod cadence;
 mod cap;
-pub mod catalog;
 pub mod commands;
 pub mod compiler;
 pub mod dock;
@@ -39,13 +44,12 @@ pub mod egress;
 mod embedded;
 pub mod engine;
 pub mod environ;
-mod files;
+pub mod files;
 pub mod identity;
 pub mod instance;
 pub mod kernel;
 #[cfg(test)]
 mod layers;
-pub mod ledger;
 pub mod limits;
 pub mod pipes;
 pub mod policy;
@@ -56,30 +60,29 @@ pub mod state;
 pub mod store;
 pub mod tier;
 pub use engine::{run, shell};
-pub mod toolkit;
-pub mod tools;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
-pub use agent::{AgentError, AgentOptions, AgentRecord, RunStatus, StepObserver};
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
+pub use cap::agent::{AgentRun, Outcome, ToolCall, ToolDef};
+pub use cap::llm;
 pub use cap::llm::{LlmBounds, LlmEndpoint};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use compiler::Compiler;
 pub use dock::{DockError, Docked, Receipt};
 pub use egress::{Cidr, NetGuard};
+pub use engine::agent_loop::{LoopAnswer, LoopCall, LoopEnd, LoopError, LoopStatus};
 pub use engine::{Engine, EngineBuilder, EngineError, WarmError, Warmed, build_id, default_home};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use pipes::{PipeReader, SessionOutput};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile, Stub, Stubs};
-pub use preopen::PreopenError;
+pub use preopen::{PreopenError, RUNS_DIR, WORKDIR};
 pub use run::{RunError, RunOutput};
 pub use seal::default_state_dir;
 pub use serve::{ServeError, ServeOptions, Server, TcpServer};
 pub use shell::{LineError, LineOptions, LineOutcome, LineStdout, StageReport};
 pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin};
-pub use tools::{ToolKind, ToolOutcome, ToolSpec};

@@ -7,9 +7,8 @@ use crate::common::own_builder;
 use crate::model_server::{self, Answer, text, tool_calls};
 use serde_json::{Value, json};
 use std::time::Duration;
-use workbooks::{
-    AgentOptions, AgentRecord, Engine, EngineBuilder, LlmBounds, LlmEndpoint, RunStatus,
-};
+use workbooks::{Engine, EngineBuilder, LlmBounds, LlmEndpoint};
+use workbooks_agent::{AgentOptions, AgentRecord, RunStatus};
 
 pub(crate) const KEY: &str = "sk-test-key-never-in-a-component";
 
@@ -67,7 +66,7 @@ pub(crate) async fn run_bounded(
     let server = model_server::start(script).await;
     let home = tempfile::tempdir().unwrap();
     let engine = engine_for(home.path(), &server, bounds);
-    let record = workbooks::agent::Agents::new(engine.clone())
+    let record = workbooks_agent::Agents::new(engine.clone())
         .run(opts)
         .await
         .expect("the run starts");
@@ -371,7 +370,7 @@ async fn runs_are_kept_per_tenant_and_a_bad_tenant_or_id_is_refused() {
         id: Some("run-1".into()),
         ..task("t")
     };
-    let record = workbooks::agent::Agents::new(engine.clone())
+    let record = workbooks_agent::Agents::new(engine.clone())
         .run(opts)
         .await
         .unwrap();
@@ -387,7 +386,7 @@ async fn runs_are_kept_per_tenant_and_a_bad_tenant_or_id_is_refused() {
             id: Some(id.into()),
             ..task("t")
         };
-        let err = workbooks::agent::Agents::new(engine.clone())
+        let err = workbooks_agent::Agents::new(engine.clone())
             .run(opts)
             .await
             .unwrap_err();
@@ -576,7 +575,7 @@ async fn fetch_reads_a_page_as_text_and_the_floor_still_holds() {
         .net_allow(vec![Cidr::parse("127.0.0.1/32").unwrap()])
         .build()
         .unwrap();
-    let record = workbooks::agent::Agents::new(engine.clone())
+    let record = workbooks_agent::Agents::new(engine.clone())
         .run(task("read the page"))
         .await
         .unwrap();

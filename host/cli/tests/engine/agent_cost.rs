@@ -7,7 +7,8 @@
 use crate::agent::{KEY, quick_bounds, task};
 use crate::model_server::{self, Answer};
 use serde_json::Value;
-use workbooks::{LlmEndpoint, RunStatus};
+use workbooks::LlmEndpoint;
+use workbooks_agent::RunStatus;
 
 /// An engine whose model is `server`, answering at most `max_tokens`.
 fn engine(
@@ -29,11 +30,11 @@ async fn a_model_that_never_stops_talking_is_capped_per_request_and_stopped_at_t
     let server = model_server::start(vec![Answer::Ramble { usage: true }]).await;
     let home = tempfile::tempdir().unwrap();
     let e = engine(home.path(), &server, 500);
-    let opts = workbooks::AgentOptions {
+    let opts = workbooks_agent::AgentOptions {
         token_budget: Some(2000),
         ..task("talk")
     };
-    let record = workbooks::agent::Agents::new(e.clone())
+    let record = workbooks_agent::Agents::new(e.clone())
         .run(opts)
         .await
         .unwrap();
@@ -85,11 +86,11 @@ async fn without_usage_the_host_estimates_and_still_stops_the_run() {
     let server = model_server::start(vec![Answer::Ramble { usage: false }]).await;
     let home = tempfile::tempdir().unwrap();
     let e = engine(home.path(), &server, 300);
-    let opts = workbooks::AgentOptions {
+    let opts = workbooks_agent::AgentOptions {
         token_budget: Some(1500),
         ..task("talk")
     };
-    let record = workbooks::agent::Agents::new(e.clone())
+    let record = workbooks_agent::Agents::new(e.clone())
         .run(opts)
         .await
         .unwrap();
@@ -107,8 +108,8 @@ async fn without_usage_the_host_estimates_and_still_stops_the_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_stops_a_tenant_whose_window_is_spent_and_refuses_its_next_run() {
-    use workbooks::agent::Sessions;
-    use workbooks::agent::api::{ApiOptions, router, serve};
+    use workbooks_agent::Sessions;
+    use workbooks_agent::api::{ApiOptions, router, serve};
     let server = model_server::start(vec![Answer::Ramble { usage: true }]).await;
     let home = tempfile::tempdir().unwrap();
     let e = engine(home.path(), &server, 500);
@@ -121,7 +122,7 @@ async fn the_api_stops_a_tenant_whose_window_is_spent_and_refuses_its_next_run()
     tokio::spawn(serve(
         listener,
         router(
-            Sessions::open(workbooks::agent::Agents::new(e.clone())),
+            Sessions::open(workbooks_agent::Agents::new(e.clone())),
             opts,
         ),
         std::future::pending(),

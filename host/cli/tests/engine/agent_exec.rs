@@ -10,8 +10,8 @@ use crate::model_server::{self, Answer, text, tool_calls};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use std::path::Path;
-use workbooks::AgentOptions;
-use workbooks::agent::{AgentServices, Agents, GitRemote, ImageEndpoint};
+use workbooks_agent::AgentOptions;
+use workbooks_agent::{AgentServices, Agents, GitRemote, ImageEndpoint};
 
 /// The start of a PNG, which is all the image tool checks.
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR-test-image";
@@ -297,7 +297,7 @@ async fn publish_follows_no_link_in_the_workdir_or_the_web_root() {
         places.site("acme"),
         elsewhere.path().to_path_buf(),
     );
-    let observer = workbooks::StepObserver(std::sync::Arc::new(move |e| {
+    let observer = workbooks_agent::StepObserver(std::sync::Arc::new(move |e| {
         if e.step == 1 {
             let _ = std::fs::remove_file(work_dir.join("blog"));
         } else if e.step == 2 {

@@ -8,7 +8,8 @@ use crate::common::own_builder;
 use crate::model_server::{self, Answer, completion, text};
 use serde_json::json;
 use std::time::Duration;
-use workbooks::{AgentOptions, LlmBounds, RunStatus};
+use workbooks::LlmBounds;
+use workbooks_agent::{AgentOptions, RunStatus};
 
 #[tokio::test]
 async fn a_429_with_retry_after_is_retried_and_a_spent_quota_is_not() {
@@ -107,7 +108,7 @@ async fn a_malformed_reply_and_an_unknown_finish_reason_are_handled_as_the_wire_
 async fn without_an_endpoint_the_run_fails_as_text() {
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
-    let record = workbooks::agent::Agents::new(engine.clone())
+    let record = workbooks_agent::Agents::new(engine.clone())
         .run(task("t"))
         .await
         .unwrap();
@@ -154,7 +155,7 @@ async fn a_revoked_tenants_run_cannot_ask_the_model() {
         tenant: "acme".into(),
         ..task("t")
     };
-    let record = workbooks::agent::Agents::new(engine.clone())
+    let record = workbooks_agent::Agents::new(engine.clone())
         .run(opts)
         .await
         .unwrap();

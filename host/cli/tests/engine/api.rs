@@ -11,8 +11,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use workbooks::Engine;
-use workbooks::agent::Sessions;
-use workbooks::agent::api::{ApiOptions, router, serve};
+use workbooks_agent::Sessions;
+use workbooks_agent::api::{ApiOptions, router, serve};
 
 fn engine(home: &std::path::Path, server: &model_server::ModelServer) -> Engine {
     engine_for(home, server, quick_bounds())
@@ -51,7 +51,7 @@ async fn serve_capped(
         allow_exec,
         ..ApiOptions::new(tenant, addr)
     };
-    let app = router(Sessions::open(workbooks::agent::Agents::new(engine)), opts);
+    let app = router(Sessions::open(workbooks_agent::Agents::new(engine)), opts);
     tokio::spawn(serve(listener, app, std::future::pending()));
     addr
 }
@@ -321,11 +321,11 @@ async fn a_run_live_when_its_host_stopped_says_it_was_interrupted() {
         "workdir": dir.join("workdir"), "started": 1, "ended": null
     });
     std::fs::write(dir.join("record.json"), record.to_string()).unwrap();
-    let sessions = Sessions::open(workbooks::agent::Agents::new(
+    let sessions = Sessions::open(workbooks_agent::Agents::new(
         own_builder(home.path()).build().unwrap(),
     ));
     let got = sessions.get("default", "lost-run").unwrap();
-    assert_eq!(got.status, workbooks::agent::SessionStatus::Interrupted);
+    assert_eq!(got.status, workbooks_agent::SessionStatus::Interrupted);
     assert!(got.result.unwrap().starts_with("interrupted"));
     assert!(sessions.get("other", "lost-run").is_none());
 }

@@ -6,9 +6,9 @@
 use crate::common::{own_engine, text, wbx};
 use sha2::Digest as _;
 use std::io::{Read, Write};
-use workbooks::bundle::{self, BundleError};
 use workbooks::identity::Identity;
 use workbooks::store::{Volume, Volumes};
+use workbooks_toolkit::bundle::{self, BundleError};
 
 const SEED_A: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 const SEED_B: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";

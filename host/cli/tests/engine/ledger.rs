@@ -7,8 +7,9 @@ use crate::agent::{run, task};
 use crate::common::{text, wbx};
 use crate::model_server::{self, tool_calls};
 use std::path::Path;
-use workbooks::ledger::{self, LedgerError};
-use workbooks::{AgentRecord, Keyring, SECRETS_DIR};
+use workbooks::{Keyring, SECRETS_DIR};
+use workbooks_agent::AgentRecord;
+use workbooks_agent::ledger::{self, LedgerError};
 
 /// A finished run of three tool calls (two in step 1, one in step 2).
 async fn sealed_run() -> (AgentRecord, tempfile::TempDir) {

@@ -169,39 +169,47 @@ async fn a_tool_call_with_malformed_arguments_is_a_tool_error_naming_the_argumen
     let args = |v: Value| v.as_object().unwrap().clone();
     for (kind, given, says) in [
         (
-            workbooks::ToolKind::Shell,
+            workbooks_toolkit::tools::ToolKind::Shell,
             serde_json::json!({}),
             "`line` (a string) is required",
         ),
         (
-            workbooks::ToolKind::Command("echo".into()),
+            workbooks_toolkit::tools::ToolKind::Command("echo".into()),
             serde_json::json!({"args": "not a list"}),
             "`args` must be an array of strings",
         ),
         (
-            workbooks::ToolKind::Command("echo".into()),
+            workbooks_toolkit::tools::ToolKind::Command("echo".into()),
             serde_json::json!({"args": ["ok", 7]}),
             "`args` must be strings",
         ),
         (
-            workbooks::ToolKind::Plugin("counter".into()),
+            workbooks_toolkit::tools::ToolKind::Plugin("counter".into()),
             serde_json::json!({}),
             "`input` (a string) is required",
         ),
         (
-            workbooks::ToolKind::Plugin("never-registered".into()),
+            workbooks_toolkit::tools::ToolKind::Plugin("never-registered".into()),
             serde_json::json!({"input": "x"}),
             "no plugin `never-registered`",
         ),
     ] {
-        let out = e.call_tool(&kind, &args(given), opts()).await;
+        let out = workbooks_toolkit::tools::Tools::new(e.clone())
+            .call(&kind, &args(given), opts())
+            .await;
         assert!(out.is_error, "{kind:?}");
         assert_eq!(out.text, says, "{kind:?}");
     }
-    assert_eq!(e.tool_kind("no-such-tool"), None);
-    assert_eq!(e.tool_kind("shell"), Some(workbooks::ToolKind::Shell));
     assert_eq!(
-        e.tool_kind("sort"),
-        Some(workbooks::ToolKind::Command("sort".into()))
+        workbooks_toolkit::tools::Tools::new(e.clone()).kind("no-such-tool"),
+        None
+    );
+    assert_eq!(
+        workbooks_toolkit::tools::Tools::new(e.clone()).kind("shell"),
+        Some(workbooks_toolkit::tools::ToolKind::Shell)
+    );
+    assert_eq!(
+        workbooks_toolkit::tools::Tools::new(e.clone()).kind("sort"),
+        Some(workbooks_toolkit::tools::ToolKind::Command("sort".into()))
     );
 }

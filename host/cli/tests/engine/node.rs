@@ -100,6 +100,9 @@ pub(crate) fn identity(seed: &str) -> Identity {
     Identity::of_tenant(&Keyring::new(None, Default::default()), "t", Some(seed)).unwrap()
 }
 
+/// Where a test worker's stderr goes, in its home.
+const WORKER_LOG: &str = "worker.log";
+
 /// A `wbx worker` with its own home, killed on drop.
 pub(crate) struct Worker {
     child: Child,
@@ -125,10 +128,22 @@ impl Worker {
             .env("WB_SIGNING_KEY", WORKER_SEED)
             .env_remove("WB_LOG")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(home.path().join(WORKER_LOG)).unwrap())
             .spawn()
             .unwrap();
         Worker { child, home }
+    }
+
+    /// What the worker wrote to stderr so far, and whether it has exited:
+    /// for the message of a failed assertion.
+    pub(crate) fn report(&mut self) -> String {
+        let exited = match self.child.try_wait() {
+            Ok(Some(status)) => format!("exited ({status})"),
+            Ok(None) => "still running".into(),
+            Err(e) => format!("unknown ({e})"),
+        };
+        let log = std::fs::read_to_string(self.home.path().join(WORKER_LOG)).unwrap_or_default();
+        format!("the worker {exited}; its stderr:\n{log}")
     }
 
     pub(crate) fn kill(&mut self) {

@@ -244,7 +244,7 @@ async fn a_result_forged_under_the_workers_key_is_ignored_and_the_real_one_is_ta
 async fn a_worker_clamps_a_tasks_budget_and_runs_an_os_process_command_in_a_child() {
     use workbooks::commands::{ArgMode, Tier};
     let nats = Nats::start();
-    let worker = Worker::start_with(
+    let mut worker = Worker::start_with(
         &nats.url,
         &[
             "--trust",
@@ -293,9 +293,14 @@ async fn a_worker_clamps_a_tasks_budget_and_runs_an_os_process_command_in_a_chil
     let error = ran[0].error.clone().unwrap_or_default();
     assert!(
         error.starts_with("timeout: over its 1500 ms budget"),
-        "{error}"
+        "{error}; {}",
+        worker.report()
     );
-    assert!(child_seen, "no child wbx ran the os_process command");
+    assert!(
+        child_seen,
+        "no child wbx ran the os_process command; {}",
+        worker.report()
+    );
 }
 
 /// Users of a bus with per-subject permissions: the submitter publishes

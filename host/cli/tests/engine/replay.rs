@@ -6,7 +6,8 @@ use crate::agent::{builder_for, quick_bounds, task};
 use crate::common::text as lossy;
 use crate::model_server::{self, tool_calls};
 use serde_json::Value;
-use workbooks::{AgentOptions, AgentRecord, Cidr};
+use workbooks::Cidr;
+use workbooks_agent::{AgentOptions, AgentRecord};
 
 /// A run that fetches a loopback page, writes a file, runs a line and
 /// ends with `done`; its home.
@@ -27,7 +28,7 @@ async fn recorded_run(opts: AgentOptions) -> (AgentRecord, tempfile::TempDir) {
         .net_allow(vec![Cidr::parse("127.0.0.1/32").unwrap()])
         .build()
         .unwrap();
-    let record = workbooks::agent::Agents::new(engine.clone())
+    let record = workbooks_agent::Agents::new(engine.clone())
         .run(opts)
         .await
         .unwrap();

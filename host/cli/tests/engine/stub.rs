@@ -327,7 +327,8 @@ fn a_tool_whose_sockets_a_stub_serves_is_described_as_runnable() {
         )
         .unwrap();
     let describe = |grant: &Grant| {
-        e.tools(grant, &workbooks::toolkit::Toolkits::new(None))
+        workbooks_toolkit::tools::Tools::new(e.clone())
+            .list(grant, &workbooks_toolkit::Toolkits::new(None))
             .into_iter()
             .find(|t| t.name == "netprobe")
             .map(|t| t.description)
@@ -349,18 +350,21 @@ fn a_tool_whose_sockets_a_stub_serves_is_described_as_runnable() {
 async fn a_toolkit_built_tool_is_described_by_its_manifest_and_runs_with_its_stub() {
     let home = tempfile::tempdir().unwrap();
     let root = netprobe_root(true);
-    let kits = workbooks::toolkit::Toolkits::new(Some(root.path().to_path_buf())).vouched(
-        workbooks::toolkit::Vouch {
+    let kits = workbooks_toolkit::Toolkits::new(Some(root.path().to_path_buf())).vouched(
+        workbooks_toolkit::Vouch {
             roots: vec![root.path().to_path_buf()],
             signers: Vec::new(),
         },
     );
     let e = own_builder(home.path()).build().unwrap();
     let tk = kits.get("netprobe").unwrap();
-    e.build_toolkit(&tk, false).await.unwrap();
+    workbooks_toolkit::Builds::new(e.clone())
+        .toolkit(&tk, false)
+        .await
+        .unwrap();
     let grant = Grant::profile("compute");
-    let tool = e
-        .tools(&grant, &kits)
+    let tool = workbooks_toolkit::tools::Tools::new(e.clone())
+        .list(&grant, &kits)
         .into_iter()
         .find(|t| t.name == "netprobe")
         .unwrap();
@@ -378,8 +382,8 @@ async fn a_toolkit_built_tool_is_described_by_its_manifest_and_runs_with_its_stu
     );
     let (listener, port) = listener();
     let args = serde_json::json!({"args": [port]});
-    let out = e
-        .call_tool(
+    let out = workbooks_toolkit::tools::Tools::new(e.clone())
+        .call(
             &tool.kind,
             args.as_object().unwrap(),
             workbooks::LineOptions::default(),

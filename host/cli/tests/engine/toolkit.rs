@@ -9,7 +9,7 @@ use base64::Engine as _;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use workbooks::AgentOptions;
+use workbooks_agent::AgentOptions;
 
 fn shipped() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../toolkits")
@@ -204,7 +204,7 @@ async fn an_agents_toolkits_reach_its_prompt_and_wb_reads_their_skills() {
     ])
     .await;
     let home = tempfile::tempdir().unwrap();
-    let kits = workbooks::toolkit::Toolkits::new(Some(shipped().to_path_buf()));
+    let kits = workbooks_toolkit::Toolkits::new(Some(shipped().to_path_buf()));
     let engine = builder_for(home.path(), &model, quick_bounds())
         .build()
         .unwrap();
@@ -212,7 +212,7 @@ async fn an_agents_toolkits_reach_its_prompt_and_wb_reads_their_skills() {
         toolkits: vec!["text-recipes".into(), "no-such-kit".into()],
         ..task("count the orders by customer")
     };
-    workbooks::agent::Agents::new(engine)
+    workbooks_agent::Agents::new(engine)
         .with_toolkits(kits)
         .run(opts)
         .await
@@ -292,8 +292,8 @@ fn kit(root: &Path, id: &str, extra: &str) -> PathBuf {
 async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_everything_else() {
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
-    let kits = workbooks::toolkit::Toolkits::new(Some(root.path().to_path_buf())).vouched(
-        workbooks::toolkit::Vouch {
+    let kits = workbooks_toolkit::Toolkits::new(Some(root.path().to_path_buf())).vouched(
+        workbooks_toolkit::Vouch {
             roots: vec![root.path().to_path_buf()],
             signers: Vec::new(),
         },
@@ -383,7 +383,11 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
     let build = |id: &str| {
         let tk = kits.get(id).unwrap();
         let engine = engine.clone();
-        async move { engine.build_toolkit(&tk, false).await }
+        async move {
+            workbooks_toolkit::Builds::new(engine.clone())
+                .toolkit(&tk, false)
+                .await
+        }
     };
     let built = build("pre").await.unwrap();
     assert_eq!(
@@ -391,7 +395,7 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
         ("hello-pre", pin.as_str())
     );
     assert_eq!(build("pinned").await.unwrap().sha256, pin);
-    let said = |r: Result<workbooks::commands::Entry, workbooks::toolkit::BuildError>| {
+    let said = |r: Result<workbooks::commands::Entry, workbooks_toolkit::BuildError>| {
         r.unwrap_err().to_string()
     };
     assert!(
@@ -441,17 +445,20 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
 #[tokio::test]
 async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
     let home = tempfile::tempdir().unwrap();
-    let kits = workbooks::toolkit::Toolkits::new(Some(shipped().to_path_buf())).vouched(
-        workbooks::toolkit::Vouch {
+    let kits = workbooks_toolkit::Toolkits::new(Some(shipped().to_path_buf())).vouched(
+        workbooks_toolkit::Vouch {
             roots: vec![shipped()],
             signers: Vec::new(),
         },
     );
     let engine = crate::common::own_builder(home.path()).build().unwrap();
     let tk = kits.get("wat-hello").unwrap();
-    let report = workbooks::toolkit::verify(&tk, engine.registry());
+    let report = workbooks_toolkit::verify(&tk, engine.registry());
     assert!(report.ok(), "{}", report.text());
-    let entry = engine.build_toolkit(&tk, false).await.unwrap();
+    let entry = workbooks_toolkit::Builds::new(engine.clone())
+        .toolkit(&tk, false)
+        .await
+        .unwrap();
     assert_eq!(entry.name, "wat-hello");
     let out = engine
         .run_line("wat-hello | upper", workbooks::LineOptions::default())
@@ -467,10 +474,10 @@ async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
     );
     std::fs::create_dir(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/bad.wat"), "(module (func (result i32)))").unwrap();
-    let kits = workbooks::toolkit::Toolkits::new(Some(root.path().to_path_buf()));
+    let kits = workbooks_toolkit::Toolkits::new(Some(root.path().to_path_buf()));
     let engine = crate::common::own_builder(home.path()).build().unwrap();
-    let err = engine
-        .build_toolkit(&kits.get("broken").unwrap(), false)
+    let err = workbooks_toolkit::Builds::new(engine.clone())
+        .toolkit(&kits.get("broken").unwrap(), false)
         .await
         .unwrap_err();
     assert!(
@@ -496,7 +503,7 @@ async fn a_path_source_with_two_artifacts_or_a_wasm_path_that_leaves_is_refused(
         "#+CLI_BIN: named\n#+BUILD_SRC: path:dist\n#+WASM_PATH: ../../two/dist/a.wasm",
     );
     std::fs::create_dir(named.join("dist")).unwrap();
-    let kits = workbooks::toolkit::Toolkits::new(Some(root.path().to_path_buf()));
+    let kits = workbooks_toolkit::Toolkits::new(Some(root.path().to_path_buf()));
     let engine = crate::common::own_builder(home.path()).build().unwrap();
     for (id, why) in [
         (
@@ -505,8 +512,8 @@ async fn a_path_source_with_two_artifacts_or_a_wasm_path_that_leaves_is_refused(
         ),
         ("named", "#+WASM_PATH must be a file name in the folder"),
     ] {
-        let err = engine
-            .build_toolkit(&kits.get(id).unwrap(), false)
+        let err = workbooks_toolkit::Builds::new(engine.clone())
+            .toolkit(&kits.get(id).unwrap(), false)
             .await
             .unwrap_err();
         assert_eq!(err.to_string(), format!("toolkit build: path:dist: {why}"));

@@ -196,7 +196,7 @@ fn an_import_past_the_file_cap_is_refused_and_writes_nothing() {
     skill(src.path());
     let many = src.path().join("many");
     std::fs::create_dir_all(&many).unwrap();
-    for i in 0..workbooks::toolkit::import::IMPORT_MAX_FILES {
+    for i in 0..workbooks_toolkit::import::IMPORT_MAX_FILES {
         std::fs::write(many.join(i.to_string()), b"").unwrap();
     }
     let o = tk(

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use workbooks::toolkit::Manifest;
+use workbooks_toolkit::Manifest;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -76,22 +76,23 @@ impl Cadence {
         })
     }
 
-    /// The first two steps for `principal` calling `broker`: revocation,
-    /// then the rate limit. A denial is audited before it is returned.
-    pub fn admit(&self, principal: &str, broker: &'static str) -> Result<(), Denial> {
+    /// The first two steps for `principal` calling under `cap` (the cap
+    /// word the audit records): revocation, then the rate limit. A denial
+    /// is audited before it is returned.
+    pub fn admit(&self, principal: &str, cap: &'static str) -> Result<(), Denial> {
         self.revocations.refresh();
-        self.admit_as_read(principal, broker)
+        self.admit_as_read(principal, cap)
     }
 
     /// [`Cadence::admit`] against the revocation list as last read, for
     /// the calls of a batch admitted together (the stages of one line),
     /// whose caller has just refreshed it; the rate limit counts each call.
-    pub fn admit_as_read(&self, principal: &str, broker: &'static str) -> Result<(), Denial> {
+    pub fn admit_as_read(&self, principal: &str, cap: &'static str) -> Result<(), Denial> {
         if self.revocations.is_revoked_as_read(principal) {
-            return Err(self.deny(principal, broker, Denial::Revoked, ""));
+            return Err(self.deny(principal, cap, Denial::Revoked, ""));
         }
         if !self.rate.admit(principal) {
-            return Err(self.deny(principal, broker, Denial::RateLimited, ""));
+            return Err(self.deny(principal, cap, Denial::RateLimited, ""));
         }
         Ok(())
     }

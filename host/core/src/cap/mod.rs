@@ -5,6 +5,10 @@
 //! not reach into each other; only [`crate::dock`] links them.
 
 pub mod agent;
+#[expect(
+    missing_docs,
+    reason = "generated from the WIT, which documents each item; `ToolCall` and `ToolDef` are public"
+)]
 pub(crate) mod bindings;
 pub(crate) mod browse;
 pub(crate) mod kv;

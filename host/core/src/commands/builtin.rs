@@ -24,7 +24,7 @@ pub fn is_reserved(name: &str) -> bool {
 
 /// The catalog this build carries (`host/core/catalog.json`): the programs the
 /// engine installs by sha256 pin.
-pub(crate) const CATALOG_ROWS: &str = include_str!("../../catalog.json");
+pub const CATALOG_ROWS: &str = include_str!("../../catalog.json");
 
 /// The sha256 (hex) a catalog name is reserved for: under `python` or
 /// `qjs` only the pinned program may be registered, so no registration can
@@ -45,13 +45,15 @@ pub fn pinned(name: &str) -> Option<String> {
 
 /// A built-in resolved from a name: its artifact and the argv it prepends
 /// (`sort` is `wbox sort`).
-pub(crate) struct Resolved {
-    pub(crate) artifact: Artifact,
-    pub(crate) prefix: Option<&'static str>,
+pub struct Resolved {
+    /// The component that serves it.
+    pub artifact: Artifact,
+    /// The argv it prepends, for an applet.
+    pub prefix: Option<&'static str>,
 }
 
 /// The built-in named `name`, if any.
-pub(crate) fn resolve(name: &str) -> Option<Resolved> {
+pub fn resolve(name: &str) -> Option<Resolved> {
     let (artifact, prefix) = match name {
         "wbox" => (embedded::WBOX.artifact(), None),
         "jq" => (embedded::JQ.artifact(), None),

@@ -10,8 +10,9 @@
 //! (`wasi:http` and `wasi:sockets` arrive with `net`, behind the floor; a
 //! component served over HTTP gets the `wasi:http/types` values alone).
 //!
-//! Host primitives are linked by cap too: a broker's primitive is there
-//! only when a cap it serves is granted (`wire` once for tcp, udp or tls).
+//! Host primitives are linked by cap too, from the cap table
+//! ([`crate::state::caps`]): a broker's primitive is there only when a cap
+//! it serves is granted (`wire` once for tcp, udp or tls).
 
 use super::imports::Lane;
 use crate::cap;
@@ -30,11 +31,17 @@ use wasmtime_wasi::random::WasiRandom;
 pub(crate) fn served() -> CapSet {
     crate::embedded::BROKERS
         .iter()
-        .fold(HOST_SERVED, |set, (cap, _, _)| set.with(*cap))
+        .fold(host_served(), |set, (cap, _, _)| set.with(*cap))
 }
 
-/// The caps whose guest-facing interfaces the host serves itself.
-const HOST_SERVED: CapSet = CapSet::EMPTY.with(Cap::Vfs).with(Cap::Net);
+/// The caps whose guest-facing interfaces the host serves itself: the
+/// cap table's rows named `workbooks:engine/<word>`.
+fn host_served() -> CapSet {
+    crate::state::caps::TABLE
+        .iter()
+        .filter(|r| r.interface.starts_with("workbooks:engine/"))
+        .fold(CapSet::EMPTY, |set, r| set.with_all(r.caps()))
+}
 
 /// Builds the linker for a cap set on a lane, with the values a stub
 /// needs of the host.
@@ -52,15 +59,6 @@ pub(crate) fn link(
     if caps.contains(Cap::Net) || lane == Lane::HttpHandler || stubs.contains(Stub::Http) {
         http_types(l)?;
     }
-    if !caps.intersect(cap::wire::CAPS).is_empty() {
-        cap::wire::add_to_linker(l, |s| &mut s.wire)?;
-    }
-    if !caps.intersect(cap::launch::CAPS).is_empty() {
-        cap::launch::add_to_linker(l, |s| cap::launch::LaunchView {
-            ctx: &mut s.launch,
-            table: &mut s.table,
-        })?;
-    }
     if lane == Lane::Agent {
         crate::cap::agent::add_to_linker(l, |s| &mut s.agent)?;
     }
@@ -70,24 +68,9 @@ pub(crate) fn link(
     l.instance("workbooks:engine/command-types@0.1.0")?;
     l.instance("workbooks:engine/net-types@0.1.0")?;
     l.instance("workbooks:engine/llm-types@0.1.0")?;
-    for c in caps.iter() {
-        match c {
-            Cap::Vfs => cap::vfs::add_to_linker(l, |s| &mut s.vfs)?,
-            Cap::Kv => cap::kv::add_to_linker(l, |s| &mut s.kv)?,
-            // One primitive for commands, exec and parallel, linked above.
-            Cap::Commands | Cap::Exec | Cap::Parallel => {}
-            Cap::Secrets => cap::secrets::add_to_linker(l, |s| &mut s.secrets)?,
-            Cap::Queue => cap::queue::add_to_linker(l, |s| &mut s.queue)?,
-            // One primitive for the three transports, linked above.
-            Cap::Tcp | Cap::Udp | Cap::Tls => {}
-            Cap::Net => {
-                cap::net::add_to_linker(l, |s| &mut s.net, StoreState::http, StoreState::lookup)?
-            }
-            Cap::Browse => cap::browse::add_to_linker(l, |s| &mut s.browse)?,
-            Cap::Llm => cap::llm::add_to_linker(l, |s| &mut s.llm)?,
-            // posix binds nothing in the component lane by design.
-            Cap::Posix => {}
-        }
+    // Each interface of the cap table a granted cap reaches, once.
+    for (row, _) in crate::state::caps::granted(caps) {
+        (row.link)(l)?;
     }
     Ok(linker)
 }

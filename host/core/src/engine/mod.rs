@@ -11,9 +11,11 @@
 //! ([`crate::dock`]) and runs commands ([`launch`], the [`Launcher`] the
 //! `launch` primitive calls). Nothing below imports it.
 
+pub mod agent_loop;
 mod builder;
 mod container;
 mod fan;
+pub mod lanes;
 mod launch;
 mod module_lane;
 mod os_process;
@@ -318,7 +320,7 @@ impl Engine {
     }
 
     /// The model a request that names none gets, when an endpoint is set.
-    pub(crate) fn llm_default_model(&self) -> Option<String> {
+    pub fn llm_default_model(&self) -> Option<String> {
         self.inner.llm.as_ref().map(|s| s.endpoint().model.clone())
     }
 

@@ -353,6 +353,13 @@ pub const CATALOG_MAX_BYTES: usize = 64 << 20;
 /// Wall-clock budget of one catalog download.
 pub const CATALOG_FETCH_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Files one toolkit import copies: stops a huge folder from being
+/// mirrored.
+pub const IMPORT_MAX_FILES: usize = 2_000;
+/// Bytes one toolkit import copies: stops an import from filling the
+/// toolkits root.
+pub const IMPORT_MAX_BYTES: u64 = 64 << 20;
+
 /// Bytes of a `.wac` file read for a composition: stops a composition
 /// source from making the host buffer without bound.
 pub const COMPOSE_MAX_SOURCE_BYTES: usize = 1 << 20;

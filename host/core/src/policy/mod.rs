@@ -15,79 +15,63 @@ use serde::Serialize;
 use std::fmt;
 use std::time::Duration;
 
-/// A capability word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Cap {
+/// Declares the cap words, each once: its variant, its word and what it
+/// reaches. The enum, [`Cap::ALL`] and [`Cap::word`] come from this list.
+macro_rules! cap_words {
+    ($($(#[$doc:meta])* $variant:ident => $word:literal,)*) => {
+        /// A capability word.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum Cap {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Cap {
+            /// Every cap word, in table order.
+            pub const ALL: [Cap; [$($word),*].len()] = [$(Cap::$variant),*];
+
+            /// The word as written in profiles, manifests and errors.
+            pub fn word(self) -> &'static str {
+                match self {
+                    $(Cap::$variant => $word,)*
+                }
+            }
+        }
+    };
+}
+
+cap_words! {
     /// The instance's own volumes, and wasi:filesystem over explicit preopens.
-    Vfs,
+    Vfs => "vfs",
     /// Run registered commands by name.
-    Commands,
+    Commands => "commands",
     /// Spawn, await and kill registered commands.
-    Exec,
+    Exec => "exec",
     /// Durable per-tenant key-value storage.
-    Kv,
+    Kv => "kv",
     /// Sign with a secret the host holds.
-    Secrets,
+    Secrets => "secrets",
     /// Per-tenant FIFO queues.
-    Queue,
+    Queue => "queue",
     /// Brokered one-shot TCP.
-    Tcp,
+    Tcp => "tcp",
     /// Brokered one-shot UDP.
-    Udp,
+    Udp => "udp",
     /// Brokered one-shot TLS.
-    Tls,
+    Tls => "tls",
     /// Outgoing HTTP behind the SSRF floor.
-    Net,
+    Net => "net",
     /// LLM completion with the key held by the host.
-    Llm,
+    Llm => "llm",
     /// Fetch a page as readable text.
-    Browse,
+    Browse => "browse",
     /// The posix word: binds nothing in the component lane.
-    Posix,
+    Posix => "posix",
     /// Fan one command out over many inputs.
-    Parallel,
+    Parallel => "parallel",
 }
 
 impl Cap {
-    /// Every cap word, in table order.
-    pub const ALL: [Cap; 14] = [
-        Cap::Vfs,
-        Cap::Commands,
-        Cap::Exec,
-        Cap::Kv,
-        Cap::Secrets,
-        Cap::Queue,
-        Cap::Tcp,
-        Cap::Udp,
-        Cap::Tls,
-        Cap::Net,
-        Cap::Llm,
-        Cap::Browse,
-        Cap::Posix,
-        Cap::Parallel,
-    ];
-
-    /// The word as written in profiles, manifests and errors.
-    pub fn word(self) -> &'static str {
-        match self {
-            Cap::Vfs => "vfs",
-            Cap::Commands => "commands",
-            Cap::Exec => "exec",
-            Cap::Kv => "kv",
-            Cap::Secrets => "secrets",
-            Cap::Queue => "queue",
-            Cap::Tcp => "tcp",
-            Cap::Udp => "udp",
-            Cap::Tls => "tls",
-            Cap::Net => "net",
-            Cap::Llm => "llm",
-            Cap::Browse => "browse",
-            Cap::Posix => "posix",
-            Cap::Parallel => "parallel",
-        }
-    }
-
     /// Parses a cap word.
     pub fn from_word(word: &str) -> Result<Cap, PolicyError> {
         Cap::ALL
@@ -131,6 +115,11 @@ impl CapSet {
     /// This set plus `cap`.
     pub const fn with(self, cap: Cap) -> CapSet {
         CapSet(self.0 | (1 << (cap as u16)))
+    }
+
+    /// This set plus every cap of `other`.
+    pub const fn with_all(self, other: CapSet) -> CapSet {
+        CapSet(self.0 | other.0)
     }
 
     /// Whether `cap` is in the set.

@@ -55,6 +55,10 @@ pub const NODE_ARTIFACTS_BUCKET: &str = "wb-artifacts";
 /// A task whose worker stops acknowledging it goes to another worker after
 /// this long.
 pub const NODE_ACK_WAIT: Duration = Duration::from_secs(10);
+/// How long a worker waits before pulling again when its pull stream
+/// ended: stops a server that keeps dropping it from being asked in a
+/// tight loop.
+pub const NODE_REPULL_PAUSE: Duration = Duration::from_secs(1);
 /// How often a worker tells the server a task is still running.
 pub const NODE_HEARTBEAT: Duration = Duration::from_secs(2);
 /// Deliveries of one task at most: a task that takes down every worker

@@ -6,7 +6,7 @@
 use super::trust::{Envelope, Refusal, check_expiry};
 use super::{
     Bus, NODE_ACK_WAIT, NODE_CONSUMER, NODE_HEARTBEAT, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
-    NodeResult, NodeTask, Trust, bus_error, connect, result_key, unix_now,
+    NODE_REPULL_PAUSE, NodeResult, NodeTask, Trust, bus_error, connect, result_key, unix_now,
 };
 use crate::FabricError;
 use async_nats::jetstream::{self, AckKind, consumer, kv};
@@ -52,7 +52,8 @@ pub struct WorkerPolicy {
 }
 
 /// A worker: pulls tasks from the bus at `url`, `concurrency` at a time,
-/// and runs each on `engine` under `policy` until the bus closes.
+/// and runs each on `engine` under `policy` until it is stopped (the
+/// future dropped); it returns only when the bus cannot be pulled from.
 pub async fn run_worker(
     engine: &Engine,
     url: &str,
@@ -66,35 +67,45 @@ pub async fn run_worker(
         .await
         .map_err(bus_error)?;
     let concurrency = concurrency.max(1);
-    // Pull no more than can run: a task waiting in this worker's buffer
-    // would count down its ack wait without running.
-    let messages = consumer
-        .stream()
-        .max_messages_per_batch(concurrency)
-        .messages()
-        .await
-        .map_err(bus_error)?;
     let host = format!("{}:{}", hostname(), std::process::id());
     let cache: Arc<Mutex<HashMap<String, Artifact>>> = Arc::default();
     let stats = Arc::new(Mutex::new(WorkerStats::default()));
-    messages
-        .for_each_concurrent(concurrency, |message| {
-            let (bus, cache, stats, host) = (bus.clone(), cache.clone(), stats.clone(), &host);
-            async move {
-                let Ok(message) = message else { return };
-                let done = work(engine, &bus, &cache, policy, host, &message).await;
-                let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
-                match done {
-                    Some(Worked::Recorded) => s.recorded += 1,
-                    Some(Worked::Duplicate) => s.duplicates += 1,
-                    Some(Worked::Refused) => s.refused += 1,
-                    None => {}
+    // A worker runs until it is stopped: when its pull stream ends (the
+    // connection or the server dropped it), it pulls again.
+    loop {
+        // Pull no more than can run: a task waiting in this worker's
+        // buffer would count down its ack wait without running.
+        let messages = consumer
+            .stream()
+            .max_messages_per_batch(concurrency)
+            .messages()
+            .await
+            .map_err(bus_error)?;
+        messages
+            .for_each_concurrent(concurrency, |message| {
+                let (bus, cache, stats, host) = (bus.clone(), cache.clone(), stats.clone(), &host);
+                async move {
+                    let message = match message {
+                        Ok(message) => message,
+                        Err(e) => {
+                            tracing::warn!("node: pulling tasks: {e}");
+                            return;
+                        }
+                    };
+                    let done = work(engine, &bus, &cache, policy, host, &message).await;
+                    let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+                    match done {
+                        Some(Worked::Recorded) => s.recorded += 1,
+                        Some(Worked::Duplicate) => s.duplicates += 1,
+                        Some(Worked::Refused) => s.refused += 1,
+                        None => {}
+                    }
                 }
-            }
-        })
-        .await;
-    let stats = stats.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    Ok(stats)
+            })
+            .await;
+        tracing::warn!("node: the task stream ended; pulling again");
+        tokio::time::sleep(NODE_REPULL_PAUSE).await;
+    }
 }
 
 /// The durable pull consumer every worker shares: explicit acks, a task

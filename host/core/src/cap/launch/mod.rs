@@ -37,12 +37,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use wasmtime::component::{HasData, Linker, ResourceTable};
 
-/// The caps this primitive serves.
-pub(crate) const CAPS: CapSet = CapSet::EMPTY
-    .with(Cap::Commands)
-    .with(Cap::Exec)
-    .with(Cap::Parallel);
-
 /// A command run in flight.
 pub(crate) type Running<'a> =
     Pin<Box<dyn Future<Output = Result<CommandOutput, CommandError>> + Send + 'a>>;
@@ -168,12 +162,12 @@ impl std::fmt::Debug for LaunchCtx {
 
 impl LaunchCtx {
     /// Runs commands as `env` through `launcher`, for the operations of
-    /// `caps` (`commands`, `exec`).
+    /// `caps` (of `commands`, `exec` and `parallel`, those granted).
     pub(crate) fn new(launcher: Arc<dyn Launcher>, env: CommandEnv, caps: CapSet) -> Self {
         Self {
             runner: Some((launcher, env)),
             relay: None,
-            granted: caps.intersect(CAPS),
+            granted: caps,
             session_input: None,
             session_output: None,
         }
@@ -183,7 +177,7 @@ impl LaunchCtx {
     pub(crate) fn relayed(relay: Arc<dyn Relay>, caps: CapSet) -> Self {
         Self {
             relay: Some(relay),
-            granted: caps.intersect(CAPS),
+            granted: caps,
             ..Self::default()
         }
     }

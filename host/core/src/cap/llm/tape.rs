@@ -22,7 +22,12 @@ pub struct Take {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Answer {
     /// A status and body (the body as text).
-    Reply { status: u16, body: String },
+    Reply {
+        /// The HTTP status.
+        status: u16,
+        /// The body, as text.
+        body: String,
+    },
     /// No endpoint.
     NotConfigured,
     /// The principal was revoked.
@@ -30,13 +35,22 @@ pub enum Answer {
     /// The principal was over its rate limit.
     RateLimited,
     /// The last attempt timed out.
-    Timeout { ms: u64 },
+    Timeout {
+        /// The attempt's bound, in milliseconds.
+        ms: u64,
+    },
     /// The outer deadline passed.
     HardTimeout,
     /// The exchange passed its cap.
-    TooLarge { bytes: u64 },
+    TooLarge {
+        /// The cap it passed.
+        bytes: u64,
+    },
     /// The endpoint could not be reached.
-    Transport { why: String },
+    Transport {
+        /// Why.
+        why: String,
+    },
 }
 
 impl Answer {
@@ -85,6 +99,7 @@ pub enum Tape {
 /// A tape shared by a store and the run that reads it back.
 pub type SharedTape = Arc<Mutex<Tape>>;
 
-pub(crate) fn lock(t: &SharedTape) -> std::sync::MutexGuard<'_, Tape> {
+/// The tape, even when a holder panicked.
+pub fn lock(t: &SharedTape) -> std::sync::MutexGuard<'_, Tape> {
     t.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -18,11 +18,8 @@ mod host;
 
 use crate::cap::bindings::workbooks::host::wire;
 use crate::egress::NetAccess;
-use crate::policy::{Cap, CapSet};
+use crate::policy::CapSet;
 use wasmtime::component::{HasSelf, Linker};
-
-/// The caps this primitive serves.
-pub(crate) const CAPS: CapSet = CapSet::EMPTY.with(Cap::Tcp).with(Cap::Udp).with(Cap::Tls);
 
 /// The reach of one store: the network access and which transports were
 /// granted. The default reaches nothing.
@@ -37,7 +34,7 @@ impl WireCtx {
     pub(crate) fn new(access: NetAccess, caps: CapSet) -> Self {
         Self {
             access: Some(access),
-            granted: caps.intersect(CAPS),
+            granted: caps,
         }
     }
 }

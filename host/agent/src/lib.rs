@@ -1,0 +1,97 @@
+//! # workbooks-agent — the agent service
+//!
+//! A service over the `workbooks` core: [`Agents`] holds an engine and
+//! runs the loop the engine ships through `Engine::run_agent_loop`,
+//! serving its tools (`workbooks::AgentRun`); the core names nothing
+//! here. It owns the run's tools, the trace, replay, the signed
+//! [`ledger`], sessions and the agent HTTP API ([`api`], feature `api`).
+//!
+//! ## The agent loop, run as a component
+//!
+//! The loop itself is `guests/agent` (exports `workbooks:engine/agent`):
+//! the transcript, the step count, the exits, truncation, failure as text.
+//! The host docks it on [`Lane::Agent`](workbooks::dock::Lane::Agent) under a
+//! grant of `llm` alone, so the dock composes it with the llm broker; this
+//! module serves its two other imports, `workbooks:host/tools` and
+//! `workbooks:host/telemetry`, and nothing else links them.
+//!
+//! Invariants. The component holds no reach: each tool call runs here, as
+//! its own task under that tool's grant (a shell line under `minimal`,
+//! narrowed to `vfs` and `commands`, over the run's workdir only), and is
+//! killed at its bound; the model reads `tool error: <name> timed out
+//! after <t> (killed)`. There is no tool that runs a host command line.
+//! Paths stay inside the workdir. The trace (`_steps.jsonl`, `events.org`)
+//! is written by the host from what it ran, never by the component or the
+//! model.
+
+#![deny(missing_docs)]
+
+#[cfg(feature = "api")]
+pub mod api;
+mod definition;
+mod host;
+pub mod ledger;
+#[cfg(feature = "api")]
+mod openapi;
+pub(crate) mod outside;
+pub mod replay;
+mod run;
+mod service;
+mod sessions;
+mod tools;
+mod trace;
+mod wb;
+mod workdir;
+mod world;
+
+pub use definition::{AgentDef, DefError, parse_org};
+pub use outside::{AgentServices, GitRemote, ImageEndpoint, ServicesError, TENANT};
+pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, RunStatus, StepObserver};
+pub use service::Agents;
+pub use sessions::{LiveEvent, LiveRunError, SessionRecord, SessionStatus, Sessions, Subscription};
+pub use trace::{StepEvent, TurnEvent};
+
+pub(crate) use workbooks::{RUNS_DIR, WORKDIR};
+
+/// An engine on a fresh home, for this crate's tests.
+#[cfg(test)]
+pub(crate) fn for_tests() -> (tempfile::TempDir, workbooks::Engine) {
+    let home = tempfile::tempdir().expect("temp home");
+    let engine = workbooks::Engine::builder()
+        .home(home.path())
+        .pooling(false)
+        .build()
+        .expect("engine");
+    (home, engine)
+}
+
+/// The crate's layering, checked: every top-level module is placed, and
+/// each imports only from the modules before it.
+#[cfg(test)]
+mod layers {
+    /// Lowest first.
+    const LAYERS: &[&str] = &[
+        "definition",
+        "ledger",
+        "trace",
+        "workdir",
+        "outside",
+        "service",
+        "wb",
+        "tools",
+        "world",
+        "run",
+        "host",
+        "replay",
+        "sessions",
+        "openapi",
+        "api",
+    ];
+
+    #[test]
+    fn every_module_is_placed_and_none_imports_from_a_layer_above_it() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let checked = layers::check(&src, LAYERS, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(checked >= 15, "checked only {checked} files");
+    }
+}

@@ -1,0 +1,333 @@
+//! The cap table: each interface the host serves, once, with everything
+//! the host needs of it: the caps it serves, whether it keeps per-tenant
+//! state, its linker entry and how a store's context for it is opened.
+//! The store builder ([`super::new_store`]) and the linker
+//! (`crate::dock`) loop over [`TABLE`]; neither names a cap.
+//!
+//! Which caps a row serves is not typed here: a host primitive serves the
+//! caps whose shipped brokers import it (read from the built brokers,
+//! `embedded::BROKER_IMPORTS`), and an interface served in the host
+//! (`workbooks:engine/vfs`, `workbooks:engine/net`) serves the cap of its
+//! name.
+//!
+//! Invariant: a row is linked, and its context opened, if and only if a
+//! cap it serves is granted. Every cap word but `posix` (which binds
+//! nothing in the component lane) is served by a row; the tests below hold the table, the policy and the
+//! shipped brokers to each other.
+
+use super::{Contexts, SessionError, SessionOptions, StoreHost, StoreState};
+use crate::cap;
+use crate::commands::CommandEnv;
+use crate::policy::{Cap, CapSet, Grant};
+use crate::store::validate_name;
+use std::sync::{Arc, OnceLock};
+use wasmtime::component::Linker;
+use wasmtime_wasi::WasiCtxBuilder;
+
+/// What opening a store's context for a row reads.
+pub(crate) struct Opening<'a, 'h> {
+    /// The engine's side: storage, cadence, keys, network reach.
+    pub(crate) host: &'a StoreHost<'h>,
+    /// The grant the store runs under.
+    pub(crate) grant: &'a Grant,
+    /// The session.
+    pub(crate) opts: &'a SessionOptions,
+    /// The caps of the grant this row serves.
+    pub(crate) caps: CapSet,
+}
+
+/// Links one row's interface.
+type Link = fn(&mut Linker<StoreState>) -> wasmtime::Result<()>;
+/// Opens one row's context in `contexts` (and sets what it needs of the
+/// WASI builder).
+type Open = fn(&Opening<'_, '_>, &mut Contexts, &mut WasiCtxBuilder) -> Result<(), SessionError>;
+
+/// One interface the host serves.
+pub(crate) struct Row {
+    /// The interface, without its version: a host primitive brokers
+    /// import, or a guest-facing interface served in the host.
+    pub(crate) interface: &'static str,
+    /// Whether it keeps per-tenant state, so the tenant must be a name.
+    pub(crate) per_tenant: bool,
+    /// Its linker entry.
+    pub(crate) link: Link,
+    /// Its store context.
+    pub(crate) open: Open,
+}
+
+/// The primitive that runs commands (`commands`, `exec`, `parallel`),
+/// which the core-module lane opens as well.
+pub(crate) const LAUNCH: &str = "workbooks:host/launch";
+
+/// Every interface the host serves for a cap.
+pub(crate) const TABLE: [Row; 9] = [
+    Row {
+        interface: "workbooks:engine/vfs",
+        per_tenant: true,
+        link: |l| cap::vfs::add_to_linker(l, |s| &mut s.vfs),
+        open: |o, c, _| {
+            c.vfs = match o.host.relay {
+                Some(relay) => cap::vfs::VfsCtx::relayed(relay.clone()),
+                None => {
+                    validate_name("instance", &o.opts.id)?;
+                    let (storage, tenant) = (o.host.storage.clone(), o.opts.tenant.clone());
+                    cap::vfs::VfsCtx::new(storage, tenant, o.opts.id.clone())
+                }
+            };
+            Ok(())
+        },
+    },
+    Row {
+        interface: "workbooks:host/storage",
+        per_tenant: true,
+        link: |l| cap::kv::add_to_linker(l, |s| &mut s.kv),
+        open: |o, c, _| {
+            c.kv = match o.host.relay {
+                Some(relay) => cap::kv::KvCtx::relayed(relay.clone()),
+                None => cap::kv::KvCtx::new(
+                    o.host.storage.clone(),
+                    o.opts.tenant.clone(),
+                    o.host.cadence.clone(),
+                ),
+            };
+            Ok(())
+        },
+    },
+    Row {
+        interface: "workbooks:host/fifo",
+        per_tenant: true,
+        link: |l| cap::queue::add_to_linker(l, |s| &mut s.queue),
+        open: |o, c, _| {
+            c.queue = match o.host.relay {
+                Some(relay) => cap::queue::QueueCtx::relayed(relay.clone()),
+                None => cap::queue::QueueCtx::new(
+                    o.host.storage.clone(),
+                    o.opts.tenant.clone(),
+                    o.host.cadence.clone(),
+                ),
+            };
+            Ok(())
+        },
+    },
+    Row {
+        interface: "workbooks:host/keys",
+        per_tenant: true,
+        link: |l| cap::secrets::add_to_linker(l, |s| &mut s.secrets),
+        open: |o, c, _| {
+            match o.host.relay {
+                Some(relay) => c.secrets.relay = Some(relay.clone()),
+                None => {
+                    let (keys, cadence) = (o.host.keyring.clone(), o.host.cadence.clone());
+                    c.secrets.reach = Some((keys, o.opts.tenant.clone(), cadence));
+                }
+            }
+            Ok(())
+        },
+    },
+    Row {
+        interface: LAUNCH,
+        per_tenant: false,
+        link: |l| {
+            cap::launch::add_to_linker(l, |s| cap::launch::LaunchView {
+                ctx: &mut s.launch,
+                table: &mut s.table,
+            })
+        },
+        open: open_launch,
+    },
+    Row {
+        interface: "workbooks:host/wire",
+        per_tenant: false,
+        link: |l| cap::wire::add_to_linker(l, |s| &mut s.wire),
+        open: |o, c, _| {
+            c.wire = cap::wire::WireCtx::new(o.host.access.clone(), o.caps);
+            Ok(())
+        },
+    },
+    Row {
+        interface: "workbooks:engine/net",
+        per_tenant: false,
+        link: |l| cap::net::add_to_linker(l, |s| &mut s.net, StoreState::http, StoreState::lookup),
+        open: |o, c, wasi| {
+            let access = o.host.access.clone();
+            let guard = access.client.guard().clone();
+            let gate = Arc::new(cap::net::sockets::SocketGate::new(
+                guard,
+                o.host.cadence.clone(),
+                o.opts.tenant.clone(),
+            ));
+            c.net = cap::net::NetCtx::new(access);
+            c.net.gate = Some(gate.clone());
+            wasi.allow_tcp(true)
+                .allow_udp(true)
+                .allow_ip_name_lookup(true)
+                .socket_addr_check(move |addr, usage| {
+                    Box::pin(std::future::ready(gate.check(addr, usage)))
+                });
+            Ok(())
+        },
+    },
+    Row {
+        interface: "workbooks:host/http",
+        per_tenant: false,
+        link: |l| cap::browse::add_to_linker(l, |s| &mut s.browse),
+        open: |o, c, _| {
+            c.browse.access = Some(o.host.access.clone());
+            Ok(())
+        },
+    },
+    Row {
+        interface: "workbooks:host/completions",
+        per_tenant: false,
+        link: |l| cap::llm::add_to_linker(l, |s| &mut s.llm),
+        open: |o, c, _| {
+            let (tenant, cadence) = (o.opts.tenant.clone(), o.host.cadence.clone());
+            c.llm = cap::llm::LlmCtx::new(o.host.llm.cloned(), tenant, cadence);
+            Ok(())
+        },
+    },
+];
+
+impl Row {
+    /// The caps this row serves (computed once per process).
+    pub(crate) fn caps(&self) -> CapSet {
+        static SERVED: OnceLock<[CapSet; TABLE.len()]> = OnceLock::new();
+        let all = SERVED.get_or_init(|| std::array::from_fn(|i| serves(TABLE[i].interface)));
+        TABLE
+            .iter()
+            .position(|r| r.interface == self.interface)
+            .map_or(CapSet::EMPTY, |i| all[i])
+    }
+}
+
+/// The caps `interface` serves: the cap of its name when the host serves
+/// it to guests, else each cap whose shipped broker imports it.
+fn serves(interface: &str) -> CapSet {
+    if let Some(word) = interface.strip_prefix("workbooks:engine/")
+        && let Ok(cap) = Cap::from_word(word)
+    {
+        return CapSet::EMPTY.with(cap);
+    }
+    crate::embedded::BROKER_IMPORTS
+        .iter()
+        .filter(|(_, names)| names.contains(&interface))
+        .fold(CapSet::EMPTY, |set, (cap, _)| set.with(*cap))
+}
+
+/// The rows a grant of `caps` reaches, with the caps of it each serves.
+pub(crate) fn granted(caps: CapSet) -> impl Iterator<Item = (&'static Row, CapSet)> {
+    TABLE
+        .iter()
+        .map(move |row| (row, row.caps().intersect(caps)))
+        .filter(|(_, served)| !served.is_empty())
+}
+
+/// The caps the `interface` row serves (none for an interface not in the
+/// table).
+pub(crate) fn caps_of(interface: &str) -> CapSet {
+    TABLE
+        .iter()
+        .find(|r| r.interface == interface)
+        .map_or(CapSet::EMPTY, Row::caps)
+}
+
+/// The command launcher of a session: only under `commands` or `exec`
+/// (`parallel` fans out what they run), running commands as the session's
+/// tenant with its preopens, policy and environment.
+pub(crate) fn open_launch(
+    o: &Opening<'_, '_>,
+    c: &mut Contexts,
+    _: &mut WasiCtxBuilder,
+) -> Result<(), SessionError> {
+    if !o.caps.contains(Cap::Commands) && !o.caps.contains(Cap::Exec) {
+        return Ok(());
+    }
+    if let Some(relay) = o.host.relay {
+        c.launch = cap::launch::LaunchCtx::relayed(relay.clone(), o.caps);
+        return Ok(());
+    }
+    let opts = o.opts;
+    let env = CommandEnv {
+        principal: opts.tenant.clone(),
+        session_id: opts.id.clone(),
+        caller_caps: o.grant.caps,
+        grant: opts
+            .commands
+            .stage_grant
+            .clone()
+            .unwrap_or_else(|| o.grant.clone()),
+        dirs: opts.dirs.clone(),
+        policy: opts.commands.clone(),
+    };
+    c.launch = cap::launch::LaunchCtx::new((o.host.launcher)(), env, o.caps)
+        .with_session_input(opts.pipeline_stdin.clone())
+        .with_session_output(opts.pipeline_stdout.clone());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cap words no row serves, by design: `posix` binds nothing in the
+    /// component lane.
+    const UNSERVED: CapSet = CapSet::EMPTY.with(Cap::Posix);
+
+    #[test]
+    fn every_policy_word_is_served_by_the_table_or_named_unserved_and_no_row_serves_nothing() {
+        let mut served = CapSet::EMPTY;
+        for row in &TABLE {
+            let caps = row.caps();
+            assert!(!caps.is_empty(), "{} serves no cap", row.interface);
+            assert!(
+                caps.intersect(served).is_empty(),
+                "{} serves a cap another row serves",
+                row.interface
+            );
+            served = caps.iter().fold(served, CapSet::with);
+        }
+        assert!(served.intersect(UNSERVED).is_empty());
+        for cap in Cap::ALL {
+            assert!(
+                served.contains(cap) || UNSERVED.contains(cap),
+                "the policy word `{cap}` has no row in the cap table"
+            );
+        }
+        assert_eq!(
+            served.iter().count() + UNSERVED.iter().count(),
+            Cap::ALL.len()
+        );
+    }
+
+    #[test]
+    fn every_host_primitive_a_shipped_broker_imports_is_a_row() {
+        let rows: Vec<&str> = TABLE.iter().map(|r| r.interface).collect();
+        let mut seen = 0;
+        for (cap, names) in crate::embedded::BROKER_IMPORTS {
+            for name in names.iter().filter(|n| n.starts_with("workbooks:host/")) {
+                seen += 1;
+                assert!(
+                    rows.contains(name),
+                    "{cap}'s broker imports {name}, not in the table"
+                );
+                assert!(caps_of(name).contains(*cap), "{name} does not serve {cap}");
+            }
+        }
+        assert!(seen >= 11, "read only {seen} primitive imports");
+    }
+
+    #[test]
+    fn the_shared_primitives_serve_the_caps_whose_brokers_import_them() {
+        let of = |caps: &[Cap]| CapSet::of(caps);
+        assert_eq!(
+            caps_of("workbooks:host/wire"),
+            of(&[Cap::Tcp, Cap::Udp, Cap::Tls])
+        );
+        assert_eq!(
+            caps_of("workbooks:host/launch"),
+            of(&[Cap::Commands, Cap::Exec, Cap::Parallel])
+        );
+        assert_eq!(caps_of("workbooks:engine/vfs"), of(&[Cap::Vfs]));
+        assert_eq!(caps_of("workbooks:host/nothing"), CapSet::EMPTY);
+    }
+}
