@@ -31,110 +31,69 @@ pub enum DefError {
     NoPrompt(String),
 }
 
-/// A headline: its level, title and tags.
-fn headline(line: &str) -> Option<(usize, &str, Vec<&str>)> {
-    let level = line.bytes().take_while(|b| *b == b'*').count();
-    let rest = line.get(level..)?;
-    if level == 0 || !(rest.is_empty() || rest.starts_with(' ')) {
-        return None;
-    }
-    let rest = rest.trim();
-    // Tags close the headline: `:a:b:` after whitespace.
-    if let Some(at) = rest.rfind(char::is_whitespace) {
-        let last = &rest[at + 1..];
-        if last.len() > 2 && last.starts_with(':') && last.ends_with(':') && !last.contains(' ') {
-            let tags = last.trim_matches(':').split(':').collect();
-            return Some((level, rest[..at].trim_end(), tags));
-        }
-    }
-    if rest.len() > 2 && rest.starts_with(':') && rest.ends_with(':') && !rest.contains(' ') {
-        return Some((level, "", rest.trim_matches(':').split(':').collect()));
-    }
-    Some((level, rest, Vec::new()))
-}
-
-fn text_of(lines: &[&str]) -> String {
-    lines.join("\n").trim().to_string()
-}
-
-/// Reads the first `:agent:` node of `org`.
+/// Reads the first `:agent:` node of `org`, with the org parser the
+/// toolkits' manifests are read with (orgize).
 pub fn parse_org(org: &str) -> Result<AgentDef, DefError> {
-    let lines: Vec<&str> = org.lines().collect();
-    let (start, level, title) = lines
-        .iter()
-        .enumerate()
-        .find_map(|(i, l)| {
-            let (level, title, tags) = headline(l)?;
-            tags.contains(&"agent").then_some((i, level, title))
-        })
+    let org = orgize::Org::parse(org);
+    let node = org
+        .headlines()
+        .find(|h| h.title(&org).tags.iter().any(|t| t == "agent"))
         .ok_or(DefError::NoAgentNode)?;
-    let end = lines[start + 1..]
-        .iter()
-        .position(|l| headline(l).is_some_and(|(lv, _, _)| lv <= level))
-        .map_or(lines.len(), |p| start + 1 + p);
+    let title = node.title(&org);
     let mut def = AgentDef {
-        title: title.to_string(),
+        title: title.raw.trim().to_string(),
         ..AgentDef::default()
     };
-    let mut at = start + 1;
-    if lines
-        .get(at)
-        .is_some_and(|l| l.trim().eq_ignore_ascii_case(":PROPERTIES:"))
-    {
-        at += 1;
-        while at < end && !lines[at].trim().eq_ignore_ascii_case(":END:") {
-            let line = lines[at].trim();
-            if let Some((key, value)) = line
-                .strip_prefix(':')
-                .and_then(|l| l.split_once(':'))
-                .map(|(k, v)| (k.to_ascii_uppercase(), v.trim().to_string()))
-            {
-                let value = Some(value).filter(|v| !v.is_empty());
-                match key.as_str() {
-                    "ID" => def.id = value,
-                    "MODEL" => def.model = value,
-                    "TAGLINE" => def.tagline = value,
-                    "TOOLKITS" => {
-                        def.toolkits = value
-                            .unwrap_or_default()
-                            .split([' ', ','])
-                            .filter(|t| !t.is_empty())
-                            .map(str::to_string)
-                            .collect()
-                    }
-                    _ => {}
-                }
+    for (key, value) in title.properties.iter() {
+        let value = Some(value.trim().to_string()).filter(|v| !v.is_empty());
+        match key.to_ascii_uppercase().as_str() {
+            "ID" => def.id = value,
+            "MODEL" => def.model = value,
+            "TAGLINE" => def.tagline = value,
+            "TOOLKITS" => {
+                def.toolkits = value
+                    .unwrap_or_default()
+                    .split([' ', ','])
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_string)
+                    .collect()
             }
-            at += 1;
+            _ => {}
         }
-        at += 1;
     }
-    let body = &lines[at.min(end)..end];
-    let child = body.iter().position(|l| {
-        headline(l)
-            .is_some_and(|(lv, t, _)| lv == level + 1 && t.eq_ignore_ascii_case("system prompt"))
-    });
-    def.system = match child {
-        Some(c) => {
-            let rest = &body[c + 1..];
-            let stop = rest
-                .iter()
-                .position(|l| headline(l).is_some_and(|(lv, _, _)| lv <= level + 1))
-                .unwrap_or(rest.len());
-            text_of(&rest[..stop])
-        }
-        None => {
-            let stop = body
-                .iter()
-                .position(|l| headline(l).is_some())
-                .unwrap_or(body.len());
-            text_of(&body[..stop])
-        }
-    };
+    let prompt = node
+        .children(&org)
+        .find(|c| {
+            c.title(&org)
+                .raw
+                .trim()
+                .eq_ignore_ascii_case("system prompt")
+        })
+        .unwrap_or(node);
+    def.system = prompt
+        .section_node()
+        .map(|section| section_text(&org, section))
+        .unwrap_or_default();
     if def.system.is_empty() {
         return Err(DefError::NoPrompt(def.title));
     }
     Ok(def)
+}
+
+/// The text of one section, written back as org.
+fn section_text(org: &orgize::Org<'_>, section: orgize::indextree::NodeId) -> String {
+    use orgize::export::{DefaultOrgHandler, OrgHandler};
+    use orgize::indextree::NodeEdge;
+    let mut out = Vec::new();
+    let mut handler = DefaultOrgHandler;
+    for edge in section.traverse(org.arena()) {
+        // Writing into a Vec cannot fail.
+        let _ = match edge {
+            NodeEdge::Start(id) => handler.start(&mut out, &org[id]),
+            NodeEdge::End(id) => handler.end(&mut out, &org[id]),
+        };
+    }
+    String::from_utf8_lossy(&out).trim().to_string()
 }
 
 #[cfg(test)]
