@@ -399,7 +399,7 @@ mod tests {
     use super::*;
 
     fn toolbox() -> (tempfile::TempDir, tempfile::TempDir, Toolbox) {
-        let (home, engine) = crate::for_tests();
+        let (home, engine) = workbooks::engine::for_tests();
         let work = tempfile::tempdir().unwrap();
         let toolbox = Toolbox {
             agents: super::super::Agents::new(engine),

@@ -74,7 +74,7 @@ mod tests {
 
     #[test]
     fn the_read_only_verbs_print_what_wbx_prints() {
-        let (_home, engine) = crate::for_tests();
+        let (_home, engine) = workbooks::engine::for_tests();
         let agents = Agents::new(engine);
         assert_eq!(
             wb(&agents, "wb profiles").unwrap(),
@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn every_verb_that_changes_or_reveals_the_engine_is_refused_by_name() {
-        let (_home, engine) = crate::for_tests();
+        let (_home, engine) = workbooks::engine::for_tests();
         let agents = Agents::new(engine);
         for line in [
             "command register evil /tmp/evil.wasm",

@@ -253,7 +253,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_download_past_the_cap_is_refused_and_nothing_is_registered() {
-        let (_home, engine) = crate::for_tests();
+        let (_home, engine) = workbooks::engine::for_tests();
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("big.wasm");
         // Sparse: its length counts, no disk is spent.

@@ -191,18 +191,6 @@ pub fn sign(tk: &Toolkit, identity: &Identity) -> Result<String, ToolkitError> {
 #[cfg(test)]
 mod tests;
 
-/// An engine on a fresh home, for this crate's tests.
-#[cfg(test)]
-pub(crate) fn for_tests() -> (tempfile::TempDir, workbooks::Engine) {
-    let home = tempfile::tempdir().expect("temp home");
-    let engine = workbooks::Engine::builder()
-        .home(home.path())
-        .pooling(false)
-        .build()
-        .expect("engine");
-    (home, engine)
-}
-
 /// The crate's layering, checked: every top-level module is placed, and
 /// each imports only from the modules before it.
 #[cfg(test)]

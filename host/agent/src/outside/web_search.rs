@@ -84,7 +84,7 @@ mod tests {
 
     #[tokio::test]
     async fn no_endpoint_or_an_empty_query_asks_nothing() {
-        let (_home, engine) = crate::for_tests();
+        let (_home, engine) = workbooks::engine::for_tests();
         let client = || engine.operator_client();
         let none = Outside::new(super::super::AgentServices::default(), client());
         assert!(

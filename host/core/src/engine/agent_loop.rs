@@ -116,8 +116,8 @@ impl Engine {
         let (mut store, _) = self.new_store(&grant, &session)?;
         let state = store.data_mut();
         state.deadline = Deadline::after(AGENT_RUN_DEADLINE);
-        state.llm.tape = Some(call.tape);
-        state.llm.budget = Some(call.budget);
+        state.caps.llm.tape = Some(call.tape);
+        state.caps.llm.budget = Some(call.budget);
         state.agent = AgentCtx { run: Some(run) };
         let options = RunOptions {
             model: call.model,

@@ -396,9 +396,10 @@ impl Engine {
 mod pool_tests;
 
 /// An engine homed in a fresh temporary directory, on the on-demand
-/// allocator, for the library's own tests; keep the directory alive.
-#[cfg(test)]
-pub(crate) fn for_tests() -> (tempfile::TempDir, Engine) {
+/// allocator, for the tests of this crate and of the services over it
+/// (feature `testing`); keep the directory alive.
+#[cfg(any(test, feature = "testing"))]
+pub fn for_tests() -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().expect("temp home");
     let engine = Engine::builder()
         .home(home.path())

@@ -15,7 +15,7 @@
 //! nothing in the component lane) is served by a row; the tests below hold the table, the policy and the
 //! shipped brokers to each other.
 
-use super::{Contexts, SessionError, SessionOptions, StoreHost, StoreState};
+use super::{SessionError, SessionOptions, StoreHost, StoreState};
 use crate::cap;
 use crate::commands::CommandEnv;
 use crate::policy::{Cap, CapSet, Grant};
@@ -23,6 +23,21 @@ use crate::store::validate_name;
 use std::sync::{Arc, OnceLock};
 use wasmtime::component::Linker;
 use wasmtime_wasi::WasiCtxBuilder;
+
+/// Every cap's store context, deny-all until its row of the cap table
+/// ([`TABLE`]) opens it.
+#[derive(Default)]
+pub(crate) struct Contexts {
+    pub(crate) vfs: cap::vfs::VfsCtx,
+    pub(crate) kv: cap::kv::KvCtx,
+    pub(crate) launch: cap::launch::LaunchCtx,
+    pub(crate) net: cap::net::NetCtx,
+    pub(crate) wire: cap::wire::WireCtx,
+    pub(crate) browse: cap::browse::BrowseCtx,
+    pub(crate) queue: cap::queue::QueueCtx,
+    pub(crate) secrets: cap::secrets::SecretsCtx,
+    pub(crate) llm: cap::llm::LlmCtx,
+}
 
 /// What opening a store's context for a row reads.
 pub(crate) struct Opening<'a, 'h> {
@@ -64,7 +79,7 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:engine/vfs",
         per_tenant: true,
-        link: |l| cap::vfs::add_to_linker(l, |s| &mut s.vfs),
+        link: |l| cap::vfs::add_to_linker(l, |s| &mut s.caps.vfs),
         open: |o, c, _| {
             c.vfs = match o.host.relay {
                 Some(relay) => cap::vfs::VfsCtx::relayed(relay.clone()),
@@ -80,7 +95,7 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:host/storage",
         per_tenant: true,
-        link: |l| cap::kv::add_to_linker(l, |s| &mut s.kv),
+        link: |l| cap::kv::add_to_linker(l, |s| &mut s.caps.kv),
         open: |o, c, _| {
             c.kv = match o.host.relay {
                 Some(relay) => cap::kv::KvCtx::relayed(relay.clone()),
@@ -96,7 +111,7 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:host/fifo",
         per_tenant: true,
-        link: |l| cap::queue::add_to_linker(l, |s| &mut s.queue),
+        link: |l| cap::queue::add_to_linker(l, |s| &mut s.caps.queue),
         open: |o, c, _| {
             c.queue = match o.host.relay {
                 Some(relay) => cap::queue::QueueCtx::relayed(relay.clone()),
@@ -112,7 +127,7 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:host/keys",
         per_tenant: true,
-        link: |l| cap::secrets::add_to_linker(l, |s| &mut s.secrets),
+        link: |l| cap::secrets::add_to_linker(l, |s| &mut s.caps.secrets),
         open: |o, c, _| {
             match o.host.relay {
                 Some(relay) => c.secrets.relay = Some(relay.clone()),
@@ -129,7 +144,7 @@ pub(crate) const TABLE: [Row; 9] = [
         per_tenant: false,
         link: |l| {
             cap::launch::add_to_linker(l, |s| cap::launch::LaunchView {
-                ctx: &mut s.launch,
+                ctx: &mut s.caps.launch,
                 table: &mut s.table,
             })
         },
@@ -138,7 +153,7 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:host/wire",
         per_tenant: false,
-        link: |l| cap::wire::add_to_linker(l, |s| &mut s.wire),
+        link: |l| cap::wire::add_to_linker(l, |s| &mut s.caps.wire),
         open: |o, c, _| {
             c.wire = cap::wire::WireCtx::new(o.host.access.clone(), o.caps);
             Ok(())
@@ -147,7 +162,9 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:engine/net",
         per_tenant: false,
-        link: |l| cap::net::add_to_linker(l, |s| &mut s.net, StoreState::http, StoreState::lookup),
+        link: |l| {
+            cap::net::add_to_linker(l, |s| &mut s.caps.net, StoreState::http, StoreState::lookup)
+        },
         open: |o, c, wasi| {
             let access = o.host.access.clone();
             let guard = access.client.guard().clone();
@@ -170,7 +187,7 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:host/http",
         per_tenant: false,
-        link: |l| cap::browse::add_to_linker(l, |s| &mut s.browse),
+        link: |l| cap::browse::add_to_linker(l, |s| &mut s.caps.browse),
         open: |o, c, _| {
             c.browse.access = Some(o.host.access.clone());
             Ok(())
@@ -179,7 +196,7 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:host/completions",
         per_tenant: false,
-        link: |l| cap::llm::add_to_linker(l, |s| &mut s.llm),
+        link: |l| cap::llm::add_to_linker(l, |s| &mut s.caps.llm),
         open: |o, c, _| {
             let (tenant, cadence) = (o.opts.tenant.clone(), o.host.cadence.clone());
             c.llm = cap::llm::LlmCtx::new(o.host.llm.cloned(), tenant, cadence);

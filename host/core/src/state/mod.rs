@@ -12,10 +12,7 @@ use crate::cap::launch::module::ModuleLaunch;
 use crate::cap::net::sockets::GuardedLookup;
 use crate::cap::relay::Relay;
 use crate::cap::secrets::keyring::Keyring;
-use crate::cap::{
-    browse::BrowseCtx, kv::KvCtx, launch::LaunchCtx, net::NetCtx, queue::QueueCtx,
-    secrets::SecretsCtx, session_info::SessionCtx, vfs::VfsCtx, wire::WireCtx,
-};
+use crate::cap::session_info::SessionCtx;
 use crate::commands::CommandPolicy;
 use crate::egress::NetAccess;
 use crate::limits::{
@@ -28,7 +25,7 @@ pub use crate::preopen::Preopen;
 use crate::preopen::preopen_all;
 use crate::store::{StorageSlot, validate_name};
 use bytes::Bytes;
-use caps::Opening;
+use caps::{Contexts, Opening};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -196,21 +193,6 @@ pub enum SessionError {
 
 pub(crate) mod caps;
 
-/// Every cap's store context, deny-all until its row of the cap table
-/// ([`caps::TABLE`]) opens it.
-#[derive(Default)]
-pub(crate) struct Contexts {
-    pub(crate) vfs: VfsCtx,
-    pub(crate) kv: KvCtx,
-    pub(crate) launch: LaunchCtx,
-    pub(crate) net: NetCtx,
-    pub(crate) wire: WireCtx,
-    pub(crate) browse: BrowseCtx,
-    pub(crate) queue: QueueCtx,
-    pub(crate) secrets: SecretsCtx,
-    pub(crate) llm: crate::cap::llm::LlmCtx,
-}
-
 /// The data of every store.
 pub(crate) struct StoreState {
     wasi: WasiCtx,
@@ -218,15 +200,8 @@ pub(crate) struct StoreState {
     pub(crate) limiter: MemoryLimiter,
     pub(crate) deadline: Deadline,
     pub(crate) session: SessionCtx,
-    pub(crate) vfs: VfsCtx,
-    pub(crate) kv: KvCtx,
-    pub(crate) launch: LaunchCtx,
-    pub(crate) net: NetCtx,
-    pub(crate) wire: WireCtx,
-    pub(crate) browse: BrowseCtx,
-    pub(crate) queue: QueueCtx,
-    pub(crate) secrets: SecretsCtx,
-    pub(crate) llm: crate::cap::llm::LlmCtx,
+    /// Each cap's context, opened from the cap table.
+    pub(crate) caps: Contexts,
     pub(crate) agent: crate::cap::agent::AgentCtx,
 }
 
@@ -239,16 +214,16 @@ impl StoreState {
                 ctx: self.wasi.sockets(),
                 table: &mut self.table,
             },
-            gate: self.net.gate.as_deref(),
+            gate: self.caps.net.gate.as_deref(),
         }
     }
 
     /// The wasi:http view: the net cap's context with its guarded hooks.
     pub(crate) fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
         wasmtime_wasi_http::WasiHttpCtxView {
-            ctx: &mut self.net.http,
+            ctx: &mut self.caps.net.http,
             table: &mut self.table,
-            hooks: &mut self.net.hooks,
+            hooks: &mut self.caps.net.hooks,
         }
     }
 }
@@ -421,17 +396,6 @@ pub(crate) fn new_store(
         };
         (row.open)(&opening, &mut contexts, &mut wasi)?;
     }
-    let Contexts {
-        vfs,
-        kv,
-        launch,
-        net,
-        wire,
-        browse,
-        queue,
-        secrets,
-        llm,
-    } = contexts;
     let profile = grant.profile.effective;
     let state = StoreState {
         wasi: wasi.build(),
@@ -444,15 +408,7 @@ pub(crate) fn new_store(
             profile,
             caps: grant.caps,
         },
-        vfs,
-        kv,
-        launch,
-        net,
-        wire,
-        browse,
-        queue,
-        secrets,
-        llm,
+        caps: contexts,
         agent: Default::default(),
     };
     let store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;

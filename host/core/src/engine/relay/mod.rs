@@ -38,40 +38,51 @@ fn trapped(e: wasmtime::Error) -> RelayError {
 pub(crate) async fn answer(state: &mut StoreState, call: Call) -> Result<Vec<u8>, RelayError> {
     use storage::Host as _;
     let mut view = LaunchView {
-        ctx: &mut state.launch,
+        ctx: &mut state.caps.launch,
         table: &mut state.table,
     };
     match call {
-        Call::KvGet { key } => encode(&state.kv.get(key)),
-        Call::KvPut { key, value } => encode(&state.kv.put(key, value)),
-        Call::KvDelete { key } => encode(&state.kv.delete(key)),
-        Call::KvContains { key } => encode(&state.kv.contains(key)),
-        Call::KvKeys { prefix, limit } => encode(&state.kv.keys(prefix, limit)),
-        Call::VfsRead { volume, path } => encode(&vfs::Host::read(&mut state.vfs, volume, path)),
+        Call::KvGet { key } => encode(&state.caps.kv.get(key)),
+        Call::KvPut { key, value } => encode(&state.caps.kv.put(key, value)),
+        Call::KvDelete { key } => encode(&state.caps.kv.delete(key)),
+        Call::KvContains { key } => encode(&state.caps.kv.contains(key)),
+        Call::KvKeys { prefix, limit } => encode(&state.caps.kv.keys(prefix, limit)),
+        Call::VfsRead { volume, path } => {
+            encode(&vfs::Host::read(&mut state.caps.vfs, volume, path))
+        }
         Call::VfsWrite { volume, path, data } => {
-            encode(&vfs::Host::write(&mut state.vfs, volume, path, data))
+            encode(&vfs::Host::write(&mut state.caps.vfs, volume, path, data))
         }
-        Call::VfsList { volume, dir } => encode(&vfs::Host::list_dir(&mut state.vfs, volume, dir)),
+        Call::VfsList { volume, dir } => {
+            encode(&vfs::Host::list_dir(&mut state.caps.vfs, volume, dir))
+        }
         Call::VfsRemove { volume, path } => {
-            encode(&vfs::Host::remove(&mut state.vfs, volume, path))
+            encode(&vfs::Host::remove(&mut state.caps.vfs, volume, path))
         }
-        Call::VfsStat { volume, path } => encode(&vfs::Host::stat(&mut state.vfs, volume, path)),
+        Call::VfsStat { volume, path } => {
+            encode(&vfs::Host::stat(&mut state.caps.vfs, volume, path))
+        }
         Call::FifoPush { name, message } => {
-            encode(&fifo::Host::push(&mut state.queue, name, message).await)
+            encode(&fifo::Host::push(&mut state.caps.queue, name, message).await)
         }
         Call::FifoPop { name, timeout_ms } => {
-            encode(&fifo::Host::pop(&mut state.queue, name, timeout_ms).await)
+            encode(&fifo::Host::pop(&mut state.caps.queue, name, timeout_ms).await)
         }
-        Call::FifoLen { name } => encode(&fifo::Host::len(&mut state.queue, name).await),
-        Call::KeysHmac { name, data } => {
-            encode(&keys::Host::hmac_sha256(&mut state.secrets, name, data))
-        }
-        Call::KeysSign { name, data } => {
-            encode(&keys::Host::ed25519_sign(&mut state.secrets, name, data))
-        }
-        Call::KeysPublic { name } => {
-            encode(&keys::Host::ed25519_public_key(&mut state.secrets, name))
-        }
+        Call::FifoLen { name } => encode(&fifo::Host::len(&mut state.caps.queue, name).await),
+        Call::KeysHmac { name, data } => encode(&keys::Host::hmac_sha256(
+            &mut state.caps.secrets,
+            name,
+            data,
+        )),
+        Call::KeysSign { name, data } => encode(&keys::Host::ed25519_sign(
+            &mut state.caps.secrets,
+            name,
+            data,
+        )),
+        Call::KeysPublic { name } => encode(&keys::Host::ed25519_public_key(
+            &mut state.caps.secrets,
+            name,
+        )),
         Call::Run { name, argv, stdin } => {
             let ran = launch::Host::run(&mut view, name, argv, stdin).await;
             encode(&ran.map_err(trapped)?)
@@ -106,7 +117,7 @@ pub(crate) async fn answer(state: &mut StoreState, call: Call) -> Result<Vec<u8>
             encode(&launch::HostJob::drop(&mut view, this).map_err(trapped)?)
         }
         Call::ModuleExec { name, argv, stdin } => {
-            let ran = match state.launch.runner(Cap::Exec) {
+            let ran = match state.caps.launch.runner(Cap::Exec) {
                 Some((launcher, env)) => {
                     launcher
                         .run(env, Cap::Exec, &name, argv, Bytes::from(stdin))
