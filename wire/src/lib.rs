@@ -42,3 +42,18 @@ pub fn default_home() -> std::path::PathBuf {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::PathBuf::from(".workbooks"))
 }
+
+/// The crate's layering, checked: every top-level module is placed, and
+/// each imports only from the modules before it.
+#[cfg(test)]
+mod layers {
+    /// Lowest first.
+    const LAYERS: &[&str] = &["socket", "args", "frames", "request", "relay", "run_args"];
+
+    #[test]
+    fn every_module_is_placed_and_none_imports_from_a_layer_above_it() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let checked = layers::check(&src, LAYERS, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(checked >= 6, "checked only {checked} files");
+    }
+}
