@@ -46,10 +46,11 @@ mod world;
 
 pub use definition::{AgentDef, DefError, parse_org};
 pub use outside::{AgentServices, GitRemote, ImageEndpoint, ServicesError, TENANT};
-pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, RunStatus, StepObserver};
+pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, StepObserver};
 pub use service::Agents;
 pub use sessions::{LiveEvent, LiveRunError, SessionRecord, SessionStatus, Sessions, Subscription};
 pub use trace::{StepEvent, TurnEvent};
+pub use workbooks::LoopStatus;
 
 pub(crate) use workbooks::{RUNS_DIR, WORKDIR};
 

@@ -10,31 +10,14 @@ use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use workbooks::dock::DockError;
 use workbooks::files::write_atomic;
 use workbooks::limits::{
     AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_TOKEN_BUDGET, AGENT_TOOL_OUTPUT_CHARS,
     AGENT_TOOL_TIMEOUT,
 };
 use workbooks::llm::tape::{self, Tape};
-use workbooks::policy::PolicyError;
-use workbooks::state::SessionError;
 use workbooks::store::{StorageError, validate_name};
-use workbooks::{LoopCall, LoopError, LoopStatus, ToolCall};
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunStatus {
-    /// The model answered without calling a tool.
-    Finished,
-    /// The model called `done`.
-    Done,
-    /// The step budget ran out.
-    Stopped,
-    /// The model could not be asked, or the loop itself failed.
-    Failed,
-}
+use workbooks::{LoopCall, LoopError, LoopOptions, LoopStatus, ToolCall};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -124,7 +107,7 @@ pub struct AgentRecord {
     /// The run's id.
     pub id: String,
     /// How it ended.
-    pub status: RunStatus,
+    pub status: LoopStatus,
     /// Model turns that called tools.
     pub steps: u32,
     /// The result: the model's text, `done`'s argument, or the
@@ -154,15 +137,9 @@ pub enum AgentError {
     /// The tenant or run id is not a valid name.
     #[error(transparent)]
     Name(#[from] StorageError),
-    /// The grant could not be formed (a host bug).
+    /// The loop could not start: its grant, its dock or its store.
     #[error(transparent)]
-    Policy(#[from] PolicyError),
-    /// The agent component could not be docked.
-    #[error("agent: {0}")]
-    Dock(#[from] DockError),
-    /// The store could not be set up.
-    #[error("agent: {0}")]
-    Session(#[from] SessionError),
+    Loop(#[from] LoopError),
     /// The working dir could not be made.
     #[error("agent workdir {path}: {error}")]
     Workdir {
@@ -171,16 +148,6 @@ pub enum AgentError {
         /// Why.
         error: std::io::Error,
     },
-}
-
-impl From<LoopError> for AgentError {
-    fn from(e: LoopError) -> Self {
-        match e {
-            LoopError::Policy(e) => AgentError::Policy(e),
-            LoopError::Dock(e) => AgentError::Dock(e),
-            LoopError::Session(e) => AgentError::Session(e),
-        }
-    }
 }
 
 /// The run a store serves: its tools and the trace so far.
@@ -394,10 +361,12 @@ impl Agents {
             tenant: opts.tenant.clone(),
             system,
             task: opts.task.clone(),
-            model: opts.model.clone(),
-            max_steps: opts.max_steps,
-            temperature: opts.temperature,
-            max_tool_output: AGENT_TOOL_OUTPUT_CHARS,
+            options: LoopOptions {
+                model: opts.model.clone(),
+                max_steps: opts.max_steps,
+                temperature: opts.temperature,
+                max_tool_output: AGENT_TOOL_OUTPUT_CHARS,
+            },
             tape: tape.clone(),
             budget: budget.clone(),
         };
@@ -408,20 +377,12 @@ impl Agents {
         let (status, steps, result) = match end.answer {
             Ok(r) => match (r.status, budget.stop_line()) {
                 // The model was refused its next turn: the budget ended it.
-                (LoopStatus::Failed, Some(line)) => (RunStatus::Stopped, r.steps, line),
-                (status, _) => {
-                    let status = match status {
-                        LoopStatus::Finished => RunStatus::Finished,
-                        LoopStatus::Done => RunStatus::Done,
-                        LoopStatus::Stopped => RunStatus::Stopped,
-                        LoopStatus::Failed => RunStatus::Failed,
-                    };
-                    (status, r.steps, r.result)
-                }
+                (LoopStatus::Failed, Some(line)) => (LoopStatus::Stopped, r.steps, line),
+                (status, _) => (status, r.steps, r.result),
             },
             Err(why) => {
                 let steps = run.as_ref().map_or(0, |r| r.turns.len() as u32);
-                (RunStatus::Failed, steps, format!("error: agent: {why}"))
+                (LoopStatus::Failed, steps, format!("error: agent: {why}"))
             }
         };
         let (events, turns, lines) = match run {

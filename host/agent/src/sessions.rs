@@ -9,7 +9,7 @@
 
 use super::Agents;
 use super::{RUNS_DIR, WORKDIR};
-use crate::run::{AgentOptions, AgentRecord, RunStatus, StepObserver, unix_now};
+use crate::run::{AgentOptions, AgentRecord, StepObserver, unix_now};
 use crate::trace::StepEvent;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
+use workbooks::LoopStatus;
 use workbooks::limits::{AGENT_MAX_LIVE_RUNS, AGENT_REVIEW_ITEM_BYTES, AGENT_REVIEW_QUEUE_ITEMS};
 
 /// Where a supervised run stands.
@@ -39,13 +40,13 @@ pub enum SessionStatus {
     Interrupted,
 }
 
-impl From<RunStatus> for SessionStatus {
-    fn from(s: RunStatus) -> Self {
+impl From<LoopStatus> for SessionStatus {
+    fn from(s: LoopStatus) -> Self {
         match s {
-            RunStatus::Finished => Self::Finished,
-            RunStatus::Done => Self::Done,
-            RunStatus::Stopped => Self::Stopped,
-            RunStatus::Failed => Self::Failed,
+            LoopStatus::Finished => Self::Finished,
+            LoopStatus::Done => Self::Done,
+            LoopStatus::Stopped => Self::Stopped,
+            LoopStatus::Failed => Self::Failed,
         }
     }
 }

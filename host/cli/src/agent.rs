@@ -9,7 +9,7 @@ use crate::{exit, fail};
 use std::path::PathBuf;
 use std::sync::Arc;
 use workbooks_agent::{AgentDef, DEFAULT_SYSTEM, StepEvent, parse_org, replay};
-use workbooks_agent::{AgentOptions, RunStatus};
+use workbooks_agent::{AgentOptions, LoopStatus};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum AgentCommand {
@@ -141,8 +141,8 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             );
         }
         Ok(match record.status {
-            RunStatus::Finished | RunStatus::Done => 0,
-            RunStatus::Stopped | RunStatus::Failed => 1,
+            LoopStatus::Finished | LoopStatus::Done => 0,
+            LoopStatus::Stopped | LoopStatus::Failed => 1,
         })
     };
     body().unwrap_or_else(|c| c)

@@ -83,13 +83,17 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             args.concurrency,
             policy.trust.submitters.len()
         );
+        let stopped = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
         let stats = rt
-            .block_on(async {
-                tokio::select! {
-                    stats = workbooks_fabric::node::run_worker(&engine, &args.nats, args.concurrency, &policy) => stats,
-                    _ = tokio::signal::ctrl_c() => Ok(Default::default()),
-                }
-            })
+            .block_on(workbooks_fabric::node::run_worker(
+                &engine,
+                &args.nats,
+                args.concurrency,
+                &policy,
+                stopped,
+            ))
             .map_err(|e| fail("worker", e, exit::ENGINE))?;
         eprintln!(
             "{}: worker done: {} recorded, {} duplicates, {} refused",

@@ -75,7 +75,7 @@ pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use compiler::Compiler;
 pub use dock::{DockError, Docked, Receipt};
 pub use egress::{Cidr, NetGuard};
-pub use engine::agent_loop::{LoopAnswer, LoopCall, LoopEnd, LoopError, LoopStatus};
+pub use engine::agent_loop::{LoopAnswer, LoopCall, LoopEnd, LoopError, LoopOptions, LoopStatus};
 pub use engine::{Engine, EngineBuilder, EngineError, WarmError, Warmed, build_id, default_home};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use pipes::{PipeReader, SessionOutput};

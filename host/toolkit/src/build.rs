@@ -181,7 +181,7 @@ impl Builds {
             if lang == Some("wat") {
                 let text = prebuilt(tk, dir, "wat")?;
                 signed_pin(tk, dir, &text)?;
-                self.wat_lane(text).await?
+                self.engine.build_in_sandbox("wat", text).await?
             } else {
                 let wasm = prebuilt(tk, dir, "wasm")?;
                 signed_pin(tk, dir, &wasm)?;

@@ -64,9 +64,4 @@ impl Builds {
             replace,
         )
     }
-
-    /// Compiles WAT `text` in the sandbox, through the build broker.
-    pub(super) async fn wat_lane(&self, text: Vec<u8>) -> Result<Vec<u8>, BuildError> {
-        Ok(self.engine.build_in_sandbox("wat", text).await?)
-    }
 }

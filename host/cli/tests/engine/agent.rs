@@ -8,7 +8,7 @@ use crate::model_server::{self, Answer, text, tool_calls};
 use serde_json::{Value, json};
 use std::time::Duration;
 use workbooks::{Engine, EngineBuilder, LlmBounds, LlmEndpoint};
-use workbooks_agent::{AgentOptions, AgentRecord, RunStatus};
+use workbooks_agent::{AgentOptions, AgentRecord, LoopStatus};
 
 pub(crate) const KEY: &str = "sk-test-key-never-in-a-component";
 
@@ -90,7 +90,7 @@ pub(crate) fn tool_answers(seen: &model_server::Seen) -> Vec<(String, String)> {
 #[tokio::test]
 async fn a_turn_without_tool_calls_is_the_result_and_the_request_is_the_real_wire_format() {
     let (record, seen, _home) = run(vec![text("all clear")], task("check the roster")).await;
-    assert_eq!(record.status, RunStatus::Finished);
+    assert_eq!(record.status, LoopStatus::Finished);
     assert_eq!(record.result, "all clear");
     assert_eq!(record.steps, 0);
     assert_eq!(seen.len(), 1);
@@ -159,7 +159,7 @@ async fn parallel_calls_share_one_step_and_the_model_reads_a_stripped_transcript
         *body = v.to_string();
     }
     let (record, seen, _home) = run(vec![first, text("wrote it")], task("write a note")).await;
-    assert_eq!(record.status, RunStatus::Finished);
+    assert_eq!(record.status, LoopStatus::Finished);
     assert_eq!(record.result, "wrote it");
     assert_eq!(record.steps, 1);
     assert_eq!(record.events.len(), 2);
@@ -211,7 +211,7 @@ async fn the_done_tool_ends_the_run_with_its_argument() {
         text("never asked"),
     ];
     let (record, seen, _home) = run(script, task("publish")).await;
-    assert_eq!(record.status, RunStatus::Done);
+    assert_eq!(record.status, LoopStatus::Done);
     assert_eq!(record.result, "published the roster page");
     assert_eq!(record.steps, 1);
     assert_eq!(seen.len(), 1);
@@ -225,7 +225,7 @@ async fn the_step_budget_stops_the_run_with_the_reference_line() {
         ..task("loop forever")
     };
     let (record, seen, _home) = run(script, opts).await;
-    assert_eq!(record.status, RunStatus::Stopped);
+    assert_eq!(record.status, LoopStatus::Stopped);
     assert_eq!(record.result, "stopped: reached max_steps (3)");
     assert_eq!(record.steps, 3);
     assert_eq!(seen.len(), 3);

@@ -8,7 +8,7 @@ use crate::agent::{KEY, quick_bounds, task};
 use crate::model_server::{self, Answer};
 use serde_json::Value;
 use workbooks::LlmEndpoint;
-use workbooks_agent::RunStatus;
+use workbooks_agent::LoopStatus;
 
 /// An engine whose model is `server`, answering at most `max_tokens`.
 fn engine(
@@ -38,7 +38,7 @@ async fn a_model_that_never_stops_talking_is_capped_per_request_and_stopped_at_t
         .run(opts)
         .await
         .unwrap();
-    assert_eq!(record.status, RunStatus::Stopped, "{}", record.result);
+    assert_eq!(record.status, LoopStatus::Stopped, "{}", record.result);
     assert_eq!(
         record.result,
         "stopped: token budget spent (2100 of 2000 tokens)"
@@ -94,7 +94,7 @@ async fn without_usage_the_host_estimates_and_still_stops_the_run() {
         .run(opts)
         .await
         .unwrap();
-    assert_eq!(record.status, RunStatus::Stopped, "{}", record.result);
+    assert_eq!(record.status, LoopStatus::Stopped, "{}", record.result);
     assert!(
         record.result.starts_with("stopped: token budget spent"),
         "{}",

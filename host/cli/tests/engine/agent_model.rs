@@ -9,7 +9,7 @@ use crate::model_server::{self, Answer, completion, text};
 use serde_json::json;
 use std::time::Duration;
 use workbooks::LlmBounds;
-use workbooks_agent::{AgentOptions, RunStatus};
+use workbooks_agent::{AgentOptions, LoopStatus};
 
 #[tokio::test]
 async fn a_429_with_retry_after_is_retried_and_a_spent_quota_is_not() {
@@ -29,7 +29,7 @@ async fn a_429_with_retry_after_is_retried_and_a_spent_quota_is_not() {
         r#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}"#;
     let script = vec![Answer::Raw(429, String::new(), spent.into()), text("never")];
     let (record, seen, _home) = run(script, task("t")).await;
-    assert_eq!(record.status, RunStatus::Failed);
+    assert_eq!(record.status, LoopStatus::Failed);
     assert_eq!(
         record.result,
         "error: llm status 429: You exceeded your current quota"
@@ -50,7 +50,7 @@ async fn a_5xx_three_times_spends_both_retries_and_fails_the_run_as_text() {
     let script = vec![Answer::Raw(500, String::new(), "upstream exploded".into())];
     let (record, seen, _home) = run(script, task("t")).await;
     assert_eq!(seen.len(), 3);
-    assert_eq!(record.status, RunStatus::Failed);
+    assert_eq!(record.status, LoopStatus::Failed);
     assert_eq!(record.result, "error: llm status 500: upstream exploded");
     assert_eq!(record.steps, 0);
 }
@@ -63,7 +63,7 @@ async fn a_model_that_hangs_is_cut_off_by_the_outer_deadline() {
         ..quick_bounds()
     };
     let (record, seen, _home) = run_bounded(vec![Answer::Hang], task("t"), bounds).await;
-    assert_eq!(record.status, RunStatus::Failed);
+    assert_eq!(record.status, LoopStatus::Failed);
     assert_eq!(record.result, "error: llm_hard_timeout");
     assert!(
         seen.len() >= 2,
@@ -85,7 +85,7 @@ async fn a_model_that_hangs_is_cut_off_by_the_outer_deadline() {
 async fn a_malformed_reply_and_an_unknown_finish_reason_are_handled_as_the_wire_says() {
     let script = vec![Answer::Raw(200, String::new(), "{\"choices\": [".into())];
     let (record, _, _home) = run(script, task("t")).await;
-    assert_eq!(record.status, RunStatus::Failed);
+    assert_eq!(record.status, LoopStatus::Failed);
     assert!(
         record
             .result
@@ -99,7 +99,7 @@ async fn a_malformed_reply_and_an_unknown_finish_reason_are_handled_as_the_wire_
         "weird_reason",
     );
     let (record, _, _home) = run(vec![odd], task("t")).await;
-    assert_eq!(record.status, RunStatus::Finished);
+    assert_eq!(record.status, LoopStatus::Finished);
     assert_eq!(record.result, "fine");
     assert_eq!(record.turns[0].finish_reason, "weird_reason");
 }
@@ -112,7 +112,7 @@ async fn without_an_endpoint_the_run_fails_as_text() {
         .run(task("t"))
         .await
         .unwrap();
-    assert_eq!(record.status, RunStatus::Failed);
+    assert_eq!(record.status, LoopStatus::Failed);
     assert_eq!(record.result, "error: llm not configured");
 }
 
@@ -121,7 +121,7 @@ async fn the_key_never_follows_a_redirect_and_a_reply_past_its_cap_is_refused() 
     let elsewhere = model_server::start(vec![text("stolen")]).await;
     let to = format!("Location: {}/steal\r\n", elsewhere.base_url());
     let (record, seen, _home) = run(vec![Answer::Raw(302, to, String::new())], task("t")).await;
-    assert_eq!(record.status, RunStatus::Failed);
+    assert_eq!(record.status, LoopStatus::Failed);
     assert!(
         record.result.contains("more than 0 redirects"),
         "{}",

@@ -52,18 +52,8 @@ pub fn primitive_caps(name: &str) -> CapSet {
     if classify(name) != Need::HostPrimitive {
         return CapSet::EMPTY;
     }
-    shipped_primitive_caps(name)
-}
-
-/// The caps whose shipped brokers import `primitive` (compared without its
-/// version): the caps it serves. Read from the brokers themselves, by the
-/// build ([`BROKER_IMPORTS`](crate::embedded::BROKER_IMPORTS)).
-fn shipped_primitive_caps(primitive: &str) -> CapSet {
-    let wanted = unversioned(primitive);
-    crate::embedded::BROKER_IMPORTS
-        .iter()
-        .filter(|(_, names)| names.contains(&wanted))
-        .fold(CapSet::EMPTY, |set, (cap, _)| set.with(*cap))
+    // The cap table's row of it, whose caps are read from the brokers.
+    crate::state::caps::caps_of(unversioned(name))
 }
 
 fn unversioned(name: &str) -> &str {

@@ -25,22 +25,18 @@ use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
 use wasmtime_wasi::random::WasiRandom;
 
 /// The caps that have a component-lane binding in this engine: those with
-/// a broker, and `vfs` and `net`, served in the host (bulk bytes; see
-/// their modules). A granted cap outside this set links nothing (`posix`
-/// by design).
+/// a broker, and those a row of the cap table serves (`vfs` and `net` are
+/// served in the host: bulk bytes; see their modules). A granted cap
+/// outside this set links nothing (`posix` by design). Computed once.
 pub(crate) fn served() -> CapSet {
-    crate::embedded::BROKERS
-        .iter()
-        .fold(host_served(), |set, (cap, _, _)| set.with(*cap))
-}
-
-/// The caps whose guest-facing interfaces the host serves itself: the
-/// cap table's rows named `workbooks:engine/<word>`.
-fn host_served() -> CapSet {
-    crate::state::caps::TABLE
-        .iter()
-        .filter(|r| r.interface.starts_with("workbooks:engine/"))
-        .fold(CapSet::EMPTY, |set, r| set.with_all(r.caps()))
+    static SERVED: std::sync::OnceLock<CapSet> = std::sync::OnceLock::new();
+    *SERVED.get_or_init(|| {
+        crate::embedded::BROKERS
+            .iter()
+            .fold(crate::state::caps::all_served(), |set, (cap, _, _)| {
+                set.with(*cap)
+            })
+    })
 }
 
 /// Builds the linker for a cap set on a lane, with the values a stub

@@ -15,7 +15,7 @@
 use super::Engine;
 use crate::cap::agent::{AgentCtx, AgentRun};
 use crate::cap::bindings::exports::workbooks::engine::agent::{
-    GuestIndices, RunOptions, RunStatus as WitStatus,
+    GuestIndices, RunStatus as WitStatus,
 };
 use crate::cap::llm::TokenBudget;
 use crate::cap::llm::tape::SharedTape;
@@ -35,22 +35,20 @@ pub struct LoopCall {
     pub system: String,
     /// The task.
     pub task: String,
-    /// The model; the endpoint's default when `None`.
-    pub model: Option<String>,
-    /// Model turns at most.
-    pub max_steps: u32,
-    /// The sampling temperature.
-    pub temperature: Option<f32>,
-    /// Characters of one tool's output the model is shown.
-    pub max_tool_output: u32,
+    /// The model, its turns at most, its temperature and the characters
+    /// of one tool's output it is shown (the loop's own `run-options`).
+    pub options: LoopOptions,
     /// Where the model's answers are recorded, or replayed from.
     pub tape: SharedTape,
     /// What the run may spend on the model.
     pub budget: Arc<TokenBudget>,
 }
 
-/// How the loop said it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub use crate::cap::bindings::exports::workbooks::engine::agent::RunOptions as LoopOptions;
+
+/// How a run of the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum LoopStatus {
     /// The model answered without calling a tool.
     Finished,
@@ -58,7 +56,7 @@ pub enum LoopStatus {
     Done,
     /// The step budget ran out.
     Stopped,
-    /// The model could not be asked.
+    /// The model could not be asked, or the loop itself failed.
     Failed,
 }
 
@@ -119,17 +117,11 @@ impl Engine {
         state.caps.llm.tape = Some(call.tape);
         state.caps.llm.budget = Some(call.budget);
         state.agent = AgentCtx { run: Some(run) };
-        let options = RunOptions {
-            model: call.model,
-            max_steps: call.max_steps,
-            temperature: call.temperature,
-            max_tool_output: call.max_tool_output,
-        };
         let called = async {
             let instance = pre.instantiate_async(&mut store).await?;
             let agent = indices.load(&mut store, &instance)?;
             agent
-                .call_run(&mut store, &call.system, &call.task, &options)
+                .call_run(&mut store, &call.system, &call.task, &call.options)
                 .await
         }
         .await;

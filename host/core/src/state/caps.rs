@@ -40,15 +40,15 @@ pub(crate) struct Contexts {
 }
 
 /// What opening a store's context for a row reads.
-pub(crate) struct Opening<'a, 'h> {
+struct Opening<'a, 'h> {
     /// The engine's side: storage, cadence, keys, network reach.
-    pub(crate) host: &'a StoreHost<'h>,
+    host: &'a StoreHost<'h>,
     /// The grant the store runs under.
-    pub(crate) grant: &'a Grant,
+    grant: &'a Grant,
     /// The session.
-    pub(crate) opts: &'a SessionOptions,
+    opts: &'a SessionOptions,
     /// The caps of the grant this row serves.
-    pub(crate) caps: CapSet,
+    caps: CapSet,
 }
 
 /// Links one row's interface.
@@ -67,7 +67,7 @@ pub(crate) struct Row {
     /// Its linker entry.
     pub(crate) link: Link,
     /// Its store context.
-    pub(crate) open: Open,
+    open: Open,
 }
 
 /// The primitive that runs commands (`commands`, `exec`, `parallel`),
@@ -205,16 +205,11 @@ pub(crate) const TABLE: [Row; 9] = [
     },
 ];
 
-impl Row {
-    /// The caps this row serves (computed once per process).
-    pub(crate) fn caps(&self) -> CapSet {
-        static SERVED: OnceLock<[CapSet; TABLE.len()]> = OnceLock::new();
-        let all = SERVED.get_or_init(|| std::array::from_fn(|i| serves(TABLE[i].interface)));
-        TABLE
-            .iter()
-            .position(|r| r.interface == self.interface)
-            .map_or(CapSet::EMPTY, |i| all[i])
-    }
+/// The caps each row of [`TABLE`] serves, in its order; read from the
+/// brokers once per process.
+fn served() -> &'static [CapSet; TABLE.len()] {
+    static SERVED: OnceLock<[CapSet; TABLE.len()]> = OnceLock::new();
+    SERVED.get_or_init(|| std::array::from_fn(|i| serves(TABLE[i].interface)))
 }
 
 /// The caps `interface` serves: the cap of its name when the host serves
@@ -235,23 +230,57 @@ fn serves(interface: &str) -> CapSet {
 pub(crate) fn granted(caps: CapSet) -> impl Iterator<Item = (&'static Row, CapSet)> {
     TABLE
         .iter()
-        .map(move |row| (row, row.caps().intersect(caps)))
+        .zip(served())
+        .map(move |(row, served)| (row, served.intersect(caps)))
         .filter(|(_, served)| !served.is_empty())
 }
 
+/// Every cap some row serves.
+pub(crate) fn all_served() -> CapSet {
+    served()
+        .iter()
+        .fold(CapSet::EMPTY, |all, caps| all.with_all(*caps))
+}
+
 /// The caps the `interface` row serves (none for an interface not in the
-/// table).
+/// table); `interface` is named without its version.
 pub(crate) fn caps_of(interface: &str) -> CapSet {
     TABLE
         .iter()
-        .find(|r| r.interface == interface)
-        .map_or(CapSet::EMPTY, Row::caps)
+        .position(|r| r.interface == interface)
+        .map_or(CapSet::EMPTY, |i| served()[i])
+}
+
+/// Opens the contexts of the rows a grant reaches that `wanted` keeps:
+/// the tenant checked first for a per-tenant row, then the row's own
+/// opening (which may set what it needs of `wasi`).
+pub(crate) fn open(
+    host: &StoreHost<'_>,
+    grant: &Grant,
+    opts: &SessionOptions,
+    wasi: &mut WasiCtxBuilder,
+    wanted: impl Fn(&Row) -> bool,
+) -> Result<Contexts, SessionError> {
+    let mut contexts = Contexts::default();
+    for (row, caps) in granted(grant.caps).filter(|(row, _)| wanted(row)) {
+        if row.per_tenant {
+            validate_name("tenant", &opts.tenant)?;
+        }
+        let opening = Opening {
+            host,
+            grant,
+            opts,
+            caps,
+        };
+        (row.open)(&opening, &mut contexts, wasi)?;
+    }
+    Ok(contexts)
 }
 
 /// The command launcher of a session: only under `commands` or `exec`
 /// (`parallel` fans out what they run), running commands as the session's
 /// tenant with its preopens, policy and environment.
-pub(crate) fn open_launch(
+fn open_launch(
     o: &Opening<'_, '_>,
     c: &mut Contexts,
     _: &mut WasiCtxBuilder,
@@ -294,7 +323,7 @@ mod tests {
     fn every_policy_word_is_served_by_the_table_or_named_unserved_and_no_row_serves_nothing() {
         let mut served = CapSet::EMPTY;
         for row in &TABLE {
-            let caps = row.caps();
+            let caps = caps_of(row.interface);
             assert!(!caps.is_empty(), "{} serves no cap", row.interface);
             assert!(
                 caps.intersect(served).is_empty(),

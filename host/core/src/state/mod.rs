@@ -23,9 +23,9 @@ use crate::pipes::{PipeReader, PipeWriter, SessionInput, SessionOutput};
 use crate::policy::Grant;
 pub use crate::preopen::Preopen;
 use crate::preopen::preopen_all;
-use crate::store::{StorageSlot, validate_name};
+use crate::store::StorageSlot;
 use bytes::Bytes;
-use caps::{Contexts, Opening};
+use caps::Contexts;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -383,19 +383,7 @@ pub(crate) fn new_store(
 ) -> Result<(Store<StoreState>, Captured), SessionError> {
     let (mut wasi, captured) = wasi_for(host.home, grant, opts)?;
 
-    let mut contexts = Contexts::default();
-    for (row, caps) in caps::granted(grant.caps) {
-        if row.per_tenant {
-            validate_name("tenant", &opts.tenant)?;
-        }
-        let opening = Opening {
-            host: &host,
-            grant,
-            opts,
-            caps,
-        };
-        (row.open)(&opening, &mut contexts, &mut wasi)?;
-    }
+    let contexts = caps::open(&host, grant, opts, &mut wasi, |_| true)?;
     let profile = grant.profile.effective;
     let state = StoreState {
         wasi: wasi.build(),
@@ -443,14 +431,10 @@ pub(crate) fn new_module_store(
     opts: &SessionOptions,
 ) -> Result<(Store<ModuleState>, Captured), SessionError> {
     let (mut wasi, captured) = wasi_for(host.home, grant, opts)?;
-    let mut contexts = Contexts::default();
-    let opening = Opening {
-        host: &host,
-        grant,
-        opts,
-        caps: grant.caps.intersect(caps::caps_of(caps::LAUNCH)),
-    };
-    caps::open_launch(&opening, &mut contexts, &mut wasi)?;
+    // Its `workbooks.exec` calls go through the launch row alone.
+    let contexts = caps::open(&host, grant, opts, &mut wasi, |row| {
+        row.interface == caps::LAUNCH
+    })?;
     let state = ModuleState {
         wasi: wasi.build_p1(),
         limiter: MemoryLimiter::new(host.memory),

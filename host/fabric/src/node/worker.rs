@@ -52,14 +52,17 @@ pub struct WorkerPolicy {
 }
 
 /// A worker: pulls tasks from the bus at `url`, `concurrency` at a time,
-/// and runs each on `engine` under `policy` until it is stopped (the
-/// future dropped); it returns only when the bus cannot be pulled from.
+/// and runs each on `engine` under `policy` until `stop` completes, then
+/// says what it did (tasks still running are dropped). It is an error only
+/// when the bus cannot be reached or pulled from.
 pub async fn run_worker(
     engine: &Engine,
     url: &str,
     concurrency: usize,
     policy: &WorkerPolicy,
+    stop: impl std::future::Future<Output = ()>,
 ) -> Result<WorkerStats, FabricError> {
+    tokio::pin!(stop);
     let bus = Arc::new(connect(url).await?);
     let consumer: consumer::PullConsumer = bus
         .tasks
@@ -70,8 +73,8 @@ pub async fn run_worker(
     let host = format!("{}:{}", hostname(), std::process::id());
     let cache: Arc<Mutex<HashMap<String, Artifact>>> = Arc::default();
     let stats = Arc::new(Mutex::new(WorkerStats::default()));
-    // A worker runs until it is stopped: when its pull stream ends (the
-    // connection or the server dropped it), it pulls again.
+    // When its pull stream ends (the connection or the server dropped
+    // it), a worker pulls again: only `stop` ends it.
     loop {
         // Pull no more than can run: a task waiting in this worker's
         // buffer would count down its ack wait without running.
@@ -81,31 +84,38 @@ pub async fn run_worker(
             .messages()
             .await
             .map_err(bus_error)?;
-        messages
-            .for_each_concurrent(concurrency, |message| {
-                let (bus, cache, stats, host) = (bus.clone(), cache.clone(), stats.clone(), &host);
-                async move {
-                    let message = match message {
-                        Ok(message) => message,
-                        Err(e) => {
-                            tracing::warn!("node: pulling tasks: {e}");
-                            return;
-                        }
-                    };
-                    let done = work(engine, &bus, &cache, policy, host, &message).await;
-                    let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
-                    match done {
-                        Some(Worked::Recorded) => s.recorded += 1,
-                        Some(Worked::Duplicate) => s.duplicates += 1,
-                        Some(Worked::Refused) => s.refused += 1,
-                        None => {}
+        let pulled = messages.for_each_concurrent(concurrency, |message| {
+            let (bus, cache, stats, host) = (bus.clone(), cache.clone(), stats.clone(), &host);
+            async move {
+                let message = match message {
+                    Ok(message) => message,
+                    Err(e) => {
+                        tracing::warn!("node: pulling tasks: {e}");
+                        return;
                     }
+                };
+                let done = work(engine, &bus, &cache, policy, host, &message).await;
+                let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+                match done {
+                    Some(Worked::Recorded) => s.recorded += 1,
+                    Some(Worked::Duplicate) => s.duplicates += 1,
+                    Some(Worked::Refused) => s.refused += 1,
+                    None => {}
                 }
-            })
-            .await;
+            }
+        });
+        tokio::select! {
+            () = pulled => {}
+            () = &mut stop => break,
+        }
         tracing::warn!("node: the task stream ended; pulling again");
-        tokio::time::sleep(NODE_REPULL_PAUSE).await;
+        tokio::select! {
+            () = tokio::time::sleep(NODE_REPULL_PAUSE) => {}
+            () = &mut stop => break,
+        }
     }
+    let stats = stats.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    Ok(stats)
 }
 
 /// The durable pull consumer every worker shares: explicit acks, a task
