@@ -27,13 +27,15 @@ mod relay;
 mod request;
 mod run_args;
 mod socket;
+mod verb;
 
 pub use args::{Arg, ArgReader, home_env_is_empty};
 pub use frames::*;
-pub use relay::{Answer, ENGINE_EXIT, open, relay};
+pub use relay::{Answer, ENGINE_EXIT, Served, connect, offer, open, relay};
 pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};
-pub use run_args::{RunArgs, Served, connect, offer};
+pub use run_args::RunArgs;
 pub use socket::{peer_is_me, socket_dir, socket_path, socket_path_in};
+pub use verb::{HomeFlag, RunVerb};
 
 /// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
 pub fn default_home() -> std::path::PathBuf {
@@ -48,12 +50,14 @@ pub fn default_home() -> std::path::PathBuf {
 #[cfg(test)]
 mod layers {
     /// Lowest first.
-    const LAYERS: &[&str] = &["socket", "args", "frames", "request", "relay", "run_args"];
+    const LAYERS: &[&str] = &[
+        "socket", "args", "frames", "request", "verb", "relay", "run_args",
+    ];
 
     #[test]
     fn every_module_is_placed_and_none_imports_from_a_layer_above_it() {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let checked = layers::check(&src, LAYERS, &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert!(checked >= 6, "checked only {checked} files");
+        assert!(checked >= 7, "checked only {checked} files");
     }
 }

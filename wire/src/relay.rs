@@ -5,6 +5,7 @@ use crate::frames::{self, lock, read_frame, write_frame};
 use crate::request::Request;
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// The exit code of a line whose daemon went away mid-line (the engine's
@@ -101,5 +102,40 @@ fn send_stdin(writer: Arc<Mutex<UnixStream>>, bin: String) {
         .spawn(pump)
     {
         eprintln!("{bin}: daemon: cannot send stdin to the daemon: {e}");
+    }
+}
+
+/// The socket of the daemon serving `home`, connected; `None` when none
+/// listens there, when the process listening is not this user's (nothing
+/// is sent to it), or when `WB_DAEMON=0` asks that no line go through one.
+/// Connected before a request is built: with no daemon, a client spends
+/// nothing on one.
+pub fn connect(home: &Path) -> Option<UnixStream> {
+    if std::env::var_os("WB_DAEMON").is_some_and(|v| v == "0") {
+        return None;
+    }
+    let path = crate::socket_path(home, false).ok()?;
+    let stream = UnixStream::connect(path).ok()?;
+    crate::peer_is_me(&stream).then_some(stream)
+}
+
+/// What became of a line offered to a daemon.
+pub enum Served {
+    /// The daemon ran it; its exit code.
+    Exit(u8),
+    /// The daemon refused it; why. The client runs it itself.
+    Refused(String),
+    /// The socket failed before the daemon answered; the client runs it.
+    Unanswered,
+}
+
+/// Offers `request` on `stream` (from [`connect`]); once accepted, the line
+/// is the daemon's and this relays it to its exit code (`bin` starts the
+/// message of a daemon lost mid-line).
+pub fn offer(stream: UnixStream, request: &Request, bin: &str) -> Served {
+    match open(stream, request) {
+        Ok(Answer::Accepted { reader, writer }) => Served::Exit(relay(reader, &writer, bin)),
+        Ok(Answer::Refused(why)) => Served::Refused(why),
+        Err(_) => Served::Unanswered,
     }
 }

@@ -41,15 +41,7 @@ mod warm;
 mod worker;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// A static musl build allocates through mimalloc: musl's own allocator
-/// maps and unmaps pages for most sizes. In paired runs of the same tree,
-/// `wbr run true` took 7 to 13% longer (median 8.6%) with musl's.
-#[cfg(all(target_env = "musl", not(test)))]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// A plugin host for WebAssembly components, with capability profiles.
 #[derive(Debug, Parser)]
@@ -61,9 +53,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
     long_about = None
 )]
 struct Cli {
-    /// Engine home: caches and the database (default ./.workbooks).
-    #[arg(long, global = true, env = "WB_HOME", value_name = "DIR")]
-    home: Option<PathBuf>,
+    #[command(flatten)]
+    home: workbooks_wire::HomeFlag,
 
     /// Serve a cap with this broker component instead of the shipped one
     /// (CAP=FILE.wasm; repeatable). It is checked like any broker.
@@ -194,7 +185,7 @@ fn main() -> ExitCode {
     };
     let cli = match early {
         Some((command, home)) => Cli {
-            home,
+            home: workbooks_wire::HomeFlag { home },
             brokers: Vec::new(),
             stubs: Vec::new(),
             command,
@@ -209,7 +200,7 @@ fn main() -> ExitCode {
         },
     };
     log::init();
-    let home = cli.home.unwrap_or_else(workbooks::default_home);
+    let home = cli.home.home.unwrap_or_else(workbooks::default_home);
     if let Err(code) = options::set_brokers(&cli.brokers) {
         return ExitCode::from(code);
     }
@@ -283,14 +274,14 @@ pub(crate) fn fail(kind: &str, message: impl std::fmt::Display, code: u8) -> u8 
     code
 }
 
-/// For the tests of the readers that skip clap (`run::early`,
-/// `exec::early`): reads each shape both ways and, wherever `early` takes
-/// one, holds it to clap's reading (`same` compares the two commands);
+/// For the tests of the one-verb parsers (`run::early`, `exec::early`):
+/// reads each shape both ways and, wherever `early` takes one, holds it to
+/// the full parser's reading (`same` compares the two commands);
 /// returns how many shapes `early` took.
 #[cfg(test)]
 fn taken_as_clap_takes<T>(
     shapes: &[&[&str]],
-    early: impl Fn(&[std::ffi::OsString]) -> Option<(T, Option<PathBuf>)>,
+    early: impl Fn(&[std::ffi::OsString]) -> Option<(T, Option<std::path::PathBuf>)>,
     same: impl Fn(Command, T, &[&str]),
 ) -> usize {
     let mut taken = 0;
@@ -303,7 +294,7 @@ fn taken_as_clap_takes<T>(
         let cli = Cli::try_parse_from(std::iter::once("wbx").chain(args.iter().copied()))
             .unwrap_or_else(|e| panic!("{args:?} is taken early but clap refuses it: {e}"));
         assert_eq!(
-            cli.home.unwrap_or_else(workbooks::default_home),
+            cli.home.home.unwrap_or_else(workbooks::default_home),
             home.unwrap_or_else(workbooks::default_home),
             "{args:?}"
         );

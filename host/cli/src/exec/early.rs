@@ -1,106 +1,45 @@
-//! A plain `exec` line read without building clap's parser of every verb:
+//! A plain `exec` line read by a parser of that verb alone, built from the
+//! same definitions as the full CLI's ([`Args`], [`HomeFlag`]):
 //! `wbx exec hello.wasm` and the line the `os_process` tier starts its
-//! children with both begin sooner. It takes a line only when clap would
-//! read it alike (the test below holds the two readers to each other);
-//! anything else (help, `--broker`, `--stub`, a flag given twice that may
-//! not repeat, a value that looks like a flag or is empty)
-//! is left to clap, which reads it or names what is wrong.
+//! children with both begin without building the parser of every verb.
+//! Anything it refuses (another verb, help, `--broker`, `--stub`) is left
+//! to the full parser, which reads it or names what is wrong.
 
 use super::Args;
+use clap::Parser as _;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use workbooks_wire::{Arg, ArgReader, home_env_is_empty};
+use workbooks_wire::HomeFlag;
 
-/// `[--home DIR] exec [flags] FILE [-- ARGS...]`, with its `--home`; `None`
-/// for anything clap should read.
+/// `[--home DIR] exec [flags] FILE [-- ARGS...]`, and no other verb.
+#[derive(clap::Parser)]
+#[command(no_binary_name = true)]
+struct ExecOnly {
+    #[command(flatten)]
+    home: HomeFlag,
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(clap::Subcommand)]
+enum Verb {
+    Exec(Args),
+}
+
+/// The `exec` line in `args`, with its `--home`; `None` for anything the
+/// full parser should read.
 pub(crate) fn early(args: &[OsString]) -> Option<(Args, Option<PathBuf>)> {
-    let mut args = ArgReader::new(args, &["--env", "--dir"]);
-    let mut home = None;
-    let mut exec = Args {
-        profile: "compute".into(),
-        caps: None,
-        dirs: Vec::new(),
-        timeout: None,
-        memory: None,
-        fuel: workbooks::limits::COMMAND_FUEL,
-        env: Vec::new(),
-        expect_sha256: None,
-        tenant: "default".into(),
-        id: None,
-        framed: false,
-        relay: None,
-        handoff: None,
-        no_new_threads: false,
-        file: PathBuf::new(),
-        args: Vec::new(),
-    };
-    let (mut verb, mut file, mut trailing) = (false, false, false);
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg? {
-            // After `--`, every argument is the command's.
-            Arg::Word(word) if trailing => {
-                exec.args.push(word.to_string());
-                continue;
-            }
-            Arg::Word(word) => {
-                match (verb, file) {
-                    (false, _) if word == "exec" => verb = true,
-                    (true, false) if !word.is_empty() && word != "-" => {
-                        exec.file = PathBuf::from(word);
-                        file = true;
-                    }
-                    _ => return None,
-                }
-                continue;
-            }
-            Arg::EndOfFlags if file => {
-                trailing = true;
-                continue;
-            }
-            Arg::EndOfFlags => return None,
-            Arg::Flag(flag, inline) => (flag, inline),
-        };
-        if flag == "--framed" && verb && inline.is_none() {
-            exec.framed = true;
-            continue;
-        }
-        if flag == "--no-new-threads" && verb && inline.is_none() {
-            exec.no_new_threads = true;
-            continue;
-        }
-        let value = args.value(inline);
-        match flag {
-            "--home" => home = Some(PathBuf::from(value?)),
-            "--profile" if verb => exec.profile = value?,
-            "--caps" if verb => exec.caps = Some(value?),
-            "--dir" if verb => exec.dirs.push(value?),
-            "--timeout" if verb => exec.timeout = Some(value?.parse().ok()?),
-            "--memory" if verb => exec.memory = Some(value?.parse().ok()?),
-            "--fuel" if verb => exec.fuel = value?.parse().ok()?,
-            "--env" if verb => exec.env.push(value?),
-            "--expect-sha256" if verb => exec.expect_sha256 = Some(value?),
-            "--tenant" if verb => exec.tenant = value?,
-            "--id" if verb => exec.id = Some(value?),
-            "--relay" if verb => exec.relay = Some(value?.parse().ok()?),
-            "--handoff" if verb => exec.handoff = Some(value?),
-            _ => return None,
-        }
-    }
-    if home.is_none() && home_env_is_empty() {
-        return None;
-    }
-    // The container child's flags come only with --framed (clap says so).
-    let child = exec.relay.is_some() || exec.handoff.is_some() || exec.no_new_threads;
-    if child && !exec.framed {
-        return None;
-    }
-    file.then_some((exec, home))
+    let ExecOnly {
+        home,
+        verb: Verb::Exec(exec),
+    } = ExecOnly::try_parse_from(args).ok()?;
+    Some((exec, home.home))
 }
 
 #[cfg(test)]
 mod tests {
-    /// Argument shapes: those the early reader takes, and those it must
-    /// leave to clap.
+    /// Argument shapes: those the one-verb parser takes, and those it
+    /// leaves to the full one.
     const SHAPES: &[&[&str]] = &[
         &["exec", "hello.wasm"],
         &["--home", "/h", "exec", "hello.wasm"],
@@ -186,13 +125,13 @@ mod tests {
     ];
 
     #[test]
-    fn every_exec_line_read_without_clap_is_read_as_clap_reads_it() {
+    fn every_exec_line_the_one_verb_parser_takes_is_read_as_the_full_parser_reads_it() {
         let taken = crate::taken_as_clap_takes(SHAPES, super::early, |full, early, args| {
             let crate::Command::Exec(full) = full else {
                 panic!("{args:?} is not an exec for clap");
             };
             assert_eq!(full, early, "{args:?}");
         });
-        assert_eq!(taken, 10, "the shapes the early reader takes");
+        assert_eq!(taken, 14, "the shapes the one-verb parser takes");
     }
 }

@@ -5,34 +5,20 @@
 pub(crate) mod client;
 
 use crate::exit;
-use crate::options::{StageArgs, StageOptions as _, engine_with, runtime, stdin_stream};
+use crate::options::{StageOptions as _, engine_with, runtime, stdin_stream};
 use std::io::Write;
 use std::path::PathBuf;
 use workbooks::{LineError, LineOutcome, LineStdout};
 
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    #[command(flatten)]
-    pub(crate) stage: StageArgs,
-    /// Print {stdout, stderr, exit, stages} as JSON instead of passing the
-    /// output through.
-    #[arg(long)]
-    pub(crate) json: bool,
-    /// The command line, e.g. 'cat data.json | jq -r .name | sort -u'.
-    pub(crate) line: String,
-}
+/// The verb's arguments, defined beside the thin client's reader of them.
+pub(crate) use workbooks_wire::RunVerb as Args;
 
 /// A `run` line that [`RunArgs`](workbooks_wire::RunArgs) takes exactly as
-/// clap would, with its `--home`: read without building the parser of
-/// every verb. `None` for anything else, which clap then reads.
+/// clap would, with its `--home`: read without building a parser. `None`
+/// for anything else, which clap then reads.
 pub(crate) fn early(args: &[std::ffi::OsString]) -> Option<(Args, Option<PathBuf>)> {
     let run = workbooks_wire::RunArgs::parse(args)?;
-    let args = Args {
-        stage: run.stage,
-        json: run.json,
-        line: run.line,
-    };
-    Some((args, run.home))
+    Some((run.run, run.home))
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
@@ -97,8 +83,9 @@ pub(crate) fn report(
 
 #[cfg(test)]
 mod tests {
-    /// Argument shapes, those the early reader takes and those it must
-    /// leave to clap (repeats, values that look like flags, empty values).
+    /// Argument shapes: those the client's reader takes, and those it
+    /// leaves to the full parser (other verbs, help, `--dir`, repeats,
+    /// values that look like flags, empty values).
     const SHAPES: &[&[&str]] = &[
         &["run", "true"],
         &["run", "--json", "seq 3 | wc -l"],
@@ -139,7 +126,7 @@ mod tests {
     ];
 
     #[test]
-    fn every_run_line_read_without_clap_is_read_as_clap_reads_it() {
+    fn every_run_line_the_clients_reader_takes_is_read_as_the_full_parser_reads_it() {
         let taken = crate::taken_as_clap_takes(SHAPES, super::early, |full, early, args| {
             let crate::Command::Run(full) = full else {
                 panic!("{args:?} is not a run for clap");
@@ -151,6 +138,6 @@ mod tests {
                 "{args:?}"
             );
         });
-        assert_eq!(taken, 12, "the shapes the early reader takes");
+        assert_eq!(taken, 12, "the shapes the client's reader takes");
     }
 }
