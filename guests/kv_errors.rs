@@ -1,4 +1,4 @@
-// The storage primitive's errors as the guest-facing kv errors, one to
+// The kv primitive's errors as the guest-facing kv errors, one to
 // one. Included by the kv broker and by the test replacement broker (an
 // embedder's broker would carry its own). Expects `StorageError` and
 // `KvError` in scope.

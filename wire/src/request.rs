@@ -57,7 +57,7 @@ pub struct StageArgs {
     /// Memory cap of each command in MiB, in place of the profile's.
     #[cfg_attr(feature = "clap", arg(long, value_name = "MIB"))]
     pub memory: Option<usize>,
-    /// Tenant (principal) the commands run as.
+    /// Tenant the commands run as.
     #[cfg_attr(feature = "clap", arg(long, default_value = DEFAULT_TENANT))]
     pub tenant: String,
     /// Set NAME=VALUE in every command's environment (repeatable); a guest

@@ -54,7 +54,7 @@ fn finish_word(r: &FinishReason) -> String {
 fn failure(e: &LlmError) -> String {
     match e {
         LlmError::NotConfigured => "error: llm not configured".into(),
-        LlmError::Revoked => "error: llm: principal revoked".into(),
+        LlmError::Revoked => "error: llm: tenant revoked".into(),
         LlmError::RateLimited => "error: llm: rate limited".into(),
         LlmError::Timeout(ms) => format!("error: llm timeout after {ms} ms"),
         LlmError::HardTimeout => "error: llm_hard_timeout".into(),

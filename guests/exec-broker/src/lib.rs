@@ -6,7 +6,7 @@
 //! It owns the shape (the argv and stdin limits, in
 //! `guests/launch_shape.rs`, shared with the commands broker). The host
 //! owns what must be trusted: the deny ladder, the live-process limit per
-//! principal, the budgets, and the check that the caller holds `exec`, so
+//! tenant, the budgets, and the check that the caller holds `exec`, so
 //! a swapped broker cannot keep more commands in flight than its guest may.
 
 wit_bindgen::generate!({

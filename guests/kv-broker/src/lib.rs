@@ -1,5 +1,5 @@
 //! The kv broker: serves the guest-facing `workbooks:engine/kv` interface over
-//! the host's tenant-scoped `workbooks:host/storage` primitive.
+//! the host's tenant-scoped `workbooks:host/kv` primitive.
 //!
 //! The host composes this component with every guest that imports kv (wac
 //! plug at dock time), so the guest sees kv and never the primitive. It owns
@@ -14,7 +14,7 @@ wit_bindgen::generate!({
 });
 
 use exports::workbooks::engine::kv::{Error as KvError, Guest};
-use workbooks::host::storage::{self, Error as StorageError};
+use workbooks::host::kv::{self as host, Error as StorageError};
 
 /// Keys a listing returns at most; the host caps a tenant at this many keys.
 const LIST_LIMIT: u32 = 10_000;
@@ -32,23 +32,23 @@ include!("../../kv_errors.rs");
 
 impl Guest for KvBroker {
     fn get(key: String) -> Result<Option<Vec<u8>>, KvError> {
-        storage::get(check_key(&key)?).map_err(map_error)
+        host::get(check_key(&key)?).map_err(map_error)
     }
 
     fn set(key: String, value: Vec<u8>) -> Result<(), KvError> {
-        storage::put(check_key(&key)?, &value).map_err(map_error)
+        host::put(check_key(&key)?, &value).map_err(map_error)
     }
 
     fn delete(key: String) -> Result<bool, KvError> {
-        storage::delete(check_key(&key)?).map_err(map_error)
+        host::delete(check_key(&key)?).map_err(map_error)
     }
 
     fn exists(key: String) -> Result<bool, KvError> {
-        storage::contains(check_key(&key)?).map_err(map_error)
+        host::contains(check_key(&key)?).map_err(map_error)
     }
 
     fn list_keys(prefix: String) -> Result<Vec<String>, KvError> {
-        let keys = storage::keys(check_key(&prefix)?, LIST_LIMIT).map_err(map_error)?;
+        let keys = host::keys(check_key(&prefix)?, LIST_LIMIT).map_err(map_error)?;
         // Every key was written through `set`, so it is UTF-8.
         Ok(keys
             .into_iter()

@@ -1,11 +1,11 @@
 //! The llm broker: serves `workbooks:engine/llm` by writing the
 //! OpenAI-compatible chat/completions request and reading the reply here,
 //! inside the sandbox, so the model's untrusted JSON is never parsed by the
-//! host. The host primitive `workbooks:host/completions` posts the bytes to
+//! host. The host primitive `workbooks:host/llm` posts the bytes to
 //! the operator's endpoint with the key added and keeps every bound; this
 //! component never sees the key or the URL.
 
-mod wire;
+mod openai;
 
 wit_bindgen::generate!({
     path: ["../../wit", "../../wit/host"],
@@ -14,7 +14,7 @@ wit_bindgen::generate!({
 });
 
 use exports::workbooks::engine::llm::{ChatRequest, ChatResponse, Guest, LlmError};
-use workbooks::host::completions::{self, PostError};
+use workbooks::host::llm::{self as host, PostError};
 
 struct Llm;
 
@@ -24,10 +24,10 @@ impl Guest for Llm {
             .model
             .clone()
             .filter(|m| !m.is_empty())
-            .unwrap_or_else(completions::default_model);
-        let body = wire::request_json(&request, &model);
-        let reply = completions::post(body.as_bytes()).map_err(from_post)?;
-        wire::read_reply(reply.status, &reply.body)
+            .unwrap_or_else(host::default_model);
+        let body = openai::request_json(&request, &model);
+        let reply = host::post(body.as_bytes()).map_err(from_post)?;
+        openai::read_reply(reply.status, &reply.body)
     }
 }
 

@@ -1,5 +1,5 @@
 //! The queue broker: serves the guest-facing `workbooks:engine/queue`
-//! interface over the host's `workbooks:host/fifo` primitive.
+//! interface over the host's `workbooks:host/queue` primitive.
 //!
 //! It owns the guest-facing shape: `pop` and `pop-wait` are one primitive
 //! call with a wait of zero or the caller's, and the message cap is
@@ -14,23 +14,23 @@ wit_bindgen::generate!({
 });
 
 use exports::workbooks::engine::queue::{Error, Guest};
-use workbooks::host::fifo::{self, FifoError};
+use workbooks::host::queue::{self as host, QueueError};
 
 /// The largest message; the host holds the same limit.
 const MAX_MESSAGE_BYTES: usize = 256 << 10;
 
 struct QueueBroker;
 
-fn map_error(e: FifoError) -> Error {
+fn map_error(e: QueueError) -> Error {
     match e {
-        FifoError::Revoked => Error::Revoked,
-        FifoError::RateLimited => Error::RateLimited,
-        FifoError::InvalidName(why) => Error::InvalidName(why),
-        FifoError::MessageTooLarge(limit) => Error::MessageTooLarge(limit),
-        FifoError::QueueFull(limit) => Error::QueueFull(limit),
-        FifoError::TooManyQueues(limit) => Error::TooManyQueues(limit),
-        FifoError::TenantFull(limit) => Error::TenantFull(limit),
-        FifoError::Unavailable(why) => Error::Unavailable(why),
+        QueueError::Revoked => Error::Revoked,
+        QueueError::RateLimited => Error::RateLimited,
+        QueueError::InvalidName(why) => Error::InvalidName(why),
+        QueueError::MessageTooLarge(limit) => Error::MessageTooLarge(limit),
+        QueueError::QueueFull(limit) => Error::QueueFull(limit),
+        QueueError::TooManyQueues(limit) => Error::TooManyQueues(limit),
+        QueueError::TenantFull(limit) => Error::TenantFull(limit),
+        QueueError::Unavailable(why) => Error::Unavailable(why),
     }
 }
 
@@ -39,19 +39,19 @@ impl Guest for QueueBroker {
         if message.len() > MAX_MESSAGE_BYTES {
             return Err(Error::MessageTooLarge(MAX_MESSAGE_BYTES as u64));
         }
-        fifo::push(&name, &message).map_err(map_error)
+        host::push(&name, &message).map_err(map_error)
     }
 
     fn pop(name: String) -> Result<Option<Vec<u8>>, Error> {
-        fifo::pop(&name, 0).map_err(map_error)
+        host::pop(&name, 0).map_err(map_error)
     }
 
     fn pop_wait(name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
-        fifo::pop(&name, timeout_ms).map_err(map_error)
+        host::pop(&name, timeout_ms).map_err(map_error)
     }
 
     fn len(name: String) -> Result<u32, Error> {
-        fifo::len(&name).map_err(map_error)
+        host::len(&name).map_err(map_error)
     }
 }
 

@@ -1,5 +1,5 @@
 //! The secrets broker: serves the guest-facing `workbooks:engine/secrets`
-//! interface over the host's `workbooks:host/keys` primitive.
+//! interface over the host's `workbooks:host/secrets` primitive.
 //!
 //! It owns the guest-facing shape: names are checked here (a name the
 //! host could never hold is `not-found` without a host call) and the data
@@ -14,7 +14,7 @@ wit_bindgen::generate!({
 });
 
 use exports::workbooks::engine::secrets::{Error, Guest};
-use workbooks::host::keys::{self, KeyError};
+use workbooks::host::secrets::{self as host, KeyError};
 
 /// The most data one signing call takes; the host holds the same limit.
 const MAX_DATA_BYTES: usize = 1 << 20;
@@ -56,15 +56,15 @@ fn map_error(e: KeyError) -> Error {
 
 impl Guest for SecretsBroker {
     fn hmac_sha256(name: String, data: Vec<u8>) -> Result<Vec<u8>, Error> {
-        keys::hmac_sha256(checked(&name)?, within_cap(&data)?).map_err(map_error)
+        host::hmac_sha256(checked(&name)?, within_cap(&data)?).map_err(map_error)
     }
 
     fn ed25519_sign(name: String, data: Vec<u8>) -> Result<Vec<u8>, Error> {
-        keys::ed25519_sign(checked(&name)?, within_cap(&data)?).map_err(map_error)
+        host::ed25519_sign(checked(&name)?, within_cap(&data)?).map_err(map_error)
     }
 
     fn ed25519_public_key(name: String) -> Result<Vec<u8>, Error> {
-        keys::ed25519_public_key(checked(&name)?).map_err(map_error)
+        host::ed25519_public_key(checked(&name)?).map_err(map_error)
     }
 }
 

@@ -1,8 +1,8 @@
 //! The tcp broker: serves the guest-facing `workbooks:engine/tcp` interface
-//! over the host's `workbooks:host/wire` primitive, as the tcp transport.
+//! over the host's `workbooks:host/exchange` primitive, as the tcp transport.
 //!
 //! It owns the shape (destination and request checks, in
-//! `guests/wire_shape.rs`, shared with the other transports). The host
+//! `guests/transport_shape.rs`, shared with the other transports). The host
 //! owns what must be trusted: the grant of the tcp cap on every call, the
 //! cadence, the SSRF floor, resolve-then-pin, TLS verification and the
 //! reply and time caps, so a swapped broker cannot reach a transport, an
@@ -16,16 +16,16 @@ wit_bindgen::generate!({
 
 use exports::workbooks::engine::tcp::Guest;
 use workbooks::engine::net_types::NetError;
-use workbooks::host::wire::{self, Transport};
+use workbooks::host::exchange::{self as host, Transport};
 
-include!("../../wire_shape.rs");
+include!("../../transport_shape.rs");
 
 struct TcpBroker;
 
 impl Guest for TcpBroker {
     fn request(host: String, port: u16, data: Vec<u8>) -> Result<Vec<u8>, NetError> {
         shaped(&host, port, &data)?;
-        wire::exchange(Transport::Tcp, &host, port, &data)
+        host::exchange(Transport::Tcp, &host, port, &data)
     }
 }
 

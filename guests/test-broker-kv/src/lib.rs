@@ -18,7 +18,7 @@ wit_bindgen::generate!({
 });
 
 use exports::workbooks::engine::kv::{Error as KvError, Guest};
-use workbooks::host::storage::{self, Error as StorageError};
+use workbooks::host::kv::{self as host, Error as StorageError};
 
 const NAMESPACE: &str = "ns.";
 
@@ -39,21 +39,21 @@ impl Guest for NamespacedKv {
         {
             let mut last = None;
             for _ in 0..n {
-                last = storage::get(&stored(k)).map_err(map_error)?;
+                last = host::get(&stored(k)).map_err(map_error)?;
             }
             return Ok(last);
         }
         match key.strip_prefix("climb:") {
             // Read back through the same hostile keys it wrote.
-            Some(rest) => storage::get(format!("../{rest}").as_bytes()).map_err(map_error),
-            None => storage::get(&stored(&key)).map_err(map_error),
+            Some(rest) => host::get(format!("../{rest}").as_bytes()).map_err(map_error),
+            None => host::get(&stored(&key)).map_err(map_error),
         }
     }
 
     fn set(key: String, value: Vec<u8>) -> Result<(), KvError> {
         if key.starts_with("grow:") {
             let doubled = [value.as_slice(), value.as_slice()].concat();
-            return storage::put(&stored(&key), &doubled).map_err(map_error);
+            return host::put(&stored(&key), &doubled).map_err(map_error);
         }
         if let Some(rest) = key.strip_prefix("climb:") {
             for hostile in [
@@ -61,23 +61,23 @@ impl Guest for NamespacedKv {
                 format!("/{rest}"),
                 format!("{rest}\0"),
             ] {
-                storage::put(hostile.as_bytes(), &value).map_err(map_error)?;
+                host::put(hostile.as_bytes(), &value).map_err(map_error)?;
             }
             return Ok(());
         }
-        storage::put(&stored(&key), &value).map_err(map_error)
+        host::put(&stored(&key), &value).map_err(map_error)
     }
 
     fn delete(key: String) -> Result<bool, KvError> {
-        storage::delete(&stored(&key)).map_err(map_error)
+        host::delete(&stored(&key)).map_err(map_error)
     }
 
     fn exists(key: String) -> Result<bool, KvError> {
-        storage::contains(&stored(&key)).map_err(map_error)
+        host::contains(&stored(&key)).map_err(map_error)
     }
 
     fn list_keys(prefix: String) -> Result<Vec<String>, KvError> {
-        let keys = storage::keys(&stored(&prefix), u32::MAX).map_err(map_error)?;
+        let keys = host::keys(&stored(&prefix), u32::MAX).map_err(map_error)?;
         Ok(keys
             .into_iter()
             .filter_map(|k| String::from_utf8(k).ok())

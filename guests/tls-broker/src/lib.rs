@@ -1,8 +1,8 @@
 //! The tls broker: serves the guest-facing `workbooks:engine/tls` interface
-//! over the host's `workbooks:host/wire` primitive, as the tls transport.
+//! over the host's `workbooks:host/exchange` primitive, as the tls transport.
 //!
 //! It owns the shape (destination and request checks, in
-//! `guests/wire_shape.rs`, shared with the other transports). The host
+//! `guests/transport_shape.rs`, shared with the other transports). The host
 //! owns what must be trusted: the grant of the tls cap on every call, the
 //! cadence, the SSRF floor, resolve-then-pin, TLS verification and the
 //! reply and time caps, so a swapped broker cannot reach a transport, an
@@ -16,16 +16,16 @@ wit_bindgen::generate!({
 
 use exports::workbooks::engine::tls::Guest;
 use workbooks::engine::net_types::NetError;
-use workbooks::host::wire::{self, Transport};
+use workbooks::host::exchange::{self as host, Transport};
 
-include!("../../wire_shape.rs");
+include!("../../transport_shape.rs");
 
 struct TlsBroker;
 
 impl Guest for TlsBroker {
     fn request(host: String, port: u16, data: Vec<u8>) -> Result<Vec<u8>, NetError> {
         shaped(&host, port, &data)?;
-        wire::exchange(Transport::Tls, &host, port, &data)
+        host::exchange(Transport::Tls, &host, port, &data)
     }
 }
 

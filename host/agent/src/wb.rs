@@ -2,7 +2,7 @@
 //! model, printing what `wbx` prints for them.
 //!
 //! Threat: a model using the CLI to change the engine (register or remove
-//! a command, revoke a principal, read a secret) or to learn host paths.
+//! a command, revoke a tenant, read a secret) or to learn host paths.
 //! Only the verbs listed in [`VERBS`] exist here; every other word is
 //! refused by name, and nothing shown carries a path on disk.
 

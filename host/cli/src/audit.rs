@@ -2,7 +2,7 @@
 //! operator's side.
 //!
 //! Audit entries carry text a guest or a client chose (a command name, a
-//! host, a principal read back from a file), so the human-readable output
+//! host, a tenant read back from a file), so the human-readable output
 //! escapes every control character and every bidirectional override: the
 //! log can never drive the operator's terminal. `--json` is escaped by JSON
 //! itself.
@@ -19,9 +19,9 @@ pub(crate) struct AuditArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct PrincipalArgs {
-    /// The principal (tenant).
-    principal: String,
+pub(crate) struct TenantArgs {
+    /// The tenant.
+    tenant: String,
 }
 
 pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
@@ -36,7 +36,7 @@ pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
         return 0;
     }
     println!(
-        "revoked principals: {}",
+        "revoked tenants: {}",
         if revoked.is_empty() {
             "none".into()
         } else {
@@ -63,7 +63,7 @@ pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
                 e.at_ms,
                 escape(&e.broker),
                 escape(&e.reason),
-                escape(&e.principal),
+                escape(&e.tenant),
                 escape(&e.detail)
             );
         }
@@ -95,18 +95,18 @@ pub(crate) fn escape(text: &str) -> String {
     out
 }
 
-pub(crate) fn revoke(args: PrincipalArgs, home: PathBuf, revoke: bool) -> u8 {
+pub(crate) fn revoke(args: TenantArgs, home: PathBuf, revoke: bool) -> u8 {
     let list = Revocations::new(Some(home.join(workbooks::cadence::REVOCATIONS_FILE)));
     let changed = if revoke {
-        list.revoke(&args.principal)
+        list.revoke(&args.tenant)
     } else {
-        list.unrevoke(&args.principal)
+        list.unrevoke(&args.tenant)
     };
     match changed {
-        Ok(true) if revoke => println!("revoked {}", args.principal),
-        Ok(true) => println!("unrevoked {}", args.principal),
-        Ok(false) if revoke => println!("{} was already revoked", args.principal),
-        Ok(false) => println!("{} was not revoked", args.principal),
+        Ok(true) if revoke => println!("revoked {}", args.tenant),
+        Ok(true) => println!("unrevoked {}", args.tenant),
+        Ok(false) if revoke => println!("{} was already revoked", args.tenant),
+        Ok(false) => println!("{} was not revoked", args.tenant),
         Err(e) => return fail("revoke", e, exit::ENGINE),
     }
     0

@@ -94,10 +94,10 @@ enum Command {
     Conformance(conformance::Args),
     /// Show broker denials by reason, the latest ones, and revocations.
     Audit(audit::AuditArgs),
-    /// Revoke a principal: its broker calls are refused, in flight too.
-    Revoke(audit::PrincipalArgs),
+    /// Revoke a tenant: its broker calls are refused, in flight too.
+    Revoke(audit::TenantArgs),
     /// Lift a revocation.
-    Unrevoke(audit::PrincipalArgs),
+    Unrevoke(audit::TenantArgs),
     /// Network checks.
     #[command(subcommand)]
     Net(net::NetCommand),

@@ -26,7 +26,7 @@ pub(crate) struct FetchArgs {
     /// Capability profile the fetch runs under (it needs the net cap).
     #[arg(long, default_value = "network", value_name = "P")]
     profile: String,
-    /// Principal (tenant) the fetch runs as.
+    /// Tenant the fetch runs as.
     #[arg(long, default_value = "default")]
     tenant: String,
     /// The URL.

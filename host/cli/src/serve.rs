@@ -21,7 +21,7 @@ pub(crate) struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
     listen: String,
-    /// Principal (tenant) the handler runs as.
+    /// Tenant the handler runs as.
     #[arg(long, default_value = "default")]
     tenant: String,
     /// Set NAME=VALUE in each request's environment (repeatable).

@@ -6,10 +6,10 @@
 //! Serves `wbx fabric run` and the `parallel` cap's host primitive
 //! (`workbooks:host/launch.run-many`, reached through the parallel
 //! broker). Invariant: every task goes through the same deny ladder,
-//! envelope and budgets as a single command run by the same principal
+//! envelope and budgets as a single command run by the same tenant
 //! (revocation and rate limit are checked per task, not per batch), at no
 //! weaker tier than the command's own; width is bounded by the
-//! principal's concurrency cap, so a fan-out cannot starve the principal's
+//! tenant's concurrency cap, so a fan-out cannot starve the tenant's
 //! other work past it.
 //!
 //! The engine runs each command task ([`workbooks::Engine::fan_commands`]);

@@ -159,7 +159,7 @@ async fn a_revoked_tenants_run_cannot_ask_the_model() {
         .run(opts)
         .await
         .unwrap();
-    assert_eq!(record.result, "error: llm: principal revoked");
+    assert_eq!(record.result, "error: llm: tenant revoked");
     assert!(server.requests().is_empty());
 }
 

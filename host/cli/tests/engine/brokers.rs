@@ -15,19 +15,19 @@ const BROKERED: &[(&str, &str, &str, &str)] = &[
         KV_OPS,
         "kv",
         "workbooks:kv-broker",
-        "workbooks:host/storage@0.1.0",
+        "workbooks:host/kv@0.1.0",
     ),
     (
         SECRETS_OPS,
         "secrets",
         "workbooks:secrets-broker",
-        "workbooks:host/keys@0.1.0",
+        "workbooks:host/secrets@0.1.0",
     ),
     (
         QUEUE_OPS,
         "queue",
         "workbooks:queue-broker",
-        "workbooks:host/fifo@0.1.0",
+        "workbooks:host/queue@0.1.0",
     ),
     (
         NET_BROWSE,
@@ -118,7 +118,7 @@ fn each_transport_is_served_by_its_own_broker_over_the_wire_primitive() {
     let wires = r
         .linked
         .iter()
-        .filter(|l| *l == "workbooks:host/wire@0.1.0")
+        .filter(|l| *l == "workbooks:host/exchange@0.1.0")
         .count();
     assert_eq!(wires, 1, "{:?}", r.linked);
 }
@@ -270,7 +270,7 @@ fn a_replacement_broker_is_refused_unless_it_is_a_component_of_its_own_cap() {
     // secrets primitive.
     assert_eq!(
         refused(Cap::Secrets, kv_broker.clone()),
-        "broker secrets: import workbooks:host/storage@0.1.0 refused (a secrets broker may import only base WASI and the host primitives of secrets)"
+        "broker secrets: import workbooks:host/kv@0.1.0 refused (a secrets broker may import only base WASI and the host primitives of secrets)"
     );
     assert!(
         refused(Cap::Posix, kv_broker)
@@ -346,7 +346,7 @@ fn wbx_takes_a_replacement_broker_and_refuses_a_bad_one() {
     );
     assert_ne!(out.status.code(), Some(0));
     assert!(
-        text(&out.stderr).contains("broker secrets: import workbooks:host/storage@0.1.0 refused"),
+        text(&out.stderr).contains("broker secrets: import workbooks:host/kv@0.1.0 refused"),
         "{}",
         text(&out.stderr)
     );

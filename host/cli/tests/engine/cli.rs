@@ -55,7 +55,7 @@ fn engine_verdicts_have_distinct_exit_codes_and_one_line() {
             "capability not granted: kv (import workbooks:engine/kv@0.1.0) under profile compute",
         ),
         (
-            &["exec", "--profile", "posix", DOCK_HOST_STORAGE],
+            &["exec", "--profile", "posix", DOCK_HOST_KV],
             120,
             "host primitive refused",
         ),

@@ -35,9 +35,9 @@ fn opts(profile: &str) -> LineOptions {
     }
 }
 
-fn env(principal: &str, caller: &[Cap]) -> CommandEnv {
+fn env(tenant: &str, caller: &[Cap]) -> CommandEnv {
     CommandEnv {
-        principal: principal.into(),
+        tenant: tenant.into(),
         session_id: "ladder".into(),
         caller_caps: CapSet::of(caller),
         grant: Grant::profile("compute"),
@@ -119,7 +119,7 @@ async fn the_deny_ladder_refuses_in_order_and_audits_every_denial() {
     assert_eq!(brokers, ["exec"; 5], "{audit:?}");
 }
 
-/// An engine with its own home whose principals may make `calls` calls an
+/// An engine with its own home whose tenants may make `calls` calls an
 /// hour.
 fn rate_limited(calls: u64) -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().unwrap();
@@ -131,7 +131,7 @@ fn rate_limited(calls: u64) -> (tempfile::TempDir, Engine) {
 }
 
 #[tokio::test]
-async fn the_rate_limit_cuts_a_principal_off() {
+async fn the_rate_limit_cuts_a_tenant_off() {
     let (_home, e) = rate_limited(3);
     let acme = env("acme", &[Cap::Commands]);
     for _ in 0..3 {
@@ -192,7 +192,7 @@ async fn a_revocation_written_elsewhere_refuses_the_next_line_before_any_stage_r
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_principal_runs_at_most_sixty_four_commands_at_once() {
+async fn a_tenant_runs_at_most_sixty_four_commands_at_once() {
     let (_home, e) = fresh();
     e.registry()
         .register(
@@ -221,7 +221,7 @@ async fn a_principal_runs_at_most_sixty_four_commands_at_once() {
         })
         .collect();
     tokio::time::sleep(Duration::from_secs(1)).await;
-    // Another principal is not held up by this one's load.
+    // Another tenant is not held up by this one's load.
     let calm = LineOptions {
         tenant: "calm".into(),
         ..opts("compute")

@@ -244,7 +244,7 @@ async fn a_brokered_import_is_composed_and_only_its_primitive_linked() {
     assert_eq!(r.brokers.len(), 1);
     assert_eq!(r.brokers[0].serves, "workbooks:engine/kv@0.1.0");
     assert!(r.composed_sha256.is_some());
-    assert!(r.linked.iter().any(|i| i == "workbooks:host/storage@0.1.0"));
+    assert!(r.linked.iter().any(|i| i == "workbooks:host/kv@0.1.0"));
     assert!(
         !r.linked
             .iter()
@@ -262,17 +262,11 @@ async fn a_brokered_import_is_composed_and_only_its_primitive_linked() {
 }
 
 #[tokio::test]
-async fn dock_host_storage() {
+async fn dock_host_kv() {
     for profile in Profile::ALL {
-        let e = run(DOCK_HOST_STORAGE, profile, &[])
-            .await
-            .unwrap_err()
-            .dock();
+        let e = run(DOCK_HOST_KV, profile, &[]).await.unwrap_err().dock();
         assert!(matches!(e, DockError::HostPrimitive { .. }), "{e}");
-        assert!(
-            e.to_string().contains("workbooks:host/storage@0.1.0"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("workbooks:host/kv@0.1.0"), "{e}");
     }
 }
 

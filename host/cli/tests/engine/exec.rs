@@ -43,7 +43,7 @@ async fn exec_spawn() {
 }
 
 #[tokio::test]
-async fn a_principal_holds_at_most_thirty_two_live_processes() {
+async fn a_tenant_holds_at_most_thirty_two_live_processes() {
     let (_home, e) = fresh();
     let out = spawner(&e, &["hold", "40", "kat"]).await;
     assert!(out.contains("spawn 32: Error::TooManyRunning(32)"), "{out}");

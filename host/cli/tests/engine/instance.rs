@@ -28,7 +28,7 @@ async fn instance_plugin() {
     assert!(
         info.linked_imports
             .iter()
-            .any(|i| i == "workbooks:host/storage@0.1.0")
+            .any(|i| i == "workbooks:host/kv@0.1.0")
     );
 
     assert_eq!(

@@ -161,10 +161,10 @@ async fn core_module_imports_are_checked_call_by_call() {
     );
 }
 
-/// A core module that runs `kat x` through the wire protocol and prints
+/// A core module that runs `kat x` through the packed request and prints
 /// the child's stdout.
 fn p1_exec() -> String {
-    let request = workbooks::commands::wire::encode("kat", &["x"], b"wired\n");
+    let request = workbooks::commands::packed::encode("kat", &["x"], b"wired\n");
     let data: String = request.iter().map(|b| format!("\\{b:02x}")).collect();
     format!(
         r#"(module

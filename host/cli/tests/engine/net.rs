@@ -464,7 +464,7 @@ async fn net_oneshot() {
 }
 
 #[tokio::test]
-async fn revocation_stops_a_principal_mid_session_and_rate_limits_cut_it_off() {
+async fn revocation_stops_a_tenant_mid_session_and_rate_limits_cut_it_off() {
     let srv = servers::http().await;
     let home = tempfile::tempdir().unwrap();
     let e = builder(&home, true)
@@ -484,7 +484,7 @@ async fn revocation_stops_a_principal_mid_session_and_rate_limits_cut_it_off() {
     .await;
     assert_eq!(out.matches(": 200 1 bytes").count(), 2, "{out}");
     assert!(out.contains("NetError::RateLimited"), "{out}");
-    // Another principal is not affected.
+    // Another tenant is not affected.
     let out = run_on(&e, NET_FETCH, "network", "other", &["fetch", &url]).await;
     assert!(out.contains(": 200"), "{out}");
 

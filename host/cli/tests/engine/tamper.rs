@@ -263,7 +263,7 @@ async fn a_tampered_composition_is_discarded_and_composed_again() {
     let docked = e.dock(&probe(), &grant).unwrap();
     let linked = &docked.receipt().linked;
     assert!(
-        linked.iter().any(|i| i == "workbooks:host/storage@0.1.0"),
+        linked.iter().any(|i| i == "workbooks:host/kv@0.1.0"),
         "{linked:?}"
     );
     assert!(

@@ -4,7 +4,7 @@
 //!
 //! Threat: denials are caused by untrusted parties (a guest hammering a
 //! refused address, an unauthenticated client over its rate limit), so the
-//! log must not grow with them. Repeats are coalesced: per (principal,
+//! log must not grow with them. Repeats are coalesced: per (tenant,
 //! broker, reason), the first denial of a [`AUDIT_COALESCE_WINDOW`] is
 //! written at once and the rest of that window become one line with a
 //! `count` when the window is over (or the log is flushed). The file is
@@ -34,8 +34,10 @@ const AUDIT_MAX_DETAIL_CHARS: usize = 200;
 pub struct AuditEntry {
     /// Milliseconds since the Unix epoch.
     pub at_ms: u64,
-    /// The principal that was refused.
-    pub principal: String,
+    /// The tenant that was refused (written `principal` by earlier builds,
+    /// whose lines still read).
+    #[serde(alias = "principal")]
+    pub tenant: String,
     /// The broker that refused it (`exec`, `net`, ...).
     pub broker: String,
     /// Why (`revoked`, `rate_limited`, `denied`, a guard's name).
@@ -130,16 +132,16 @@ impl Audit {
     }
 
     /// Records one denial.
-    pub fn record(&self, principal: &str, broker: &str, reason: &str, detail: &str) {
+    pub fn record(&self, tenant: &str, broker: &str, reason: &str, detail: &str) {
         let entry = AuditEntry {
             at_ms: now_ms(),
-            principal: principal.to_string(),
+            tenant: tenant.to_string(),
             broker: broker.to_string(),
             reason: reason.to_string(),
             detail: detail.chars().take(AUDIT_MAX_DETAIL_CHARS).collect(),
             count: 1,
         };
-        tracing::info!(principal, broker, reason, detail, "broker denial");
+        tracing::info!(tenant, broker, reason, detail, "broker denial");
         {
             let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
             let (summary, recent) = &mut *memory;
@@ -158,7 +160,7 @@ impl Audit {
             self.sweep(sink, now);
         }
         let key = (
-            entry.principal.clone(),
+            entry.tenant.clone(),
             entry.broker.clone(),
             entry.reason.clone(),
         );
@@ -205,10 +207,10 @@ impl Audit {
         if window.suppressed == 0 {
             return;
         }
-        let (principal, broker, reason) = key.clone();
+        let (tenant, broker, reason) = key.clone();
         let entry = AuditEntry {
             at_ms: now_ms(),
-            principal,
+            tenant,
             broker,
             reason,
             detail: window.last_detail,
@@ -357,6 +359,20 @@ mod tests {
     }
 
     #[test]
+    fn a_line_written_before_principal_was_renamed_tenant_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("audit.jsonl");
+        let old =
+            r#"{"at_ms":1,"principal":"acme","broker":"exec","reason":"revoked","detail":""}"#;
+        let new = r#"{"at_ms":2,"tenant":"beta","broker":"kv","reason":"denied","detail":"k"}"#;
+        std::fs::write(&file, format!("{old}\n{new}\n")).unwrap();
+        let read = Audit::read_file(&file).unwrap();
+        let tenants: Vec<_> = read.recent.iter().map(|e| e.tenant.as_str()).collect();
+        assert_eq!(tenants, ["acme", "beta"]);
+        assert_eq!(read.counts["revoked"], 1);
+    }
+
+    #[test]
     fn a_flood_of_one_denial_writes_two_lines_and_keeps_the_exact_count() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("audit.jsonl");
@@ -383,18 +399,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("audit.jsonl");
         let audit = Audit::new(Some(file.clone()));
-        // Twice as many principals as windows may be open, three denials
+        // Twice as many tenants as windows may be open, three denials
         // each: the windows are closed as they overflow.
-        let principals = 2 * AUDIT_MAX_WINDOWS;
+        let tenants = 2 * AUDIT_MAX_WINDOWS;
         for round in 0..3 {
-            for p in 0..principals {
+            for p in 0..tenants {
                 audit.record(&format!("p{p}"), "net", "denied", &format!("r{round}"));
             }
         }
         assert!(audit.sink.lock().unwrap().windows.len() <= AUDIT_MAX_WINDOWS);
         audit.flush();
         let counts = Audit::read_file(&file).unwrap().counts;
-        assert_eq!(counts["denied"], 3 * principals as u64);
+        assert_eq!(counts["denied"], 3 * tenants as u64);
     }
 
     #[test]
@@ -402,7 +418,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("audit.jsonl");
         let audit = Audit::new(Some(file.clone()));
-        // Distinct principals are never coalesced: one line each.
+        // Distinct tenants are never coalesced: one line each.
         let detail = "d".repeat(AUDIT_MAX_DETAIL_CHARS);
         let mut n = 0u64;
         while !rotated(&file).exists() {

@@ -1,14 +1,14 @@
 //! The cadence: every host primitive that does I/O for a guest runs the
 //! same checks, in the same order, and audits every denial.
 //!
-//! Order: revoked principal → rate limit → default-deny (the cap must be
-//! granted) → the operation's own guards → size-capped output. A principal
+//! Order: revoked tenant → rate limit → default-deny (the cap must be
+//! granted) → the operation's own guards → size-capped output. A tenant
 //! is the tenant the host docked the caller with; a guest cannot choose it.
-//! Revocation is read on every call, so revoking a principal stops calls of
+//! Revocation is read on every call, so revoking a tenant stops calls of
 //! instances that were docked before the revocation. Denials are counted by
 //! reason and the most recent are kept, in memory and in
 //! `<home>/audit.jsonl` (repeats coalesced, the file rotated, see
-//! [`Audit`]); an audit entry names the principal, the broker, the reason
+//! [`Audit`]); an audit entry names the tenant, the broker, the reason
 //! and a short detail (a command name, a host), never a payload or a
 //! secret. Neither the audit log nor the rate limiter's buckets grow with
 //! the number of refusals or of distinct callers ([`RateLimiter`]).
@@ -28,9 +28,9 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Denial {
-    /// The principal is revoked.
+    /// The tenant is revoked.
     Revoked,
-    /// The principal is over its rate limit.
+    /// The tenant is over its rate limit.
     RateLimited,
     /// The cap is not granted (default-deny).
     Denied,
@@ -76,37 +76,30 @@ impl Cadence {
         })
     }
 
-    /// The first two steps for `principal` calling under `cap` (the cap
+    /// The first two steps for `tenant` calling under `cap` (the cap
     /// word the audit records): revocation, then the rate limit. A denial
     /// is audited before it is returned.
-    pub fn admit(&self, principal: &str, cap: &'static str) -> Result<(), Denial> {
+    pub fn admit(&self, tenant: &str, cap: &'static str) -> Result<(), Denial> {
         self.revocations.refresh();
-        self.admit_as_read(principal, cap)
+        self.admit_as_read(tenant, cap)
     }
 
     /// [`Cadence::admit`] against the revocation list as last read, for
     /// the calls of a batch admitted together (the stages of one line),
     /// whose caller has just refreshed it; the rate limit counts each call.
-    pub fn admit_as_read(&self, principal: &str, cap: &'static str) -> Result<(), Denial> {
-        if self.revocations.is_revoked_as_read(principal) {
-            return Err(self.deny(principal, cap, Denial::Revoked, ""));
+    pub fn admit_as_read(&self, tenant: &str, cap: &'static str) -> Result<(), Denial> {
+        if self.revocations.is_revoked_as_read(tenant) {
+            return Err(self.deny(tenant, cap, Denial::Revoked, ""));
         }
-        if !self.rate.admit(principal) {
-            return Err(self.deny(principal, cap, Denial::RateLimited, ""));
+        if !self.rate.admit(tenant) {
+            return Err(self.deny(tenant, cap, Denial::RateLimited, ""));
         }
         Ok(())
     }
 
     /// Records a denial and returns it, for the steps after `admit`.
-    pub fn deny(
-        &self,
-        principal: &str,
-        broker: &'static str,
-        denial: Denial,
-        detail: &str,
-    ) -> Denial {
-        self.audit
-            .record(principal, broker, denial.reason(), detail);
+    pub fn deny(&self, tenant: &str, broker: &'static str, denial: Denial, detail: &str) -> Denial {
+        self.audit.record(tenant, broker, denial.reason(), detail);
         denial
     }
 

@@ -1,24 +1,24 @@
-//! Per-principal rate limiting: a fixed window per principal.
+//! Per-tenant rate limiting: a fixed window per tenant.
 //!
-//! Each principal's bucket is one atomic word holding its window and its
+//! Each tenant's bucket is one atomic word holding its window and its
 //! count together, changed only by compare-and-swap, so a call can neither
 //! slip past the limit nor lose a count when the window turns over (a reset
 //! stored apart from the count would wipe increments made in between).
-//! Buckets whose window is over are evicted, and the number of principals
-//! tracked at once is capped ([`RATE_MAX_PRINCIPALS`]): past it, principals
+//! Buckets whose window is over are evicted, and the number of tenants
+//! tracked at once is capped ([`RATE_MAX_TENANTS`]): past it, tenants
 //! not yet tracked share one overflow bucket, so a flood of new names (a
 //! server's clients, say) costs bounded memory and is still limited.
 
-use crate::limits::RATE_MAX_PRINCIPALS;
+use crate::limits::RATE_MAX_TENANTS;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-/// Tracked principals past which a new one triggers a sweep of idle ones.
+/// Tracked tenants past which a new one triggers a sweep of idle ones.
 const SWEEP_AT: usize = 1024;
 
-/// The name of the shared bucket (not a valid principal name).
+/// The name of the shared bucket (not a valid tenant name).
 const OVERFLOW: &str = "\u{0}overflow";
 
 /// `[window u32][count u32]` in one word.
@@ -55,14 +55,14 @@ impl Bucket {
     }
 }
 
-/// The tracked principals, and the window of the last sweep.
+/// The tracked tenants, and the window of the last sweep.
 #[derive(Debug, Default)]
 struct Buckets {
     map: HashMap<String, Arc<Bucket>>,
     swept: Option<u32>,
 }
 
-/// Admits at most `limit` calls per principal per `window`.
+/// Admits at most `limit` calls per tenant per `window`.
 #[derive(Debug)]
 pub struct RateLimiter {
     limit: u32,
@@ -86,40 +86,40 @@ impl RateLimiter {
         (self.epoch.elapsed().as_millis() / self.window.as_millis()) as u32
     }
 
-    /// Counts one call of `principal`; false when it is over the limit.
-    pub fn admit(&self, principal: &str) -> bool {
-        self.admit_in(principal, self.current_window())
+    /// Counts one call of `tenant`; false when it is over the limit.
+    pub fn admit(&self, tenant: &str) -> bool {
+        self.admit_in(tenant, self.current_window())
     }
 
-    /// Counts one call of `principal` in `window`. The bucket is used under
+    /// Counts one call of `tenant` in `window`. The bucket is used under
     /// the map's read lock, so a sweep cannot evict it mid-count.
-    fn admit_in(&self, principal: &str, window: u32) -> bool {
+    fn admit_in(&self, tenant: &str, window: u32) -> bool {
         {
             let buckets = self.buckets.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(b) = buckets.map.get(principal) {
+            if let Some(b) = buckets.map.get(tenant) {
                 return b.admit(window, self.limit);
             }
         }
         let mut buckets = self.buckets.write().unwrap_or_else(|p| p.into_inner());
         let Buckets { map, swept } = &mut *buckets;
-        if map.len() >= SWEEP_AT && !map.contains_key(principal) && *swept != Some(window) {
+        if map.len() >= SWEEP_AT && !map.contains_key(tenant) && *swept != Some(window) {
             // A bucket whose window is over counts nothing any more. At
             // most one sweep per window: a flood inside one window fills
             // the map to the cap and then shares the overflow bucket.
             map.retain(|name, b| name == OVERFLOW || b.window() >= window);
             *swept = Some(window);
         }
-        let name = if map.len() >= RATE_MAX_PRINCIPALS && !map.contains_key(principal) {
+        let name = if map.len() >= RATE_MAX_TENANTS && !map.contains_key(tenant) {
             OVERFLOW
         } else {
-            principal
+            tenant
         };
         map.entry(name.to_string())
             .or_default()
             .admit(window, self.limit)
     }
 
-    /// Principals (and the overflow bucket) tracked now.
+    /// Tenants (and the overflow bucket) tracked now.
     pub fn tracked(&self) -> usize {
         self.buckets
             .read()
@@ -134,7 +134,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_principal_is_cut_off_at_its_limit_and_others_are_not() {
+    fn a_tenant_is_cut_off_at_its_limit_and_others_are_not() {
         let r = RateLimiter::new(3, Duration::from_secs(3600));
         assert!((0..3).all(|_| r.admit("a")));
         assert!(!r.admit("a"));
@@ -217,15 +217,15 @@ mod tests {
     }
 
     #[test]
-    fn past_the_principal_cap_newcomers_share_one_limited_bucket() {
+    fn past_the_tenant_cap_newcomers_share_one_limited_bucket() {
         let r = RateLimiter::new(3, Duration::from_secs(3600));
-        for i in 0..RATE_MAX_PRINCIPALS {
+        for i in 0..RATE_MAX_TENANTS {
             assert!(r.admit_in(&format!("c{i}"), 0));
         }
         let admitted = (0..10)
             .filter(|i| r.admit_in(&format!("late-{i}"), 0))
             .count();
         assert_eq!(admitted, 3, "the newcomers share the overflow bucket");
-        assert_eq!(r.tracked(), RATE_MAX_PRINCIPALS + 1);
+        assert_eq!(r.tracked(), RATE_MAX_TENANTS + 1);
     }
 }

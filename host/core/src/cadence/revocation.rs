@@ -1,4 +1,4 @@
-//! Revoked principals. Checked on every broker call. Persisted in
+//! Revoked tenants. Checked on every broker call. Persisted in
 //! `<home>/revoked.json` and re-read whenever that file changes, so a
 //! revocation made by another process (`wbx revoke`) reaches a running
 //! engine at its next call.
@@ -14,7 +14,7 @@ struct State {
     stamp: Option<SystemTime>,
 }
 
-/// The set of revoked principals.
+/// The set of revoked tenants.
 #[derive(Debug)]
 pub struct Revocations {
     file: Option<PathBuf>,
@@ -52,34 +52,34 @@ impl Revocations {
         *self.state.write().unwrap_or_else(|p| p.into_inner()) = State { set, stamp };
     }
 
-    /// Whether `principal` is revoked.
-    pub fn is_revoked(&self, principal: &str) -> bool {
+    /// Whether `tenant` is revoked.
+    pub fn is_revoked(&self, tenant: &str) -> bool {
         self.refresh();
-        self.is_revoked_as_read(principal)
+        self.is_revoked_as_read(tenant)
     }
 
-    /// Whether `principal` is revoked in the list as last read, without
+    /// Whether `tenant` is revoked in the list as last read, without
     /// looking at the file again (after a [`Revocations::refresh`] that
     /// covers a whole batch of calls).
-    pub fn is_revoked_as_read(&self, principal: &str) -> bool {
+    pub fn is_revoked_as_read(&self, tenant: &str) -> bool {
         self.state
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .set
-            .contains(principal)
+            .contains(tenant)
     }
 
-    /// Revokes `principal`; returns whether it was not revoked before.
-    pub fn revoke(&self, principal: &str) -> std::io::Result<bool> {
-        self.update(|set| set.insert(principal.to_string()))
+    /// Revokes `tenant`; returns whether it was not revoked before.
+    pub fn revoke(&self, tenant: &str) -> std::io::Result<bool> {
+        self.update(|set| set.insert(tenant.to_string()))
     }
 
-    /// Lifts the revocation of `principal`; returns whether it was revoked.
-    pub fn unrevoke(&self, principal: &str) -> std::io::Result<bool> {
-        self.update(|set| set.remove(principal))
+    /// Lifts the revocation of `tenant`; returns whether it was revoked.
+    pub fn unrevoke(&self, tenant: &str) -> std::io::Result<bool> {
+        self.update(|set| set.remove(tenant))
     }
 
-    /// Every revoked principal.
+    /// Every revoked tenant.
     pub fn list(&self) -> Vec<String> {
         self.refresh();
         self.state

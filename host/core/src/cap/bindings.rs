@@ -1,8 +1,8 @@
 //! Host-side bindings for the interfaces the host implements itself: the
 //! always-linked `session-info`; `vfs` and `net`, served in the host
 //! because they move bulk bytes (see their modules); the host primitives
-//! that first-party brokers import (`storage`, `http`, `keys`, `fifo`,
-//! `wire`, `launch`, `completions`) and the agent component's `tools` and
+//! that first-party brokers import (`kv`, `http`, `secrets`, `queue`,
+//! `exchange`, `launch`, `llm`) and the agent component's `tools` and
 //! `telemetry`; and the exports the host calls (the shell broker's, a TCP
 //! service's, the agent's). The other guest-facing interfaces are served by
 //! broker components and have no host binding.
@@ -20,12 +20,12 @@ wasmtime::component::bindgen!({
         "workbooks:engine/net.send": async,
         "workbooks:engine/net.fetch": async,
         "workbooks:engine/net.fetch-many": async,
-        "workbooks:host/wire.exchange": async,
-        "workbooks:host/fifo.push": async,
-        "workbooks:host/fifo.pop": async,
-        "workbooks:host/fifo.len": async,
+        "workbooks:host/exchange.exchange": async,
+        "workbooks:host/queue.push": async,
+        "workbooks:host/queue.pop": async,
+        "workbooks:host/queue.len": async,
         "workbooks:host/http.get": async,
-        "workbooks:host/completions.post": async,
+        "workbooks:host/llm.post": async,
         "workbooks:host/tools.call": async,
     },
     exports: { default: async },

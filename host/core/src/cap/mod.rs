@@ -11,6 +11,7 @@ pub mod agent;
 )]
 pub(crate) mod bindings;
 pub(crate) mod browse;
+pub(crate) mod exchange;
 pub(crate) mod kv;
 pub(crate) mod launch;
 pub mod llm;
@@ -21,4 +22,3 @@ pub(crate) mod relay;
 pub mod secrets;
 pub(crate) mod session_info;
 pub(crate) mod vfs;
-pub(crate) mod wire;

@@ -22,15 +22,15 @@ use std::pin::Pin;
 /// One relayed operation, with its arguments as the guest gave them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) enum Call {
-    /// `storage.get`.
+    /// `kv.get`.
     KvGet { key: Vec<u8> },
-    /// `storage.put`.
+    /// `kv.put`.
     KvPut { key: Vec<u8>, value: Vec<u8> },
-    /// `storage.delete`.
+    /// `kv.delete`.
     KvDelete { key: Vec<u8> },
-    /// `storage.contains`.
+    /// `kv.contains`.
     KvContains { key: Vec<u8> },
-    /// `storage.keys`.
+    /// `kv.keys`.
     KvKeys { prefix: Vec<u8>, limit: u32 },
     /// `vfs.read`.
     VfsRead { volume: Volume, path: String },
@@ -46,18 +46,18 @@ pub(crate) enum Call {
     VfsRemove { volume: Volume, path: String },
     /// `vfs.stat`.
     VfsStat { volume: Volume, path: String },
-    /// `fifo.push`.
-    FifoPush { name: String, message: Vec<u8> },
-    /// `fifo.pop`.
-    FifoPop { name: String, timeout_ms: u32 },
-    /// `fifo.len`.
-    FifoLen { name: String },
-    /// `keys.hmac-sha256`.
-    KeysHmac { name: String, data: Vec<u8> },
-    /// `keys.ed25519-sign`.
-    KeysSign { name: String, data: Vec<u8> },
-    /// `keys.ed25519-public-key`.
-    KeysPublic { name: String },
+    /// `queue.push`.
+    QueuePush { name: String, message: Vec<u8> },
+    /// `queue.pop`.
+    QueuePop { name: String, timeout_ms: u32 },
+    /// `queue.len`.
+    QueueLen { name: String },
+    /// `secrets.hmac-sha256`.
+    SecretsHmac { name: String, data: Vec<u8> },
+    /// `secrets.ed25519-sign`.
+    SecretsSign { name: String, data: Vec<u8> },
+    /// `secrets.ed25519-public-key`.
+    SecretsPublic { name: String },
     /// `launch.run` (needs `commands`).
     Run {
         name: String,

@@ -1,9 +1,9 @@
-//! The deny ladder in front of every command run, and the per-principal
+//! The deny ladder in front of every command run, and the per-tenant
 //! concurrency slots.
 
 use super::registry::Registry;
 use super::registry::{ArgMode, RegistryError, Tier};
-use super::{CommandEnv, CommandError, MAX_CONCURRENT_PER_PRINCIPAL, MAX_DEPTH, builtin};
+use super::{CommandEnv, CommandError, MAX_CONCURRENT_PER_TENANT, MAX_DEPTH, builtin};
 use crate::artifact::Artifact;
 use crate::cadence::{Cadence, Denial};
 use crate::policy::Cap;
@@ -26,7 +26,7 @@ pub(crate) struct Resolved {
     pub(crate) stubs: crate::policy::Stubs,
 }
 
-/// Per-principal counters with a cap; a slot is given back when dropped.
+/// Per-tenant counters with a cap; a slot is given back when dropped.
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
     held: Mutex<HashMap<String, u32>>,
@@ -35,21 +35,21 @@ pub(crate) struct Slots {
 /// One held slot.
 pub(crate) struct Slot {
     slots: Arc<Slots>,
-    principal: String,
+    tenant: String,
 }
 
 impl Slots {
-    /// Takes a slot for `principal` if fewer than `cap` are held.
-    pub(crate) fn take(self: &Arc<Self>, principal: &str, cap: u32) -> Option<Slot> {
+    /// Takes a slot for `tenant` if fewer than `cap` are held.
+    pub(crate) fn take(self: &Arc<Self>, tenant: &str, cap: u32) -> Option<Slot> {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        let n = held.entry(principal.to_string()).or_default();
+        let n = held.entry(tenant.to_string()).or_default();
         if *n >= cap {
             return None;
         }
         *n += 1;
         Some(Slot {
             slots: self.clone(),
-            principal: principal.to_string(),
+            tenant: tenant.to_string(),
         })
     }
 }
@@ -57,10 +57,10 @@ impl Slots {
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut held = self.slots.held.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = held.get_mut(&self.principal) {
+        if let Some(n) = held.get_mut(&self.tenant) {
             *n = n.saturating_sub(1);
             if *n == 0 {
-                held.remove(&self.principal);
+                held.remove(&self.tenant);
             }
         }
     }
@@ -114,10 +114,9 @@ impl Ladder<'_> {
     ) -> Result<(Resolved, Slot), CommandError> {
         const BROKER: &str = "exec";
         let cadence = self.cadence;
-        let deny =
-            |denial: Denial, detail: &str| cadence.deny(&env.principal, BROKER, denial, detail);
+        let deny = |denial: Denial, detail: &str| cadence.deny(&env.tenant, BROKER, denial, detail);
         cadence
-            .admit_as_read(&env.principal, BROKER)
+            .admit_as_read(&env.tenant, BROKER)
             .map_err(|d| match d {
                 Denial::Revoked => CommandError::Revoked,
                 _ => CommandError::RateLimited,
@@ -149,10 +148,10 @@ impl Ladder<'_> {
         };
         let slot = self
             .slots
-            .take(&env.principal, MAX_CONCURRENT_PER_PRINCIPAL)
+            .take(&env.tenant, MAX_CONCURRENT_PER_TENANT)
             .ok_or_else(|| {
                 deny(Denial::Guard("too_many_running"), name);
-                CommandError::TooManyRunning(MAX_CONCURRENT_PER_PRINCIPAL)
+                CommandError::TooManyRunning(MAX_CONCURRENT_PER_TENANT)
             })?;
         Ok((resolved, slot))
     }

@@ -9,7 +9,7 @@
 //! ladder ([`ladder`]), in order: revoked, rate_limited, denied
 //! (default-deny: the caller must hold `commands` or `exec`), max_depth
 //! (deeper than [`MAX_DEPTH`]), command_not_granted (the caller's
-//! allowlist), unknown_command; then the per-principal concurrency cap.
+//! allowlist), unknown_command; then the per-tenant concurrency cap.
 //! Each denial is audited. A run gets a fresh store from the cached
 //! pre-instantiation and the command envelope: fuel 5e9, 30 s wall clock,
 //! argv ≤ 256 KiB, stdin ≤ 64 MiB, output ≤ 8 MiB each stream, the
@@ -20,8 +20,8 @@ pub mod builtin;
 pub mod frames;
 pub(crate) mod ladder;
 pub mod listing;
+pub mod packed;
 pub mod registry;
-pub mod wire;
 
 pub use registry::{ArgMode, Entry, Registry, RegistryError, Tier};
 
@@ -35,9 +35,9 @@ use std::time::Duration;
 
 /// Deepest command chain: a command run by a command run by ... stops here.
 pub const MAX_DEPTH: u32 = 8;
-pub use crate::limits::MAX_CONCURRENT_PER_PRINCIPAL;
-/// Spawned, not yet awaited processes one principal may hold (`exec`).
-pub const MAX_LIVE_PROCESSES_PER_PRINCIPAL: u32 = 32;
+pub use crate::limits::MAX_CONCURRENT_PER_TENANT;
+/// Spawned, not yet awaited processes one tenant may hold (`exec`).
+pub const MAX_LIVE_PROCESSES_PER_TENANT: u32 = 32;
 /// Wall-clock budget of one command.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -65,8 +65,8 @@ pub struct CommandPolicy {
 /// Who asks to run a command, and under what terms.
 #[derive(Debug, Clone)]
 pub struct CommandEnv {
-    /// The principal (tenant) whose revocation, rate and quotas apply.
-    pub principal: String,
+    /// The tenant whose revocation, rate and quotas apply.
+    pub tenant: String,
     /// The session id commands report (and whose volumes they reach).
     pub session_id: String,
     /// The caps of the caller, for default-deny.
@@ -173,11 +173,11 @@ impl PipelineError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CommandError {
-    /// The principal is revoked.
-    #[error("revoked: the principal is revoked")]
+    /// The tenant is revoked.
+    #[error("revoked: the tenant is revoked")]
     Revoked,
-    /// The principal is over its rate limit.
-    #[error("rate_limited: the principal is over its rate limit")]
+    /// The tenant is over its rate limit.
+    #[error("rate_limited: the tenant is over its rate limit")]
     RateLimited,
     /// The caller holds neither `commands` nor `exec`.
     #[error("denied: running commands is not granted")]
@@ -191,7 +191,7 @@ pub enum CommandError {
     /// Not registered.
     #[error("unknown_command: `{0}`")]
     Unknown(String),
-    /// Too many commands of this principal are running.
+    /// Too many commands of this tenant are running.
     #[error("too_many_running: at most {0} at once")]
     TooManyRunning(u32),
     /// The stored bytes do not match their hash.

@@ -7,7 +7,7 @@
 //! guest and the host. It is checked like a first-party one, before any
 //! guest is docked with it: it must be a component, export the cap's
 //! guest-facing interface, and import nothing but base WASI and the host
-//! primitives of its own cap (a kv broker cannot import `keys`, the
+//! primitives of its own cap (a kv broker cannot import `secrets`, the
 //! filesystem or the network). Everything that must hold whatever a broker
 //! does (the tenant, the cadence, the limits) is enforced in the primitive,
 //! below it; the dock re-checks every composition's imports as well.
@@ -175,11 +175,11 @@ mod tests {
 
     #[test]
     fn a_broker_may_import_its_own_primitive_and_base_wasi_only() {
-        let own = ["wasi:cli/stderr@0.2.6", "workbooks:host/storage@0.1.0"];
+        let own = ["wasi:cli/stderr@0.2.6", "workbooks:host/kv@0.1.0"];
         assert!(check_imports(Cap::Kv, &own.map(String::from)).is_ok());
         for stolen in [
-            "workbooks:host/keys@0.1.0",
-            "workbooks:host/wire@0.1.0",
+            "workbooks:host/secrets@0.1.0",
+            "workbooks:host/exchange@0.1.0",
             "workbooks:host/unheard-of@0.1.0",
             "wasi:filesystem/preopens@0.2.6",
             "wasi:sockets/tcp@0.2.6",
@@ -197,12 +197,12 @@ mod tests {
     }
 
     #[test]
-    fn the_wire_primitive_serves_each_transport_broker_but_no_other() {
-        let wire = ["workbooks:host/wire@0.1.0".to_string()];
+    fn the_exchange_primitive_serves_each_transport_broker_but_no_other() {
+        let exchange = ["workbooks:host/exchange@0.1.0".to_string()];
         for cap in [Cap::Tcp, Cap::Udp, Cap::Tls] {
-            assert!(check_imports(cap, &wire).is_ok(), "{cap}");
+            assert!(check_imports(cap, &exchange).is_ok(), "{cap}");
         }
-        assert!(check_imports(Cap::Queue, &wire).is_err());
+        assert!(check_imports(Cap::Queue, &exchange).is_err());
     }
 
     #[test]

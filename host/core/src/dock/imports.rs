@@ -249,22 +249,19 @@ mod tests {
     #[test]
     fn each_host_primitive_serves_its_own_caps_only() {
         assert_eq!(
-            primitive_caps("workbooks:host/storage@0.1.0"),
+            primitive_caps("workbooks:host/kv@0.1.0"),
             CapSet::EMPTY.with(Cap::Kv)
         );
-        assert!(primitive_caps("workbooks:host/wire@0.1.0").contains(Cap::Udp));
-        assert!(!primitive_caps("workbooks:host/wire@0.1.0").contains(Cap::Net));
+        assert!(primitive_caps("workbooks:host/exchange@0.1.0").contains(Cap::Udp));
+        assert!(!primitive_caps("workbooks:host/exchange@0.1.0").contains(Cap::Net));
         assert!(primitive_caps("workbooks:host/unheard-of@0.1.0").is_empty());
         assert!(primitive_caps("workbooks:engine/kv@0.1.0").is_empty());
     }
 
     #[test]
     fn host_primitives_are_refused_at_any_version() {
-        assert_eq!(
-            classify("workbooks:host/storage@0.1.0"),
-            Need::HostPrimitive
-        );
-        assert_eq!(classify("workbooks:host/storage"), Need::HostPrimitive);
+        assert_eq!(classify("workbooks:host/kv@0.1.0"), Need::HostPrimitive);
+        assert_eq!(classify("workbooks:host/kv"), Need::HostPrimitive);
         assert_eq!(
             classify("workbooks:host/anything@9.9.9"),
             Need::HostPrimitive

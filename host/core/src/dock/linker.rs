@@ -12,7 +12,7 @@
 //!
 //! Host primitives are linked by cap too, from the cap table
 //! ([`crate::state::caps`]): a broker's primitive is there only when a cap
-//! it serves is granted (`wire` once for tcp, udp or tls).
+//! it serves is granted (`exchange` once for tcp, udp or tls).
 
 use super::imports::Lane;
 use crate::cap;

@@ -228,12 +228,12 @@ mod tests {
         let served = Brokers::default();
         let kv = served.get(Cap::Kv).unwrap();
         let minimal = Grant::profile("minimal");
-        let fine = names(&["wasi:cli/stdout@0.2.6", "workbooks:host/storage@0.1.0"]);
+        let fine = names(&["wasi:cli/stdout@0.2.6", "workbooks:host/kv@0.1.0"]);
         assert!(recheck(&fine, &minimal, Lane::Call, &[kv], &served).is_ok());
         for (import, why) in [
             // A primitive of a cap whose broker was not composed in.
             (
-                "workbooks:host/keys@0.1.0",
+                "workbooks:host/secrets@0.1.0",
                 "is a host primitive of secrets",
             ),
             (
@@ -244,7 +244,7 @@ mod tests {
             ("wasi:http/types@0.2.6", "needs net, not granted"),
             ("evil:any/thing", "is not served by this engine"),
         ] {
-            let imports = names(&["workbooks:host/storage@0.1.0", import]);
+            let imports = names(&["workbooks:host/kv@0.1.0", import]);
             match recheck(&imports, &minimal, Lane::Call, &[kv], &served) {
                 Err(DockError::ComposedImport {
                     interface,
@@ -256,7 +256,7 @@ mod tests {
                 other => panic!("{import}: {other:?}"),
             }
         }
-        // Granted but not composed in: the storage primitive is still out.
+        // Granted but not composed in: the kv primitive is still out.
         assert!(recheck(&fine, &minimal, Lane::Call, &[], &served).is_err());
         // A served handler reads its request through wasi:http/types.
         let handler = names(&["wasi:http/types@0.2.6"]);

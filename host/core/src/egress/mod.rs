@@ -3,7 +3,7 @@
 //! address), the capped HTTP transport ([`capped_http`]: redirects
 //! re-checked, bodies and time capped, TLS verified) and the one-shot
 //! socket exchanges ([`oneshot`]). [`NetAccess`] puts the cadence in front
-//! of them: the `egress`, `http` and `wire` primitives and the guarded
+//! of them: the `egress`, `http` and `exchange` primitives and the guarded
 //! `wasi:http` and `wasi:sockets` all reach the network through it.
 
 pub mod capped_http;
@@ -17,12 +17,12 @@ pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver}
 use crate::cadence::{Cadence, Denial};
 use std::sync::Arc;
 
-/// What a network call needs: the caller's principal, the cadence
+/// What a network call needs: the caller's tenant, the cadence
 /// and the guarded transport. A cap context holding `None` reaches nothing.
 #[derive(Clone, Debug)]
 pub struct NetAccess {
-    /// The caller's principal (tenant).
-    pub principal: String,
+    /// The caller's tenant.
+    pub tenant: String,
     /// Revocation, rate limit, audit.
     pub cadence: Arc<Cadence>,
     /// The floor and the transport.
@@ -70,12 +70,12 @@ impl NetAccess {
         op: impl Future<Output = Result<T, HttpError>>,
     ) -> Result<T, EgressFailure> {
         self.cadence
-            .admit(&self.principal, broker)
+            .admit(&self.tenant, broker)
             .map_err(EgressFailure::Denied)?;
         op.await.map_err(|e| {
             if let HttpError::Denied(d) = &e {
                 self.cadence
-                    .deny(&self.principal, broker, Denial::Guard(d.reason()), detail);
+                    .deny(&self.tenant, broker, Denial::Guard(d.reason()), detail);
             }
             EgressFailure::Failed(e)
         })

@@ -29,7 +29,7 @@ use std::sync::Arc;
 pub struct LoopCall {
     /// The run's id (the store's session id).
     pub id: String,
-    /// The tenant the run acts as (the store's principal).
+    /// The tenant the run acts as.
     pub tenant: String,
     /// The system prompt, whole.
     pub system: String,

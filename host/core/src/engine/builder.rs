@@ -112,7 +112,7 @@ impl EngineBuilder {
         self
     }
 
-    /// Calls through the cadence one principal may make per window (default 120 000 per
+    /// Calls through the cadence one tenant may make per window (default 120 000 per
     /// 60 s).
     pub fn rate_limit(mut self, calls: u64, window: Duration) -> Self {
         self.rate_limit = (calls, window);

@@ -153,7 +153,7 @@ impl Engine {
         // The store the child's relayed calls are answered from: the one
         // an in-process run of this command would get.
         let grant = env.grant.clone().with_stubs(resolved.stubs);
-        let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
+        let mut opts = SessionOptions::new(env.session_id.clone(), env.tenant.clone());
         opts.env = env.policy.env.to_vec();
         opts.dirs = env.dirs.clone();
         opts.memory = env.policy.memory;

@@ -1,7 +1,7 @@
 //! Commands fanned over many inputs at a tier: the part of the fabric the
 //! engine itself runs, for the `parallel` cap (`launch.run-many`) and for
 //! the fabric above it. Every task goes through the same deny ladder,
-//! envelope and budgets as a single command run by the same principal, at
+//! envelope and budgets as a single command run by the same tenant, at
 //! no weaker tier than the command's own.
 
 use super::{CHILD_GRACE, Engine};

@@ -9,7 +9,7 @@ use crate::commands::ladder::{Resolved, Slot};
 use crate::commands::registry::{ArgMode, Tier};
 use crate::commands::{
     COMMAND_TIMEOUT, CommandEnv, CommandError, CommandOutput, CommandPolicy,
-    MAX_LIVE_PROCESSES_PER_PRINCIPAL, StageSpec,
+    MAX_LIVE_PROCESSES_PER_TENANT, StageSpec,
 };
 use crate::engine::run::RunError;
 use crate::limits::{COMMAND_FUEL, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES};
@@ -181,7 +181,7 @@ impl Engine {
     ) -> Result<CommandOutput, CommandError> {
         let (timeout, fuel) = budgets(env);
         let docked = self.dock_resolved(env, resolved)?;
-        let mut opts = SessionOptions::new(env.session_id.clone(), env.principal.clone());
+        let mut opts = SessionOptions::new(env.session_id.clone(), env.tenant.clone());
         opts.args = args;
         opts.env = env.policy.env.to_vec();
         opts.stdin = stdin;
@@ -255,17 +255,15 @@ impl Launcher for Engine {
         let (resolved, slot) = self.ladder().admit(env, cap, name)?;
         let Some(live) = self
             .process_slots()
-            .take(&env.principal, MAX_LIVE_PROCESSES_PER_PRINCIPAL)
+            .take(&env.tenant, MAX_LIVE_PROCESSES_PER_TENANT)
         else {
             self.cadence().deny(
-                &env.principal,
+                &env.tenant,
                 "exec",
                 Denial::Guard("too_many_live_processes"),
                 name,
             );
-            return Err(CommandError::TooManyRunning(
-                MAX_LIVE_PROCESSES_PER_PRINCIPAL,
-            ));
+            return Err(CommandError::TooManyRunning(MAX_LIVE_PROCESSES_PER_TENANT));
         };
         let (engine, env) = (self.clone(), env.clone());
         let task = tokio::spawn(async move {

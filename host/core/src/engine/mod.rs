@@ -62,7 +62,7 @@ const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
 /// every home's caches (see [`crate::seal`]).
 pub const CACHE_KEY_FILE: &str = "cache.key";
 
-/// Calls through the cadence per principal per window, by default.
+/// Calls through the cadence per tenant per window, by default.
 const RATE_LIMIT_CALLS: u64 = 120_000;
 /// The rate limiter's window.
 const RATE_LIMIT_WINDOW: Duration = Duration::from_secs(60);
@@ -282,10 +282,10 @@ impl Engine {
         &self.inner.keyring
     }
 
-    /// Network reach for `principal`: the cadence and the transport.
-    pub fn net_access(&self, principal: &str) -> NetAccess {
+    /// Network reach for `tenant`: the cadence and the transport.
+    pub fn net_access(&self, tenant: &str) -> NetAccess {
         NetAccess {
-            principal: principal.to_string(),
+            tenant: tenant.to_string(),
             cadence: self.inner.cadence.clone(),
             client: self.inner.http.clone(),
             max_body: self.inner.net_max_body,

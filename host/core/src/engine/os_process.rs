@@ -249,7 +249,7 @@ pub(crate) fn child_flags(
         .arg(env.grant.profile.effective.name())
         .arg("--caps")
         .arg(env.grant.caps.words().join(","))
-        .arg(format!("--tenant={}", env.principal))
+        .arg(format!("--tenant={}", env.tenant))
         .arg("--timeout")
         .arg(timeout.as_millis().to_string())
         .arg("--fuel")

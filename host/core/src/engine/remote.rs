@@ -53,7 +53,7 @@ impl Engine {
     /// Runs `artifact`, whose bytes the caller has verified, as a command
     /// for `env` at `tier` (an `os_process` one from a copy in this
     /// engine's store), on an argv and stdin already shaped: a task another
-    /// engine admitted. Revocation and the rate limit of `env`'s principal
+    /// engine admitted. Revocation and the rate limit of `env`'s tenant
     /// are checked here too.
     pub async fn run_sent(
         &self,
@@ -64,7 +64,7 @@ impl Engine {
         stdin: Bytes,
     ) -> Result<CommandOutput, CommandError> {
         self.cadence()
-            .admit(&env.principal, "exec")
+            .admit(&env.tenant, "exec")
             .map_err(|d| match d {
                 crate::cadence::Denial::Revoked => CommandError::Revoked,
                 _ => CommandError::RateLimited,

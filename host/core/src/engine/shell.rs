@@ -39,7 +39,7 @@ pub struct LineOptions {
     pub profile: String,
     /// Caps narrower than the profile's for the stages.
     pub caps: Option<CapSet>,
-    /// The principal whose revocation, rate limit and quotas apply.
+    /// The tenant whose revocation, rate limit and quotas apply.
     pub tenant: String,
     /// The session id stages report.
     pub session_id: String,
@@ -315,7 +315,7 @@ pub fn host_env(opts: LineOptions) -> Result<(crate::commands::CommandEnv, Stdin
         None => Grant::profile(&opts.profile),
     };
     let env = crate::commands::CommandEnv {
-        principal: opts.tenant,
+        tenant: opts.tenant,
         session_id: opts.session_id,
         caller_caps: grant.caps.with(Cap::Commands),
         grant,

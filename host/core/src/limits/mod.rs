@@ -89,12 +89,12 @@ pub const RELAY_MAX_CALL_BYTES: usize = MAX_STDIN_BYTES + MAX_ARGV_BYTES + (1 <<
 
 // ---- the cadence ------------------------------------------------------------
 
-/// Principals the rate limiter tracks at once; past it, principals not yet
+/// Tenants the rate limiter tracks at once; past it, tenants not yet
 /// tracked share one overflow bucket. Bounds the memory a flood of new
 /// names (a server's clients) can take.
-pub const RATE_MAX_PRINCIPALS: usize = 65_536;
+pub const RATE_MAX_TENANTS: usize = 65_536;
 
-/// Repeats of one (principal, primitive, reason) denial within this window
+/// Repeats of one (tenant, primitive, reason) denial within this window
 /// share one line of the audit file, so denials an untrusted party causes
 /// do not grow the log one line each.
 pub const AUDIT_COALESCE_WINDOW: Duration = Duration::from_secs(10);
@@ -385,14 +385,14 @@ pub const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
 /// broker's) and the output it hands back; past it, the build traps.
 pub const BUILD_BROKER_MEMORY: usize = 160 << 20;
 
-/// Commands one principal may have running at once.
-pub const MAX_CONCURRENT_PER_PRINCIPAL: u32 = 64;
+/// Commands one tenant may have running at once.
+pub const MAX_CONCURRENT_PER_TENANT: u32 = 64;
 
 /// Tasks in flight when the caller names no width.
 pub const FABRIC_WIDTH: usize = 16;
-/// Most tasks in flight at once: the principal's concurrency cap, so a
+/// Most tasks in flight at once: the tenant's concurrency cap, so a
 /// fan-out is refused nothing the ladder would allow.
-pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_PRINCIPAL as usize;
+pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_TENANT as usize;
 /// Wall-clock budget of each task when the caller names none.
 pub const FABRIC_TASK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most inputs in one `wbx fabric run`: bounds the results held in memory.

@@ -5,7 +5,7 @@
 //! resources. So every request gets a fresh store under the serving grant
 //! (nothing survives between requests) with its own wall-clock budget and
 //! fuel; requests are rate limited per client (an IPv4 address, or an IPv6
-//! /64, since one host owns a whole /64); the principal's revocation is
+//! /64, since one host owns a whole /64); the tenant's revocation is
 //! checked before the guest starts and watched while it runs (a revocation
 //! stops requests already in flight); the response body is capped (a guest
 //! that produces more gets a 502, never an unbounded buffer in the host).
@@ -48,7 +48,7 @@ pub struct ServeOptions {
     pub profile: String,
     /// Caps narrower than the profile's.
     pub caps: Option<CapSet>,
-    /// The principal whose revocation, quotas and durable state apply.
+    /// The tenant whose revocation, quotas and durable state apply.
     pub tenant: String,
     /// Requests one client may make per minute.
     pub per_client_per_minute: u64,

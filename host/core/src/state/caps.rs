@@ -32,7 +32,7 @@ pub(crate) struct Contexts {
     pub(crate) kv: cap::kv::KvCtx,
     pub(crate) launch: cap::launch::LaunchCtx,
     pub(crate) net: cap::net::NetCtx,
-    pub(crate) wire: cap::wire::WireCtx,
+    pub(crate) exchange: cap::exchange::ExchangeCtx,
     pub(crate) browse: cap::browse::BrowseCtx,
     pub(crate) queue: cap::queue::QueueCtx,
     pub(crate) secrets: cap::secrets::SecretsCtx,
@@ -93,7 +93,7 @@ pub(crate) const TABLE: [Row; 9] = [
         },
     },
     Row {
-        interface: "workbooks:host/storage",
+        interface: "workbooks:host/kv",
         per_tenant: true,
         link: |l| cap::kv::add_to_linker(l, |s| &mut s.caps.kv),
         open: |o, c, _| {
@@ -109,7 +109,7 @@ pub(crate) const TABLE: [Row; 9] = [
         },
     },
     Row {
-        interface: "workbooks:host/fifo",
+        interface: "workbooks:host/queue",
         per_tenant: true,
         link: |l| cap::queue::add_to_linker(l, |s| &mut s.caps.queue),
         open: |o, c, _| {
@@ -125,7 +125,7 @@ pub(crate) const TABLE: [Row; 9] = [
         },
     },
     Row {
-        interface: "workbooks:host/keys",
+        interface: "workbooks:host/secrets",
         per_tenant: true,
         link: |l| cap::secrets::add_to_linker(l, |s| &mut s.caps.secrets),
         open: |o, c, _| {
@@ -151,11 +151,11 @@ pub(crate) const TABLE: [Row; 9] = [
         open: open_launch,
     },
     Row {
-        interface: "workbooks:host/wire",
+        interface: "workbooks:host/exchange",
         per_tenant: false,
-        link: |l| cap::wire::add_to_linker(l, |s| &mut s.caps.wire),
+        link: |l| cap::exchange::add_to_linker(l, |s| &mut s.caps.exchange),
         open: |o, c, _| {
-            c.wire = cap::wire::WireCtx::new(o.host.access.clone(), o.caps);
+            c.exchange = cap::exchange::ExchangeCtx::new(o.host.access.clone(), o.caps);
             Ok(())
         },
     },
@@ -194,7 +194,7 @@ pub(crate) const TABLE: [Row; 9] = [
         },
     },
     Row {
-        interface: "workbooks:host/completions",
+        interface: "workbooks:host/llm",
         per_tenant: false,
         link: |l| cap::llm::add_to_linker(l, |s| &mut s.caps.llm),
         open: |o, c, _| {
@@ -294,7 +294,7 @@ fn open_launch(
     }
     let opts = o.opts;
     let env = CommandEnv {
-        principal: opts.tenant.clone(),
+        tenant: opts.tenant.clone(),
         session_id: opts.id.clone(),
         caller_caps: o.grant.caps,
         grant: opts
@@ -366,7 +366,7 @@ mod tests {
     fn the_shared_primitives_serve_the_caps_whose_brokers_import_them() {
         let of = |caps: &[Cap]| CapSet::of(caps);
         assert_eq!(
-            caps_of("workbooks:host/wire"),
+            caps_of("workbooks:host/exchange"),
             of(&[Cap::Tcp, Cap::Udp, Cap::Tls])
         );
         assert_eq!(

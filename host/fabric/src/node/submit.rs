@@ -50,7 +50,7 @@ impl crate::Fabric {
         let workers = trust::pinned(&opts.workers).map_err(bus_error)?;
         let signer = match &opts.signer {
             Some(identity) => identity.clone(),
-            None => Identity::of_tenant(self.engine().keyring(), &env.principal, None)
+            None => Identity::of_tenant(self.engine().keyring(), &env.tenant, None)
                 .map_err(bus_error)?,
         };
         let bus = connect(url).await?;
@@ -69,7 +69,7 @@ impl crate::Fabric {
         // replaced it.
         let watch = bus
             .results
-            .watch_with_history(format!("{}.{run}.>", env.principal))
+            .watch_with_history(format!("{}.{run}.>", env.tenant))
             .await
             .map_err(bus_error)?;
         // As long as a worker accepts: a task may wait behind many others
@@ -101,8 +101,8 @@ impl crate::Fabric {
                 uploaded = Some(sha256.clone());
             }
             let task = NodeTask {
-                id: format!("{}.{run}.{index}", env.principal),
-                tenant: env.principal.clone(),
+                id: format!("{}.{run}.{index}", env.tenant),
+                tenant: env.tenant.clone(),
                 session_id: env.session_id.clone(),
                 sha256,
                 argv,

@@ -272,9 +272,9 @@ fn answered_already(held: &[u8], policy: &WorkerPolicy, envelope: &Envelope) -> 
 
 /// Audits a refusal on this worker, by name.
 fn refuse(engine: &Engine, tenant: &str, refusal: &Refusal) {
-    let principal = if tenant.is_empty() { "node" } else { tenant };
+    let tenant = if tenant.is_empty() { "node" } else { tenant };
     engine.cadence().deny(
-        principal,
+        tenant,
         "node",
         Denial::Guard(refusal.reason()),
         &refusal.to_string(),
@@ -367,7 +367,7 @@ async fn run_task(
         .unwrap_or_else(|| grant.profile.effective.memory_bytes())
         .min(policy.max_memory);
     let env = CommandEnv {
-        principal: task.tenant.clone(),
+        tenant: task.tenant.clone(),
         session_id: task.session_id.clone(),
         caller_caps: grant.caps.with(Cap::Commands),
         grant,

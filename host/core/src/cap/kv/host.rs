@@ -1,5 +1,5 @@
 use super::KvCtx;
-use crate::cap::bindings::workbooks::host::storage::{Error, Host};
+use crate::cap::bindings::workbooks::host::kv::{Error, Host};
 use crate::cap::relay::{Call, Relay, answered};
 use crate::limits::KV_MAX_KEYS_PER_TENANT;
 use crate::store::{KvError, TenantKv};

@@ -3,7 +3,7 @@
 //! Three layers. The guest imports `workbooks:engine/kv@0.1.0`; the dock
 //! composes it with the kv broker component (`guests/kv-broker`), which
 //! serves that interface over the host primitive
-//! `workbooks:host/storage@0.1.0` implemented here. Invariant: the tenant is
+//! `workbooks:host/kv@0.1.0` implemented here. Invariant: the tenant is
 //! fixed by the host when the store is built; no argument of any call can
 //! name another tenant. The hard limits (value size, key count, key length)
 //! are enforced here, below any broker, so a swapped broker cannot widen
@@ -12,7 +12,7 @@
 mod host;
 
 use crate::cadence::Cadence;
-use crate::cap::bindings::workbooks::host::storage;
+use crate::cap::bindings::workbooks::host::kv;
 use crate::cap::relay::Relay;
 use crate::store::{StorageSlot, TenantKv};
 use std::sync::Arc;
@@ -47,10 +47,10 @@ impl KvCtx {
     }
 }
 
-/// Links the storage primitive the kv broker imports.
+/// Links the `kv` primitive the kv broker imports.
 pub(crate) fn add_to_linker<T: 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut KvCtx,
 ) -> wasmtime::Result<()> {
-    storage::add_to_linker::<T, HasSelf<KvCtx>>(linker, get)
+    kv::add_to_linker::<T, HasSelf<KvCtx>>(linker, get)
 }

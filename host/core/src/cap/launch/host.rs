@@ -393,7 +393,7 @@ mod tests {
     fn ctx(launcher: &Arc<Recorder>, caps: &[Cap]) -> LaunchCtx {
         let caps = CapSet::of(caps);
         let env = CommandEnv {
-            principal: "t".into(),
+            tenant: "t".into(),
             session_id: "s".into(),
             caller_caps: caps,
             grant: Grant::profile("minimal"),

@@ -15,8 +15,8 @@
 //! `exec`, `run-many` needs `parallel`: a commands broker cannot spawn or
 //! fan out), then runs the deny ladder (for each input of a fan-out), and
 //! the command runs under the grant, preopens and budgets the host fixed
-//! for the caller's session, one level deeper in the chain. A principal
-//! holds at most [`crate::commands::MAX_LIVE_PROCESSES_PER_PRINCIPAL`] jobs
+//! for the caller's session, one level deeper in the chain. A tenant
+//! holds at most [`crate::commands::MAX_LIVE_PROCESSES_PER_TENANT`] jobs
 //! that have not been awaited, killed or dropped (the fork-bomb guard), and
 //! a dropped job stops its command.
 

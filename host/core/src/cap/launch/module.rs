@@ -2,8 +2,8 @@
 //! `workbooks.exec_read`, linked by [`crate::dock::module`] only under
 //! `exec`.
 //!
-//! `workbooks.exec(req_ptr, req_len) -> i64` takes a request in the wire
-//! format ([`crate::commands::wire`]), runs it through the same deny ladder
+//! `workbooks.exec(req_ptr, req_len) -> i64` takes a request in the packed
+//! format ([`crate::commands::packed`]), runs it through the same deny ladder
 //! under `exec`, stashes the result (`[exit i32][len u32][stdout][len
 //! u32][stderr]`) and returns its length; `workbooks.exec_read(out_ptr,
 //! out_len) -> i64` copies the stash out and returns the bytes copied.
@@ -14,7 +14,7 @@
 
 use super::LaunchCtx;
 use crate::cap::relay::{Call, ask_async};
-use crate::commands::{CommandError, wire};
+use crate::commands::{CommandError, packed};
 use crate::policy::Cap;
 use bytes::Bytes;
 use wasmtime::Caller;
@@ -56,7 +56,7 @@ fn read_guest<T>(caller: &mut Caller<'_, T>, ptr: u32, len: u32) -> Option<Vec<u
         .map(<[u8]>::to_vec)
 }
 
-/// `workbooks.exec`: runs the wire request at `ptr..ptr+len` and stashes
+/// `workbooks.exec`: runs the packed request at `ptr..ptr+len` and stashes
 /// the result for `exec_read`.
 pub(crate) async fn exec<T: Send>(
     mut caller: Caller<'_, T>,
@@ -67,7 +67,7 @@ pub(crate) async fn exec<T: Send>(
     let Some(request) = read_guest(&mut caller, ptr, len) else {
         return Ok(-1);
     };
-    let Ok(req) = wire::parse(&request) else {
+    let Ok(req) = packed::parse(&request) else {
         return Ok(-1);
     };
     if let Some(relay) = get(caller.data_mut()).ctx.relay() {
@@ -81,7 +81,7 @@ pub(crate) async fn exec<T: Send>(
             .unwrap_or_else(|e| Err(CommandError::Refused(e.to_string())));
         return Ok(match result {
             Ok((exit, stdout, stderr)) => {
-                let encoded = wire::encode_output(exit, &stdout, &stderr);
+                let encoded = packed::encode_output(exit, &stdout, &stderr);
                 let n = encoded.len() as i64;
                 get(caller.data_mut()).stash = Some(encoded);
                 n
@@ -98,7 +98,7 @@ pub(crate) async fn exec<T: Send>(
     let result = running.await;
     Ok(match result {
         Ok(out) => {
-            let encoded = wire::encode_output(out.exit_code, &out.stdout, &out.stderr);
+            let encoded = packed::encode_output(out.exit_code, &out.stdout, &out.stderr);
             let n = encoded.len() as i64;
             get(caller.data_mut()).stash = Some(encoded);
             n

@@ -1,6 +1,6 @@
 use super::{LlmCtx, PostFailure};
 use crate::cadence::Denial;
-use crate::cap::bindings::workbooks::host::completions::{Host, PostError, Reply};
+use crate::cap::bindings::workbooks::host::llm::{Host, PostError, Reply};
 
 impl Host for LlmCtx {
     fn default_model(&mut self) -> String {
@@ -60,10 +60,10 @@ impl LlmCtx {
 
     /// Posts to the endpoint, under the cadence.
     async fn post_now(&mut self, body: Vec<u8>) -> Result<Reply, PostError> {
-        let Some((service, principal, cadence)) = &self.reach else {
+        let Some((service, tenant, cadence)) = &self.reach else {
             return Err(PostError::NotConfigured);
         };
-        cadence.admit(principal, "llm").map_err(|d| match d {
+        cadence.admit(tenant, "llm").map_err(|d| match d {
             Denial::Revoked => PostError::Revoked,
             _ => PostError::RateLimited,
         })?;

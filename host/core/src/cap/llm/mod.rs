@@ -3,7 +3,7 @@
 //! Three layers, like browse. A guest imports `workbooks:engine/llm`; the
 //! dock composes it with the llm broker (`guests/llm-broker`), which writes
 //! the OpenAI-compatible request and reads the reply inside the sandbox,
-//! and posts through the host primitive `workbooks:host/completions`
+//! and posts through the host primitive `workbooks:host/llm`
 //! served here.
 //!
 //! Invariant: the endpoint and its key are operator configuration, held
@@ -12,7 +12,7 @@
 //! caps both bodies, and keeps every bound (per request, retries, the
 //! outer deadline, `max_tokens` and the run's token budget: [`budget`])
 //! whatever the broker asks. Each post passes the cadence as the store's
-//! principal.
+//! tenant.
 
 pub mod budget;
 mod endpoint;
@@ -24,7 +24,7 @@ pub use endpoint::{LlmBounds, LlmEndpoint};
 pub(crate) use endpoint::{LlmService, PostFailure};
 
 use crate::cadence::Cadence;
-use crate::cap::bindings::workbooks::host::completions;
+use crate::cap::bindings::workbooks::host::llm;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 
@@ -40,25 +40,25 @@ pub(crate) struct LlmCtx {
 }
 
 impl LlmCtx {
-    /// Reaches `service` as `principal`, under `cadence`; nothing when the
+    /// Reaches `service` as `tenant`, under `cadence`; nothing when the
     /// operator configured no endpoint.
     pub(crate) fn new(
         service: Option<Arc<LlmService>>,
-        principal: String,
+        tenant: String,
         cadence: Arc<Cadence>,
     ) -> Self {
         Self {
-            reach: service.map(|s| (s, principal, cadence)),
+            reach: service.map(|s| (s, tenant, cadence)),
             tape: None,
             budget: None,
         }
     }
 }
 
-/// Links the `completions` primitive the llm broker imports.
+/// Links the `llm` primitive the llm broker imports.
 pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut LlmCtx,
 ) -> wasmtime::Result<()> {
-    completions::add_to_linker::<T, HasSelf<LlmCtx>>(linker, get)
+    llm::add_to_linker::<T, HasSelf<LlmCtx>>(linker, get)
 }

@@ -3,7 +3,7 @@
 //! is kept with the sha256 of the request it answered, so a replay whose
 //! requests drift from the recorded ones stops at the first that does.
 
-use crate::cap::bindings::workbooks::host::completions::{PostError, Reply};
+use crate::cap::bindings::workbooks::host::llm::{PostError, Reply};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -30,9 +30,9 @@ pub enum Answer {
     },
     /// No endpoint.
     NotConfigured,
-    /// The principal was revoked.
+    /// The tenant was revoked.
     Revoked,
-    /// The principal was over its rate limit.
+    /// The tenant was over its rate limit.
     RateLimited,
     /// The last attempt timed out.
     Timeout {

@@ -3,7 +3,7 @@
 //!
 //! Threat: the raw socket interfaces are a path out of the sandbox beside
 //! the engine's own `net` interface, so they get the same treatment: a
-//! revoked principal cannot connect, send a datagram or look a name up, and
+//! revoked tenant cannot connect, send a datagram or look a name up, and
 //! stops receiving datagrams; every connect, datagram sent and lookup counts
 //! against the rate limit; every address is judged by the SSRF floor,
 //! including the addresses a lookup returns (an internal address is left
@@ -39,26 +39,26 @@ const AUDITED_AS: &str = "net";
 pub(crate) struct SocketGate {
     guard: NetGuard,
     cadence: Arc<Cadence>,
-    principal: String,
+    tenant: String,
     /// Where this store's guest has sent datagrams: the only sources it
     /// may receive from.
     udp_peers: Mutex<HashSet<SocketAddr>>,
 }
 
 impl SocketGate {
-    /// A gate for `principal` judging addresses with `guard`.
-    pub(crate) fn new(guard: NetGuard, cadence: Arc<Cadence>, principal: String) -> Self {
+    /// A gate for `tenant` judging addresses with `guard`.
+    pub(crate) fn new(guard: NetGuard, cadence: Arc<Cadence>, tenant: String) -> Self {
         Self {
             guard,
             cadence,
-            principal,
+            tenant,
             udp_peers: Mutex::new(HashSet::new()),
         }
     }
 
     fn deny(&self, why: &'static str, addr: SocketAddr) -> bool {
         self.cadence.deny(
-            &self.principal,
+            &self.tenant,
             AUDITED_AS,
             Denial::Guard(why),
             &addr.to_string(),
@@ -76,7 +76,7 @@ impl SocketGate {
             }
             U::TcpListen | U::TcpAccept => self.deny("socket_listen", addr),
             U::TcpConnect | U::UdpSend => {
-                if self.cadence.admit(&self.principal, AUDITED_AS).is_err() {
+                if self.cadence.admit(&self.tenant, AUDITED_AS).is_err() {
                     return false;
                 }
                 if let Err(d) = self.guard.check_ip(addr.ip()) {
@@ -95,13 +95,9 @@ impl SocketGate {
                 true
             }
             U::UdpReceive => {
-                if self.cadence.revocations().is_revoked(&self.principal) {
-                    self.cadence.deny(
-                        &self.principal,
-                        AUDITED_AS,
-                        Denial::Revoked,
-                        &addr.to_string(),
-                    );
+                if self.cadence.revocations().is_revoked(&self.tenant) {
+                    self.cadence
+                        .deny(&self.tenant, AUDITED_AS, Denial::Revoked, &addr.to_string());
                     return false;
                 }
                 let sent_to = self
@@ -128,7 +124,7 @@ impl SocketGate {
 
     /// Revocation and the rate limit for one name lookup.
     fn admit_lookup(&self, name: &str) -> bool {
-        let admitted = self.cadence.admit(&self.principal, AUDITED_AS).is_ok();
+        let admitted = self.cadence.admit(&self.tenant, AUDITED_AS).is_ok();
         if !admitted {
             tracing::info!(name, "refused a name lookup");
         }

@@ -1,6 +1,6 @@
 use super::QueueCtx;
 use crate::cadence::Denial;
-use crate::cap::bindings::workbooks::host::fifo::{FifoError as Error, Host};
+use crate::cap::bindings::workbooks::host::queue::{Host, QueueError as Error};
 use crate::cap::relay::{Call, Relay, answered_async};
 use crate::limits::QUEUE_MAX_WAIT;
 use crate::store::{QueueError, TenantQueues};
@@ -52,14 +52,14 @@ async fn relayed<T: serde::de::DeserializeOwned>(
 impl Host for QueueCtx {
     async fn push(&mut self, name: String, message: Vec<u8>) -> Result<u32, Error> {
         if let Some(relay) = self.relay.clone() {
-            return relayed(&*relay, Call::FifoPush { name, message }).await;
+            return relayed(&*relay, Call::QueuePush { name, message }).await;
         }
         self.admit()?.push(&name, &message).map_err(error)
     }
 
     async fn pop(&mut self, name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
         if let Some(relay) = self.relay.clone() {
-            return relayed(&*relay, Call::FifoPop { name, timeout_ms }).await;
+            return relayed(&*relay, Call::QueuePop { name, timeout_ms }).await;
         }
         let queues = self.admit()?;
         if timeout_ms == 0 {
@@ -71,7 +71,7 @@ impl Host for QueueCtx {
 
     async fn len(&mut self, name: String) -> Result<u32, Error> {
         if let Some(relay) = self.relay.clone() {
-            return relayed(&*relay, Call::FifoLen { name }).await;
+            return relayed(&*relay, Call::QueueLen { name }).await;
         }
         self.admit()?.len(&name).map_err(error)
     }

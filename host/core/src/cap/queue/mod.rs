@@ -2,7 +2,7 @@
 //!
 //! Three layers. The guest imports `workbooks:engine/queue@0.1.0`; the dock
 //! composes it with the queue broker (`guests/queue-broker`), which serves
-//! it over the host primitive `workbooks:host/fifo@0.1.0` implemented here
+//! it over the host primitive `workbooks:host/queue@0.1.0` implemented here
 //! over [`crate::store::TenantQueues`]. Invariant: the tenant is fixed by
 //! the host when the store is built; every call passes the cadence; the
 //! host validates queue names (they form storage identities) and caps
@@ -12,7 +12,7 @@
 mod host;
 
 use crate::cadence::Cadence;
-use crate::cap::bindings::workbooks::host::fifo;
+use crate::cap::bindings::workbooks::host::queue;
 use crate::cap::relay::Relay;
 use crate::store::{StorageSlot, TenantQueues};
 use std::sync::Arc;
@@ -47,10 +47,10 @@ impl QueueCtx {
     }
 }
 
-/// Links the `fifo` primitive the queue broker imports.
+/// Links the `queue` primitive the queue broker imports.
 pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut QueueCtx,
 ) -> wasmtime::Result<()> {
-    fifo::add_to_linker::<T, HasSelf<QueueCtx>>(linker, get)
+    queue::add_to_linker::<T, HasSelf<QueueCtx>>(linker, get)
 }

@@ -1,7 +1,7 @@
 use super::SecretsCtx;
 use super::keyring::{Secret, SecretError};
 use crate::cadence::Denial;
-use crate::cap::bindings::workbooks::host::keys::{Host, KeyError};
+use crate::cap::bindings::workbooks::host::secrets::{Host, KeyError};
 use crate::cap::relay::{Call, Relay, answered};
 use crate::limits::SECRETS_MAX_DATA_BYTES;
 
@@ -42,7 +42,7 @@ fn relayed(relay: &dyn Relay, name: &str, call: Call) -> Result<Vec<u8>, KeyErro
 impl Host for SecretsCtx {
     fn hmac_sha256(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
         if let Some(relay) = &self.relay {
-            return relayed(&**relay, &name.clone(), Call::KeysHmac { name, data });
+            return relayed(&**relay, &name.clone(), Call::SecretsHmac { name, data });
         }
         self.secret(&name, data.len())?
             .hmac_sha256(&data)
@@ -51,7 +51,7 @@ impl Host for SecretsCtx {
 
     fn ed25519_sign(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
         if let Some(relay) = &self.relay {
-            return relayed(&**relay, &name.clone(), Call::KeysSign { name, data });
+            return relayed(&**relay, &name.clone(), Call::SecretsSign { name, data });
         }
         self.secret(&name, data.len())?
             .ed25519_sign(&data)
@@ -60,7 +60,7 @@ impl Host for SecretsCtx {
 
     fn ed25519_public_key(&mut self, name: String) -> Result<Vec<u8>, KeyError> {
         if let Some(relay) = &self.relay {
-            return relayed(&**relay, &name.clone(), Call::KeysPublic { name });
+            return relayed(&**relay, &name.clone(), Call::SecretsPublic { name });
         }
         self.secret(&name, 0)?
             .ed25519_public_key()

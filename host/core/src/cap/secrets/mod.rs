@@ -3,7 +3,7 @@
 //! Three layers. The guest imports `workbooks:engine/secrets@0.1.0`; the
 //! dock composes it with the secrets broker (`guests/secrets-broker`),
 //! which shapes names and data and calls the host primitive
-//! `workbooks:host/keys@0.1.0` implemented here over the
+//! `workbooks:host/secrets@0.1.0` implemented here over the
 //! [`keyring::Keyring`]. Invariant: no operation returns private key bytes
 //! (neither interface has one that could), keys are looked up in the
 //! tenant the host fixed for the store, the data cap holds whatever the
@@ -14,7 +14,7 @@ mod host;
 pub mod keyring;
 
 use crate::cadence::Cadence;
-use crate::cap::bindings::workbooks::host::keys;
+use crate::cap::bindings::workbooks::host::secrets;
 use crate::cap::relay::Relay;
 use keyring::Keyring;
 use std::sync::Arc;
@@ -29,10 +29,10 @@ pub(crate) struct SecretsCtx {
     pub(crate) relay: Option<Arc<dyn Relay>>,
 }
 
-/// Links the `keys` primitive the secrets broker imports.
+/// Links the `secrets` primitive the secrets broker imports.
 pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut SecretsCtx,
 ) -> wasmtime::Result<()> {
-    keys::add_to_linker::<T, HasSelf<SecretsCtx>>(linker, get)
+    secrets::add_to_linker::<T, HasSelf<SecretsCtx>>(linker, get)
 }

@@ -17,7 +17,7 @@
 pub(crate) mod channel;
 
 use crate::cap::bindings::workbooks::engine::vfs;
-use crate::cap::bindings::workbooks::host::{fifo, keys, launch, storage};
+use crate::cap::bindings::workbooks::host::{kv, launch, queue, secrets};
 use crate::cap::launch::{Job, LaunchView};
 use crate::cap::relay::{Call, RelayError, encode};
 use crate::commands::CommandError;
@@ -36,7 +36,7 @@ fn trapped(e: wasmtime::Error) -> RelayError {
 
 /// Answers `call` from `state`: the typed result, encoded.
 pub(crate) async fn answer(state: &mut StoreState, call: Call) -> Result<Vec<u8>, RelayError> {
-    use storage::Host as _;
+    use kv::Host as _;
     let mut view = LaunchView {
         ctx: &mut state.caps.launch,
         table: &mut state.table,
@@ -62,24 +62,24 @@ pub(crate) async fn answer(state: &mut StoreState, call: Call) -> Result<Vec<u8>
         Call::VfsStat { volume, path } => {
             encode(&vfs::Host::stat(&mut state.caps.vfs, volume, path))
         }
-        Call::FifoPush { name, message } => {
-            encode(&fifo::Host::push(&mut state.caps.queue, name, message).await)
+        Call::QueuePush { name, message } => {
+            encode(&queue::Host::push(&mut state.caps.queue, name, message).await)
         }
-        Call::FifoPop { name, timeout_ms } => {
-            encode(&fifo::Host::pop(&mut state.caps.queue, name, timeout_ms).await)
+        Call::QueuePop { name, timeout_ms } => {
+            encode(&queue::Host::pop(&mut state.caps.queue, name, timeout_ms).await)
         }
-        Call::FifoLen { name } => encode(&fifo::Host::len(&mut state.caps.queue, name).await),
-        Call::KeysHmac { name, data } => encode(&keys::Host::hmac_sha256(
+        Call::QueueLen { name } => encode(&queue::Host::len(&mut state.caps.queue, name).await),
+        Call::SecretsHmac { name, data } => encode(&secrets::Host::hmac_sha256(
             &mut state.caps.secrets,
             name,
             data,
         )),
-        Call::KeysSign { name, data } => encode(&keys::Host::ed25519_sign(
+        Call::SecretsSign { name, data } => encode(&secrets::Host::ed25519_sign(
             &mut state.caps.secrets,
             name,
             data,
         )),
-        Call::KeysPublic { name } => encode(&keys::Host::ed25519_public_key(
+        Call::SecretsPublic { name } => encode(&secrets::Host::ed25519_public_key(
             &mut state.caps.secrets,
             name,
         )),

@@ -1,10 +1,10 @@
-use super::WireCtx;
-use crate::cap::bindings::workbooks::host::wire::{Host, NetError, Transport};
+use super::ExchangeCtx;
+use crate::cap::bindings::workbooks::host::exchange::{Host, NetError, Transport};
 use crate::cap::net_types::{not_granted, oneshot_request};
 use crate::egress::oneshot::Proto;
 use crate::policy::Cap;
 
-impl Host for WireCtx {
+impl Host for ExchangeCtx {
     async fn exchange(
         &mut self,
         transport: Transport,
@@ -38,7 +38,7 @@ mod tests {
     fn access() -> NetAccess {
         let guard = NetGuard::new(Vec::new(), Arc::new(SystemResolver));
         NetAccess {
-            principal: "t".into(),
+            tenant: "t".into(),
             cadence: Cadence::new(None, RateLimiter::new(100, Duration::from_secs(3600))),
             client: Arc::new(HttpClient::new(guard, tls_config(&[]).unwrap())),
             max_body: 1 << 20,
@@ -48,7 +48,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_transport_whose_cap_was_not_granted_is_refused_whatever_the_broker_asks() {
-        let mut ctx = WireCtx::new(access(), CapSet::of(&[Cap::Tcp]));
+        let mut ctx = ExchangeCtx::new(access(), CapSet::of(&[Cap::Tcp]));
         for transport in [Transport::Udp, Transport::Tls] {
             let got = ctx
                 .exchange(transport, "example.com".into(), 53, b"x".to_vec())
@@ -63,7 +63,7 @@ mod tests {
             .exchange(Transport::Tcp, "127.0.0.1".into(), 9, b"x".to_vec())
             .await;
         assert!(matches!(got, Err(NetError::Denied(_))), "{got:?}");
-        let mut none = WireCtx::default();
+        let mut none = ExchangeCtx::default();
         let got = none
             .exchange(Transport::Tcp, "example.com".into(), 80, Vec::new())
             .await;

@@ -6,6 +6,6 @@ wit_bindgen::generate!({
 });
 
 fn main() {
-    let stolen = workbooks::host::storage::get(b"any-tenant-key");
+    let stolen = workbooks::host::kv::get(b"any-tenant-key");
     println!("{:?}", stolen.is_ok());
 }

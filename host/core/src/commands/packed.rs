@@ -1,4 +1,4 @@
-//! The exec wire protocol for core-module lanes: a command request as one
+//! The packed command request of core-module lanes: a command request as one
 //! little-endian, length-prefixed byte string, so a core module with no
 //! component types can still hand the host a structured argv.
 //!
@@ -14,12 +14,12 @@
 
 use crate::limits::{MAX_ARGV_BYTES, MAX_STDIN_BYTES};
 
-/// Longest command name on the wire.
+/// Longest command name in a packed request.
 pub const MAX_NAME_BYTES: usize = 255;
 
 /// A parsed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WireRequest {
+pub struct PackedRequest {
     /// The command name.
     pub name: String,
     /// The arguments, in order.
@@ -30,7 +30,7 @@ pub struct WireRequest {
 
 /// Why bytes are not a request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WireError {
+pub enum PackedError {
     /// The buffer ends inside a field.
     #[error("truncated request: {field} needs {needed} bytes at offset {at}, {left} left")]
     Truncated {
@@ -67,15 +67,15 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn u32(&mut self, field: &'static str) -> Result<u32, WireError> {
+    fn u32(&mut self, field: &'static str) -> Result<u32, PackedError> {
         let raw = self.take(field, 4)?;
         Ok(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]))
     }
 
-    fn take(&mut self, field: &'static str, len: u64) -> Result<&'a [u8], WireError> {
+    fn take(&mut self, field: &'static str, len: u64) -> Result<&'a [u8], PackedError> {
         let left = self.bytes.len() - self.at;
         if len > left as u64 {
-            return Err(WireError::Truncated {
+            return Err(PackedError::Truncated {
                 field,
                 at: self.at,
                 needed: len,
@@ -87,21 +87,21 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn field(&mut self, field: &'static str, limit: usize) -> Result<&'a [u8], WireError> {
+    fn field(&mut self, field: &'static str, limit: usize) -> Result<&'a [u8], PackedError> {
         let len = u64::from(self.u32(field)?);
         if len > limit as u64 {
-            return Err(WireError::TooLarge { field, len, limit });
+            return Err(PackedError::TooLarge { field, len, limit });
         }
         self.take(field, len)
     }
 }
 
-fn text(bytes: &[u8], field: &'static str) -> Result<String, WireError> {
-    String::from_utf8(bytes.to_vec()).map_err(|_| WireError::NotUtf8 { field })
+fn text(bytes: &[u8], field: &'static str) -> Result<String, PackedError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| PackedError::NotUtf8 { field })
 }
 
 /// Parses a request.
-pub fn parse(bytes: &[u8]) -> Result<WireRequest, WireError> {
+pub fn parse(bytes: &[u8]) -> Result<PackedRequest, PackedError> {
     let mut r = Reader { bytes, at: 0 };
     let name = text(r.field("name", MAX_NAME_BYTES)?, "name")?;
     let argc = u64::from(r.u32("argc")?);
@@ -109,7 +109,7 @@ pub fn parse(bytes: &[u8]) -> Result<WireRequest, WireError> {
     // checked against the bytes left before anything is allocated.
     let left = (bytes.len() - r.at) as u64;
     if argc.saturating_mul(4) > left {
-        return Err(WireError::Truncated {
+        return Err(PackedError::Truncated {
             field: "argv",
             at: r.at,
             needed: argc.saturating_mul(4),
@@ -122,7 +122,7 @@ pub fn parse(bytes: &[u8]) -> Result<WireRequest, WireError> {
         let arg = r.field("arg", MAX_ARGV_BYTES)?;
         argv_bytes += arg.len() + 1;
         if argv_bytes > MAX_ARGV_BYTES {
-            return Err(WireError::TooLarge {
+            return Err(PackedError::TooLarge {
                 field: "argv",
                 len: argv_bytes as u64,
                 limit: MAX_ARGV_BYTES,
@@ -131,7 +131,7 @@ pub fn parse(bytes: &[u8]) -> Result<WireRequest, WireError> {
         argv.push(text(arg, "arg")?);
     }
     let stdin = r.field("stdin", MAX_STDIN_BYTES)?.to_vec();
-    Ok(WireRequest { name, argv, stdin })
+    Ok(PackedRequest { name, argv, stdin })
 }
 
 /// Encodes a request.
@@ -204,29 +204,29 @@ mod tests {
     fn malformed_requests_are_clear_errors() {
         assert!(matches!(
             parse(&[]),
-            Err(WireError::Truncated { field: "name", .. })
+            Err(PackedError::Truncated { field: "name", .. })
         ));
         assert!(matches!(
             parse(&[9, 0, 0, 0, b'x']),
-            Err(WireError::Truncated { .. })
+            Err(PackedError::Truncated { .. })
         ));
         // argc claims four billion arguments in a ten-byte buffer.
         let mut huge = encode("x", &[] as &[&str], b"");
         huge[5..9].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(matches!(
             parse(&huge),
-            Err(WireError::Truncated { field: "argv", .. })
+            Err(PackedError::Truncated { field: "argv", .. })
         ));
         let long_name = encode(&"n".repeat(256), &[] as &[&str], b"");
         assert!(matches!(
             parse(&long_name),
-            Err(WireError::TooLarge { field: "name", .. })
+            Err(PackedError::TooLarge { field: "name", .. })
         ));
         let mut bad = encode("x", &["ab"], b"");
         bad[13] = 0xFF;
         assert!(matches!(
             parse(&bad),
-            Err(WireError::NotUtf8 { field: "arg" })
+            Err(PackedError::NotUtf8 { field: "arg" })
         ));
     }
 }
@@ -246,7 +246,7 @@ mod properties {
         #[test]
         fn any_request_round_trips(name in name(), argv in proptest::collection::vec(".{0,40}", 0..12), stdin in proptest::collection::vec(any::<u8>(), 0..512)) {
             let req = parse(&encode(&name, &argv, &stdin)).unwrap();
-            prop_assert_eq!(req, WireRequest { name, argv, stdin });
+            prop_assert_eq!(req, PackedRequest { name, argv, stdin });
         }
 
         #[test]

@@ -4,7 +4,7 @@
 //! (`@0.1.0`); the dock composes it with that transport's broker component
 //! (`guests/tcp-broker`, `udp-broker`, `tls-broker`), which checks the
 //! destination's shape and calls the host primitive
-//! `workbooks:host/wire@0.1.0` implemented here. One primitive serves the
+//! `workbooks:host/exchange@0.1.0` implemented here. One primitive serves the
 //! three caps; it is linked when any of them is granted.
 //!
 //! Invariant: the guest, and its broker, name a destination and hand bytes;
@@ -16,7 +16,7 @@
 
 mod host;
 
-use crate::cap::bindings::workbooks::host::wire;
+use crate::cap::bindings::workbooks::host::exchange;
 use crate::egress::NetAccess;
 use crate::policy::CapSet;
 use wasmtime::component::{HasSelf, Linker};
@@ -24,12 +24,12 @@ use wasmtime::component::{HasSelf, Linker};
 /// The reach of one store: the network access and which transports were
 /// granted. The default reaches nothing.
 #[derive(Debug, Default)]
-pub(crate) struct WireCtx {
+pub(crate) struct ExchangeCtx {
     access: Option<NetAccess>,
     granted: CapSet,
 }
 
-impl WireCtx {
+impl ExchangeCtx {
     /// Reaches the network through `access` on the transports in `caps`.
     pub(crate) fn new(access: NetAccess, caps: CapSet) -> Self {
         Self {
@@ -39,10 +39,10 @@ impl WireCtx {
     }
 }
 
-/// Links the `wire` primitive the tcp, udp and tls brokers import.
+/// Links the `exchange` primitive the tcp, udp and tls brokers import.
 pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut WireCtx,
+    get: fn(&mut T) -> &mut ExchangeCtx,
 ) -> wasmtime::Result<()> {
-    wire::add_to_linker::<T, HasSelf<WireCtx>>(linker, get)
+    exchange::add_to_linker::<T, HasSelf<ExchangeCtx>>(linker, get)
 }
