@@ -237,7 +237,7 @@ fn node_rows(fan: &dyn Fn(&Target, &FabricOptions) -> f64, tasks: usize) {
         }
         let opts = FabricOptions {
             width: 16,
-            tier: Some(workbooks_fabric::FabricTier::Node),
+            tier: Some(workbooks_fabric::Tier::Node),
             nats: Some(url.clone()),
             ..FabricOptions::default()
         };

@@ -56,7 +56,9 @@ pub(crate) enum Command {
 
 fn registry_failure(e: RegistryError) -> u8 {
     let code = match e {
-        RegistryError::InvalidName(_) | RegistryError::PrefixTooLarge(_) => exit::USAGE,
+        RegistryError::InvalidName(_)
+        | RegistryError::PrefixTooLarge(_)
+        | RegistryError::NotAFloor(_) => exit::USAGE,
         RegistryError::Reserved(_)
         | RegistryError::Pinned { .. }
         | RegistryError::Exists { .. }
@@ -87,7 +89,7 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
             } => {
                 let arg_mode = ArgMode::parse(&arg_mode)
                     .ok_or_else(|| fail("usage", "--arg-mode is argv or stdin1", exit::USAGE))?;
-                let tier = Tier::parse(&tier).ok_or_else(|| {
+                let tier = Tier::parse(&tier).filter(|t| t.is_floor()).ok_or_else(|| {
                     fail("usage", "--tier is instance or os_process", exit::USAGE)
                 })?;
                 let bytes = read_file(&file)?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use workbooks_fabric::{
-    FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, FabricError, FabricOptions, FabricTier, Target, TaskInput,
+    FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, FabricError, FabricOptions, Target, TaskInput, Tier,
 };
 
 #[derive(Debug, clap::Subcommand)]
@@ -90,7 +90,7 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
         let tier = match &args.tier {
             None => None,
-            Some(t) => Some(FabricTier::parse(t).ok_or_else(|| {
+            Some(t) => Some(Tier::parse(t).ok_or_else(|| {
                 fail(
                     "usage",
                     "--tier is instance, os_process, node or container",

@@ -40,9 +40,26 @@ impl OnFirstWarning {
     /// What the default shows.
     const SHOWN: Level = Level::WARN;
 
+    /// Targets whose warnings a guest triggers at will, one per call: a
+    /// preview 1 socket call (wasmtime-wasi warns that it is not
+    /// implemented) would otherwise write a line to stderr each time.
+    const GUEST_TRIGGERED: &[&str] = &["wasmtime_wasi::p1"];
+
+    fn shows(metadata: &Metadata<'_>) -> bool {
+        *metadata.level() <= Self::SHOWN
+            && !Self::GUEST_TRIGGERED
+                .iter()
+                .any(|t| metadata.target().starts_with(t))
+    }
+
     fn formatter(&self) -> &Dispatch {
-        self.formatter
-            .get_or_init(|| Dispatch::new(formatter(EnvFilter::new(Self::SHOWN.as_str()))))
+        self.formatter.get_or_init(|| {
+            let quiet = Self::GUEST_TRIGGERED.iter().map(|t| format!(",{t}=error"));
+            let directives = std::iter::once(Self::SHOWN.as_str().to_string())
+                .chain(quiet)
+                .collect::<String>();
+            Dispatch::new(formatter(EnvFilter::new(directives)))
+        })
     }
 
     /// Spans exist only once the formatter does (it made them).
@@ -53,7 +70,7 @@ impl OnFirstWarning {
 
 impl Subscriber for OnFirstWarning {
     fn register_callsite(&self, metadata: &'static Metadata<'static>) -> Interest {
-        if *metadata.level() <= Self::SHOWN {
+        if Self::shows(metadata) {
             Interest::always()
         } else {
             Interest::never()
@@ -61,7 +78,7 @@ impl Subscriber for OnFirstWarning {
     }
 
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        *metadata.level() <= Self::SHOWN
+        Self::shows(metadata)
     }
 
     fn max_level_hint(&self) -> Option<LevelFilter> {
@@ -129,6 +146,10 @@ mod tests {
             tracing::debug_span!("not made").in_scope(|| tracing::trace!("nor this"));
         });
         assert!(!built(&dispatch), "built for events it does not show");
+        tracing::dispatcher::with_default(&dispatch, || {
+            tracing::warn!(target: "wasmtime_wasi::p1", "a guest-triggered warning, not shown");
+        });
+        assert!(!built(&dispatch), "built for a guest-triggered warning");
         tracing::dispatcher::with_default(&dispatch, || tracing::warn!("a warning, shown"));
         assert!(built(&dispatch), "a warning did not build it");
     }

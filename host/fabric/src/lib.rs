@@ -21,10 +21,11 @@
 #[cfg(feature = "node")]
 pub mod node;
 
+pub use workbooks::commands::Tier;
 pub use workbooks::limits::{
     FABRIC_MAX_INPUTS, FABRIC_MAX_WIDTH, FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, PARALLEL_MAX_INPUTS,
 };
-pub use workbooks::tier::{FabricTier, TierEnv, TierUnavailable, forbid_new_threads};
+pub use workbooks::tier::{TierEnv, TierUnavailable, forbid_new_threads};
 
 use bytes::Bytes;
 use workbooks::commands::{CommandEnv, CommandOutput};
@@ -110,7 +111,7 @@ pub struct FabricOptions {
     /// Tasks in flight at once (1..=[`FABRIC_MAX_WIDTH`]).
     pub width: usize,
     /// The tier asked for; the shape's own when `None`.
-    pub tier: Option<FabricTier>,
+    pub tier: Option<Tier>,
     /// Budget of each task.
     pub timeout: Duration,
     /// The NATS server of the node tier.
@@ -249,8 +250,8 @@ impl Fabric {
         let tier_env = self.tier_env(opts.nats.clone());
         match target {
             Target::Kernel(name) => {
-                let tier = opts.tier.unwrap_or(FabricTier::Instance);
-                if tier != FabricTier::Instance {
+                let tier = opts.tier.unwrap_or(Tier::Instance);
+                if tier != Tier::Instance {
                     return Err(TierUnavailable {
                         tier,
                         why: "a kernel runs at instance: its shape is the in-memory hot loop; \
@@ -262,7 +263,7 @@ impl Fabric {
                 self.fan_kernel(name, inputs, opts).await
             }
             Target::Command(name) => {
-                let tier = opts.tier.unwrap_or(FabricTier::Instance);
+                let tier = opts.tier.unwrap_or(Tier::Instance);
                 tier_env.resolve(tier)?;
                 let tasks = inputs
                     .into_iter()
@@ -270,7 +271,7 @@ impl Fabric {
                     .collect();
                 let done = match (tier, &opts.nats) {
                     #[cfg(feature = "node")]
-                    (FabricTier::Node, Some(url)) => {
+                    (Tier::Node, Some(url)) => {
                         self.fan_node(env, cap, name, tasks, opts, url).await?
                     }
                     _ => {

@@ -71,10 +71,7 @@ impl Report {
             out.push_str(&format!("\n{} {}", if c.ok { "✓" } else { "✗" }, c.what));
         }
         if let Some(g) = &self.grant {
-            let tier = match g.tier {
-                Tier::Instance => "instance",
-                Tier::OsProcess => "os_process",
-            };
+            let tier = g.tier.name();
             out.push_str(&format!(
                 "\ngrant: {} under {} ({}, tier {tier})",
                 if g.caps.is_empty() {

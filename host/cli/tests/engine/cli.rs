@@ -190,8 +190,9 @@ fn wbx_inspect_reads_a_core_module_and_its_receipt() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["kind"], "module");
-    assert_eq!(v["needs"], serde_json::json!(["net"]));
-    assert_eq!(v["profile"], "network");
+    // A socket call needs no cap: no socket can exist for it to reach.
+    assert_eq!(v["needs"], serde_json::json!([]));
+    assert_eq!(v["profile"], "compute");
     assert_eq!(
         v["receipt"]["linked"],
         serde_json::json!([
@@ -199,19 +200,10 @@ fn wbx_inspect_reads_a_core_module_and_its_receipt() {
             "wasi_snapshot_preview1.sock_send"
         ])
     );
-    assert_eq!(v["receipt"]["imports"][1]["cap"], "net");
-
-    // Without net the socket call docks, served by a refusal.
-    let out = wbx(
-        home.path(),
-        &["inspect", "--profile", "minimal", "--json", path],
-        b"",
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["receipt"]["imports"][1]["cap"], "base");
     assert_eq!(
         v["receipt"]["imports"][1]["served_by"],
-        "refusal (notcapable: net not granted)"
+        "host (no socket exists: badf or notsock)"
     );
 }
 
@@ -369,6 +361,13 @@ fn commands_register_list_run_and_remove() {
     let out = wbx(home.path(), &["command", "register", "grep", CLI_CAT], b"");
     assert_eq!(out.status.code(), Some(120));
     assert!(text(&out.stderr).contains("reserved_name"));
+    // Fan-out tiers are not tiers a command is registered at.
+    for tier in ["container", "node"] {
+        let args = ["command", "register", "boxed", CLI_CAT, "--tier", tier];
+        let out = wbx(home.path(), &args, b"");
+        assert_eq!(out.status.code(), Some(64), "{tier}");
+        assert!(text(&out.stderr).contains("--tier is instance or os_process"));
+    }
     let out = wbx(home.path(), &["command", "remove", "code"], b"");
     assert_eq!(out.status.code(), Some(0));
     let out = wbx(home.path(), &["command", "run", "code"], b"");

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use workbooks::commands::{ArgMode, Tier};
 use workbooks::{Engine, LineOptions, Secret, SecretKind};
-use workbooks_fabric::{FabricOptions, FabricTier, Target, TaskInput};
+use workbooks_fabric::{FabricOptions, Target, TaskInput};
 
 /// `tests/native/escapee.c` built to go after `home`.
 fn escapee(dir: &Path, home: &Path) -> PathBuf {
@@ -80,7 +80,7 @@ async fn escape(home: &Path, attacker: &Path, profile: &str) -> (Engine, HashMap
         )
         .unwrap();
     let opts = FabricOptions {
-        tier: Some(FabricTier::Container),
+        tier: Some(Tier::Container),
         ..FabricOptions::default()
     };
     let line = LineOptions {
@@ -266,7 +266,7 @@ async fn the_real_child_holds_a_root_of_libraries_and_locks_its_threads_before_i
         )
         .unwrap();
     let opts = FabricOptions {
-        tier: Some(FabricTier::Container),
+        tier: Some(Tier::Container),
         timeout: Duration::from_secs(20),
         ..FabricOptions::default()
     };

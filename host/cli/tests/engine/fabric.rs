@@ -10,7 +10,7 @@ use workbooks::commands::{ArgMode, Tier};
 use workbooks::kernel::{Kernel, KernelError, KernelOptions};
 use workbooks::state::Stdin;
 use workbooks::{Engine, Grant, LineOptions, Profile, SessionOptions};
-use workbooks_fabric::{FabricError, FabricOptions, FabricTier, Target, TaskInput, TierEnv};
+use workbooks_fabric::{FabricError, FabricOptions, Target, TaskInput, TierEnv};
 
 guest_artifacts::foreach_parallel!(assert_test_exists);
 
@@ -179,11 +179,7 @@ async fn a_task_forced_to_a_stronger_tier_runs_there_and_a_weaker_one_is_never_t
     e.registry()
         .register("cat1", cat.clone(), ArgMode::Argv, Tier::Instance)
         .unwrap();
-    let tiers = [
-        FabricTier::Instance,
-        FabricTier::OsProcess,
-        FabricTier::Container,
-    ];
+    let tiers = [Tier::Instance, Tier::OsProcess, Tier::Container];
     for tier in tiers {
         let opts = FabricOptions {
             width: 2,
@@ -215,31 +211,25 @@ async fn a_task_forced_to_a_stronger_tier_runs_there_and_a_weaker_one_is_never_t
         }
     }
     // The tier is at least the command's own.
-    assert_eq!(
-        FabricTier::Instance.at_least(Tier::OsProcess),
-        FabricTier::OsProcess
-    );
-    assert_eq!(
-        FabricTier::Container.at_least(Tier::Instance),
-        FabricTier::Container
-    );
+    assert_eq!(Tier::Instance.at_least(Tier::OsProcess), Tier::OsProcess);
+    assert_eq!(Tier::Container.at_least(Tier::Instance), Tier::Container);
 }
 
 #[test]
 fn a_tier_that_is_not_live_says_why() {
     let bare = TierEnv::default();
-    assert!(bare.resolve(FabricTier::Instance).is_ok());
+    assert!(bare.resolve(Tier::Instance).is_ok());
     let cases = [
         (
-            FabricTier::OsProcess,
+            Tier::OsProcess,
             "tier unavailable: os_process (this engine has no wbx binary",
         ),
         (
-            FabricTier::Container,
+            Tier::Container,
             "tier unavailable: container (bubblewrap not found",
         ),
         (
-            FabricTier::Node,
+            Tier::Node,
             "tier unavailable: node (no NATS server: pass --nats URL",
         ),
     ];
@@ -295,7 +285,7 @@ async fn a_kernel_fans_out_and_a_trapping_input_fails_alone() {
     }
     // A kernel runs at instance: the shape, not a knob.
     let opts = FabricOptions {
-        tier: Some(FabricTier::OsProcess),
+        tier: Some(Tier::OsProcess),
         ..FabricOptions::default()
     };
     let err = workbooks_fabric::Fabric::new(e.clone())

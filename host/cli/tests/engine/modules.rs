@@ -323,14 +323,6 @@ async fn every_profile_and_core_module_import_class_docks_iff_granted() {
             &[Cap::Vfs],
         ),
         (
-            "p1-net",
-            "wasi_snapshot_preview1",
-            "sock_send",
-            "i32 i32 i32 i32 i32",
-            "i32",
-            &[Cap::Net],
-        ),
-        (
             "p1-exec",
             "workbooks",
             "exec",
@@ -363,17 +355,7 @@ async fn every_profile_and_core_module_import_class_docks_iff_granted() {
             let artifact = Artifact::from_bytes(bytes).unwrap();
             let granted = caps.iter().any(|c| profile.caps().contains(*c));
             let import = format!("{module}.{call}");
-            // A socket call without `net` docks, served by a refusal.
-            let refused_at_call = !granted && call.starts_with("sock_");
             match e.receipt(&artifact, &grant) {
-                Ok(receipt) if refused_at_call => {
-                    assert_eq!(receipt.imports[0].name, import);
-                    assert!(
-                        receipt.imports[0].served_by.contains("notcapable"),
-                        "{import} under {profile}: {}",
-                        receipt.imports[0].served_by
-                    );
-                }
                 Ok(receipt) => {
                     assert!(granted, "{import} docked under {profile}");
                     assert_eq!(receipt.linked, std::slice::from_ref(&import), "{profile}");

@@ -2,8 +2,9 @@
 //! processes: 200 tasks over two workers with one killed mid-run, each
 //! task's result taken exactly once; an artifact replaced in the
 //! object store, or grown past the cap, refused by the worker before it
-//! runs; and a task no worker ever records, given up on by name after the
-//! delivery limit.
+//! runs; a task no worker ever records, given up on by name after the
+//! delivery limit; and a worker that takes tasks again after the server
+//! restarts under it.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -15,13 +16,14 @@ use workbooks_fabric::node::{
     NODE_ARTIFACTS_BUCKET, NODE_CONSUMER, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
     NODE_RESULTS_BUCKET, NODE_TASK_STREAM, worker_consumer,
 };
-use workbooks_fabric::{FabricOptions, FabricTier, Target, TaskInput};
+use workbooks_fabric::{FabricOptions, Target, TaskInput, Tier};
 
 /// A nats-server with JetStream on a free loopback port, stopped on drop.
 pub(crate) struct Nats {
     child: Child,
     pub(crate) port: u16,
     pub(crate) url: String,
+    args: Vec<std::ffi::OsString>,
     _dir: tempfile::TempDir,
 }
 
@@ -39,12 +41,12 @@ impl Nats {
             .unwrap()
             .port();
         let dir = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new("nats-server");
-        match accounts {
-            None => {
-                cmd.args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-                    .arg(dir.path());
-            }
+        let args: Vec<std::ffi::OsString> = match accounts {
+            None => ["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"]
+                .into_iter()
+                .map(Into::into)
+                .chain([dir.path().as_os_str().to_owned()])
+                .collect(),
             Some(accounts) => {
                 let config = dir.path().join("nats.conf");
                 let store = dir.path().join("js");
@@ -56,25 +58,24 @@ impl Nats {
                     ),
                 )
                 .unwrap();
-                cmd.arg("-c").arg(&config);
+                vec!["-c".into(), config.into()]
             }
-        }
-        let child = cmd
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nats-server (apt-get install nats-server; .ci/run installs it)");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nats-server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        };
         Nats {
-            child,
+            child: serve(&args, port),
             port,
             url: format!("nats://127.0.0.1:{port}"),
+            args,
             _dir: dir,
         }
+    }
+
+    /// Stops the server and starts it again on the same port and store:
+    /// every client's connection drops, the streams survive.
+    pub(crate) fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = serve(&self.args, self.port);
     }
 
     /// The server's address with `user`'s credentials in it.
@@ -88,6 +89,22 @@ impl Drop for Nats {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Starts nats-server with `args` and waits until it listens on `port`.
+fn serve(args: &[std::ffi::OsString], port: u16) -> Child {
+    let child = Command::new("nats-server")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nats-server (apt-get install nats-server; .ci/run installs it)");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nats-server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
 }
 
 /// The seed of the submitting tenant's key in these tests.
@@ -166,7 +183,7 @@ impl Drop for Worker {
 pub(crate) fn node_opts(url: &str) -> FabricOptions {
     FabricOptions {
         width: 16,
-        tier: Some(FabricTier::Node),
+        tier: Some(Tier::Node),
         nats: Some(url.to_string()),
         workers: vec![identity(WORKER_SEED).did],
         signer: Some(identity(SUBMITTER_SEED)),
@@ -259,6 +276,44 @@ async fn two_hundred_tasks_complete_once_each_with_a_worker_killed_mid_run() {
         }
     }
     assert_eq!(tasks.len(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_takes_tasks_again_after_the_server_restarts_under_it() {
+    let mut nats = Nats::start();
+    let mut worker = Worker::start(&nats.url);
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_engine(home.path());
+    let url = nats.url.clone();
+    let fan = |n| {
+        let engine = engine.clone();
+        let url = url.clone();
+        async move {
+            workbooks_fabric::Fabric::new(engine)
+                .fan_out_as_host(
+                    LineOptions::default(),
+                    &Target::Command("jq".into()),
+                    counts(n),
+                    &node_opts(&url),
+                )
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(fan(4).await.len(), 4);
+    // The worker's connection and its pull stream go down with the server.
+    nats.restart();
+    let results = tokio::time::timeout(Duration::from_secs(120), fan(4))
+        .await
+        .unwrap_or_else(|_| panic!("no results after the restart; {}", worker.report()));
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(
+            (r.exit, r.stdout.as_str(), r.error.as_deref()),
+            (Some(0), format!("[{i},20000]\n").as_str(), None),
+            "task {i} after the restart; {}",
+            worker.report()
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -51,8 +51,10 @@ impl ArgMode {
     }
 }
 
-/// Where a command runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// Where a command or a fabric task runs, weakest boundary first. A
+/// command is registered at one of the first two ([`Tier::is_floor`]), its
+/// floor: asking for a weaker tier than a command's own never weakens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// A fresh store in the engine's own process.
@@ -60,14 +62,25 @@ pub enum Tier {
     Instance,
     /// A child `wbx` process per call.
     OsProcess,
+    /// A worker on another process or machine, through NATS JetStream.
+    Node,
+    /// A child `wbx` per call inside a bubblewrap sandbox: no network, a
+    /// root of nothing but its program and system libraries (see
+    /// `tier::root`), its own `/tmp`, its own pid namespace, no home: its
+    /// parent hands it the compiled code and serves its storage caps
+    /// (`cap::relay`); under OS ceilings on system calls, threads, memory,
+    /// CPU time and new processes (none), see `tier::ceilings`.
+    Container,
 }
 
 impl Tier {
-    /// Parses `instance` or `os_process`.
+    /// Parses `instance`, `os_process`, `node` or `container`.
     pub fn parse(s: &str) -> Option<Tier> {
         match s {
             "instance" => Some(Tier::Instance),
             "os_process" | "os-process" => Some(Tier::OsProcess),
+            "node" => Some(Tier::Node),
+            "container" => Some(Tier::Container),
             _ => None,
         }
     }
@@ -77,7 +90,35 @@ impl Tier {
         match self {
             Tier::Instance => "instance",
             Tier::OsProcess => "os_process",
+            Tier::Node => "node",
+            Tier::Container => "container",
         }
+    }
+
+    /// Whether a command may be registered at it: `instance` or
+    /// `os_process`. The other two are where a fan-out sends its tasks.
+    pub fn is_floor(self) -> bool {
+        matches!(self, Tier::Instance | Tier::OsProcess)
+    }
+
+    /// The tier a command registered at `floor` runs at when `self` is
+    /// asked for: the stronger of the two.
+    pub fn at_least(self, floor: Tier) -> Tier {
+        self.max(floor)
+    }
+}
+
+/// Reads a registered command's tier, refusing one it cannot be
+/// registered at: an entry edited to say `container` would otherwise be
+/// run where its tier is not checked, in process.
+fn floor<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Tier, D::Error> {
+    let tier = Tier::deserialize(d)?;
+    match tier.is_floor() {
+        true => Ok(tier),
+        false => Err(serde::de::Error::custom(format!(
+            "a command is registered at instance or os_process, not {}",
+            tier.name()
+        ))),
     }
 }
 
@@ -90,7 +131,8 @@ pub struct Entry {
     pub sha256: String,
     /// How it receives its argument.
     pub arg_mode: ArgMode,
-    /// Where it runs.
+    /// Where it runs, at least.
+    #[serde(deserialize_with = "floor")]
     pub tier: Tier,
     /// Size in bytes.
     pub size: u64,
@@ -134,6 +176,9 @@ pub enum RegistryError {
     /// The name belongs to a built-in.
     #[error("reserved_name: `{0}` is a built-in command and cannot be registered or removed")]
     Reserved(String),
+    /// The tier is not one a command is registered at ([`Tier::is_floor`]).
+    #[error("invalid tier `{}`: a command is registered at instance or os_process", .0.name())]
+    NotAFloor(Tier),
     /// The name is the catalog's, and the bytes are not its pin.
     #[error(
         "reserved_name: `{name}` is the catalog's, pinned to sha256 {pin}; these bytes hash to {got} (wbx catalog install {name}, or register under another name)"
@@ -433,6 +478,9 @@ impl Registry {
             return Err(RegistryError::PrefixTooLarge(crate::limits::MAX_ARGV_BYTES));
         }
         validate_name(name)?;
+        if !tier.is_floor() {
+            return Err(RegistryError::NotAFloor(tier));
+        }
         if self.reserves_builtins && builtin::is_reserved(name) {
             return Err(RegistryError::Reserved(name.to_string()));
         }
@@ -596,5 +644,50 @@ impl Registry {
             .unwrap_or_else(|p| p.into_inner())
             .insert(entry.sha256.clone(), (stamp, artifact.clone()));
         Ok(artifact)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry_at(tier: &str) -> Result<Entry, serde_json::Error> {
+        serde_json::from_str(&format!(
+            r#"{{"name":"x","sha256":"00","arg_mode":"argv","tier":"{tier}","size":1,"registered_ms":0}}"#
+        ))
+    }
+
+    #[test]
+    fn an_entry_edited_to_a_tier_no_command_is_registered_at_does_not_read() {
+        assert_eq!(entry_at("instance").unwrap().tier, Tier::Instance);
+        assert_eq!(entry_at("os_process").unwrap().tier, Tier::OsProcess);
+        for tier in ["node", "container"] {
+            let e = entry_at(tier).unwrap_err().to_string();
+            assert!(e.contains("registered at instance or os_process"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_command_is_not_registered_at_a_tier_it_cannot_be_read_back_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::new(dir.path());
+        let wasm = wat::parse_str("(component)").unwrap();
+        for tier in [Tier::Node, Tier::Container] {
+            let e = registry
+                .register("x", wasm.clone(), ArgMode::Argv, tier)
+                .unwrap_err();
+            assert!(matches!(e, RegistryError::NotAFloor(t) if t == tier), "{e}");
+        }
+        assert!(registry.list().unwrap().is_empty());
+    }
+
+    #[test]
+    fn tiers_order_weakest_first_and_a_floor_is_never_weakened() {
+        assert!(Tier::Instance < Tier::OsProcess && Tier::Node < Tier::Container);
+        assert_eq!(Tier::Instance.at_least(Tier::OsProcess), Tier::OsProcess);
+        assert_eq!(Tier::Container.at_least(Tier::OsProcess), Tier::Container);
+        for tier in [Tier::Instance, Tier::OsProcess, Tier::Node, Tier::Container] {
+            assert_eq!(Tier::parse(tier.name()), Some(tier));
+        }
     }
 }

@@ -6,8 +6,7 @@
 //! clocks, randomness, args and the environment are the base; the file
 //! system calls (`path_*`, the preopen queries, `fd_readdir`, the
 //! `fd_filestat_*` family, ...) need `vfs`, as `wasi:filesystem` does;
-//! `sock_*` are served only with `net` (without it they dock but answer
-//! `notcapable`, see [`refuse_sockets`]); `workbooks.exec` and
+//! `sock_*` are base too ([`SOCKET_CALLS`]); `workbooks.exec` and
 //! `workbooks.exec_read` need `exec` (they start a command and collect its
 //! output, the exec half of the least-privilege split); anything else is refused
 //! by name. A module that imports a call its grant does not cover is
@@ -84,8 +83,15 @@ const VFS_CALLS: &[&str] = &[
     "path_unlink_file",
 ];
 
-/// Preview 1 socket calls.
-const NET_CALLS: &[&str] = &["sock_accept", "sock_recv", "sock_send", "sock_shutdown"];
+/// Preview 1 socket calls: base under every profile, as no socket can
+/// exist. Preview 1 has no call that opens one, only descriptors the host
+/// preopens, and this engine preopens none; so each call only looks its
+/// descriptor up and answers as a runtime does, `badf` for one that is not
+/// open and `notsock` for any other (wasmtime-wasi's own answers). A
+/// network is reached through `wasi:sockets`, under `net`. libc-based
+/// toolchains import these whenever a program links socket code (CPython
+/// always does), so gating them would refuse calls that can do nothing.
+const SOCKET_CALLS: &[&str] = &["sock_accept", "sock_recv", "sock_send", "sock_shutdown"];
 
 /// What the import `module`.`name` needs (never a host primitive: those
 /// are component interfaces).
@@ -93,7 +99,7 @@ pub(crate) fn classify(module: &str, name: &str) -> Need {
     match module {
         WASI_P1 if BASE_CALLS.contains(&name) => Need::Base,
         WASI_P1 if VFS_CALLS.contains(&name) => Need::Cap(Cap::Vfs),
-        WASI_P1 if NET_CALLS.contains(&name) => Need::Cap(Cap::Net),
+        WASI_P1 if SOCKET_CALLS.contains(&name) => Need::Base,
         "workbooks" if matches!(name, "exec" | "exec_read") => Need::Cap(Cap::Exec),
         _ => Need::Unknown,
     }
@@ -140,16 +146,15 @@ fn check(module: &Module, grant: &Grant) -> Result<Vec<ImportReceipt>, DockError
                 continue;
             }
         };
-        let stubbed = missing == Some(Cap::Net) && NET_CALLS.contains(&import.name());
-        if let Some(cap) = missing.filter(|_| !stubbed) {
+        if let Some(cap) = missing {
             return Err(DockError::not_granted(
                 cap,
                 interface,
                 grant.profile.effective,
             ));
         }
-        let served_by = if stubbed {
-            "refusal (notcapable: net not granted)"
+        let served_by = if import.module() == WASI_P1 && SOCKET_CALLS.contains(&import.name()) {
+            "host (no socket exists: badf or notsock)"
         } else if import.module() == WASI_P1 && import.name() == "path_symlink" {
             "host (targets that climb out refused: perm)"
         } else {
@@ -171,41 +176,6 @@ fn check(module: &Module, grant: &Grant) -> Result<Vec<ImportReceipt>, DockError
     }
 }
 
-/// `errno::notcapable`: the answer of a socket call without `net`.
-const ERRNO_NOTCAPABLE: i32 = 76;
-
-/// Without `net`, the four socket calls answer `notcapable` and reach no
-/// host code. Preview 1 cannot open a socket (it only uses sockets the host
-/// preopens, and this engine preopens none), yet libc-based toolchains
-/// import these calls whenever a program links socket code: CPython always
-/// does. Refusing to dock such a program under every profile without `net`
-/// would refuse a call it can never make; it docks instead, and each call
-/// is refused when made.
-fn refuse_sockets(linker: &mut Linker<ModuleState>) -> wasmtime::Result<()> {
-    type Caller<'a> = wasmtime::Caller<'a, ModuleState>;
-    linker.allow_shadowing(true);
-    linker.func_wrap(
-        WASI_P1,
-        "sock_accept",
-        |_: Caller<'_>, _: i32, _: i32, _: i32| ERRNO_NOTCAPABLE,
-    )?;
-    linker.func_wrap(
-        WASI_P1,
-        "sock_recv",
-        |_: Caller<'_>, _: i32, _: i32, _: i32, _: i32, _: i32, _: i32| ERRNO_NOTCAPABLE,
-    )?;
-    linker.func_wrap(
-        WASI_P1,
-        "sock_send",
-        |_: Caller<'_>, _: i32, _: i32, _: i32, _: i32, _: i32| ERRNO_NOTCAPABLE,
-    )?;
-    linker.func_wrap(WASI_P1, "sock_shutdown", |_: Caller<'_>, _: i32, _: i32| {
-        ERRNO_NOTCAPABLE
-    })?;
-    linker.allow_shadowing(false);
-    Ok(())
-}
-
 /// Builds the core-module linker for a cap set: preview 1, with
 /// `path_symlink`'s target checked, and the exec calls only under `exec`.
 fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<ModuleState>> {
@@ -215,9 +185,6 @@ fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<Modu
     }
     wasmtime_wasi::p1::add_to_linker_async(&mut linker, wasi)?;
     crate::cap::vfs::guard_preview1(&mut linker, wasi)?;
-    if !caps.contains(Cap::Net) {
-        refuse_sockets(&mut linker)?;
-    }
     if caps.contains(Cap::Exec) {
         fn launch(s: &mut ModuleState) -> &mut ModuleLaunch {
             &mut s.launch
@@ -301,7 +268,7 @@ mod tests {
 
     #[test]
     fn every_preview1_call_has_exactly_one_class() {
-        let all: Vec<&str> = [BASE_CALLS, VFS_CALLS, NET_CALLS].concat();
+        let all: Vec<&str> = [BASE_CALLS, VFS_CALLS, SOCKET_CALLS].concat();
         let mut unique = all.clone();
         unique.sort();
         unique.dedup();
@@ -315,7 +282,7 @@ mod tests {
         assert_eq!(classify(WASI_P1, "fd_write"), Need::Base);
         assert_eq!(classify(WASI_P1, "path_open"), Need::Cap(Cap::Vfs));
         assert_eq!(classify(WASI_P1, "fd_prestat_get"), Need::Cap(Cap::Vfs));
-        assert_eq!(classify(WASI_P1, "sock_send"), Need::Cap(Cap::Net));
+        assert_eq!(classify(WASI_P1, "sock_send"), Need::Base);
         assert_eq!(classify("workbooks", "exec"), Need::Cap(Cap::Exec));
         assert_eq!(classify(WASI_P1, "path_open_evil"), Need::Unknown);
         assert_eq!(classify("env", "system"), Need::Unknown);

@@ -5,10 +5,11 @@
 //! no weaker tier than the command's own.
 
 use super::{CHILD_GRACE, Engine};
+use crate::commands::Tier;
 use crate::commands::{CommandEnv, CommandError, CommandOutput};
 use crate::limits::FABRIC_MAX_WIDTH;
 use crate::policy::Cap;
-use crate::tier::{FabricTier, TierEnv};
+use crate::tier::TierEnv;
 use bytes::Bytes;
 use futures::StreamExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +22,7 @@ pub struct Fan<'a> {
     pub width: usize,
     /// The tier asked for; a command registered at a stronger one runs
     /// there.
-    pub tier: FabricTier,
+    pub tier: Tier,
     /// Budget of each task.
     pub timeout: Duration,
     /// Counts tasks as they finish, for a progress display.
@@ -83,19 +84,19 @@ impl Engine {
         &self,
         env: &CommandEnv,
         cap: Cap,
-        tier: FabricTier,
+        tier: Tier,
         name: &str,
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Result<CommandOutput, CommandError> {
         let (resolved, _slot) = self.ladder().admit(env, cap, name)?;
         match tier.at_least(resolved.tier) {
-            FabricTier::Instance => self.run_resolved(env, &resolved, argv, stdin).await,
-            FabricTier::OsProcess => self.run_isolated(env, &resolved, argv, stdin, false).await,
-            FabricTier::Container => self.run_isolated(env, &resolved, argv, stdin, true).await,
-            FabricTier::Node => Err(CommandError::Refused(
+            Tier::Instance => self.run_resolved(env, &resolved, argv, stdin).await,
+            Tier::OsProcess => self.run_isolated(env, &resolved, argv, stdin, false).await,
+            Tier::Container => self.run_isolated(env, &resolved, argv, stdin, true).await,
+            Tier::Node => Err(CommandError::Refused(
                 self.tier_env(None)
-                    .resolve(FabricTier::Node)
+                    .resolve(Tier::Node)
                     .err()
                     .map(|e| e.to_string())
                     .unwrap_or_default(),

@@ -236,7 +236,7 @@ impl Launcher for Engine {
         Box::pin(async move {
             let fan = super::Fan {
                 width,
-                tier: crate::tier::FabricTier::Instance,
+                tier: crate::commands::Tier::Instance,
                 timeout: budgets(env).0,
                 finished: None,
             };

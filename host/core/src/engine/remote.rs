@@ -74,6 +74,12 @@ impl Engine {
             Tier::OsProcess => Some(self.registry().stash(&artifact).map_err(|e| {
                 CommandError::Refused(format!("node: cannot store the artifact: {e}"))
             })?),
+            Tier::Node | Tier::Container => {
+                return Err(CommandError::Refused(format!(
+                    "node: a sent command runs at instance or os_process, not {}",
+                    tier.name()
+                )));
+            }
         };
         let resolved = Resolved {
             artifact,
