@@ -29,7 +29,6 @@ mod run_args;
 mod socket;
 mod verb;
 
-pub use args::{Arg, ArgReader, home_env_is_empty};
 pub use frames::*;
 pub use relay::{Answer, ENGINE_EXIT, Served, connect, offer, open, relay};
 pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};

@@ -14,7 +14,7 @@ wit_bindgen::generate!({
 });
 
 use exports::workbooks::engine::kv::{Error as KvError, Guest};
-use workbooks::host::kv::{self as host, Error as StorageError};
+use workbooks::host::kv::{self as host, Error as HostError};
 
 /// Keys a listing returns at most; the host caps a tenant at this many keys.
 const LIST_LIMIT: u32 = 10_000;

@@ -18,7 +18,7 @@ wit_bindgen::generate!({
 });
 
 use exports::workbooks::engine::kv::{Error as KvError, Guest};
-use workbooks::host::kv::{self as host, Error as StorageError};
+use workbooks::host::kv::{self as host, Error as HostError};
 
 const NAMESPACE: &str = "ns.";
 

@@ -53,13 +53,8 @@ impl OnFirstWarning {
     }
 
     fn formatter(&self) -> &Dispatch {
-        self.formatter.get_or_init(|| {
-            let quiet = Self::GUEST_TRIGGERED.iter().map(|t| format!(",{t}=error"));
-            let directives = std::iter::once(Self::SHOWN.as_str().to_string())
-                .chain(quiet)
-                .collect::<String>();
-            Dispatch::new(formatter(EnvFilter::new(directives)))
-        })
+        self.formatter
+            .get_or_init(|| Dispatch::new(formatter(EnvFilter::new(Self::SHOWN.as_str()))))
     }
 
     /// Spans exist only once the formatter does (it made them).

@@ -274,8 +274,9 @@ pub(crate) fn fail(kind: &str, message: impl std::fmt::Display, code: u8) -> u8 
     code
 }
 
-/// For the tests of the one-verb parsers (`run::early`, `exec::early`):
-/// reads each shape both ways and, wherever `early` takes one, holds it to
+/// For the tests of the early readers (`run::early`, the thin client's
+/// reader; `exec::early`, clap's parser of that verb alone): reads each
+/// shape both ways and, wherever `early` takes one, holds it to
 /// the full parser's reading (`same` compares the two commands);
 /// returns how many shapes `early` took.
 #[cfg(test)]

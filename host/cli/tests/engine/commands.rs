@@ -641,6 +641,27 @@ async fn os_process_commands_run_in_a_child_wbx() {
 }
 
 #[tokio::test]
+async fn a_command_sent_at_a_fan_out_tier_is_refused_by_name_not_run_in_process() {
+    let (_h, e) = fresh();
+    let hello = workbooks::Artifact::from_bytes(bytes(CLI_HELLO)).unwrap();
+    for tier in [Tier::Node, Tier::Container] {
+        let sent = e
+            .run_sent(
+                &env("t", &[Cap::Commands]),
+                hello.clone(),
+                tier,
+                vec![],
+                bytes::Bytes::new(),
+            )
+            .await;
+        let Err(CommandError::Refused(why)) = sent else {
+            panic!("{tier:?}: {sent:?}");
+        };
+        assert!(why.contains("runs at instance or os_process"), "{why}");
+    }
+}
+
+#[tokio::test]
 async fn a_sent_command_for_a_revoked_tenant_is_refused_and_admission_keeps_the_ladder() {
     let (_h, e) = fresh();
     let hello = workbooks::Artifact::from_bytes(bytes(CLI_HELLO)).unwrap();

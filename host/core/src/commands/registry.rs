@@ -115,10 +115,7 @@ fn floor<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Tier, D::Error> {
     let tier = Tier::deserialize(d)?;
     match tier.is_floor() {
         true => Ok(tier),
-        false => Err(serde::de::Error::custom(format!(
-            "a command is registered at instance or os_process, not {}",
-            tier.name()
-        ))),
+        false => Err(serde::de::Error::custom(RegistryError::NotAFloor(tier))),
     }
 }
 

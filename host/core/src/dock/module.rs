@@ -91,6 +91,9 @@ const VFS_CALLS: &[&str] = &[
 /// network is reached through `wasi:sockets`, under `net`. libc-based
 /// toolchains import these whenever a program links socket code (CPython
 /// always does), so gating them would refuse calls that can do nothing.
+/// wasmtime-wasi logs a warning (target `wasmtime_wasi::p1`) on each
+/// call, which a guest can repeat at will: an embedder's subscriber
+/// should quiet that target, as the CLI's does.
 const SOCKET_CALLS: &[&str] = &["sock_accept", "sock_recv", "sock_send", "sock_shutdown"];
 
 /// What the import `module`.`name` needs (never a host primitive: those

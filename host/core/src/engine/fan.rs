@@ -5,8 +5,7 @@
 //! no weaker tier than the command's own.
 
 use super::{CHILD_GRACE, Engine};
-use crate::commands::Tier;
-use crate::commands::{CommandEnv, CommandError, CommandOutput};
+use crate::commands::{CommandEnv, CommandError, CommandOutput, Tier};
 use crate::limits::FABRIC_MAX_WIDTH;
 use crate::policy::Cap;
 use crate::tier::TierEnv;
