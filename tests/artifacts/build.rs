@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 /// Every probe's name starts with one of these suites and an underscore.
 const SUITES: &[&str] = &[
     "dock", "limits", "sandbox", "cli", "kv", "vfs", "instance", "commands", "exec", "net",
-    "queue", "secrets", "serve", "tier", "pipe", "parallel", "stub",
+    "queue", "secrets", "serve", "tier", "pipe", "parallel", "stub", "wasi03",
 ];
 
 fn main() {
@@ -22,6 +22,7 @@ fn main() {
         &root,
         &[
             "test-programs",
+            "test-programs-03",
             "test-broker-kv",
             "test-kernel",
             "math-cli",
@@ -30,9 +31,13 @@ fn main() {
         ],
     );
 
-    let bins = root.join("guests/test-programs/src/bin");
-    let mut names: Vec<String> = std::fs::read_dir(&bins)
-        .expect("reading test-programs/src/bin")
+    // The probes at WASI 0.2 (the standard library's) and at 0.3 (async).
+    let mut names: Vec<String> = ["test-programs", "test-programs-03"]
+        .iter()
+        .flat_map(|krate| {
+            let bins = root.join("guests").join(krate).join("src/bin");
+            std::fs::read_dir(&bins).unwrap_or_else(|e| panic!("reading {}: {e}", bins.display()))
+        })
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();

@@ -1,6 +1,8 @@
 //! Instantiate-and-call of a trivial command component, in process from the
 //! cached artifact, against spawning `wbx exec` as a child process that runs
-//! the same component. Same run, both medians and the ratio.
+//! the same component; and the same command built for WASI 0.3 (an async
+//! `run`, driven by the store's event loop) against the 0.2 one. Same run,
+//! the medians and the ratios.
 //!
 //! `cargo bench -p workbooks-cli --bench instantiate`
 
@@ -11,8 +13,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use workbooks::{Artifact, Engine, Grant, SessionOptions};
 
-fn in_process(engine: &Engine, iterations: usize) -> Duration {
-    let artifact = Artifact::from_file(guest_artifacts::CLI_HELLO).expect("probe");
+fn in_process(engine: &Engine, probe: &str, iterations: usize) -> Duration {
+    let artifact = Artifact::from_file(probe).expect("probe");
     let docked = engine
         .dock(&artifact, &Grant::profile("compute"))
         .expect("dock");
@@ -70,14 +72,15 @@ fn main() {
     let home = tempfile::tempdir().expect("home");
 
     let pooled = Engine::builder().home(home.path()).build().expect("engine");
-    let pooled_median = in_process(&pooled, n_inproc);
+    let pooled_median = in_process(&pooled, guest_artifacts::CLI_HELLO, n_inproc);
+    let wasi03_median = in_process(&pooled, guest_artifacts::WASI03_HELLO, n_inproc);
     drop(pooled);
     let on_demand = Engine::builder()
         .home(home.path())
         .pooling(false)
         .build()
         .expect("engine");
-    let on_demand_median = in_process(&on_demand, n_inproc);
+    let on_demand_median = in_process(&on_demand, guest_artifacts::CLI_HELLO, n_inproc);
     drop(on_demand);
     let process_median = process(home.path(), n_proc);
 
@@ -98,5 +101,13 @@ fn main() {
     println!(
         "  ratio: in-process (pooling) is {:.0}x faster than a process",
         process_median.as_secs_f64() / pooled_median.as_secs_f64()
+    );
+    println!(
+        "  the same command at WASI 0.3, pooling median {:>10.1} µs  ({n_inproc} runs)",
+        us(wasi03_median)
+    );
+    println!(
+        "  ratio: 0.3 / 0.2 = {:.2}",
+        wasi03_median.as_secs_f64() / pooled_median.as_secs_f64()
     );
 }

@@ -44,7 +44,8 @@ pub(crate) fn for_run_error(e: &workbooks::RunError) -> u8 {
         E::Timeout { .. } => TIMEOUT,
         E::Memory { .. } => MEMORY,
         E::Fuel { .. } => FUEL,
-        E::StackOverflow | E::Trap(_) => TRAP,
+        // A full task table traps the guest, as a stack overflow does.
+        E::StackOverflow | E::Trap(_) | E::AsyncTasks { .. } => TRAP,
         E::NotACommand => LOAD,
         E::Session(s) if refused_preopen(s) => REFUSED,
         E::Session(_) | E::OutputLimit { .. } => ENGINE,

@@ -99,9 +99,12 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             let addr = listener
                 .local_addr()
                 .map_err(|e| fail("listen", e, exit::ENGINE))?;
-            let scheme = if args.tcp { "tcp" } else { "http" };
+            let (scheme, handler) = match &server {
+                Served::Tcp(_) => ("tcp", "workbooks:engine/tcp-handler"),
+                Served::Http(s) => ("http", s.handler()),
+            };
             eprintln!(
-                "wbx: serving {} on {scheme}://{addr} (profile {})",
+                "wbx: serving {} on {scheme}://{addr} (profile {}; {handler}, a fresh instance per request)",
                 args.file.display(),
                 args.profile
             );

@@ -7,10 +7,13 @@
 //! preopened as `.` with the case's `input` file. A case that needs shell
 //! syntax outside the subset (or a command the engine does not have) is
 //! counted as skipped, not failed. `wasi-testsuite/<folder>/` (the official
-//! WASI test suite's prebuilt binaries and its JSON format) run through
-//! `wbx exec`'s path ([`wasi`]).
+//! WASI test suite's prebuilt wasip1 binaries and its JSON format) run
+//! through `wbx exec`'s path ([`wasi`]), and so do the WASI 0.3 cases of
+//! `wasi-testsuite-p3/<folder>/`, in the suite's operation format
+//! ([`operations`]).
 
 mod jq;
+mod operations;
 mod shtest;
 mod wasi;
 
@@ -22,7 +25,8 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The directory holding jq/, toybox/, busybox/ and wasi-testsuite/.
+    /// The directory holding jq/, toybox/, busybox/, wasi-testsuite/ and
+    /// wasi-testsuite-p3/.
     dir: PathBuf,
     /// Only suites whose name contains this (jq, toybox, busybox, sort, ...).
     #[arg(long)]
@@ -82,26 +86,31 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 }
             }
         }
-        let wasi_root = args.dir.join(wasi::SUITE);
-        let mut folders: Vec<PathBuf> = std::fs::read_dir(&wasi_root)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        folders.sort();
-        for folder in folders {
-            let name = format!(
-                "{}/{}",
-                wasi::SUITE,
-                folder.file_name().unwrap_or_default().to_string_lossy()
-            );
-            if wanted(&name) {
+        for suite in [wasi::SUITE, operations::SUITE] {
+            let mut folders: Vec<PathBuf> = std::fs::read_dir(args.dir.join(suite))
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir() && !wasi::cases(p).is_empty())
+                .collect();
+            folders.sort();
+            for folder in folders {
+                let name = format!(
+                    "{suite}/{}",
+                    folder.file_name().unwrap_or_default().to_string_lossy()
+                );
+                if !wanted(&name) {
+                    continue;
+                }
                 if args.verbose && !args.json {
                     println!("{name}");
                 }
-                let tally =
-                    rt.block_on(wasi::run_dir(&engine, &folder, args.verbose && !args.json));
+                let verbose = args.verbose && !args.json;
+                let tally = if suite == operations::SUITE {
+                    rt.block_on(operations::run_dir(&engine, &folder, verbose))
+                } else {
+                    rt.block_on(wasi::run_dir(&engine, &folder, verbose))
+                };
                 results.insert(name, tally);
             }
         }

@@ -37,14 +37,7 @@ struct Spec {
 /// Runs every case of one folder (`assemblyscript`, `c`, `rust`, ...).
 pub(crate) async fn run_dir(engine: &Engine, dir: &Path, verbose: bool) -> Tally {
     let mut tally = Tally::default();
-    let mut cases: Vec<_> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
-        .collect();
-    cases.sort();
-    for wasm in cases {
+    for wasm in cases(dir) {
         let name = wasm
             .file_stem()
             .unwrap_or_default()
@@ -67,6 +60,18 @@ pub(crate) async fn run_dir(engine: &Engine, dir: &Path, verbose: bool) -> Tally
         }
     }
     tally
+}
+
+/// The cases of a folder: its `*.wasm` files, in name order.
+pub(super) fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut cases: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    cases.sort();
+    cases
 }
 
 /// Runs one case; the profile it ran under, or why it failed.
@@ -136,7 +141,7 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
 }
 
 /// A session id from a test name (ids are `[A-Za-z0-9._-]`).
-fn id_of(stem: &str) -> String {
+pub(super) fn id_of(stem: &str) -> String {
     stem.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "._-".contains(c) {
@@ -150,7 +155,7 @@ fn id_of(stem: &str) -> String {
 
 /// Copies `from` into `to` (which exists): files made writable, links kept
 /// as links, `*.cleanup` left out.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(super) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let name = entry.file_name();

@@ -56,4 +56,5 @@ mod tier;
 mod toolkit;
 mod toolkit_ship;
 mod vfs;
+mod wasi03;
 mod wasip1;

@@ -92,6 +92,53 @@ fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
     Some((it.next()??, it.next()??, it.next()??))
 }
 
+/// The one WASI 0.3 release the engine serves (wasmtime-wasi's `p3`).
+/// A later 0.3.x may add functions the host lacks, so it is not served
+/// under this one's name: it is refused as unknown.
+const WASI_03: (u64, u64, u64) = (0, 3, 0);
+
+/// WASI 0.3.0, interface by interface: the same words as 0.2 (cli, clocks
+/// and random are base, filesystem is `vfs`, sockets and the http client
+/// are `net`). `wasi:clocks/timezone` is unstable and not served.
+fn classify_wasi_03(package: &str, iface: &str) -> Need {
+    match (package, iface) {
+        (
+            "wasi:cli",
+            "types" | "environment" | "exit" | "stdin" | "stdout" | "stderr" | "terminal-input"
+            | "terminal-output" | "terminal-stdin" | "terminal-stdout" | "terminal-stderr",
+        )
+        | ("wasi:clocks", "types" | "monotonic-clock" | "system-clock")
+        | ("wasi:random", "random" | "insecure" | "insecure-seed") => Need::Base,
+        ("wasi:filesystem", "types" | "preopens") => Need::Cap(Cap::Vfs),
+        ("wasi:sockets", "types" | "ip-name-lookup") => Need::Cap(Cap::Net),
+        ("wasi:http", "types" | "client") => Need::Cap(Cap::Net),
+        _ => Need::Unknown,
+    }
+}
+
+/// Why a `wasi:*` import the engine does not serve is not served, when
+/// its version says more than "unknown": a release the engine is older or
+/// newer than, or a release candidate.
+pub fn unserved_version(name: &str) -> Option<String> {
+    let (path, version) = name.split_once('@')?;
+    if !path.starts_with("wasi:") {
+        return None;
+    }
+    let served = format!("this engine serves WASI 0.2.0 to 0.2.{WASI_PATCH_MAX} and 0.3.0");
+    if version.contains('-') {
+        return Some(format!(
+            "WASI {version} is a release candidate; rebuild against a release: {served}"
+        ));
+    }
+    match parse_version(version)? {
+        (0, 2, _) | (0, 3, 0) if classify(name) == Need::Unknown => Some(format!(
+            "{path} is not part of WASI {version} as served here"
+        )),
+        (0, 2, _) | (0, 3, 0) => None,
+        _ => Some(format!("WASI {version} is not served; {served}")),
+    }
+}
+
 /// Maps an import name (`ns:pkg/iface@version`) to what it needs.
 pub fn classify(name: &str) -> Need {
     let (path, version) = name.split_once('@').unwrap_or((name, ""));
@@ -101,9 +148,16 @@ pub fn classify(name: &str) -> Need {
     if package == "workbooks:host" {
         return Need::HostPrimitive;
     }
+    // A release candidate is never linked to a release's definitions.
+    if package.starts_with("wasi:") && version.contains('-') {
+        return Need::Unknown;
+    }
     let version = parse_version(version);
     let wasi_02 = matches!(version, Some((0, 2, patch)) if patch <= WASI_PATCH_MAX);
     let engine_01 = matches!(version, Some((0, 1, _)));
+    if version == Some(WASI_03) {
+        return classify_wasi_03(package, iface);
+    }
     match package {
         "wasi:io" if wasi_02 && matches!(iface, "error" | "poll" | "streams") => Need::Base,
         "wasi:clocks" if wasi_02 && matches!(iface, "monotonic-clock" | "wall-clock") => Need::Base,
@@ -237,6 +291,30 @@ mod tests {
     }
 
     #[test]
+    fn wasi_03_imports_map_to_the_same_words_as_02() {
+        assert_eq!(classify("wasi:cli/stdout@0.3.0"), Need::Base);
+        assert_eq!(classify("wasi:cli/types@0.3.0"), Need::Base);
+        assert_eq!(classify("wasi:clocks/system-clock@0.3.0"), Need::Base);
+        assert_eq!(classify("wasi:random/random@0.3.0"), Need::Base);
+        let vfs = Need::Cap(Cap::Vfs);
+        assert_eq!(classify("wasi:filesystem/types@0.3.0"), vfs);
+        assert_eq!(classify("wasi:filesystem/preopens@0.3.0"), vfs);
+        let net = Need::Cap(Cap::Net);
+        assert_eq!(classify("wasi:sockets/types@0.3.0"), net);
+        assert_eq!(classify("wasi:sockets/ip-name-lookup@0.3.0"), net);
+        assert_eq!(classify("wasi:http/client@0.3.0"), net);
+        assert_eq!(classify("wasi:http/types@0.3.0"), net);
+        assert_eq!(
+            classify_on(Lane::HttpHandler, "wasi:http/types@0.3.0"),
+            Need::Base
+        );
+        assert_eq!(
+            classify_on(Lane::HttpHandler, "wasi:http/client@0.3.0"),
+            net
+        );
+    }
+
+    #[test]
     fn http_types_need_net_except_for_a_served_handler() {
         let types = "wasi:http/types@0.2.6";
         assert_eq!(classify(types), Need::Cap(Cap::Net));
@@ -269,10 +347,28 @@ mod tests {
     }
 
     #[test]
+    fn an_unserved_wasi_version_is_named_with_what_is_served() {
+        let newer = unserved_version("wasi:cli/stdout@0.3.1").unwrap();
+        assert!(newer.contains("WASI 0.3.1 is not served"), "{newer}");
+        assert!(newer.contains("0.3.0"), "{newer}");
+        let rc = unserved_version("wasi:cli/stdout@0.3.0-rc-2026-03-15").unwrap();
+        assert!(rc.contains("release candidate"), "{rc}");
+        let tz = unserved_version("wasi:clocks/timezone@0.3.0").unwrap();
+        assert!(tz.contains("wasi:clocks/timezone"), "{tz}");
+        assert_eq!(unserved_version("wasi:cli/stdout@0.3.0"), None);
+        assert_eq!(unserved_version("evil:probe/backdoor@9.0.0"), None);
+    }
+
+    #[test]
     fn unknown_or_unserved_versions_are_unknown() {
         for name in [
             "evil:probe/backdoor",
-            "wasi:cli/stdout@0.3.0",
+            "wasi:cli/stdout@0.3.1",
+            "wasi:cli/stdout@0.3.0-rc-2026-03-15",
+            "wasi:clocks/timezone@0.3.0",
+            "wasi:clocks/wall-clock@0.3.0",
+            "wasi:io/streams@0.3.0",
+            "wasi:http/outgoing-handler@0.3.0",
             "wasi:cli/stdout@0.2.99",
             "wasi:clocks/timezone@0.2.12",
             "workbooks:engine/kv@0.2.0",

@@ -3,7 +3,7 @@
 //! if it is granted.
 //!
 //! Base WASI is curated rather than wholesale: io, clocks, random and cli
-//! (including `exit-with-code`), with stdio wired by the store builder to
+//! (including `exit-with-code`), at 0.2 and at 0.3.0, with stdio wired by the store builder to
 //! in-memory pipes unless the caller passes its own through. Never in the
 //! base: `wasi:sockets`, `wasi:http`, `wasi:clocks/timezone`; a component
 //! importing them is refused by the pre-check with the cap it would need
@@ -97,10 +97,14 @@ fn base_wasi<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
     cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
     cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
     cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    // WASI 0.3: the same context, through the async interfaces.
+    wasmtime_wasi::p3::cli::add_to_linker(l)?;
+    wasmtime_wasi::p3::clocks::add_to_linker(l)?;
+    wasmtime_wasi::p3::random::add_to_linker(l)?;
     Ok(())
 }
 
-/// The `wasi:http/types` values: with `net`, or for a component served
+/// The `wasi:http/types` values (0.2 and 0.3): with `net`, or for a component served
 /// over HTTP (it reads its request through them); they reach nothing by
 /// themselves.
 fn http_types(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
@@ -108,6 +112,10 @@ fn http_types(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
     wasmtime_wasi_http::p2::bindings::http::types::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(
         l,
         &(&options).into(),
+        StoreState::http,
+    )?;
+    wasmtime_wasi_http::p3::bindings::http::types::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(
+        l,
         StoreState::http,
     )
 }

@@ -43,6 +43,19 @@ use std::sync::{Arc, Mutex};
 use wasmtime::component::{InstancePre, Linker};
 use wasmtime_wasi::p2::bindings::CommandPre;
 
+/// Import names, each followed by why its WASI version is not served
+/// where that says more than "unknown".
+fn with_reasons(names: &[String]) -> String {
+    let named: Vec<String> = names
+        .iter()
+        .map(|n| match imports::unserved_version(n) {
+            Some(why) => format!("{n} ({why})"),
+            None => n.clone(),
+        })
+        .collect();
+    named.join(", ")
+}
+
 /// Why a component cannot be docked.
 #[derive(Debug, thiserror::Error)]
 pub enum DockError {
@@ -64,7 +77,7 @@ pub enum DockError {
         interface: String,
     },
     /// The guest imports interfaces the engine does not know.
-    #[error("unknown imports refused: {}", names.join(", "))]
+    #[error("unknown imports refused: {}", with_reasons(names))]
     UnknownImports {
         /// Every unknown import.
         names: Vec<String>,
@@ -171,13 +184,37 @@ pub(crate) enum Guest {
     /// A component, and its `wasi:cli/run` when it is a command.
     Component {
         pre: InstancePre<StoreState>,
-        command: Option<CommandPre<StoreState>>,
+        command: Option<Cli>,
     },
     /// A preview 1 core module, and whether it exports `_start`.
     Module {
         pre: wasmtime::InstancePre<ModuleState>,
         command: bool,
     },
+}
+
+/// The `wasi:cli/run` a component exports, at the WASI version it was
+/// built for.
+pub(crate) enum Cli {
+    /// `wasi:cli/run@0.2.x`: a synchronous `run`.
+    Wasi02(CommandPre<StoreState>),
+    /// `wasi:cli/run@0.3.0`: an async `run`, driven by the store's event
+    /// loop.
+    Wasi03,
+}
+
+impl Cli {
+    /// The command a component with these exports is, if any.
+    fn of(exports: &[String], pre: &InstancePre<StoreState>) -> Option<Self> {
+        if exports.iter().any(|e| e == "wasi:cli/run@0.3.0") {
+            return Some(Cli::Wasi03);
+        }
+        exports
+            .iter()
+            .any(|e| e.starts_with("wasi:cli/run@0.2"))
+            .then(|| CommandPre::new(pre.clone()).ok().map(Cli::Wasi02))
+            .flatten()
+    }
 }
 
 /// One import of the guest and what it needs.
@@ -446,12 +483,7 @@ impl Docker {
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| DockError::Link(format!("{e:#}")))?;
-        let command = surface
-            .exports
-            .iter()
-            .any(|e| e.starts_with("wasi:cli/run@0.2"))
-            .then(|| CommandPre::new(pre.clone()).ok())
-            .flatten();
+        let command = Cli::of(&surface.exports, &pre);
         let receipt = Receipt {
             profile_requested: grant.profile.requested.clone(),
             profile_effective: grant.profile.effective,

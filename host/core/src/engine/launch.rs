@@ -72,6 +72,8 @@ impl From<RunError> for CommandError {
             RunError::OutputLimit { limit, .. } => CommandError::OutputTooLarge(limit as u64),
             RunError::StackOverflow => CommandError::Trap("stack overflow".into()),
             RunError::Trap(t) => CommandError::Trap(t),
+            // The command broker's WIT has no word of its own for it.
+            tasks @ RunError::AsyncTasks { .. } => CommandError::Trap(tasks.to_string()),
             RunError::Session(SessionError::ArgvTooLarge(_)) => {
                 CommandError::ArgvTooLarge(MAX_ARGV_BYTES as u64)
             }

@@ -6,7 +6,7 @@
 //! budget, its memory cap, its fuel, its stack, its output cap, or a trap.
 //! The host is never at risk: the store is dropped after the run either way.
 
-use crate::dock::{Docked, Guest};
+use crate::dock::{Cli, Docked, Guest};
 use crate::engine::Engine;
 use crate::limits::{Deadline, DeadlineExceeded, HOST_WAIT_GRACE, MemoryLimiter};
 use crate::pipes::{BROKEN_PIPE_EXIT, BrokenPipe, SessionOutput};
@@ -14,6 +14,7 @@ use crate::state::{Captured, SessionError, SessionOptions, StoreState};
 use bytes::Bytes;
 use std::time::{Duration, Instant};
 use wasmtime::Trap;
+use wasmtime::component::ResourceTableError;
 use wasmtime_wasi::I32Exit;
 
 /// What a finished run produced.
@@ -73,6 +74,16 @@ pub enum RunError {
         /// The cap.
         limit: usize,
     },
+    /// The store's async table (WASI 0.3 tasks, subtasks, streams and
+    /// futures) or its host resources were full: a guest holding too much
+    /// in flight at once.
+    #[error(
+        "async-tasks limit: more than {limit} tasks, streams, futures or host resources in flight at once"
+    )]
+    AsyncTasks {
+        /// The cap on live entries.
+        limit: usize,
+    },
     /// The guest trapped.
     #[error("trap: {0}")]
     Trap(String),
@@ -89,6 +100,7 @@ impl RunError {
             RunError::Fuel { .. } => "fuel-exhausted",
             RunError::StackOverflow => "stack-overflow",
             RunError::OutputLimit { .. } => "output-limit",
+            RunError::AsyncTasks { .. } => "async-tasks",
             RunError::Trap(_) => "trap",
         }
     }
@@ -132,6 +144,17 @@ pub(crate) fn classify_with(
         }
         _ => {}
     }
+    let full = err.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<ResourceTableError>(),
+            Some(ResourceTableError::Full)
+        )
+    });
+    if full {
+        return RunError::AsyncTasks {
+            limit: crate::limits::MAX_TABLE_ENTRIES,
+        };
+    }
     if let Some(requested) = limiter.refused()
         && matches!(trap, None | Some(Trap::UnreachableCodeReached))
     {
@@ -149,16 +172,10 @@ pub(crate) fn classify_with(
 /// The first captured or shared stream written past its cap, as the error
 /// that names it.
 fn over_cap(captured: &Captured) -> Result<(), RunError> {
-    let own = [("stdout", &captured.stdout), ("stderr", &captured.stderr)]
-        .into_iter()
-        .filter_map(|(stream, out)| Some((stream, out.as_ref()?)));
-    let shared = captured.shared.iter().map(|(stream, out)| (*stream, out));
-    for (stream, out) in own.chain(shared) {
-        if let Some(limit) = out.passed_cap() {
-            return Err(RunError::OutputLimit { stream, limit });
-        }
+    match captured.passed_cap() {
+        Some((stream, limit)) => Err(RunError::OutputLimit { stream, limit }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// How a call ended, for both lanes: its exit code (a guest's exit, with
@@ -208,26 +225,41 @@ pub(crate) fn output(
 
 impl Engine {
     /// Runs a docked command once in a fresh store: a component's
-    /// `wasi:cli/run`, or a core module's `_start`.
+    /// `wasi:cli/run` (0.2 or 0.3), or a core module's `_start`.
     pub async fn run(&self, docked: &Docked, opts: SessionOptions) -> Result<RunOutput, RunError> {
         let budget = opts
             .timeout
             .unwrap_or_else(|| docked.grant().profile.effective.timeout());
-        let command = match &docked.guest {
+        let (pre, command) = match &docked.guest {
             Guest::Module { pre, command } => {
                 if !command {
                     return Err(RunError::NotACommand);
                 }
                 return self.run_module(docked, pre, opts, budget).await;
             }
-            Guest::Component { command, .. } => command.as_ref().ok_or(RunError::NotACommand)?,
+            Guest::Component { pre, command } => (pre, command.as_ref()),
         };
+        let command = command.ok_or(RunError::NotACommand)?;
         let (mut store, captured) = self.new_store(docked.grant(), &opts)?;
         store.data_mut().deadline = Deadline::after(budget);
         let start = Instant::now();
+        // The whole call sits under one timeout: at 0.3 a guest awaiting
+        // a host future that never resolves runs no wasm, so only this
+        // stops it (the epoch check stops a busy one, at either version).
         let outcome = tokio::time::timeout(budget + HOST_WAIT_GRACE, async {
-            let cmd = command.instantiate_async(&mut store).await?;
-            let status = cmd.wasi_cli_run().call_run(&mut store).await?;
+            let status = match command {
+                Cli::Wasi02(command) => {
+                    let cmd = command.instantiate_async(&mut store).await?;
+                    cmd.wasi_cli_run().call_run(&mut store).await?
+                }
+                Cli::Wasi03 => {
+                    let instance = pre.instantiate_async(&mut store).await?;
+                    let cmd = wasmtime_wasi::p3::bindings::Command::new(&mut store, &instance)?;
+                    store
+                        .run_concurrent(async |acc| cmd.wasi_cli_run().call_run(acc).await)
+                        .await??
+                }
+            };
             Ok(if status.is_ok() { 0 } else { 1 })
         })
         .await;

@@ -8,7 +8,8 @@
 //! guest spends blocked inside a host call (a sleep, a socket read) is not
 //! wasm execution and sees no epoch, so callers also bound the whole call
 //! with a tokio timeout; dropping the call future unwinds the guest's fiber
-//! the same way.
+//! the same way. The same tick ends a call whose output passed its cap
+//! and which writes on regardless ([`OutputCapPassed`]).
 
 use super::EPOCH_TICK;
 use std::sync::Arc;
@@ -51,10 +52,24 @@ impl Deadline {
     }
 }
 
+/// The error a call fails with when an output it writes passed its cap
+/// and the guest wrote on (a WASI 0.3 stream answers a write past the cap
+/// with an error value the guest may ignore): the run is then reported
+/// over its output cap.
+#[derive(Debug, thiserror::Error)]
+#[error("the call wrote on past its output cap")]
+pub(crate) struct OutputCapPassed;
+
 /// Stores whose calls are bounded by a [`Deadline`].
 pub(crate) trait HasDeadline {
     /// The deadline of the call in progress.
     fn deadline(&self) -> Deadline;
+
+    /// Whether the call must end now for another reason than time: an
+    /// output it writes passed its cap.
+    fn output_over_cap(&self) -> bool {
+        false
+    }
 }
 
 /// Installs the per-tick deadline check on a store. Arm it before each call
@@ -74,7 +89,9 @@ fn install_check<T: HasDeadline + 'static>(store: &mut Store<T>, blocking: bool)
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |ctx| {
         let deadline = ctx.data().deadline();
-        if deadline.remaining().is_zero() {
+        if ctx.data().output_over_cap() {
+            Err(OutputCapPassed.into())
+        } else if deadline.remaining().is_zero() {
             Err(DeadlineExceeded {
                 budget: deadline.budget(),
             }

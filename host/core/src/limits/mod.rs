@@ -47,6 +47,15 @@ pub const MAX_MEMORIES_PER_STORE: usize = 32;
 /// Tables in one store; same reason as the instance cap.
 pub const MAX_TABLES_PER_STORE: usize = 64;
 
+/// Live entries in each of a store's two tables: its async table (WASI
+/// 0.3 tasks, subtasks, streams, futures and their waitables) and its host
+/// resources (files, sockets, streams, http bodies, at 0.2 or 0.3). Each
+/// pending host call of a guest task holds an entry and the host future
+/// behind it, so a guest spawning tasks that each await the host would
+/// otherwise grow host memory without touching its own; past this the
+/// call fails as `async-tasks`.
+pub const MAX_TABLE_ENTRIES: usize = 10_000;
+
 /// Bytes of stdout (and, separately, stderr) kept from one call when the
 /// output is captured. A guest printing without end fills it and its
 /// stream closes; the run reports `output-limit`.

@@ -1,5 +1,6 @@
 //! Inbound HTTP: the host listens and each request is handled by a fresh
-//! instance of a component exporting `wasi:http/incoming-handler`.
+//! instance of a component exporting `wasi:http/incoming-handler@0.2.x`
+//! or `wasi:http/handler@0.3.0` ([`service`]).
 //!
 //! Threat: anyone who can reach the port drives guest code and holds host
 //! resources. So every request gets a fresh store under the serving grant
@@ -15,6 +16,7 @@
 //! of file descriptors, for one).
 
 mod accept;
+mod service;
 mod tcp;
 
 use crate::artifact::Artifact;
@@ -96,8 +98,11 @@ pub enum ServeError {
     /// The environment was refused.
     #[error(transparent)]
     Env(#[from] crate::environ::EnvError),
-    /// The component does not export `wasi:http/incoming-handler`.
-    #[error("not an HTTP handler: the component does not export wasi:http/incoming-handler")]
+    /// The component exports neither `wasi:http/incoming-handler@0.2.x`
+    /// nor `wasi:http/handler@0.3.0`.
+    #[error(
+        "not an HTTP handler: the component exports neither wasi:http/incoming-handler@0.2 nor wasi:http/handler@0.3.0"
+    )]
     NotAHandler,
     /// The component does not export `workbooks:engine/tcp-handler`.
     #[error("not a TCP service: the component does not export workbooks:engine/tcp-handler@0.1.0")]
@@ -108,7 +113,16 @@ pub enum ServeError {
 #[derive(Clone)]
 pub struct Server {
     serving: Serving,
-    proxy: ProxyPre<StoreState>,
+    handler: Handler,
+}
+
+/// The handler a served component exports, at its WASI version.
+#[derive(Clone)]
+enum Handler {
+    /// `wasi:http/incoming-handler@0.2.x`: a response out-parameter.
+    Wasi02(ProxyPre<StoreState>),
+    /// `wasi:http/handler@0.3.0`: an async `handle` returning the response.
+    Wasi03(wasmtime_wasi_http::p3::bindings::ServicePre<StoreState>),
 }
 
 /// What every connection shares, served over HTTP or raw TCP: the docked
@@ -230,12 +244,30 @@ impl Engine {
     pub fn server(&self, artifact: &Artifact, opts: ServeOptions) -> Result<Server, ServeError> {
         let serving = Serving::new(self, artifact, opts, crate::dock::Lane::HttpHandler)?;
         let pre = serving.docked.component().ok_or(ServeError::NotAHandler)?;
-        let proxy = ProxyPre::new(pre.clone()).map_err(|_| ServeError::NotAHandler)?;
-        Ok(Server { serving, proxy })
+        let exports_03 = serving
+            .docked
+            .exports()
+            .iter()
+            .any(|e| e == "wasi:http/handler@0.3.0");
+        let handler = if exports_03 {
+            wasmtime_wasi_http::p3::bindings::ServicePre::new(pre.clone()).map(Handler::Wasi03)
+        } else {
+            ProxyPre::new(pre.clone()).map(Handler::Wasi02)
+        }
+        .map_err(|_| ServeError::NotAHandler)?;
+        Ok(Server { serving, handler })
     }
 }
 
 impl Server {
+    /// The handler interface served, with its WASI version.
+    pub fn handler(&self) -> &'static str {
+        match self.handler {
+            Handler::Wasi02(_) => "wasi:http/incoming-handler@0.2",
+            Handler::Wasi03(_) => "wasi:http/handler@0.3.0",
+        }
+    }
+
     /// Handles one request from `peer`.
     pub async fn handle(
         &self,
@@ -251,15 +283,23 @@ impl Server {
             self.serving.deny("serve", Denial::Revoked, &client);
             return plain(403, "revoked");
         }
-        match tokio::time::timeout(self.serving.budget, self.respond(req)).await {
+        let answer = async {
+            match &self.handler {
+                Handler::Wasi02(proxy) => self.respond(proxy, req).await,
+                Handler::Wasi03(service) => self.respond_03(service, req).await,
+            }
+        };
+        match tokio::time::timeout(self.serving.budget, answer).await {
             Err(_) => plain(504, "the handler ran out of time"),
             Ok(Err(response)) => response,
             Ok(Ok(response)) => response,
         }
     }
 
+    /// Answers one request with a fresh instance of a 0.2 handler.
     async fn respond(
         &self,
+        proxy: &ProxyPre<StoreState>,
         req: http::Request<hyper::body::Incoming>,
     ) -> Result<http::Response<Full<Bytes>>, http::Response<Full<Bytes>>> {
         let internal = |e: wasmtime::Error| {
@@ -284,7 +324,7 @@ impl Server {
             .http()
             .new_response_outparam(sender)
             .map_err(internal)?;
-        let proxy = self.proxy.clone();
+        let proxy = proxy.clone();
         // Aborted when the request is answered or abandoned.
         let task = wasmtime_wasi::runtime::spawn(async move {
             let proxy = proxy.instantiate_async(&mut store).await?;

@@ -199,6 +199,9 @@ pub(crate) struct StoreState {
     pub(crate) table: ResourceTable,
     pub(crate) limiter: MemoryLimiter,
     pub(crate) deadline: Deadline,
+    /// The outputs the epoch check watches for a passed cap (the same
+    /// streams the run reads back).
+    pub(crate) outputs: Captured,
     pub(crate) session: SessionCtx,
     /// Each cap's context, opened from the cap table.
     pub(crate) caps: Contexts,
@@ -214,7 +217,7 @@ impl StoreState {
                 ctx: self.wasi.sockets(),
                 table: &mut self.table,
             },
-            gate: self.caps.net.gate.as_deref(),
+            gate: self.caps.net.gate.as_ref(),
         }
     }
 
@@ -225,6 +228,14 @@ impl StoreState {
             table: &mut self.table,
             hooks: &mut self.caps.net.hooks,
         }
+    }
+}
+
+/// For the bindings that take the view by trait (a 0.3 handler's
+/// `handle`): the same guarded view as [`StoreState::http`].
+impl wasmtime_wasi_http::WasiHttpView for StoreState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        StoreState::http(self)
     }
 }
 
@@ -241,6 +252,10 @@ impl HasDeadline for StoreState {
     fn deadline(&self) -> Deadline {
         self.deadline
     }
+
+    fn output_over_cap(&self) -> bool {
+        self.outputs.passed_cap().is_some()
+    }
 }
 
 /// The output streams of a store the run reads back or checks after the
@@ -253,6 +268,18 @@ pub(crate) struct Captured {
     /// Shared streams (`Output::Shared`) by the name of the stream the
     /// guest writes them as.
     pub(crate) shared: Vec<(&'static str, SessionOutput)>,
+}
+
+impl Captured {
+    /// The first stream written past its cap: its name and the cap.
+    pub(crate) fn passed_cap(&self) -> Option<(&'static str, usize)> {
+        let own = [("stdout", &self.stdout), ("stderr", &self.stderr)]
+            .into_iter()
+            .filter_map(|(stream, out)| Some((stream, out.as_ref()?)));
+        let shared = self.shared.iter().map(|(stream, out)| (*stream, out));
+        own.chain(shared)
+            .find_map(|(stream, out)| Some((stream, out.passed_cap()?)))
+    }
 }
 
 /// The WASI stream `output` names for the guest's `stream` ("stdout" or
@@ -390,6 +417,7 @@ pub(crate) fn new_store(
         table: ResourceTable::new(),
         limiter: MemoryLimiter::new(host.memory),
         deadline: Deadline::after(opts.timeout.unwrap_or(profile.timeout())),
+        outputs: captured.clone(),
         session: SessionCtx {
             id: opts.id.clone(),
             tenant: opts.tenant.clone(),
@@ -399,8 +427,19 @@ pub(crate) fn new_store(
         caps: contexts,
         agent: Default::default(),
     };
-    let store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;
+    let mut store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;
+    bound_tables(&mut store);
     Ok((store, captured))
+}
+
+/// Caps a component store's tables: its host resources and, with
+/// WASI 0.3, its async table (see the limits they are held to).
+fn bound_tables(store: &mut Store<StoreState>) {
+    use crate::limits::MAX_TABLE_ENTRIES;
+    store.data_mut().table.set_max_capacity(MAX_TABLE_ENTRIES);
+    if let Some(table) = store.concurrent_resource_table() {
+        table.set_max_capacity(MAX_TABLE_ENTRIES);
+    }
 }
 
 /// A store around `state` with the envelope on: the memory limiter, the

@@ -90,5 +90,15 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     wasi_sockets::instance_network::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     wasi_sockets::network::add_to_linker::<T, WasiSockets>(linker, &(&options).into(), T::sockets)?;
     wasi_sockets::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(linker, lookup)?;
+    // WASI 0.3: the same socket gate (wasmtime-wasi's sockets judge every
+    // address through the store's `socket_addr_check` at either version),
+    // the same guarded lookup, and the http client through the same send
+    // hook (`wasi:http/types@0.3.0` is linked by dock::linker, as at 0.2).
+    use wasmtime_wasi::p3::bindings::sockets as wasi_sockets_03;
+    wasi_sockets_03::types::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    wasi_sockets_03::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(
+        linker, lookup,
+    )?;
+    wasmtime_wasi_http::p3::bindings::http::client::add_to_linker::<T, WasiHttp>(linker, http)?;
     Ok(())
 }

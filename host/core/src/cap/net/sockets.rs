@@ -29,7 +29,8 @@ use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
 use wasmtime_wasi::p2::bindings::sockets::network::{
     ErrorCode, Host as NetworkHost, HostNetwork, IpAddress, Network,
 };
-use wasmtime_wasi::sockets::{SocketAddrUse, WasiSocketsCtxView};
+use wasmtime_wasi::p3::bindings::sockets::ip_name_lookup as p3_lookup;
+use wasmtime_wasi::sockets::{SocketAddrUse, WasiSockets, WasiSocketsCtxView, WasiSocketsView};
 
 /// The name socket use is admitted and audited under.
 const AUDITED_AS: &str = "net";
@@ -119,6 +120,11 @@ impl SocketGate {
                 std::net::Ipv6Addr::new(a, b, c, d, e, f, g, h).into()
             }
         };
+        self.may_know_ip(ip)
+    }
+
+    /// Whether a lookup may answer `ip`.
+    fn may_know_ip(&self, ip: std::net::IpAddr) -> bool {
         self.guard.check_ip(ip).is_ok()
     }
 
@@ -138,7 +144,7 @@ pub(crate) struct GuardedLookup<'a> {
     /// wasmtime-wasi's sockets view.
     pub(crate) sockets: WasiSocketsCtxView<'a>,
     /// The store's gate; `None` (never linked that way) refuses every lookup.
-    pub(crate) gate: Option<&'a SocketGate>,
+    pub(crate) gate: Option<&'a Arc<SocketGate>>,
 }
 
 /// [`wasmtime::component::HasData`] for [`GuardedLookup`].
@@ -208,6 +214,33 @@ impl HostResolveAddressStream for GuardedLookup<'_> {
         HostResolveAddressStream::drop(&mut self.sockets, stream)
     }
 }
+
+/// WASI 0.3's `resolve-addresses`, an async function answering the whole
+/// list at once: the same cadence in front, the same floor over every
+/// address answered.
+impl<U: wasmtime_wasi::WasiView + 'static> p3_lookup::HostWithStore<U> for GuardedLookupData {
+    async fn resolve_addresses(
+        store: &wasmtime::component::Accessor<U, Self>,
+        name: String,
+    ) -> wasmtime::Result<Result<Vec<p3_lookup::IpAddress>, p3_lookup::ErrorCode>> {
+        let gate = store.with(|mut view| view.get().gate.cloned());
+        let Some(gate) = gate.filter(|g| g.admit_lookup(&name)) else {
+            return Ok(Err(p3_lookup::ErrorCode::AccessDenied));
+        };
+        let resolver = store.with_getter::<WasiSockets>(<U as WasiSocketsView>::sockets);
+        let found =
+            <WasiSockets as p3_lookup::HostWithStore<U>>::resolve_addresses(&resolver, name)
+                .await?;
+        Ok(found.map(|addresses| {
+            addresses
+                .into_iter()
+                .filter(|a| gate.may_know_ip((*a).into()))
+                .collect()
+        }))
+    }
+}
+
+impl p3_lookup::Host for GuardedLookup<'_> {}
 
 #[cfg(test)]
 mod tests {

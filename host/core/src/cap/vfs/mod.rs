@@ -5,7 +5,7 @@
 //! with no broker component: files move in bulk, and a component hop
 //! copies every byte again, measured at +1.9 ms per MB with
 //! `cargo bench -p workbooks-cli --bench brokers` against 59 µs for the
-//! storage read itself) and `wasi:filesystem/{types,preopens}` (wasmtime-wasi,
+//! storage read itself) and `wasi:filesystem/{types,preopens}` at 0.2 and 0.3 (wasmtime-wasi,
 //! which sees only the preopens the caller listed; none by default).
 //! Invariant: a store reaches only the volumes of the (tenant, instance id)
 //! the host docked it with, never those of another tenant that picked the
@@ -56,7 +56,7 @@ impl VfsCtx {
     }
 }
 
-/// Links the vfs interface and `wasi:filesystem`.
+/// Links the vfs interface and `wasi:filesystem` (0.2 and 0.3).
 pub(crate) fn add_to_linker<T: WasiView + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut VfsCtx,
@@ -65,5 +65,9 @@ pub(crate) fn add_to_linker<T: WasiView + 'static>(
     vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, get)?;
     filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
     filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
-    symlink::guard(linker)
+    symlink::guard(linker)?;
+    // WASI 0.3: the same preopens, through the async interfaces, with the
+    // same guard.
+    wasmtime_wasi::p3::filesystem::add_to_linker(linker)?;
+    symlink::guard_03(linker)
 }

@@ -73,6 +73,49 @@ const ERRNO_FAULT: i32 = 21;
 /// The preview 1 module name.
 const WASI_P1: &str = "wasi_snapshot_preview1";
 
+/// The WASI 0.3 `wasi:filesystem/types` instance (wasmtime-wasi's `p3`).
+const FILESYSTEM_TYPES_03: &str = "wasi:filesystem/types@0.3.0";
+
+/// Puts the same check in front of WASI 0.3's `descriptor.symlink-at`, an
+/// async function there: the check runs before wasmtime-wasi's own
+/// implementation is awaited.
+pub(super) fn guard_03<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::filesystem::WasiFilesystem;
+    use wasmtime_wasi::p3::bindings::filesystem::types as p3;
+    use wasmtime_wasi::p3::filesystem::FilesystemResult;
+    type Args = (
+        Resource<wasmtime_wasi::filesystem::Descriptor>,
+        String,
+        String,
+    );
+    linker.allow_shadowing(true);
+    let replaced = linker.instance(FILESYSTEM_TYPES_03).and_then(|mut types| {
+        types.func_wrap_concurrent(
+            "[method]descriptor.symlink-at",
+            |accessor: &wasmtime::component::Accessor<T>, (dir, target, link): Args| {
+                Box::pin(async move {
+                    if let Some(why) = escape(&target) {
+                        tracing::info!(target, why, "refused a symlink out of a preopen");
+                        return Ok((Err(p3::ErrorCode::NotPermitted),));
+                    }
+                    let fs = accessor.with_getter::<WasiFilesystem>(T::filesystem);
+                    let made: FilesystemResult<()> =
+                        <WasiFilesystem as p3::HostDescriptorWithStore<T>>::symlink_at(
+                            &fs, dir, target, link,
+                        )
+                        .await;
+                    match made {
+                        Ok(()) => Ok((Ok(()),)),
+                        Err(e) => Ok((Err(e.downcast()?),)),
+                    }
+                })
+            },
+        )
+    });
+    linker.allow_shadowing(false);
+    replaced
+}
+
 /// Puts the escape check in front of preview 1's `path_symlink`
 /// (`old_path` is the target, `new_path` the link made under `fd`).
 pub(crate) fn guard_preview1<T: Send + 'static>(

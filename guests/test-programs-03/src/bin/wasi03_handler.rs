@@ -1,0 +1,54 @@
+//! A WASI 0.3 HTTP handler (`wasi:http/handler@0.3.0`): `/echo` answers
+//! the request's body, `/big` more bytes than the engine lets a response
+//! carry, `/hang` never answers; anything else, its method and path.
+
+use wasip3::exports::http::handler::Guest;
+use wasip3::http::types::{ErrorCode, Fields, Request, Response};
+use wasip3::wit_bindgen::StreamResult;
+use wasip3::{wit_future, wit_stream};
+
+struct Probe;
+
+wasip3::http::service::export!(Probe);
+
+/// A response whose body is `bytes`, streamed by a task of its own once
+/// the response is returned.
+fn respond(bytes: Vec<u8>) -> Response {
+    let (mut tx, rx) = wit_stream::new::<u8>();
+    let (_trailers_tx, trailers_rx) = wit_future::new(|| Ok(None));
+    let (response, _sent) = Response::new(Fields::new(), Some(rx), trailers_rx);
+    wasip3::spawn_local(async move {
+        tx.write_all(bytes).await;
+    });
+    response
+}
+
+impl Guest for Probe {
+    async fn handle(request: Request) -> Result<Response, ErrorCode> {
+        let path = request.get_path_with_query().unwrap_or_default();
+        let method = format!("{:?}", request.get_method());
+        match path.as_str() {
+            "/echo" => {
+                let (_done_tx, done_rx) = wit_future::new(|| Ok(()));
+                let (mut body, _trailers) = Request::consume_body(request, done_rx);
+                let mut all = Vec::new();
+                while let (StreamResult::Complete(_), bytes) =
+                    body.read(Vec::with_capacity(8192)).await
+                {
+                    all.extend(bytes);
+                }
+                Ok(respond(all))
+            }
+            "/big" => Ok(respond(vec![b'x'; 9 << 20])),
+            "/hang" => {
+                wasip3::clocks::monotonic_clock::wait_for(3_600_000_000_000).await;
+                Ok(respond(Vec::new()))
+            }
+            _ => Ok(respond(format!("{method} {path}\n").into_bytes())),
+        }
+    }
+}
+
+fn main() {
+    unreachable!("a WASI 0.3 handler is called through wasi:http/handler@0.3.0");
+}

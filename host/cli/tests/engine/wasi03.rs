@@ -1,0 +1,455 @@
+//! WASI 0.3 components (async `run`, 0.3 imports beside the standard
+//! library's 0.2 ones) on the command lane: docked under the same cap
+//! words as 0.2, refused by name when a cap is missing, and held to every
+//! budget (a guest awaiting forever, spawning without end, writing without
+//! end) and to the vfs and net guards, each tried as the attacker would.
+
+use crate::common::{artifact, engine, ok_stdout, run, run_with, stdout, text};
+use guest_artifacts::*;
+use std::time::{Duration, Instant};
+use workbooks::{Cap, DockError, Grant, Preopen, Profile, RunError, SessionOptions, Stdin};
+
+guest_artifacts::foreach_wasi03!(assert_test_exists);
+
+fn opts(args: &[&str]) -> SessionOptions {
+    let mut opts = SessionOptions::new("wasi03", "default");
+    opts.args = args.iter().map(|a| a.to_string()).collect();
+    opts
+}
+
+#[tokio::test]
+async fn wasi03_echo() {
+    let mut o = opts(&["a", "b c"]);
+    o.env = vec![("GREETING".into(), "hi".into())];
+    o.stdin = Stdin::Bytes(bytes::Bytes::from_static(b"piped in\n"));
+    let out = run_with(WASI03_ECHO, &Grant::profile("minimal"), o)
+        .await
+        .unwrap();
+    assert_eq!(out.exit_code, 0);
+    assert_eq!(
+        stdout(&out),
+        "0.3 args=[\"a\", \"b c\"] greeting=hi\nPIPED IN\n"
+    );
+    assert_eq!(text(&out.stderr), "copied 9 bytes\n");
+    // `run` returning its error is exit 1, a normal end.
+    let out = run(WASI03_ECHO, Profile::Minimal, &["fail"]).await.unwrap();
+    assert_eq!(out.exit_code, 1);
+}
+
+#[tokio::test]
+async fn wasi03_hello() {
+    // The 0.3 twin of `cli_hello` prints what it does, under compute.
+    assert_eq!(
+        ok_stdout(run(WASI03_HELLO, Profile::Compute, &[]).await),
+        ok_stdout(run(CLI_HELLO, Profile::Compute, &[]).await)
+    );
+}
+
+#[test]
+fn a_wasi_03_command_docks_under_the_narrowest_profile_and_its_receipt_names_each_03_import() {
+    let docked = engine()
+        .dock(&artifact(WASI03_ECHO), &Grant::profile("minimal"))
+        .unwrap();
+    assert!(docked.is_command());
+    assert!(
+        docked.exports().iter().any(|e| e == "wasi:cli/run@0.3.0"),
+        "{:?}",
+        docked.exports()
+    );
+    let receipt = docked.receipt();
+    let stdout_03 = receipt
+        .imports
+        .iter()
+        .find(|i| i.name == "wasi:cli/stdout@0.3.0")
+        .unwrap_or_else(|| panic!("no 0.3 stdout in {:?}", receipt.imports));
+    assert_eq!(stdout_03.cap, "base");
+    // The standard library's own 0.2 imports sit beside the 0.3 ones.
+    assert!(
+        receipt
+            .imports
+            .iter()
+            .any(|i| i.name.starts_with("wasi:cli/environment@0.2")),
+        "{:?}",
+        receipt.imports
+    );
+}
+
+#[tokio::test]
+async fn wasi03_sleep() {
+    // Awaiting a host timer runs no wasm, so no epoch check can end it:
+    // the deadline around the whole event loop must.
+    let start = Instant::now();
+    let mut o = opts(&[]);
+    o.timeout = Some(Duration::from_millis(300));
+    let e = run_with(WASI03_SLEEP, &Grant::profile("minimal"), o)
+        .await
+        .unwrap_err()
+        .run();
+    assert!(matches!(e, RunError::Timeout { .. }), "{e}");
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(5), "stopped after {took:?}");
+}
+
+#[tokio::test]
+async fn wasi03_spawn() {
+    // Tasks without end, each holding a host-side wait, then stream pairs
+    // without end (a few bytes of the guest's memory each, an entry per
+    // end in the host's tables). Its memory is raised far past what the
+    // pairs take, so only the store's table cap can stop the second before
+    // the host holds millions of entries; each is stopped by a named limit
+    // well before its deadline.
+    for (args, memory) in [(&[][..], None), (&["streams"][..], Some(1 << 30))] {
+        let mut o = opts(args);
+        o.timeout = Some(Duration::from_secs(60));
+        o.memory = memory;
+        let start = Instant::now();
+        let e = run_with(WASI03_SPAWN, &Grant::profile("minimal"), o)
+            .await
+            .unwrap_err()
+            .run();
+        if memory.is_some() {
+            assert!(matches!(e, RunError::AsyncTasks { limit: 10_000 }), "{e}");
+            assert_eq!(e.kind(), "async-tasks");
+        } else {
+            assert!(
+                matches!(e, RunError::AsyncTasks { .. } | RunError::Memory { .. }),
+                "{e}"
+            );
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{e}");
+    }
+    // The engine serves the next call at once.
+    assert_eq!(
+        ok_stdout(run(WASI03_ECHO, Profile::Minimal, &[]).await),
+        "0.3 args=[] greeting=\n"
+    );
+}
+
+#[tokio::test]
+async fn wasi03_flood() {
+    // Writes through a 0.3 stream past the output cap: the host refuses
+    // the rest, and the run is reported over the cap whatever the guest
+    // does with the refusal.
+    let mut o = opts(&[]);
+    o.timeout = Some(Duration::from_secs(60));
+    let start = Instant::now();
+    let e = run_with(WASI03_FLOOD, &Grant::profile("minimal"), o)
+        .await
+        .unwrap_err()
+        .run();
+    assert!(
+        matches!(
+            e,
+            RunError::OutputLimit {
+                stream: "stdout",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // Ended by the cap as it wrote on, not by its deadline.
+    assert!(start.elapsed() < Duration::from_secs(20), "{e}");
+}
+
+#[tokio::test]
+async fn wasi03_fs() {
+    // Without vfs (every profile grants it; narrowed away here) the 0.3
+    // filesystem is absent, and the refusal names the cap and the 0.3
+    // import.
+    let bare = Grant::narrowed("compute", workbooks::CapSet::EMPTY).unwrap();
+    let e = run_with(WASI03_FS, &bare, opts(&[]))
+        .await
+        .unwrap_err()
+        .dock();
+    assert!(
+        matches!(e, DockError::NotGranted { cap: Cap::Vfs, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("wasi:filesystem/") && e.to_string().contains("@0.3.0"),
+        "{e}"
+    );
+    // With it, the preopen is the guest's; a link or a path that climbs
+    // out is refused, one that stays inside is made.
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let mut o = opts(&[]);
+    o.dirs = vec![Preopen {
+        host: dir.clone(),
+        guest: "/w".into(),
+        read_only: false,
+    }];
+    let out = ok_stdout(run_with(WASI03_FS, &Grant::profile("compute"), o).await);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "preopen /w",
+            "write true",
+            "read written at 0.3",
+            "symlink out Err(ErrorCode::NotPermitted)",
+            "symlink in Ok(())",
+            "climb Err(ErrorCode::NotPermitted)",
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("note.txt")).unwrap(),
+        "written at 0.3"
+    );
+    assert!(std::fs::symlink_metadata(dir.join("escape")).is_err());
+    assert!(std::fs::symlink_metadata(dir.join("alias")).is_ok());
+    assert!(!root.path().join("outside.txt").exists());
+}
+
+#[tokio::test]
+async fn wasi03_connect() {
+    // Without net the 0.3 sockets are absent, named.
+    let e = run(WASI03_CONNECT, Profile::Compute, &["127.0.0.1:9"])
+        .await
+        .unwrap_err()
+        .dock();
+    assert!(
+        matches!(e, DockError::NotGranted { cap: Cap::Net, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("wasi:sockets/"), "{e}");
+    // Under net, the floor refuses loopback and the metadata address: a
+    // listener on 127.0.0.1 never sees the connection, and a lookup of
+    // localhost answers no loopback address.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let at = listener.local_addr().unwrap().to_string();
+    for target in [at.as_str(), "169.254.169.254:80"] {
+        let out = ok_stdout(run(WASI03_CONNECT, Profile::Network, &[target, "localhost"]).await);
+        assert!(
+            out.contains("connect Err(ErrorCode::AccessDenied)"),
+            "{target}: {out}"
+        );
+        assert!(
+            !out.contains("Ipv4((127"),
+            "a loopback address was told: {out}"
+        );
+        assert!(listener.accept().is_err(), "a connection reached loopback");
+    }
+}
+
+#[tokio::test]
+async fn an_operators_allow_list_lets_a_wasi_03_socket_reach_loopback_so_the_floor_is_what_refused()
+{
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_builder(home.path())
+        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
+        .build()
+        .unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = listener.local_addr().unwrap().to_string();
+    let docked = e
+        .dock(&artifact(WASI03_CONNECT), &Grant::profile("network"))
+        .unwrap();
+    let out = e.run(&docked, opts(&[&at, "localhost"])).await.unwrap();
+    let out = stdout(&out);
+    assert!(out.contains("connect Ok(())"), "{out}");
+    assert!(out.contains("Ipv4((127, 0, 0, 1))"), "{out}");
+    assert!(listener.accept().is_ok());
+}
+
+#[tokio::test]
+async fn a_wasi_03_stage_and_a_02_stage_pipe_into_each_other() {
+    let (_home, e) =
+        crate::common::engine_with_commands(&[("echo03", WASI03_ECHO), ("kat", CLI_CAT)]);
+    let out = e
+        .run_line(
+            "kat | echo03 x | kat",
+            workbooks::LineOptions {
+                stdin: Stdin::Bytes(bytes::Bytes::from_static(b"through both\n")),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "0.3 args=[\"x\"] greeting=\nTHROUGH BOTH\n"
+    );
+}
+
+/// One request to `addr`: its status and body (status 0 when the
+/// connection failed).
+async fn request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut s) = tokio::net::TcpStream::connect(addr).await else {
+        return (0, String::new());
+    };
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    if s.write_all(req.as_bytes()).await.is_err() {
+        return (0, String::new());
+    }
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf).await;
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wasi03_handler() {
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_engine(home.path());
+    let opts = workbooks::ServeOptions {
+        timeout: Some(Duration::from_millis(800)),
+        ..Default::default()
+    };
+    let server = e.server(&artifact(WASI03_HANDLER), opts).unwrap();
+    assert_eq!(server.handler(), "wasi:http/handler@0.3.0");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.run(listener));
+    assert_eq!(
+        request(addr, "GET", "/where?x=1", "").await,
+        (200, "Method::Get /where?x=1\n".into())
+    );
+    assert_eq!(
+        request(addr, "POST", "/echo", "a body, streamed back").await,
+        (200, "a body, streamed back".into())
+    );
+    // The response cap holds on a 0.3 body, and the budget on a handler
+    // awaiting forever; the next request is served.
+    assert_eq!(
+        request(addr, "GET", "/big", "").await,
+        (502, "response larger than the engine's cap\n".into())
+    );
+    assert_eq!(request(addr, "GET", "/hang", "").await.0, 504);
+    assert_eq!(request(addr, "GET", "/again", "").await.0, 200);
+}
+
+#[tokio::test]
+async fn wasi03_http_get() {
+    // Without net the 0.3 client is absent, named.
+    let srv = crate::servers::http().await;
+    let at = srv.addr.to_string();
+    let e = run(WASI03_HTTP_GET, Profile::Compute, &[&at, "/bytes/3"])
+        .await
+        .unwrap_err()
+        .dock();
+    assert!(
+        matches!(e, DockError::NotGranted { cap: Cap::Net, .. }),
+        "{e}"
+    );
+    // Under net, the send hook's floor refuses loopback and the metadata
+    // address: the loopback server sees no request.
+    for target in [at.as_str(), "169.254.169.254:80"] {
+        let out = ok_stdout(run(WASI03_HTTP_GET, Profile::Network, &[target, "/bytes/3"]).await);
+        assert!(out.starts_with("error "), "{target} was reached: {out}");
+    }
+    assert_eq!(srv.hits.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // With the operator's allow-list the same request goes through the same
+    // hook and is answered.
+    let home = tempfile::tempdir().unwrap();
+    let allowed = crate::common::own_builder(home.path())
+        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
+        .build()
+        .unwrap();
+    let docked = allowed
+        .dock(&artifact(WASI03_HTTP_GET), &Grant::profile("network"))
+        .unwrap();
+    let out = allowed
+        .run(&docked, opts(&[&at, "/bytes/3"]))
+        .await
+        .unwrap();
+    assert_eq!(stdout(&out), "status 200 xxx\n");
+    assert_eq!(srv.hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[test]
+fn wasi03_plugin() {
+    // `wbx call` on a plugin whose `run` is lifted async and awaits a 0.3
+    // timer: the instance's event loop is driven to the answer, and the
+    // call's budget holds while it awaits.
+    let home = tempfile::tempdir().unwrap();
+    let o = crate::common::wbx(home.path(), &["call", WASI03_PLUGIN, "--input", "hi"], b"");
+    assert_eq!(
+        text(&o.stdout),
+        "async run after 1 ms: hi\n",
+        "{}",
+        text(&o.stderr)
+    );
+    let start = Instant::now();
+    let o = crate::common::wbx(
+        home.path(),
+        &[
+            "call",
+            "--timeout",
+            "300",
+            WASI03_PLUGIN,
+            "--input",
+            "sleep:60000",
+        ],
+        b"",
+    );
+    assert!(!o.status.success());
+    assert_eq!(
+        text(&o.stderr),
+        "wbx: call: timeout: the call exceeded its 300 ms budget\n"
+    );
+    assert!(start.elapsed() < Duration::from_secs(20));
+}
+
+#[tokio::test]
+async fn a_wasi_03_command_registered_at_either_tier_runs_and_keeps_its_budget() {
+    use workbooks::commands::{ArgMode, CommandError, Tier};
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_builder(home.path())
+        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .build()
+        .unwrap();
+    for (tier, echo, sleep) in [
+        (Tier::Instance, "echo03", "sleep03"),
+        (Tier::OsProcess, "echo03p", "sleep03p"),
+    ] {
+        let r = e.registry();
+        let read = |p: &str| std::fs::read(p).unwrap();
+        r.register(echo, read(WASI03_ECHO), ArgMode::Argv, tier)
+            .unwrap();
+        r.register(sleep, read(WASI03_SLEEP), ArgMode::Argv, tier)
+            .unwrap();
+        let line = workbooks::LineOptions {
+            stdin: Stdin::Bytes(bytes::Bytes::from_static(b"in\n")),
+            ..Default::default()
+        };
+        let out = e.run_command(echo, vec!["t".into()], line).await.unwrap();
+        assert_eq!(
+            text(&out.stdout),
+            "0.3 args=[\"t\"] greeting=\nIN\n",
+            "{tier:?}"
+        );
+        let line = workbooks::LineOptions {
+            stage_timeout: Some(Duration::from_millis(300)),
+            ..Default::default()
+        };
+        match e.run_command(sleep, vec![], line).await {
+            Err(workbooks::LineError::Command {
+                error: CommandError::Timeout(_),
+                ..
+            }) => {}
+            other => panic!("{tier:?}: a sleeping 0.3 command was not stopped: {other:?}"),
+        }
+    }
+}
