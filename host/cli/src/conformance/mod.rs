@@ -14,6 +14,7 @@
 
 mod jq;
 mod operations;
+mod service;
 mod shtest;
 mod wasi;
 

@@ -4,15 +4,15 @@
 //! `write` to stdin; `read` of stdout or stderr; `connect`, `send` and
 //! `recv` against a socket the guest serves; `wait` for the exit code),
 //! the `proposals` it needs and the `world` it is (`wasi:cli/command` by
-//! default). A legacy `root` at the top level is a `run` with that root.
+//! default, or `wasi:http/service`: [`service`]). A legacy `root` at the
+//! top level is a `run` with that root.
 //!
 //! Every case runs through the path `wbx exec` takes: docked under the
 //! narrowest profile that grants its imports and run with the case's args
 //! and environment, its stdio streamed so each operation meets the guest
-//! while it runs. A case of the `wasi:http/service` world is not a
-//! command: it fails, named, until `wbx serve` serves 0.3 handlers.
+//! while it runs.
 
-use super::Tally;
+use super::{Tally, service};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -38,6 +38,9 @@ struct Spec {
     /// The legacy form's preopened root.
     root: Option<String>,
     world: Option<String>,
+    /// The peers a `wasi:http/service` case's guest calls.
+    #[serde(default)]
+    servers: Vec<service::Peer>,
 }
 
 /// One operation.
@@ -81,7 +84,11 @@ enum Op {
         #[serde(default)]
         payload: String,
     },
-    /// An operation of another world (`request`, `kill`): not a command's.
+    /// A request to a served `wasi:http/service` component.
+    Request(service::Request),
+    /// The end of serving (the suite sends SIGINT).
+    Kill {},
+    /// An operation this runner does not know.
     #[serde(other)]
     Other,
 }
@@ -139,8 +146,10 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
         Ok(text) => serde_json::from_str(&text).map_err(|e| format!("bad json: {e}"))?,
         Err(_) => Spec::default(),
     };
-    if let Some(world) = spec.world.as_deref().filter(|w| *w != "wasi:cli/command") {
-        return Err(format!("world {world}: not a command, and not served yet"));
+    match spec.world.as_deref() {
+        None | Some("wasi:cli/command") => {}
+        Some("wasi:http/service") => return run_service(engine, wasm, spec).await,
+        Some(world) => return Err(format!("world {world}: not run by this runner")),
     }
     if spec.operations.is_empty() {
         spec.operations = vec![
@@ -274,11 +283,43 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
                     ));
                 }
             }
-            Op::Other => return Err("an operation of another world".into()),
+            Op::Request(_) | Op::Kill {} => {
+                return Err("an operation of the wasi:http/service world".into());
+            }
+            Op::Other => return Err("an operation this runner does not know".into()),
         }
     }
     drop(scratch);
     Ok(profile.to_string())
+}
+
+/// Runs a case of the `wasi:http/service` world: served, asked, stopped.
+async fn run_service(engine: &Engine, wasm: &Path, spec: Spec) -> Result<String, String> {
+    let artifact = Artifact::from_file(wasm).map_err(|e| format!("load: {e}"))?;
+    let mut served = None;
+    let mut profile = None;
+    for op in spec.operations {
+        match op {
+            Op::Run { env, .. } => {
+                let env = env.into_iter().collect();
+                let s = service::serve(engine, &artifact, &spec.servers, env).await?;
+                profile = Some(s.profile);
+                served = Some(s);
+            }
+            Op::Request(req) => {
+                let s = served.as_ref().ok_or("request before run")?;
+                service::request(s, req)
+                    .await
+                    .map_err(|e| format!("{e} under {}", s.profile))?;
+            }
+            Op::Kill {} => served = None,
+            Op::Wait { .. } => {}
+            _ => return Err("an operation the wasi:http/service world has not".into()),
+        }
+    }
+    profile
+        .map(|p| p.to_string())
+        .ok_or_else(|| "never run".into())
 }
 
 /// Up to `len` bytes from `stream`: fewer at its end or after

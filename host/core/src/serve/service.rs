@@ -15,6 +15,9 @@ use bytes::Bytes;
 use http_body_util::Full;
 use wasmtime_wasi_http::p3::bindings::ServicePre;
 
+/// Bytes of a failed handler's stderr written to the log.
+const STDERR_LOGGED: usize = 2048;
+
 /// What the event loop hands back: the head and the capped body, or the
 /// guest's `error-code`.
 type Answer = Result<(http::response::Parts, Result<Bytes, HttpError>), String>;
@@ -65,6 +68,12 @@ impl Server {
             Ok(Err(code)) => return Err(plain(500, &format!("the handler failed: {code}"))),
             Err(e) => {
                 let why = super::failure(&e);
+                // The guest's own account (a panic message) goes to the
+                // operator's log, never to the client.
+                let said = store.data().outputs.stderr.as_ref().map(|o| o.take());
+                let said = said.unwrap_or_default();
+                let said = String::from_utf8_lossy(&said[..said.len().min(STDERR_LOGGED)]);
+                tracing::warn!(error = %e.root_cause(), stderr = %said.trim(), "serve: the handler {why}");
                 return Err(plain(500, &format!("the handler {why}")));
             }
         };
