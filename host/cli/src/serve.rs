@@ -47,6 +47,10 @@ pub(crate) struct Args {
     /// an idle keep-alive connection stays open.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     header_timeout: u64,
+    /// A fresh instance for every request, even for a WASI 0.3 handler,
+    /// whose instances otherwise serve several requests at once.
+    #[arg(long)]
+    instance_per_request: bool,
     /// The component.
     file: PathBuf,
 }
@@ -71,6 +75,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             max_connections_per_client: args.max_connections_per_client,
             header_timeout: std::time::Duration::from_millis(args.header_timeout),
             env: crate::options::parse_env(&args.env)?,
+            instance_per_request: args.instance_per_request,
         };
         let refused = |e: workbooks::ServeError| {
             let code = match &e {
@@ -99,12 +104,16 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             let addr = listener
                 .local_addr()
                 .map_err(|e| fail("listen", e, exit::ENGINE))?;
-            let (scheme, handler) = match &server {
-                Served::Tcp(_) => ("tcp", "workbooks:engine/tcp-handler"),
-                Served::Http(s) => ("http", s.handler()),
+            let (scheme, handler, mode) = match &server {
+                Served::Tcp(_) => (
+                    "tcp",
+                    "workbooks:engine/tcp-handler",
+                    "a fresh instance per connection".to_string(),
+                ),
+                Served::Http(s) => ("http", s.handler(), s.mode()),
             };
             eprintln!(
-                "wbx: serving {} on {scheme}://{addr} (profile {}; {handler}, a fresh instance per request)",
+                "wbx: serving {} on {scheme}://{addr} (profile {}; {handler}, {mode})",
                 args.file.display(),
                 args.profile
             );

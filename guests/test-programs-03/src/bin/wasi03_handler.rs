@@ -1,13 +1,21 @@
 //! A WASI 0.3 HTTP handler (`wasi:http/handler@0.3.0`): `/echo` answers
 //! the request's body, `/big` more bytes than the engine lets a response
-//! carry, `/hang` never answers; anything else, its method and path.
+//! carry, `/hang` never answers, `/count` how many requests this instance
+//! has seen, `/inflight` (after 300 ms) the most requests this instance
+//! held at once; anything else, its method and path.
 
 use wasip3::exports::http::handler::Guest;
 use wasip3::http::types::{ErrorCode, Fields, Request, Response};
 use wasip3::wit_bindgen::StreamResult;
 use wasip3::{wit_future, wit_stream};
 
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
 struct Probe;
+
+static SEEN: AtomicU64 = AtomicU64::new(0);
+static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+static MOST_IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
 
 wasip3::http::service::export!(Probe);
 
@@ -25,6 +33,7 @@ fn respond(bytes: Vec<u8>) -> Response {
 
 impl Guest for Probe {
     async fn handle(request: Request) -> Result<Response, ErrorCode> {
+        let seen = SEEN.fetch_add(1, SeqCst) + 1;
         let path = request.get_path_with_query().unwrap_or_default();
         let method = format!("{:?}", request.get_method());
         match path.as_str() {
@@ -40,6 +49,15 @@ impl Guest for Probe {
                 Ok(respond(all))
             }
             "/big" => Ok(respond(vec![b'x'; 9 << 20])),
+            "/count" => Ok(respond(format!("{seen}\n").into_bytes())),
+            "/inflight" => {
+                let now = IN_FLIGHT.fetch_add(1, SeqCst) + 1;
+                MOST_IN_FLIGHT.fetch_max(now, SeqCst);
+                wasip3::clocks::monotonic_clock::wait_for(300_000_000).await;
+                IN_FLIGHT.fetch_sub(1, SeqCst);
+                let most = MOST_IN_FLIGHT.load(SeqCst);
+                Ok(respond(format!("{most}\n").into_bytes()))
+            }
             "/hang" => {
                 wasip3::clocks::monotonic_clock::wait_for(3_600_000_000_000).await;
                 Ok(respond(Vec::new()))

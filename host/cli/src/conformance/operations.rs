@@ -16,7 +16,7 @@ use super::{Tally, service};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use workbooks::pipes::{PipeWriter, pipe};
 use workbooks::{Artifact, Engine, Grant, Output, Preopen, SessionOptions, Stdin};
@@ -107,30 +107,12 @@ fn tcp() -> String {
 
 /// Runs every case of one folder.
 pub(crate) async fn run_dir(engine: &Engine, dir: &Path, verbose: bool) -> Tally {
-    let mut tally = Tally::default();
-    for wasm in super::wasi::cases(dir) {
-        let name = wasm
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let start = Instant::now();
-        let result = run_case(engine, &wasm).await;
-        let ms = start.elapsed().as_millis();
-        match result {
-            Ok(profile) => {
-                tally.pass += 1;
-                if verbose {
-                    println!("    ok   {name} ({profile}, {ms} ms)");
-                }
-            }
-            Err(why) => {
-                tally.fail += 1;
-                tally.failures.push(format!("{name}: {why}"));
-            }
-        }
-    }
-    tally
+    super::wasi::tally_dir(
+        dir,
+        verbose,
+        |wasm| async move { run_case(engine, &wasm).await },
+    )
+    .await
 }
 
 /// The guest's stdio, as the runner holds it while the guest runs.

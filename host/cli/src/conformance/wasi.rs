@@ -36,6 +36,21 @@ struct Spec {
 
 /// Runs every case of one folder (`assemblyscript`, `c`, `rust`, ...).
 pub(crate) async fn run_dir(engine: &Engine, dir: &Path, verbose: bool) -> Tally {
+    tally_dir(
+        dir,
+        verbose,
+        |wasm| async move { run_case(engine, &wasm).await },
+    )
+    .await
+}
+
+/// Runs every case of a folder with `run` (the profile a case ran under,
+/// or why it failed) and counts them.
+pub(super) async fn tally_dir<F, Fut>(dir: &Path, verbose: bool, run: F) -> Tally
+where
+    F: Fn(std::path::PathBuf) -> Fut,
+    Fut: std::future::Future<Output = Result<String, String>>,
+{
     let mut tally = Tally::default();
     for wasm in cases(dir) {
         let name = wasm
@@ -44,7 +59,7 @@ pub(crate) async fn run_dir(engine: &Engine, dir: &Path, verbose: bool) -> Tally
             .to_string_lossy()
             .into_owned();
         let start = Instant::now();
-        let result = run_case(engine, &wasm).await;
+        let result = run(wasm).await;
         let ms = start.elapsed().as_millis();
         match result {
             Ok(profile) => {

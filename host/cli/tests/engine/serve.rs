@@ -17,22 +17,7 @@ async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
 
 /// A `GET` whose connection may be refused or reset (status 0 then).
 async fn try_get(addr: std::net::SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
-    let mut s = tokio::net::TcpStream::connect(addr).await?;
-    let req = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).await?;
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Ok((status, body))
+    crate::common::http_request(addr, "GET", path, "").await
 }
 
 async fn start(e: &Engine, opts: ServeOptions) -> std::net::SocketAddr {

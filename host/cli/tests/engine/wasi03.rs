@@ -11,6 +11,17 @@ use workbooks::{Cap, DockError, Grant, Preopen, Profile, RunError, SessionOption
 
 guest_artifacts::foreach_wasi03!(assert_test_exists);
 
+/// Asserts `e` refused the probe for want of `cap`, naming a 0.3 import
+/// of `interface` (a `pkg/` prefix).
+fn refused_for(e: DockError, cap: Cap, interface: &str) {
+    assert!(
+        matches!(&e, DockError::NotGranted { cap: c, .. } if *c == cap),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(text.contains(interface) && text.contains("@0.3.0"), "{e}");
+}
+
 fn opts(args: &[&str]) -> SessionOptions {
     let mut opts = SessionOptions::new("wasi03", "default");
     opts.args = args.iter().map(|a| a.to_string()).collect();
@@ -157,18 +168,8 @@ async fn wasi03_fs() {
     // filesystem is absent, and the refusal names the cap and the 0.3
     // import.
     let bare = Grant::narrowed("compute", workbooks::CapSet::EMPTY).unwrap();
-    let e = run_with(WASI03_FS, &bare, opts(&[]))
-        .await
-        .unwrap_err()
-        .dock();
-    assert!(
-        matches!(e, DockError::NotGranted { cap: Cap::Vfs, .. }),
-        "{e}"
-    );
-    assert!(
-        e.to_string().contains("wasi:filesystem/") && e.to_string().contains("@0.3.0"),
-        "{e}"
-    );
+    let e = run_with(WASI03_FS, &bare, opts(&[])).await.unwrap_err();
+    refused_for(e.dock(), Cap::Vfs, "wasi:filesystem/");
     // With it, the preopen is the guest's; a link or a path that climbs
     // out is refused, one that stays inside is made.
     let root = tempfile::tempdir().unwrap();
@@ -206,15 +207,8 @@ async fn wasi03_fs() {
 #[tokio::test]
 async fn wasi03_connect() {
     // Without net the 0.3 sockets are absent, named.
-    let e = run(WASI03_CONNECT, Profile::Compute, &["127.0.0.1:9"])
-        .await
-        .unwrap_err()
-        .dock();
-    assert!(
-        matches!(e, DockError::NotGranted { cap: Cap::Net, .. }),
-        "{e}"
-    );
-    assert!(e.to_string().contains("wasi:sockets/"), "{e}");
+    let e = run(WASI03_CONNECT, Profile::Compute, &["127.0.0.1:9"]).await;
+    refused_for(e.unwrap_err().dock(), Cap::Net, "wasi:sockets/");
     // Under net, the floor refuses loopback and the metadata address: a
     // listener on 127.0.0.1 never sees the connection, and a lookup of
     // localhost answers no loopback address.
@@ -283,61 +277,112 @@ async fn request(
     path: &str,
     body: &str,
 ) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut s) = tokio::net::TcpStream::connect(addr).await else {
-        return (0, String::new());
-    };
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    if s.write_all(req.as_bytes()).await.is_err() {
-        return (0, String::new());
-    }
-    let mut buf = Vec::new();
-    let _ = s.read_to_end(&mut buf).await;
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
+    crate::common::http_request(addr, method, path, body)
+        .await
+        .unwrap_or((0, String::new()))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wasi03_handler() {
-    let home = tempfile::tempdir().unwrap();
-    let e = crate::common::own_engine(home.path());
-    let opts = workbooks::ServeOptions {
-        timeout: Some(Duration::from_millis(800)),
-        ..Default::default()
-    };
+/// Serves the 0.3 handler probe on loopback: its address.
+async fn serve_handler(
+    e: &workbooks::Engine,
+    opts: workbooks::ServeOptions,
+) -> std::net::SocketAddr {
     let server = e.server(&artifact(WASI03_HANDLER), opts).unwrap();
     assert_eq!(server.handler(), "wasi:http/handler@0.3.0");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(server.run(listener));
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wasi03_handler() {
+    // The same answers with a fresh instance per request and with shared
+    // instances: the response cap holds on a 0.3 body, the budget on a
+    // handler awaiting forever, and the next request is served.
+    for per_request in [true, false] {
+        let home = tempfile::tempdir().unwrap();
+        let e = crate::common::own_engine(home.path());
+        let opts = workbooks::ServeOptions {
+            timeout: Some(Duration::from_millis(800)),
+            instance_per_request: per_request,
+            ..Default::default()
+        };
+        let addr = serve_handler(&e, opts).await;
+        assert_eq!(
+            request(addr, "GET", "/where?x=1", "").await,
+            (200, "Method::Get /where?x=1\n".into())
+        );
+        assert_eq!(
+            request(addr, "POST", "/echo", "a body, streamed back").await,
+            (200, "a body, streamed back".into())
+        );
+        assert_eq!(
+            request(addr, "GET", "/big", "").await,
+            (502, "response larger than the engine's cap\n".into())
+        );
+        assert_eq!(request(addr, "GET", "/hang", "").await.0, 504);
+        assert_eq!(request(addr, "GET", "/again", "").await.0, 200);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_03_handler_holds_concurrent_requests_on_one_instance_and_a_fresh_one_does_not() {
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_engine(home.path());
+    let shared = serve_handler(&e, workbooks::ServeOptions::default()).await;
+    let fresh = serve_handler(
+        &e,
+        workbooks::ServeOptions {
+            instance_per_request: true,
+            ..Default::default()
+        },
+    )
+    .await;
+    // State a guest keeps is seen by the next request on a shared
+    // instance (the README's isolation story), never on a fresh one.
+    for (addr, counts) in [(shared, ["1\n", "2\n"]), (fresh, ["1\n", "1\n"])] {
+        for want in counts {
+            assert_eq!(request(addr, "GET", "/count", "").await, (200, want.into()));
+        }
+    }
+    // Eight requests at once: a shared instance holds several in flight.
+    let most = |addr| async move {
+        let all = futures::future::join_all((0..8).map(|_| request(addr, "GET", "/inflight", "")));
+        all.await
+            .into_iter()
+            .map(|(status, body)| {
+                assert_eq!(status, 200);
+                body.trim().parse::<u64>().unwrap()
+            })
+            .max()
+            .unwrap()
+    };
+    assert!(most(shared).await > 1, "no two requests shared an instance");
+    assert_eq!(most(fresh).await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoking_the_tenant_stops_a_shared_03_instance_in_flight() {
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_engine(home.path());
+    let opts = workbooks::ServeOptions {
+        tenant: "acme".into(),
+        timeout: Some(Duration::from_secs(30)),
+        ..Default::default()
+    };
+    let addr = serve_handler(&e, opts).await;
+    assert_eq!(request(addr, "GET", "/count", "").await.0, 200);
+    let hung = tokio::spawn(request(addr, "GET", "/hang", ""));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let start = Instant::now();
+    e.cadence().revocations().revoke("acme").unwrap();
+    assert_eq!(hung.await.unwrap(), (403, "revoked\n".into()));
+    assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(
-        request(addr, "GET", "/where?x=1", "").await,
-        (200, "Method::Get /where?x=1\n".into())
+        request(addr, "GET", "/count", "").await,
+        (403, "revoked\n".into())
     );
-    assert_eq!(
-        request(addr, "POST", "/echo", "a body, streamed back").await,
-        (200, "a body, streamed back".into())
-    );
-    // The response cap holds on a 0.3 body, and the budget on a handler
-    // awaiting forever; the next request is served.
-    assert_eq!(
-        request(addr, "GET", "/big", "").await,
-        (502, "response larger than the engine's cap\n".into())
-    );
-    assert_eq!(request(addr, "GET", "/hang", "").await.0, 504);
-    assert_eq!(request(addr, "GET", "/again", "").await.0, 200);
 }
 
 #[tokio::test]
@@ -345,14 +390,8 @@ async fn wasi03_http_get() {
     // Without net the 0.3 client is absent, named.
     let srv = crate::servers::http().await;
     let at = srv.addr.to_string();
-    let e = run(WASI03_HTTP_GET, Profile::Compute, &[&at, "/bytes/3"])
-        .await
-        .unwrap_err()
-        .dock();
-    assert!(
-        matches!(e, DockError::NotGranted { cap: Cap::Net, .. }),
-        "{e}"
-    );
+    let e = run(WASI03_HTTP_GET, Profile::Compute, &[&at, "/bytes/3"]).await;
+    refused_for(e.unwrap_err().dock(), Cap::Net, "wasi:http/");
     // Under net, the send hook's floor refuses loopback and the metadata
     // address: the loopback server sees no request.
     for target in [at.as_str(), "169.254.169.254:80"] {

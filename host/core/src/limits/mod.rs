@@ -214,6 +214,20 @@ pub const SOCKET_MAX_UDP_PEERS: usize = 1024;
 /// 502 instead.
 pub const SERVE_MAX_RESPONSE_BYTES: usize = 8 << 20;
 
+/// Requests one instance of a WASI 0.3 handler serves at once when it is
+/// shared (`wbx serve` without `--instance-per-request`); past it another
+/// instance is started. Bounds how much one instance's memory and event
+/// loop carry.
+pub const SERVE_SHARED_MAX_CONCURRENT: usize = 64;
+
+/// Requests one shared instance serves in all before it is retired and a
+/// fresh one takes over: whatever a guest leaks or keeps between requests
+/// is bounded by it.
+pub const SERVE_SHARED_MAX_REQUESTS: usize = 10_000;
+
+/// How long a shared instance with nothing to do is kept.
+pub const SERVE_SHARED_IDLE: Duration = Duration::from_secs(10);
+
 /// The most bytes a client of `wbx serve --tcp` may send in one request;
 /// stops a client from making the host buffer without bound.
 pub const SERVE_TCP_MAX_REQUEST_BYTES: usize = 1 << 20;

@@ -17,6 +17,7 @@
 
 mod accept;
 mod service;
+mod shared;
 mod tcp;
 
 use crate::artifact::Artifact;
@@ -67,6 +68,9 @@ pub struct ServeOptions {
     pub header_timeout: Duration,
     /// The environment of each request's instance (exactly these pairs).
     pub env: Vec<(String, String)>,
+    /// A fresh instance for every request even when the handler could
+    /// serve several at once (a WASI 0.3 handler is shared by default).
+    pub instance_per_request: bool,
 }
 
 impl Default for ServeOptions {
@@ -82,6 +86,7 @@ impl Default for ServeOptions {
             max_connections_per_client: SERVE_MAX_CONNECTIONS_PER_CLIENT,
             header_timeout: SERVE_HEADER_TIMEOUT,
             env: Vec::new(),
+            instance_per_request: false,
         }
     }
 }
@@ -123,6 +128,8 @@ enum Handler {
     Wasi02(ProxyPre<StoreState>),
     /// `wasi:http/handler@0.3.0`: an async `handle` returning the response.
     Wasi03(wasmtime_wasi_http::p3::bindings::ServicePre<StoreState>),
+    /// The same, its instances shared by concurrent requests ([`shared`]).
+    Shared(shared::Shared),
 }
 
 /// What every connection shares, served over HTTP or raw TCP: the docked
@@ -250,11 +257,18 @@ impl Engine {
             .iter()
             .any(|e| e == "wasi:http/handler@0.3.0");
         let handler = if exports_03 {
-            wasmtime_wasi_http::p3::bindings::ServicePre::new(pre.clone()).map(Handler::Wasi03)
+            let service = wasmtime_wasi_http::p3::bindings::ServicePre::new(pre.clone())
+                .map_err(|_| ServeError::NotAHandler)?;
+            if serving.opts.instance_per_request {
+                Handler::Wasi03(service)
+            } else {
+                Handler::Shared(shared::shared(serving.clone(), service))
+            }
         } else {
-            ProxyPre::new(pre.clone()).map(Handler::Wasi02)
-        }
-        .map_err(|_| ServeError::NotAHandler)?;
+            ProxyPre::new(pre.clone())
+                .map(Handler::Wasi02)
+                .map_err(|_| ServeError::NotAHandler)?
+        };
         Ok(Server { serving, handler })
     }
 }
@@ -264,7 +278,18 @@ impl Server {
     pub fn handler(&self) -> &'static str {
         match self.handler {
             Handler::Wasi02(_) => "wasi:http/incoming-handler@0.2",
-            Handler::Wasi03(_) => "wasi:http/handler@0.3.0",
+            Handler::Wasi03(_) | Handler::Shared(_) => "wasi:http/handler@0.3.0",
+        }
+    }
+
+    /// How requests meet instances, in words for a startup line.
+    pub fn mode(&self) -> String {
+        match self.handler {
+            Handler::Wasi02(_) | Handler::Wasi03(_) => "a fresh instance per request".into(),
+            Handler::Shared(_) => format!(
+                "instances shared by up to {} requests at once",
+                crate::limits::SERVE_SHARED_MAX_CONCURRENT
+            ),
         }
     }
 
@@ -287,6 +312,7 @@ impl Server {
             match &self.handler {
                 Handler::Wasi02(proxy) => self.respond(proxy, req).await,
                 Handler::Wasi03(service) => self.respond_03(service, req).await,
+                Handler::Shared(shared) => self.respond_shared(shared, req).await,
             }
         };
         match tokio::time::timeout(self.serving.budget, answer).await {
@@ -350,6 +376,19 @@ impl Server {
                 return Err(plain(500, &format!("the handler {why}")));
             }
         };
+        self.whole(response).await
+    }
+
+    /// The response with its body read whole, within the response cap
+    /// (502 past it) and while the tenant is not revoked (403).
+    async fn whole<B>(
+        &self,
+        response: http::Response<B>,
+    ) -> Result<http::Response<Full<Bytes>>, http::Response<Full<Bytes>>>
+    where
+        B: http_body::Body<Data = Bytes> + Unpin,
+        B::Error: std::fmt::Display,
+    {
         let (parts, body) = response.into_parts();
         let body = tokio::select! {
             b = read_capped(body, SERVE_MAX_RESPONSE_BYTES) => b.map_err(|e| match e {

@@ -23,6 +23,32 @@ const STDERR_LOGGED: usize = 2048;
 type Answer = Result<(http::response::Parts, Result<Bytes, HttpError>), String>;
 
 impl Server {
+    /// Answers one request on a shared instance of a 0.3 handler.
+    pub(super) async fn respond_shared(
+        &self,
+        shared: &super::shared::Shared,
+        req: http::Request<hyper::body::Incoming>,
+    ) -> Result<http::Response<Full<Bytes>>, http::Response<Full<Bytes>>> {
+        use http_body_util::BodyExt;
+        let req = with_origin(req)
+            .map(|body| body.map_err(wasmtime_wasi_http::Error::from).boxed_unsync());
+        let answered = tokio::select! {
+            a = shared.handle((), req) => a,
+            () = self.serving.until_revoked() => return Err(self.revoked_in_flight()),
+        };
+        let response = match answered {
+            Ok(response) => response,
+            Err(e) if e.is::<wasmtime_wasi_http::handler::ExpirationError>() => {
+                return Err(plain(504, "the handler ran out of time"));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e.root_cause(), "serve: a shared handler failed");
+                return Err(plain(500, &format!("the handler {}", super::failure(&e))));
+            }
+        };
+        self.whole(response).await
+    }
+
     /// Answers one request with a fresh instance of a 0.3 handler.
     pub(super) async fn respond_03(
         &self,
@@ -87,7 +113,7 @@ impl Server {
 
 /// The request with an absolute URI: scheme `http`, and the authority of
 /// its `Host` header (`localhost` without one).
-fn with_origin<B>(req: http::Request<B>) -> http::Request<B> {
+pub(super) fn with_origin<B>(req: http::Request<B>) -> http::Request<B> {
     let (mut parts, body) = req.into_parts();
     let host = parts
         .headers

@@ -1,0 +1,155 @@
+//! Serving a WASI 0.3 handler with concurrent requests on one instance:
+//! its `handle` is async, so one instance can hold many requests in flight
+//! at once, each an async task of the component (wasmtime-wasi-http's
+//! `ProxyHandler` keeps the workers and their event loops).
+//!
+//! The promise, weaker than a fresh instance per request and said so in
+//! the README: requests on one instance share its memory, so state a
+//! guest keeps between requests is seen by the next ones (of any client).
+//! What holds per request: its wall-clock budget (answered 504 past it,
+//! and the instance is stopped once its most recent request is past the
+//! budget, every request on it with it), fuel (refilled as each request
+//! starts, so it bounds the work since the last start), the response cap
+//! and the tenant's revocation (a revoked tenant's instances are stopped).
+//! Bounded per instance: [`SERVE_SHARED_MAX_CONCURRENT`] requests at once
+//! (past it another instance is started), [`SERVE_SHARED_MAX_REQUESTS`] in
+//! all before it is retired, [`SERVE_SHARED_IDLE`] kept idle; its memory
+//! cap, tables and output caps are a store's, as for any instance.
+
+use super::Serving;
+use crate::limits::{
+    COMMAND_FUEL, Deadline, SERVE_SHARED_IDLE, SERVE_SHARED_MAX_CONCURRENT,
+    SERVE_SHARED_MAX_REQUESTS,
+};
+use crate::state::StoreState;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use wasmtime::StoreContextMut;
+use wasmtime::component::GuestTaskId;
+use wasmtime_wasi_http::handler::{
+    HandlerState, Instance, ProxyHandler, ProxyPre, ShouldAccept, WorkerExpiration, WorkerState,
+    WorkerStatus,
+};
+use wasmtime_wasi_http::p3::bindings::ServicePre;
+
+/// The shared instances of one served handler.
+pub(super) type Shared = ProxyHandler<Workers>;
+
+/// Starts the handler's shared instances as requests come.
+pub(super) fn shared(serving: Serving, pre: ServicePre<StoreState>) -> Shared {
+    ProxyHandler::new(Workers {
+        serving,
+        pre: ProxyPre::P3(pre),
+    })
+}
+
+/// What every worker is made from.
+pub(super) struct Workers {
+    serving: Serving,
+    pre: ProxyPre<StoreState>,
+}
+
+impl HandlerState for Workers {
+    type StoreData = StoreState;
+    type WorkerExpiration = Expiry;
+    type WorkerState = Worker;
+
+    async fn instantiate(
+        &self,
+    ) -> wasmtime::Result<Instance<StoreState, Self::WorkerExpiration, Self::WorkerState>> {
+        let mut store = self
+            .serving
+            .store("serve")
+            .map_err(|e| wasmtime::format_err!("{e}"))?;
+        let budget = self.serving.budget;
+        let proxy = tokio::time::timeout(budget, self.pre.instantiate_async(&mut store))
+            .await
+            .map_err(|_| wasmtime::format_err!("instantiating took past the budget"))??;
+        Ok(Instance {
+            store,
+            proxy,
+            view: StoreState::http,
+            expiration: Expiry {
+                serving: self.serving.clone(),
+                tick: Box::pin(tokio::time::sleep(super::REVOCATION_POLL)),
+            },
+            state: Worker {
+                budget,
+                fuel: self.serving.opts.fuel.unwrap_or(COMMAND_FUEL),
+            },
+        })
+    }
+}
+
+/// One worker's request policy.
+pub(super) struct Worker {
+    budget: Duration,
+    fuel: u64,
+}
+
+impl WorkerState for Worker {
+    type StoreData = StoreState;
+    type RequestData = ();
+
+    fn should_accept_request(&self, concurrent: usize, total: usize) -> ShouldAccept {
+        if total >= SERVE_SHARED_MAX_REQUESTS {
+            ShouldAccept::Never
+        } else if concurrent >= SERVE_SHARED_MAX_CONCURRENT {
+            ShouldAccept::No
+        } else {
+            ShouldAccept::Yes
+        }
+    }
+
+    fn on_request_start(
+        &self,
+        mut store: StoreContextMut<'_, StoreState>,
+        (): (),
+        _task: GuestTaskId,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + Sync>> {
+        // The store's epoch deadline and fuel are renewed by each request.
+        store.data_mut().deadline = Deadline::after(self.budget);
+        if let Err(e) = store.set_fuel(self.fuel) {
+            tracing::warn!(error = %e, "serve: could not refuel a shared instance");
+        }
+        Box::pin(tokio::time::sleep(self.budget))
+    }
+
+    fn drop(&self, _store: wasmtime::Store<StoreState>, result: wasmtime::Result<()>) {
+        if let Err(e) = result {
+            tracing::info!(error = %e.root_cause(), "serve: a shared instance stopped");
+        }
+    }
+}
+
+/// When a worker's instance is dropped: past the budget of its most
+/// recent request, idle for [`SERVE_SHARED_IDLE`], or once the tenant is
+/// revoked (checked every [`super::REVOCATION_POLL`]).
+pub(super) struct Expiry {
+    serving: Serving,
+    tick: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl WorkerExpiration for Expiry {
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        status: WorkerStatus,
+        start: Instant,
+    ) -> Poll<()> {
+        let limit = match status {
+            WorkerStatus::Idle => SERVE_SHARED_IDLE,
+            WorkerStatus::Requests | WorkerStatus::PostReturn => self.serving.budget,
+        };
+        if start.elapsed() >= limit || self.serving.revoked() {
+            return Poll::Ready(());
+        }
+        // Asked again at the next tick, whatever else wakes it.
+        while self.tick.as_mut().poll(cx).is_ready() {
+            let next = tokio::time::Instant::now() + super::REVOCATION_POLL;
+            self.tick.as_mut().reset(next);
+        }
+        Poll::Pending
+    }
+}
