@@ -2,7 +2,8 @@
 //! the request's body, `/big` more bytes than the engine lets a response
 //! carry, `/hang` never answers, `/count` how many requests this instance
 //! has seen, `/inflight` (after 300 ms) the most requests this instance
-//! held at once; anything else, its method and path.
+//! held at once, `/chatty` after writing 1 MiB to stderr and working for
+//! 20 ms; anything else, its method and path.
 
 use wasip3::exports::http::handler::Guest;
 use wasip3::http::types::{ErrorCode, Fields, Request, Response};
@@ -50,6 +51,13 @@ impl Guest for Probe {
             }
             "/big" => Ok(respond(vec![b'x'; 9 << 20])),
             "/count" => Ok(respond(format!("{seen}\n").into_bytes())),
+            "/chatty" => {
+                test_programs_03::err(&vec![b'.'; 1 << 20]).await;
+                // Then 20 ms of work, so the host's epoch checks see it run.
+                let start = wasip3::clocks::monotonic_clock::now();
+                while wasip3::clocks::monotonic_clock::now() - start < 20_000_000 {}
+                Ok(respond(b"said a lot\n".to_vec()))
+            }
             "/inflight" => {
                 let now = IN_FLIGHT.fetch_add(1, SeqCst) + 1;
                 MOST_IN_FLIGHT.fetch_max(now, SeqCst);

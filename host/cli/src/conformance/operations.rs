@@ -115,6 +115,16 @@ pub(crate) async fn run_dir(engine: &Engine, dir: &Path, verbose: bool) -> Tally
     .await
 }
 
+/// A guest's run: aborted when the case ends without waiting for it (a
+/// failed operation, a second `run`).
+struct Running(tokio::task::JoinHandle<Result<workbooks::RunOutput, workbooks::RunError>>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// The guest's stdio, as the runner holds it while the guest runs.
 struct Stdio {
     stdin: Option<PipeWriter>,
@@ -154,10 +164,11 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
         .map_err(|e| format!("refused under {profile}: {e}"))?;
     // argv[0] is the file name, as a runtime run on the file gives it.
     let file = wasm.file_name().unwrap_or_default().to_string_lossy();
-    let mut running = None;
+    // Declared first, dropped last: the scratch root outlives the run.
+    let mut scratch = None;
+    let mut running: Option<Running> = None;
     let mut stdio: Option<Stdio> = None;
     let mut peers: BTreeMap<String, tokio::net::TcpStream> = BTreeMap::new();
-    let mut scratch = None;
     for op in spec.operations {
         match op {
             Op::Run { args, env, root } => {
@@ -183,7 +194,9 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
                     scratch = Some(copy);
                 }
                 let (engine, docked) = (engine.clone(), docked.clone());
-                running = Some(tokio::spawn(async move { engine.run(&docked, opts).await }));
+                running = Some(Running(tokio::spawn(async move {
+                    engine.run(&docked, opts).await
+                })));
                 stdio = Some(Stdio {
                     stdin: Some(stdin_w),
                     stdout: stdout_r,
@@ -193,9 +206,9 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
             Op::Write { payload } => {
                 let io = stdio.as_mut().ok_or("write before run")?;
                 let mut stdin = io.stdin.take().ok_or("a second write: stdin is closed")?;
-                stdin
-                    .write_all(payload.as_bytes())
+                tokio::time::timeout(READ_WAIT, stdin.write_all(payload.as_bytes()))
                     .await
+                    .map_err(|_| "write: the guest did not read its stdin".to_string())?
                     .map_err(|e| format!("write: {e}"))?;
                 // The guest reads to the end of its input.
                 drop(stdin);
@@ -249,7 +262,8 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
                 // A guest waiting on stdin sees its end.
                 io.stdin.take();
                 peers.clear();
-                let task = running.take().ok_or("wait before run")?;
+                let mut run = running.take().ok_or("wait before run")?;
+                let task = &mut run.0;
                 // What the guest still writes is read, so it never waits
                 // on a full pipe.
                 let (out, _, err) =
@@ -271,6 +285,7 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
             Op::Other => return Err("an operation this runner does not know".into()),
         }
     }
+    drop(running);
     drop(scratch);
     Ok(profile.to_string())
 }

@@ -1,7 +1,7 @@
 //! A case of the `wasi:http/service` world in the suite's operation
 //! format: the component is served as `wbx serve` serves it (the narrowest
-//! profile that docks it on the handler lane, a fresh instance per
-//! request), the peers its `servers` name are started on loopback and
+//! profile that docks it on the handler lane, shared instances), the
+//! peers its `servers` name are started on loopback and
 //! given to it as `HTTP_SERVER_<NAME>=host:port`, and each `request`
 //! operation is sent and its `response` checked (status, the headers it
 //! names, the body when given).

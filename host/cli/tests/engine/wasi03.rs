@@ -363,6 +363,27 @@ async fn a_shared_03_handler_holds_concurrent_requests_on_one_instance_and_a_fre
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_03_instance_is_not_stopped_by_what_all_its_requests_wrote() {
+    // One request after another, so one instance takes them all: twelve
+    // that write 1 MiB each, past any one store's 8 MiB output cap, are
+    // all answered, and by the same instance.
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_engine(home.path());
+    let addr = serve_handler(&e, workbooks::ServeOptions::default()).await;
+    for n in 0..12 {
+        assert_eq!(
+            request(addr, "GET", "/chatty", "").await,
+            (200, "said a lot\n".into()),
+            "request {n}"
+        );
+    }
+    assert_eq!(
+        request(addr, "GET", "/count", "").await,
+        (200, "13\n".into())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revoking_the_tenant_stops_a_shared_03_instance_in_flight() {
     let home = tempfile::tempdir().unwrap();
     let e = crate::common::own_engine(home.path());

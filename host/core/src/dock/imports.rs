@@ -131,6 +131,9 @@ pub fn unserved_version(name: &str) -> Option<String> {
         ));
     }
     match parse_version(version)? {
+        (0, 2, patch) if patch > WASI_PATCH_MAX => {
+            Some(format!("WASI {version} is not served; {served}"))
+        }
         (0, 2, _) | (0, 3, 0) if classify(name) == Need::Unknown => Some(format!(
             "{path} is not part of WASI {version} as served here"
         )),
@@ -348,6 +351,8 @@ mod tests {
 
     #[test]
     fn an_unserved_wasi_version_is_named_with_what_is_served() {
+        let newer_02 = unserved_version("wasi:cli/stdout@0.2.13").unwrap();
+        assert!(newer_02.contains("WASI 0.2.13 is not served"), "{newer_02}");
         let newer = unserved_version("wasi:cli/stdout@0.3.1").unwrap();
         assert!(newer.contains("WASI 0.3.1 is not served"), "{newer}");
         assert!(newer.contains("0.3.0"), "{newer}");

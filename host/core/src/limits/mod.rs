@@ -225,6 +225,11 @@ pub const SERVE_SHARED_MAX_CONCURRENT: usize = 64;
 /// is bounded by it.
 pub const SERVE_SHARED_MAX_REQUESTS: usize = 10_000;
 
+/// The oldest a shared instance gets before it is retired, however busy:
+/// bounds work a request leaves running after its answer, which later
+/// requests would otherwise keep alive by renewing the deadline.
+pub const SERVE_SHARED_MAX_AGE: Duration = Duration::from_secs(60);
+
 /// How long a shared instance with nothing to do is kept.
 pub const SERVE_SHARED_IDLE: Duration = Duration::from_secs(10);
 

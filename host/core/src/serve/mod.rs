@@ -200,10 +200,23 @@ impl Serving {
 
     /// A fresh store for one request, with the request's budget and fuel.
     fn store(&self, id: &str) -> Result<wasmtime::Store<StoreState>, crate::SessionError> {
+        self.store_with(id, crate::Output::Capture)
+    }
+
+    /// The same, its stdout and stderr going to `output`: a store that
+    /// outlives one request (a shared instance) must not keep what every
+    /// request wrote, nor be stopped when all of it together passes a cap.
+    fn store_with(
+        &self,
+        id: &str,
+        output: crate::Output,
+    ) -> Result<wasmtime::Store<StoreState>, crate::SessionError> {
         let mut session = SessionOptions::new(id, self.opts.tenant.clone());
         session.timeout = Some(self.budget);
         session.fuel = Some(self.opts.fuel.unwrap_or(COMMAND_FUEL));
         session.env = self.opts.env.clone();
+        session.stdout = output.clone();
+        session.stderr = output;
         let (store, _) = self.engine.new_store(self.docked.grant(), &session)?;
         Ok(store)
     }

@@ -38,6 +38,9 @@ impl Server {
         };
         let response = match answered {
             Ok(response) => response,
+            // A revocation stops the instance too; whichever is seen first,
+            // the answer is the revocation's.
+            Err(_) if self.serving.revoked() => return Err(self.revoked_in_flight()),
             Err(e) if e.is::<wasmtime_wasi_http::handler::ExpirationError>() => {
                 return Err(plain(504, "the handler ran out of time"));
             }
@@ -68,22 +71,20 @@ impl Server {
         let (request, request_io) =
             wasmtime_wasi_http::p3::Request::from_http(store.data_mut().http().hooks, req);
         let answered = store.run_concurrent(async |acc| -> wasmtime::Result<Answer> {
-            let answer = async {
-                let response = match service.handle(acc, request).await? {
-                    Ok(response) => response,
-                    Err(code) => return Ok(Err(format!("{code:?}"))),
-                };
-                let response = acc.with(|store| {
-                    response.into_http_with_getter(store, async { Ok(()) }, StoreState::http)
-                })?;
-                let (parts, body) = response.into_parts();
-                let body = http_body_util::BodyExt::map_err(body, |e| format!("{e:?}"));
-                let body = read_capped(body, SERVE_MAX_RESPONSE_BYTES).await;
-                wasmtime::Result::Ok(Ok((parts, body)))
+            let response = match service.handle(acc, request).await? {
+                Ok(response) => response,
+                Err(code) => return Ok(Err(format!("{code:?}"))),
             };
-            let body_in = async { request_io.await.map_err(wasmtime::Error::from) };
-            let (answer, ()) = tokio::try_join!(answer, body_in)?;
-            Ok(answer)
+            // The request body's I/O result goes with the response, as
+            // wasmtime-wasi-http's own handler passes it: the guest learns
+            // of a failed upload through its response's result.
+            let response = acc.with(|store| {
+                response.into_http_with_getter(store, request_io, StoreState::http)
+            })?;
+            let (parts, body) = response.into_parts();
+            let body = http_body_util::BodyExt::map_err(body, |e| format!("{e:?}"));
+            let body = read_capped(body, SERVE_MAX_RESPONSE_BYTES).await;
+            Ok(Ok((parts, body)))
         });
         let answered = tokio::select! {
             a = answered => a,

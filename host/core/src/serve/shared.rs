@@ -13,12 +13,15 @@
 //! and the tenant's revocation (a revoked tenant's instances are stopped).
 //! Bounded per instance: [`SERVE_SHARED_MAX_CONCURRENT`] requests at once
 //! (past it another instance is started), [`SERVE_SHARED_MAX_REQUESTS`] in
-//! all before it is retired, [`SERVE_SHARED_IDLE`] kept idle; its memory
-//! cap, tables and output caps are a store's, as for any instance.
+//! all and [`SERVE_SHARED_MAX_AGE`] of age before it is retired (so work a
+//! request leaves running after its answer, renewed by later requests'
+//! deadlines, ends with it), [`SERVE_SHARED_IDLE`] kept idle; its memory
+//! cap and tables are a store's, as for any instance, and its stdout and
+//! stderr are thrown away (kept, they would add up over every request).
 
 use super::Serving;
 use crate::limits::{
-    COMMAND_FUEL, Deadline, SERVE_SHARED_IDLE, SERVE_SHARED_MAX_CONCURRENT,
+    COMMAND_FUEL, Deadline, SERVE_SHARED_IDLE, SERVE_SHARED_MAX_AGE, SERVE_SHARED_MAX_CONCURRENT,
     SERVE_SHARED_MAX_REQUESTS,
 };
 use crate::state::StoreState;
@@ -58,10 +61,13 @@ impl HandlerState for Workers {
     async fn instantiate(
         &self,
     ) -> wasmtime::Result<Instance<StoreState, Self::WorkerExpiration, Self::WorkerState>> {
+        // Its stdout and stderr are thrown away: kept, they would add up
+        // over every request it serves.
         let mut store = self
             .serving
-            .store("serve")
+            .store_with("serve", crate::Output::Discard)
             .map_err(|e| wasmtime::format_err!("{e}"))?;
+        let born = Instant::now();
         let budget = self.serving.budget;
         let proxy = tokio::time::timeout(budget, self.pre.instantiate_async(&mut store))
             .await
@@ -72,10 +78,12 @@ impl HandlerState for Workers {
             view: StoreState::http,
             expiration: Expiry {
                 serving: self.serving.clone(),
+                born,
                 tick: Box::pin(tokio::time::sleep(super::REVOCATION_POLL)),
             },
             state: Worker {
                 budget,
+                born,
                 fuel: self.serving.opts.fuel.unwrap_or(COMMAND_FUEL),
             },
         })
@@ -85,6 +93,8 @@ impl HandlerState for Workers {
 /// One worker's request policy.
 pub(super) struct Worker {
     budget: Duration,
+    /// When its instance was made.
+    born: Instant,
     fuel: u64,
 }
 
@@ -93,7 +103,7 @@ impl WorkerState for Worker {
     type RequestData = ();
 
     fn should_accept_request(&self, concurrent: usize, total: usize) -> ShouldAccept {
-        if total >= SERVE_SHARED_MAX_REQUESTS {
+        if total >= SERVE_SHARED_MAX_REQUESTS || self.born.elapsed() >= SERVE_SHARED_MAX_AGE {
             ShouldAccept::Never
         } else if concurrent >= SERVE_SHARED_MAX_CONCURRENT {
             ShouldAccept::No
@@ -124,10 +134,13 @@ impl WorkerState for Worker {
 }
 
 /// When a worker's instance is dropped: past the budget of its most
-/// recent request, idle for [`SERVE_SHARED_IDLE`], or once the tenant is
-/// revoked (checked every [`super::REVOCATION_POLL`]).
+/// recent request, idle for [`SERVE_SHARED_IDLE`], older than
+/// [`SERVE_SHARED_MAX_AGE`] (work a request left running after its answer
+/// lasts no longer, however many requests keep renewing the deadline), or
+/// once the tenant is revoked (checked every [`super::REVOCATION_POLL`]).
 pub(super) struct Expiry {
     serving: Serving,
+    born: Instant,
     tick: Pin<Box<tokio::time::Sleep>>,
 }
 
@@ -142,7 +155,8 @@ impl WorkerExpiration for Expiry {
             WorkerStatus::Idle => SERVE_SHARED_IDLE,
             WorkerStatus::Requests | WorkerStatus::PostReturn => self.serving.budget,
         };
-        if start.elapsed() >= limit || self.serving.revoked() {
+        let too_old = self.born.elapsed() >= SERVE_SHARED_MAX_AGE;
+        if start.elapsed() >= limit || too_old || self.serving.revoked() {
             return Poll::Ready(());
         }
         // Asked again at the next tick, whatever else wakes it.
