@@ -19,7 +19,7 @@ use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use workbooks::pipes::{PipeWriter, pipe};
-use workbooks::{Artifact, Engine, Grant, Output, Preopen, SessionOptions, Stdin};
+use workbooks::{Artifact, Engine, Output, Preopen, SessionOptions, Stdin};
 
 /// The suite's folder under the suites directory.
 pub(crate) const SUITE: &str = "wasi-testsuite-p3";
@@ -153,15 +153,7 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
             Op::Wait { exit_code: 0 },
         ];
     }
-    let artifact = Artifact::from_file(wasm).map_err(|e| format!("load: {e}"))?;
-    let analysis = workbooks::dock::analyse(&artifact).map_err(|e| format!("inspect: {e}"))?;
-    let profile = *analysis
-        .granted_by
-        .first()
-        .ok_or_else(|| format!("no profile grants its imports ({})", analysis.caps))?;
-    let docked = engine
-        .dock(&artifact, &Grant::profile(profile.name()))
-        .map_err(|e| format!("refused under {profile}: {e}"))?;
+    let (docked, profile) = super::wasi::dock_narrowest(engine, wasm)?;
     // argv[0] is the file name, as a runtime run on the file gives it.
     let file = wasm.file_name().unwrap_or_default().to_string_lossy();
     // Declared first, dropped last: the scratch root outlives the run.

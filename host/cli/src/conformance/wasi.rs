@@ -89,12 +89,12 @@ pub(super) fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
     cases
 }
 
-/// Runs one case; the profile it ran under, or why it failed.
-async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
-    let spec: Spec = match std::fs::read_to_string(wasm.with_extension("json")) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("bad json: {e}"))?,
-        Err(_) => Spec::default(),
-    };
+/// A case's file docked under the narrowest profile that grants its
+/// imports, and that profile; or why not.
+pub(super) fn dock_narrowest(
+    engine: &Engine,
+    wasm: &Path,
+) -> Result<(std::sync::Arc<workbooks::Docked>, workbooks::Profile), String> {
     let artifact = Artifact::from_file(wasm).map_err(|e| format!("load: {e}"))?;
     let analysis = workbooks::dock::analyse(&artifact).map_err(|e| format!("inspect: {e}"))?;
     let profile = *analysis
@@ -104,6 +104,16 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
     let docked = engine
         .dock(&artifact, &Grant::profile(profile.name()))
         .map_err(|e| format!("refused under {profile}: {e}"))?;
+    Ok((docked, profile))
+}
+
+/// Runs one case; the profile it ran under, or why it failed.
+async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
+    let spec: Spec = match std::fs::read_to_string(wasm.with_extension("json")) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("bad json: {e}"))?,
+        Err(_) => Spec::default(),
+    };
+    let (docked, profile) = dock_narrowest(engine, wasm)?;
     let stem = wasm.file_stem().unwrap_or_default().to_string_lossy();
     let mut opts = SessionOptions::new(id_of(&stem), "conformance");
     opts.args = spec.args;

@@ -244,6 +244,12 @@ fn plain(status: u16, text: &str) -> http::Response<Full<Bytes>> {
     r
 }
 
+/// The answer to a host-side failure (logged, never shown the client).
+fn internal(e: wasmtime::Error) -> http::Response<Full<Bytes>> {
+    tracing::warn!(error = %format!("{e:#}"), "serve: handler failed");
+    plain(500, "the handler failed")
+}
+
 /// What stopped a handler that set no response, in a few words.
 fn failure(e: &wasmtime::Error) -> &'static str {
     if e.downcast_ref::<crate::limits::DeadlineExceeded>()
@@ -335,20 +341,24 @@ impl Server {
         }
     }
 
+    /// A fresh store for one request, or the 500 its failure is.
+    #[expect(
+        clippy::result_large_err,
+        reason = "the error is the response itself, returned at once as every respond path does"
+    )]
+    fn request_store(&self) -> Result<wasmtime::Store<StoreState>, http::Response<Full<Bytes>>> {
+        self.serving
+            .store("serve")
+            .map_err(|e| internal(wasmtime::Error::msg(e.to_string())))
+    }
+
     /// Answers one request with a fresh instance of a 0.2 handler.
     async fn respond(
         &self,
         proxy: &ProxyPre<StoreState>,
         req: http::Request<hyper::body::Incoming>,
     ) -> Result<http::Response<Full<Bytes>>, http::Response<Full<Bytes>>> {
-        let internal = |e: wasmtime::Error| {
-            tracing::warn!(error = %format!("{e:#}"), "serve: handler failed");
-            plain(500, "the handler failed")
-        };
-        let mut store = self
-            .serving
-            .store("serve")
-            .map_err(|e| internal(wasmtime::Error::msg(e.to_string())))?;
+        let mut store = self.request_store()?;
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let incoming = store
             .data_mut()

@@ -58,15 +58,11 @@ impl Server {
         pre: &ServicePre<StoreState>,
         req: http::Request<hyper::body::Incoming>,
     ) -> Result<http::Response<Full<Bytes>>, http::Response<Full<Bytes>>> {
-        let internal = |e: wasmtime::Error| {
-            tracing::warn!(error = %format!("{e:#}"), "serve: handler failed");
-            plain(500, "the handler failed")
-        };
-        let mut store = self
-            .serving
-            .store("serve")
-            .map_err(|e| internal(wasmtime::Error::msg(e.to_string())))?;
-        let service = pre.instantiate_async(&mut store).await.map_err(internal)?;
+        let mut store = self.request_store()?;
+        let service = pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(super::internal)?;
         let req = with_origin(req);
         let (request, request_io) =
             wasmtime_wasi_http::p3::Request::from_http(store.data_mut().http().hooks, req);
