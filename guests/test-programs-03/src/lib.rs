@@ -1,23 +1,29 @@
 //! What the WASI 0.3 probes share: writing to stdout and stderr through
 //! 0.3 streams, reading all of stdin, and the arguments.
 
+use wasip3::cli::types::ErrorCode;
 use wasip3::cli::{stderr, stdin, stdout};
+use wasip3::wit_bindgen::{FutureReader, StreamReader};
 use wasip3::wit_stream;
 
 /// Writes `bytes` to stdout through a `stream<u8>`; false when the host
 /// refused part of it (a closed or capped output).
 pub async fn out(bytes: &[u8]) -> bool {
-    let (mut tx, rx) = wit_stream::new::<u8>();
-    let done = stdout::write_via_stream(rx);
-    let left = tx.write_all(bytes.to_vec()).await;
-    drop(tx);
-    left.is_empty() && done.await.is_ok()
+    write(stdout::write_via_stream, bytes).await
 }
 
 /// The same for stderr.
 pub async fn err(bytes: &[u8]) -> bool {
+    write(stderr::write_via_stream, bytes).await
+}
+
+/// Writes `bytes` through the stream `open` hands the host.
+async fn write(
+    open: fn(StreamReader<u8>) -> FutureReader<Result<(), ErrorCode>>,
+    bytes: &[u8],
+) -> bool {
     let (mut tx, rx) = wit_stream::new::<u8>();
-    let done = stderr::write_via_stream(rx);
+    let done = open(rx);
     let left = tx.write_all(bytes.to_vec()).await;
     drop(tx);
     left.is_empty() && done.await.is_ok()

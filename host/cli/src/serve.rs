@@ -76,6 +76,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             header_timeout: std::time::Duration::from_millis(args.header_timeout),
             env: crate::options::parse_env(&args.env)?,
             instance_per_request: args.instance_per_request,
+            ..ServeOptions::default()
         };
         let refused = |e: workbooks::ServeError| {
             let code = match &e {

@@ -2,7 +2,8 @@
 //! the request's body, `/big` more bytes than the engine lets a response
 //! carry, `/hang` never answers, `/count` how many requests this instance
 //! has seen, `/inflight` (after 300 ms) the most requests this instance
-//! held at once, `/chatty` after writing 1 MiB to stderr and working for
+//! held at once, `/linger` leaves a task ticking for ever after it answers
+//! and `/ticks` says how far it got, `/chatty` after writing 1 MiB to stderr and working for
 //! 20 ms; anything else, its method and path.
 
 use wasip3::exports::http::handler::Guest;
@@ -17,6 +18,7 @@ struct Probe;
 static SEEN: AtomicU64 = AtomicU64::new(0);
 static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
 static MOST_IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+static TICKS: AtomicU64 = AtomicU64::new(0);
 
 wasip3::http::service::export!(Probe);
 
@@ -51,6 +53,17 @@ impl Guest for Probe {
             }
             "/big" => Ok(respond(vec![b'x'; 9 << 20])),
             "/count" => Ok(respond(format!("{seen}\n").into_bytes())),
+            "/linger" => {
+                // Work left running after the answer: ticks for ever.
+                wasip3::spawn_local(async {
+                    loop {
+                        wasip3::clocks::monotonic_clock::wait_for(10_000_000).await;
+                        TICKS.fetch_add(1, SeqCst);
+                    }
+                });
+                Ok(respond(b"lingering\n".to_vec()))
+            }
+            "/ticks" => Ok(respond(format!("{}\n", TICKS.load(SeqCst)).into_bytes())),
             "/chatty" => {
                 test_programs_03::err(&vec![b'.'; 1 << 20]).await;
                 // Then 20 ms of work, so the host's epoch checks see it run.

@@ -318,31 +318,26 @@ fn canned_answer(canned: &Canned) -> http::Response<Body> {
             .map(|c| Ok(Frame::data(Bytes::from(c.clone()))))
             .collect();
         if !canned.trailers.is_empty() {
-            let mut trailers = http::HeaderMap::new();
-            for (name, value) in &canned.trailers {
-                if let (Ok(n), Ok(v)) = (
-                    http::HeaderName::try_from(name.as_str()),
-                    http::HeaderValue::try_from(value.as_str()),
-                ) {
-                    trailers.insert(n, v);
-                }
-            }
-            frames.push(Ok(Frame::trailers(trailers)));
+            frames.push(Ok(Frame::trailers(header_map(&canned.trailers))));
         }
         StreamBody::new(futures::stream::iter(frames)).boxed()
     };
     let mut response = http::Response::new(body);
     *response.status_mut() =
         http::StatusCode::from_u16(canned.status).unwrap_or(http::StatusCode::OK);
-    for (name, value) in &canned.headers {
-        if let (Ok(n), Ok(v)) = (
-            http::HeaderName::try_from(name.as_str()),
-            http::HeaderValue::try_from(value.as_str()),
-        ) {
-            response.headers_mut().insert(n, v);
-        }
-    }
+    response.headers_mut().extend(header_map(&canned.headers));
     response
+}
+
+/// A case's header names and values as HTTP fields (invalid ones left out).
+fn header_map(fields: &BTreeMap<String, String>) -> http::HeaderMap {
+    fields
+        .iter()
+        .filter_map(|(name, value)| {
+            let name = http::HeaderName::try_from(name.as_str()).ok()?;
+            Some((name, http::HeaderValue::try_from(value.as_str()).ok()?))
+        })
+        .collect()
 }
 
 fn plain(status: u16, body: Bytes) -> http::Response<Body> {

@@ -384,6 +384,42 @@ async fn a_shared_03_instance_is_not_stopped_by_what_all_its_requests_wrote() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_left_running_on_a_shared_03_instance_ends_with_it_at_its_age_limit() {
+    // A request leaves a task ticking for ever; steady traffic keeps
+    // renewing the instance's deadline, so only its age retires it, and
+    // the task with it: the next instance starts from no ticks.
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_engine(home.path());
+    let opts = workbooks::ServeOptions {
+        shared_max_age: Duration::from_millis(800),
+        ..Default::default()
+    };
+    let addr = serve_handler(&e, opts).await;
+    assert_eq!(request(addr, "GET", "/linger", "").await.0, 200);
+    let start = Instant::now();
+    let mut before = 0;
+    while start.elapsed() < Duration::from_millis(600) {
+        let (_, ticks) = request(addr, "GET", "/ticks", "").await;
+        before = ticks.trim().parse::<u64>().unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(before > 0, "the lingering task never ran");
+    let mut after = before;
+    while start.elapsed() < Duration::from_secs(3) {
+        let (_, ticks) = request(addr, "GET", "/ticks", "").await;
+        after = ticks.trim().parse::<u64>().unwrap();
+        if after < before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        after < before,
+        "the instance outlived its age: {before} then {after} ticks"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revoking_the_tenant_stops_a_shared_03_instance_in_flight() {
     let home = tempfile::tempdir().unwrap();
     let e = crate::common::own_engine(home.path());

@@ -92,6 +92,20 @@ fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
     Some((it.next()??, it.next()??, it.next()??))
 }
 
+/// The `wasi:cli` interfaces base at 0.2 and 0.3 alike (0.3 adds `types`).
+const CLI: [&str; 10] = [
+    "environment",
+    "exit",
+    "stdin",
+    "stdout",
+    "stderr",
+    "terminal-input",
+    "terminal-output",
+    "terminal-stdin",
+    "terminal-stdout",
+    "terminal-stderr",
+];
+
 /// The one WASI 0.3 release the engine serves (wasmtime-wasi's `p3`).
 /// A later 0.3.x may add functions the host lacks, so it is not served
 /// under this one's name: it is refused as unknown.
@@ -102,13 +116,11 @@ const WASI_03: (u64, u64, u64) = (0, 3, 0);
 /// are `net`). `wasi:clocks/timezone` is unstable and not served.
 fn classify_wasi_03(package: &str, iface: &str) -> Need {
     match (package, iface) {
-        (
-            "wasi:cli",
-            "types" | "environment" | "exit" | "stdin" | "stdout" | "stderr" | "terminal-input"
-            | "terminal-output" | "terminal-stdin" | "terminal-stdout" | "terminal-stderr",
-        )
-        | ("wasi:clocks", "types" | "monotonic-clock" | "system-clock")
-        | ("wasi:random", "random" | "insecure" | "insecure-seed") => Need::Base,
+        ("wasi:cli", "types") | ("wasi:clocks", "types" | "monotonic-clock" | "system-clock") => {
+            Need::Base
+        }
+        ("wasi:cli", iface) if CLI.contains(&iface) => Need::Base,
+        ("wasi:random", "random" | "insecure" | "insecure-seed") => Need::Base,
         ("wasi:filesystem", "types" | "preopens") => Need::Cap(Cap::Vfs),
         ("wasi:sockets", "types" | "ip-name-lookup") => Need::Cap(Cap::Net),
         ("wasi:http", "types" | "client") => Need::Cap(Cap::Net),
@@ -167,24 +179,7 @@ pub fn classify(name: &str) -> Need {
         "wasi:random" if wasi_02 && matches!(iface, "random" | "insecure" | "insecure-seed") => {
             Need::Base
         }
-        "wasi:cli"
-            if wasi_02
-                && matches!(
-                    iface,
-                    "environment"
-                        | "exit"
-                        | "stdin"
-                        | "stdout"
-                        | "stderr"
-                        | "terminal-input"
-                        | "terminal-output"
-                        | "terminal-stdin"
-                        | "terminal-stdout"
-                        | "terminal-stderr"
-                ) =>
-        {
-            Need::Base
-        }
+        "wasi:cli" if wasi_02 && CLI.contains(&iface) => Need::Base,
         "wasi:filesystem" if wasi_02 && matches!(iface, "types" | "preopens") => {
             Need::Cap(Cap::Vfs)
         }

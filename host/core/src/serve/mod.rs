@@ -71,6 +71,8 @@ pub struct ServeOptions {
     /// A fresh instance for every request even when the handler could
     /// serve several at once (a WASI 0.3 handler is shared by default).
     pub instance_per_request: bool,
+    /// The oldest a shared instance gets before it is retired.
+    pub shared_max_age: Duration,
 }
 
 impl Default for ServeOptions {
@@ -87,6 +89,7 @@ impl Default for ServeOptions {
             header_timeout: SERVE_HEADER_TIMEOUT,
             env: Vec::new(),
             instance_per_request: false,
+            shared_max_age: crate::limits::SERVE_SHARED_MAX_AGE,
         }
     }
 }

@@ -13,7 +13,7 @@
 //! and the tenant's revocation (a revoked tenant's instances are stopped).
 //! Bounded per instance: [`SERVE_SHARED_MAX_CONCURRENT`] requests at once
 //! (past it another instance is started), [`SERVE_SHARED_MAX_REQUESTS`] in
-//! all and [`SERVE_SHARED_MAX_AGE`] of age before it is retired (so work a
+//! all and [`crate::limits::SERVE_SHARED_MAX_AGE`] of age before it is retired (so work a
 //! request leaves running after its answer, renewed by later requests'
 //! deadlines, ends with it), [`SERVE_SHARED_IDLE`] kept idle; its memory
 //! cap and tables are a store's, as for any instance, and its stdout and
@@ -21,7 +21,7 @@
 
 use super::Serving;
 use crate::limits::{
-    COMMAND_FUEL, Deadline, SERVE_SHARED_IDLE, SERVE_SHARED_MAX_AGE, SERVE_SHARED_MAX_CONCURRENT,
+    COMMAND_FUEL, Deadline, SERVE_SHARED_IDLE, SERVE_SHARED_MAX_CONCURRENT,
     SERVE_SHARED_MAX_REQUESTS,
 };
 use crate::state::StoreState;
@@ -68,6 +68,7 @@ impl HandlerState for Workers {
             .store_with("serve", crate::Output::Discard)
             .map_err(|e| wasmtime::format_err!("{e}"))?;
         let born = Instant::now();
+        let max_age = self.serving.opts.shared_max_age;
         let budget = self.serving.budget;
         let proxy = tokio::time::timeout(budget, self.pre.instantiate_async(&mut store))
             .await
@@ -79,11 +80,13 @@ impl HandlerState for Workers {
             expiration: Expiry {
                 serving: self.serving.clone(),
                 born,
+                max_age,
                 tick: Box::pin(tokio::time::sleep(super::REVOCATION_POLL)),
             },
             state: Worker {
                 budget,
                 born,
+                max_age,
                 fuel: self.serving.opts.fuel.unwrap_or(COMMAND_FUEL),
             },
         })
@@ -93,8 +96,9 @@ impl HandlerState for Workers {
 /// One worker's request policy.
 pub(super) struct Worker {
     budget: Duration,
-    /// When its instance was made.
+    /// When its instance was made, and the oldest it may get.
     born: Instant,
+    max_age: Duration,
     fuel: u64,
 }
 
@@ -103,7 +107,7 @@ impl WorkerState for Worker {
     type RequestData = ();
 
     fn should_accept_request(&self, concurrent: usize, total: usize) -> ShouldAccept {
-        if total >= SERVE_SHARED_MAX_REQUESTS || self.born.elapsed() >= SERVE_SHARED_MAX_AGE {
+        if total >= SERVE_SHARED_MAX_REQUESTS || self.born.elapsed() >= self.max_age {
             ShouldAccept::Never
         } else if concurrent >= SERVE_SHARED_MAX_CONCURRENT {
             ShouldAccept::No
@@ -134,13 +138,14 @@ impl WorkerState for Worker {
 }
 
 /// When a worker's instance is dropped: past the budget of its most
-/// recent request, idle for [`SERVE_SHARED_IDLE`], older than
-/// [`SERVE_SHARED_MAX_AGE`] (work a request left running after its answer
+/// recent request, idle for [`SERVE_SHARED_IDLE`], older than its
+/// maximum age ([`crate::limits::SERVE_SHARED_MAX_AGE`] by default; work a request left running after its answer
 /// lasts no longer, however many requests keep renewing the deadline), or
 /// once the tenant is revoked (checked every [`super::REVOCATION_POLL`]).
 pub(super) struct Expiry {
     serving: Serving,
     born: Instant,
+    max_age: Duration,
     tick: Pin<Box<tokio::time::Sleep>>,
 }
 
@@ -153,9 +158,13 @@ impl WorkerExpiration for Expiry {
     ) -> Poll<()> {
         let limit = match status {
             WorkerStatus::Idle => SERVE_SHARED_IDLE,
-            WorkerStatus::Requests | WorkerStatus::PostReturn => self.serving.budget,
+            // Past the request's own budget by the grace the run path
+            // gives a backstop: the request's 504 speaks first.
+            WorkerStatus::Requests | WorkerStatus::PostReturn => {
+                self.serving.budget + crate::limits::HOST_WAIT_GRACE
+            }
         };
-        let too_old = self.born.elapsed() >= SERVE_SHARED_MAX_AGE;
+        let too_old = self.born.elapsed() >= self.max_age;
         if start.elapsed() >= limit || too_old || self.serving.revoked() {
             return Poll::Ready(());
         }
