@@ -12,7 +12,9 @@
 //! headers as `x-echo-<name>`, its trailers as `x-trailer-<name>`, its
 //! method and path as `x-request-method` and `x-request-path`;
 //! `echo-body` answers the body it read. A server of kind `closed` is a
-//! port nothing listens on.
+//! port nothing listens on. A canned answer with trailers is framed by
+//! hand (hyper's server would leave them out for a client that did not
+//! send `TE: trailers`, as the engine's client does not).
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
@@ -236,6 +238,10 @@ async fn run_peer(listener: tokio::net::TcpListener, endpoints: Arc<Vec<Endpoint
     while let Ok((stream, _)) = listener.accept().await {
         let endpoints = endpoints.clone();
         tokio::spawn(async move {
+            if let Some(canned) = trailered(&stream, &endpoints).await {
+                let _ = answer_raw(stream, &canned).await;
+                return;
+            }
             let service = hyper::service::service_fn(move |req| {
                 let endpoints = endpoints.clone();
                 async move { Ok::<_, Infallible>(answer(&endpoints, req).await) }
@@ -245,6 +251,72 @@ async fn run_peer(listener: tokio::net::TcpListener, endpoints: Arc<Vec<Endpoint
                 .await;
         });
     }
+}
+
+/// The longest request head a peer reads to route a connection itself.
+const PEER_HEAD_MAX: usize = 16 * 1024;
+
+/// The canned answer with trailers that the connection's first request
+/// asks for, read from the head without taking it off the socket: hyper's
+/// server sends trailers only to a client that sent `TE: trailers`, and a
+/// case expects them without, so such an answer is framed by hand.
+async fn trailered(stream: &tokio::net::TcpStream, endpoints: &[Endpoint]) -> Option<Canned> {
+    let mut buf = vec![0; PEER_HEAD_MAX];
+    for _ in 0..100 {
+        let n = stream.peek(&mut buf).await.ok()?;
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut head = httparse::Request::new(&mut headers);
+        match head.parse(&buf[..n]) {
+            Ok(httparse::Status::Complete(_)) => {
+                let (method, path) = (head.method?, head.path?);
+                let endpoint = endpoints
+                    .iter()
+                    .find(|e| e.method.eq_ignore_ascii_case(method) && e.path == path)?;
+                return endpoint
+                    .response
+                    .clone()
+                    .filter(|c| endpoint.mode.is_none() && !c.trailers.is_empty());
+            }
+            Ok(httparse::Status::Partial) if n < buf.len() => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Answers the connection's one request with `canned` in chunked framing,
+/// its trailer section after the last chunk, and closes.
+async fn answer_raw(mut stream: tokio::net::TcpStream, canned: &Canned) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0; PEER_HEAD_MAX];
+    let mut read = 0;
+    while !buf[..read].windows(4).any(|w| w == b"\r\n\r\n") && read < buf.len() {
+        match stream.read(&mut buf[read..]).await? {
+            0 => return Ok(()),
+            n => read += n,
+        }
+    }
+    let reason = http::StatusCode::from_u16(canned.status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let mut out = format!("HTTP/1.1 {} {reason}\r\n", canned.status);
+    for (name, value) in &canned.headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str("transfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+    for chunk in canned.chunks.iter().filter(|c| !c.is_empty()) {
+        out.push_str(&format!("{:x}\r\n{chunk}\r\n", chunk.len()));
+    }
+    out.push_str("0\r\n");
+    for (name, value) in &canned.trailers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str("\r\n");
+    stream.write_all(out.as_bytes()).await?;
+    stream.shutdown().await
 }
 
 /// A peer's answer to one request.

@@ -8,18 +8,28 @@
 //! against the rate limit; every address is judged by the SSRF floor,
 //! including the addresses a lookup returns (an internal address is left
 //! out of the answer, so a guest cannot map the internal network by name).
-//! A guest never listens or accepts (inbound traffic is `wbx serve`'s job),
-//! binds only to a wildcard address with an ephemeral port, and receives
-//! datagrams only from addresses this store sent to: after binding
-//! `0.0.0.0:0` a socket would otherwise take datagrams from any public host
-//! that guessed the port. Not covered: a TCP stream connected before a
+//! A guest listens and takes connections on this host's loopback only,
+//! and only where the operator opened loopback to guests (`WB_NET_ALLOW`
+//! covering `127.0.0.1`, `::1`): a listener it asks for on another
+//! address is refused, one on the wildcard address is granted but every
+//! connection from outside loopback is reset before the guest sees it, and
+//! each accepted connection passes revocation and the rate limit (inbound
+//! traffic from the network is `wbx serve`'s, with its own limits). A port
+//! is chosen by the guest only on an opened loopback address (elsewhere it
+//! binds port 0, so it cannot squat a port the host's services want), and
+//! it receives datagrams only from addresses this store sent to or from an
+//! opened loopback address: after binding `0.0.0.0:0` a socket would
+//! otherwise take datagrams from any public host that guessed the port.
+//! With loopback opened, guests of different tenants can reach each other's
+//! listeners as they reach any loopback service. Not covered: a TCP stream
+//! connected before a
 //! revocation runs on until the guest closes it or its call ends.
 
 use crate::cadence::{Cadence, Denial};
 use crate::egress::NetGuard;
 use crate::limits::SOCKET_MAX_UDP_PEERS;
 use std::collections::HashSet;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Resource;
 use wasmtime_wasi::p2::SocketError;
@@ -72,10 +82,14 @@ impl SocketGate {
     pub(crate) fn check(&self, addr: SocketAddr, usage: SocketAddrUse) -> bool {
         use SocketAddrUse as U;
         match usage {
-            U::TcpBind | U::UdpBind => {
-                addr.ip().is_unspecified() && addr.port() == 0 || self.deny("socket_bind", addr)
+            U::TcpBind | U::UdpBind => self.may_bind(addr) || self.deny("socket_bind", addr),
+            U::TcpListen => self.may_listen(addr) || self.deny("socket_listen", addr),
+            U::TcpAccept => {
+                if !self.opened_loopback(addr.ip()) {
+                    return self.deny("socket_accept", addr);
+                }
+                self.cadence.admit(&self.tenant, AUDITED_AS).is_ok()
             }
-            U::TcpListen | U::TcpAccept => self.deny("socket_listen", addr),
             U::TcpConnect | U::UdpSend => {
                 if self.cadence.admit(&self.tenant, AUDITED_AS).is_err() {
                     return false;
@@ -106,25 +120,53 @@ impl SocketGate {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .contains(&addr);
-                sent_to || self.deny("udp_unsolicited", addr)
+                sent_to || self.opened_loopback(addr.ip()) || self.deny("udp_unsolicited", addr)
             }
         }
+    }
+
+    /// Whether `ip` is this host's loopback and the floor lets guests
+    /// reach it (only the operator's allow-list does).
+    fn opened_loopback(&self, ip: IpAddr) -> bool {
+        let canonical = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+            v4 => v4,
+        };
+        canonical.is_loopback() && self.guard.check_ip(ip).is_ok()
+    }
+
+    /// A bind names its port only on an opened loopback address; port 0
+    /// may go anywhere (the system refuses an address not this host's).
+    fn may_bind(&self, addr: SocketAddr) -> bool {
+        addr.port() == 0 || self.opened_loopback(addr.ip())
+    }
+
+    /// A listener sits on an opened loopback address, or on the wildcard
+    /// address of a family whose loopback is opened (what it accepts is
+    /// then judged one connection at a time).
+    fn may_listen(&self, local: SocketAddr) -> bool {
+        let ip = match local.ip() {
+            IpAddr::V4(v4) if v4.is_unspecified() => Ipv4Addr::LOCALHOST.into(),
+            IpAddr::V6(v6) if v6.is_unspecified() => Ipv6Addr::LOCALHOST.into(),
+            ip => ip,
+        };
+        self.opened_loopback(ip)
     }
 
     /// Whether a lookup may tell the guest about `address`: only if the
     /// floor would let it connect there.
     fn may_know(&self, address: &IpAddress) -> bool {
-        let ip: std::net::IpAddr = match *address {
-            IpAddress::Ipv4((a, b, c, d)) => std::net::Ipv4Addr::new(a, b, c, d).into(),
+        let ip: IpAddr = match *address {
+            IpAddress::Ipv4((a, b, c, d)) => Ipv4Addr::new(a, b, c, d).into(),
             IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => {
-                std::net::Ipv6Addr::new(a, b, c, d, e, f, g, h).into()
+                Ipv6Addr::new(a, b, c, d, e, f, g, h).into()
             }
         };
         self.may_know_ip(ip)
     }
 
     /// Whether a lookup may answer `ip`.
-    fn may_know_ip(&self, ip: std::net::IpAddr) -> bool {
+    fn may_know_ip(&self, ip: IpAddr) -> bool {
         self.guard.check_ip(ip).is_ok()
     }
 
@@ -250,11 +292,16 @@ mod tests {
     use wasmtime_wasi::sockets::SocketAddrUse as U;
 
     fn gate(calls: u64) -> (Arc<Cadence>, SocketGate) {
+        gate_allowing(calls, "")
+    }
+
+    fn gate_allowing(calls: u64, allow: &str) -> (Arc<Cadence>, SocketGate) {
         let cadence = Cadence::new(
             None,
             RateLimiter::new(calls, std::time::Duration::from_secs(3600)),
         );
-        let guard = NetGuard::new(Vec::new(), Arc::new(SystemResolver));
+        let allow = crate::egress::Cidr::parse_list(allow).unwrap();
+        let guard = NetGuard::new(allow, Arc::new(SystemResolver));
         (cadence.clone(), SocketGate::new(guard, cadence, "t".into()))
     }
 
@@ -263,14 +310,59 @@ mod tests {
     }
 
     #[test]
-    fn binds_are_wildcard_and_ephemeral_and_nobody_listens() {
+    fn on_the_default_floor_a_guest_binds_port_0_and_nobody_listens_or_accepts() {
         let (_, g) = gate(100);
         assert!(g.check(at("0.0.0.0:0"), U::UdpBind));
         assert!(g.check(at("[::]:0"), U::TcpBind));
+        assert!(g.check(at("127.0.0.1:0"), U::TcpBind), "the system picks");
         assert!(!g.check(at("0.0.0.0:53"), U::UdpBind));
-        assert!(!g.check(at("127.0.0.1:0"), U::TcpBind));
-        assert!(!g.check(at("0.0.0.0:0"), U::TcpListen));
+        assert!(!g.check(at("127.0.0.1:8080"), U::TcpBind));
+        assert!(!g.check(at("0.0.0.0:41000"), U::TcpListen));
+        assert!(!g.check(at("127.0.0.1:41000"), U::TcpListen));
         assert!(!g.check(at("8.8.8.8:80"), U::TcpAccept));
+        assert!(!g.check(at("127.0.0.1:5000"), U::TcpAccept));
+    }
+
+    #[test]
+    fn with_loopback_opened_a_guest_listens_there_and_accepts_only_from_there() {
+        let (cadence, g) = gate_allowing(100, "127.0.0.0/8,::1/128");
+        assert!(g.check(at("127.0.0.1:8080"), U::TcpBind));
+        assert!(g.check(at("[::1]:8080"), U::UdpBind));
+        assert!(!g.check(at("0.0.0.0:8080"), U::TcpBind), "a wildcard port");
+        assert!(
+            !g.check(at("10.1.2.3:8080"), U::TcpBind),
+            "another interface"
+        );
+        assert!(g.check(at("127.0.0.1:41000"), U::TcpListen));
+        assert!(g.check(at("0.0.0.0:41000"), U::TcpListen));
+        assert!(g.check(at("[::]:41000"), U::TcpListen));
+        assert!(!g.check(at("10.1.2.3:41000"), U::TcpListen));
+        assert!(!g.check(at("192.168.1.2:41000"), U::TcpListen));
+        assert!(g.check(at("127.0.0.1:5000"), U::TcpAccept));
+        assert!(g.check(at("[::ffff:127.0.0.1]:5000"), U::TcpAccept));
+        assert!(!g.check(at("8.8.8.8:5000"), U::TcpAccept), "from outside");
+        assert!(!g.check(at("10.0.0.7:5000"), U::TcpAccept), "from the LAN");
+        assert!(g.check(at("127.0.0.1:5000"), U::UdpReceive), "loopback");
+        assert!(!g.check(at("8.8.8.8:53"), U::UdpReceive), "unsolicited");
+        cadence.revocations().revoke("t").unwrap();
+        assert!(!g.check(at("127.0.0.1:5000"), U::TcpAccept), "revoked");
+        assert!(!g.check(at("127.0.0.1:5000"), U::UdpReceive), "revoked");
+    }
+
+    #[test]
+    fn only_the_loopback_the_operator_opened_is_listened_on() {
+        let (_, g) = gate_allowing(100, "127.0.0.0/8");
+        assert!(g.check(at("0.0.0.0:41000"), U::TcpListen));
+        assert!(!g.check(at("[::]:41000"), U::TcpListen), "::1 is not open");
+        assert!(!g.check(at("[::1]:8080"), U::TcpBind));
+    }
+
+    #[test]
+    fn every_accepted_connection_counts_against_the_rate_limit() {
+        let (_, g) = gate_allowing(2, "127.0.0.0/8");
+        assert!(g.check(at("127.0.0.1:5000"), U::TcpAccept));
+        assert!(g.check(at("127.0.0.1:5001"), U::TcpAccept));
+        assert!(!g.check(at("127.0.0.1:5002"), U::TcpAccept));
     }
 
     #[test]
