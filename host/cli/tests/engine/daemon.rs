@@ -189,6 +189,34 @@ fn lines_through_the_daemon_print_and_exit_as_they_do_locally() {
 }
 
 #[test]
+fn a_wasi_03_command_runs_through_the_daemon_as_it_does_locally() {
+    let d = Daemon::start();
+    let registered = client(
+        d.home(),
+        &[
+            "command",
+            "register",
+            "echo03",
+            guest_artifacts::WASI03_ECHO,
+        ],
+        b"",
+        LOCAL,
+    );
+    assert!(registered.status.success(), "{}", text(&registered.stderr));
+    let args: &[&str] = &["run", "cat | echo03 x y"];
+    let local = client(d.home(), args, b"piped\n", LOCAL);
+    let served_before = d.served();
+    let daemon = client(d.home(), args, b"piped\n", &[]);
+    assert_eq!(d.served(), served_before + 1, "the daemon served it");
+    assert_eq!(
+        text(&daemon.stdout),
+        "0.3 args=[\"x\", \"y\"] greeting=\nPIPED\n"
+    );
+    assert_eq!(text(&daemon.stdout), text(&local.stdout));
+    assert_eq!(daemon.status.code(), Some(0));
+}
+
+#[test]
 fn stdin_is_taken_as_a_local_run_takes_it_and_only_then() {
     let d = Daemon::start();
     let data = d.home().join("input.txt");

@@ -623,3 +623,71 @@ async fn a_wasi_03_command_registered_at_either_tier_runs_and_keeps_its_budget()
         }
     }
 }
+
+#[tokio::test]
+async fn a_wasi_03_command_answers_as_an_mcp_tool_and_fans_out_through_the_fabric_at_both_tiers() {
+    use workbooks::LineOptions;
+    use workbooks::commands::{ArgMode, Tier};
+    use workbooks_fabric::{Fabric, FabricOptions, Target, TaskInput};
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_builder(home.path())
+        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .build()
+        .unwrap();
+    e.registry()
+        .register(
+            "echo03",
+            std::fs::read(WASI03_ECHO).unwrap(),
+            ArgMode::Argv,
+            Tier::Instance,
+        )
+        .unwrap();
+    // The tool `wbx mcp` lists for a registered command.
+    let tools = workbooks_toolkit::tools::Tools::new(e.clone());
+    let kind = tools.kind("echo03").expect("a tool per command");
+    let given = serde_json::json!({"args": ["via", "mcp"], "stdin": "tool input\n"});
+    let out = tools
+        .call(&kind, given.as_object().unwrap(), LineOptions::default())
+        .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(
+        out.text.contains("0.3 args=[\"via\", \"mcp\"]") && out.text.contains("TOOL INPUT"),
+        "{}",
+        out.text
+    );
+    // The fabric, a task per input, in the engine and as a process.
+    for tier in [Tier::Instance, Tier::OsProcess] {
+        let opts = FabricOptions {
+            width: 2,
+            tier: Some(tier),
+            ..FabricOptions::default()
+        };
+        let inputs = (0..3)
+            .map(|i| TaskInput {
+                args: vec![format!("task{i}")],
+                stdin: format!("input {i}\n"),
+            })
+            .collect();
+        let results = Fabric::new(e.clone())
+            .fan_out_as_host(
+                LineOptions::default(),
+                &Target::Command("echo03".into()),
+                inputs,
+                &opts,
+            )
+            .await
+            .unwrap();
+        assert_eq!(results.len(), 3);
+        for (i, r) in results.iter().enumerate() {
+            assert_eq!(
+                (r.exit, r.stdout.as_str()),
+                (
+                    Some(0),
+                    format!("0.3 args=[\"task{i}\"] greeting=\nINPUT {i}\n").as_str()
+                ),
+                "{} {r:?}",
+                tier.name()
+            );
+        }
+    }
+}
