@@ -4,8 +4,9 @@
 //! Compiling a component is the expensive step (tens to hundreds of ms), so
 //! it is paid once per content hash: compiled code is kept in memory and
 //! serialized to `<home>/cache/compiled/<sha256>-<engine>.cwasm`, where
-//! `<engine>` hashes wasmtime's version, the target and the settings this
-//! engine always uses. A build without a compiler names entries the same
+//! `<engine>` hashes wasmtime's version, the target, the settings this
+//! engine always uses and the flavor of the wasmtime engine it was
+//! compiled for (`flavor.rs`). A build without a compiler names entries the same
 //! way, so it loads what a full build compiled (`compiler.rs`); wasmtime
 //! itself refuses, on load, an entry whose flags, tunables or features do
 //! not match the loading engine, and such an entry is compiled again.
@@ -16,6 +17,7 @@
 //! discarded with its seal and the artifact recompiled.
 
 use crate::compiler::{Compiler, compile_with_helper};
+use crate::flavor::{Engines, Flavor};
 use crate::seal::{Opened, Seal};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -176,9 +178,12 @@ const ENGINE_IDENTITY: &str = concat!(
     " component-model epoch-interruption consume-fuel no-native-unwind-info"
 );
 
-/// The short hash of [`ENGINE_IDENTITY`] in every entry's name.
-pub(crate) fn engine_key() -> String {
-    hex::encode(&Sha256::digest(ENGINE_IDENTITY.as_bytes())[..8])
+/// The short hash of [`ENGINE_IDENTITY`] and a flavor in every entry's
+/// name: code compiled for one of the two engines never loads on the
+/// other.
+pub(crate) fn engine_key(flavor: Flavor) -> String {
+    let identity = format!("{ENGINE_IDENTITY} {}", flavor.word());
+    hex::encode(&Sha256::digest(identity.as_bytes())[..8])
 }
 
 /// Compiled code of either kind.
@@ -192,8 +197,7 @@ enum Compiled {
 pub(crate) struct CompileCache {
     dir: Option<PathBuf>,
     seal: Seal,
-    engine_key: String,
-    memory: Mutex<HashMap<[u8; 32], Compiled>>,
+    memory: Mutex<HashMap<([u8; 32], Flavor), Compiled>>,
     compiler: Compiler,
     home: PathBuf,
 }
@@ -205,7 +209,6 @@ impl CompileCache {
         Self {
             dir,
             seal,
-            engine_key: engine_key(),
             memory: Mutex::new(HashMap::new()),
             compiler,
             home: home.to_path_buf(),
@@ -213,22 +216,28 @@ impl CompileCache {
     }
 
     /// What a compiled entry claims to be: the artifact and the engine.
-    fn context(&self, sha: &[u8; 32], kind: ArtifactKind) -> Vec<u8> {
-        format!("compiled:{kind:?}:{}:{}", hex::encode(sha), self.engine_key).into_bytes()
+    fn context(&self, sha: &[u8; 32], kind: ArtifactKind, flavor: Flavor) -> Vec<u8> {
+        format!(
+            "compiled:{kind:?}:{}:{}",
+            hex::encode(sha),
+            engine_key(flavor)
+        )
+        .into_bytes()
     }
 
-    fn path(&self, sha: &[u8; 32]) -> Option<PathBuf> {
+    fn path(&self, sha: &[u8; 32], flavor: Flavor) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
-        Some(dir.join(format!("{}-{}.cwasm", hex::encode(sha), self.engine_key)))
+        Some(dir.join(format!("{}-{}.cwasm", hex::encode(sha), engine_key(flavor))))
     }
 
     /// The compiled form of a component artifact.
     pub(crate) fn component(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         artifact: &Artifact,
     ) -> wasmtime::Result<Component> {
-        match self.compiled(engine, artifact)? {
+        match self.compiled(engines, flavor, artifact)? {
             Compiled::Component(c) => Ok(c),
             Compiled::Module(_) => wasmtime::bail!("artifact is a core module, not a component"),
         }
@@ -237,10 +246,10 @@ impl CompileCache {
     /// The compiled form of a core module artifact.
     pub(crate) fn module(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
         artifact: &Artifact,
     ) -> wasmtime::Result<Module> {
-        match self.compiled(engine, artifact)? {
+        match self.compiled(engines, Flavor::Sync, artifact)? {
             Compiled::Module(m) => Ok(m),
             Compiled::Component(_) => wasmtime::bail!("artifact is a component, not a core module"),
         }
@@ -251,10 +260,11 @@ impl CompileCache {
     /// when it is not there, or was discarded.
     pub(crate) fn cached_component(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         sha: &[u8; 32],
     ) -> Option<Component> {
-        match self.cached(engine, sha, ArtifactKind::Component)? {
+        match self.cached(engines, flavor, sha, ArtifactKind::Component)? {
             Compiled::Component(c) => Some(c),
             Compiled::Module(_) => None,
         }
@@ -262,17 +272,18 @@ impl CompileCache {
 
     fn cached(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         sha: &[u8; 32],
         kind: ArtifactKind,
     ) -> Option<Compiled> {
-        if let Some(c) = self.lock().get(sha) {
+        if let Some(c) = self.lock().get(&(*sha, flavor)) {
             return Some(c.clone());
         }
-        let path = self.path(sha).filter(|p| p.is_file())?;
-        match self.load(engine, &path, sha, kind) {
+        let path = self.path(sha, flavor).filter(|p| p.is_file())?;
+        match self.load(engines.of(flavor), flavor, &path, sha, kind) {
             Ok(c) => {
-                self.lock().insert(*sha, c.clone());
+                self.lock().insert((*sha, flavor), c.clone());
                 Some(c)
             }
             Err(e) => {
@@ -285,25 +296,17 @@ impl CompileCache {
 
     fn compiled(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         artifact: &Artifact,
     ) -> wasmtime::Result<Compiled> {
         let sha = artifact.sha256();
-        if let Some(c) = self.cached(engine, &sha, artifact.kind()) {
+        if let Some(c) = self.cached(engines, flavor, &sha, artifact.kind()) {
             return Ok(c);
         }
-        let compiled = self.compile(engine, artifact)?;
-        self.lock().insert(sha, compiled.clone());
+        let compiled = self.compile(engines, flavor, artifact)?;
+        self.lock().insert((sha, flavor), compiled.clone());
         Ok(compiled)
-    }
-
-    /// Compiles `artifact` into the cache unless it is there already.
-    pub(crate) fn precompile(
-        &self,
-        engine: &wasmtime::Engine,
-        artifact: &Artifact,
-    ) -> wasmtime::Result<()> {
-        self.compiled(engine, artifact).map(|_| ())
     }
 
     /// Holds, for the artifact hashing to `sha`, the compiled code a
@@ -315,12 +318,14 @@ impl CompileCache {
     )]
     pub(crate) fn hand(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         sha: &[u8; 32],
         kind: ArtifactKind,
         fd: i32,
     ) -> wasmtime::Result<()> {
         let path = format!("/proc/self/fd/{fd}");
+        let engine = engines.of(flavor);
         // SAFETY: the descriptor was inherited from the parent that started
         // this process, which wrote its own engine's `serialize` output to
         // it and sealed it against every change before the start; wasmtime
@@ -333,17 +338,18 @@ impl CompileCache {
                 ArtifactKind::Module => Compiled::Module(Module::deserialize_file(engine, &path)?),
             }
         };
-        self.lock().insert(*sha, compiled);
+        self.lock().insert((*sha, flavor), compiled);
         Ok(())
     }
 
     /// Whether the compiled form of the artifact hashing to `sha` is at
     /// hand, in memory or on disk (its seal is checked when it is loaded).
-    pub(crate) fn holds(&self, sha: &[u8; 32]) -> bool {
-        self.lock().contains_key(sha) || self.path(sha).is_some_and(|p| p.is_file())
+    pub(crate) fn holds(&self, sha: &[u8; 32], flavor: Flavor) -> bool {
+        self.lock().contains_key(&(*sha, flavor))
+            || self.path(sha, flavor).is_some_and(|p| p.is_file())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Compiled>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<([u8; 32], Flavor), Compiled>> {
         self.memory.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -354,11 +360,14 @@ impl CompileCache {
     fn load(
         &self,
         engine: &wasmtime::Engine,
+        flavor: Flavor,
         path: &Path,
         sha: &[u8; 32],
         kind: ArtifactKind,
     ) -> wasmtime::Result<Compiled> {
-        let opened = self.seal.open_entry(path, &self.context(sha, kind))?;
+        let opened = self
+            .seal
+            .open_entry(path, &self.context(sha, kind, flavor))?;
         // SAFETY: the engine seals only what its own `serialize` produced,
         // under this home's private key, over this artifact's hash and this
         // engine's compatibility key. `Unchanged` is mapped through the
@@ -387,11 +396,12 @@ impl CompileCache {
     /// helper into the disk cache and then loaded from there.
     fn compile(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         artifact: &Artifact,
     ) -> wasmtime::Result<Compiled> {
         let Compiler::Helper(program) = &self.compiler else {
-            return self.compile_here(engine, artifact);
+            return self.compile_here(engines.of(flavor), flavor, artifact);
         };
         if self.dir.is_none() {
             wasmtime::bail!(
@@ -404,7 +414,7 @@ impl CompileCache {
         };
         compile_with_helper(program, &self.home, artifact.bytes(), kind)
             .map_err(wasmtime::Error::msg)?;
-        self.cached(engine, &artifact.sha256(), artifact.kind())
+        self.cached(engines, flavor, &artifact.sha256(), artifact.kind())
             .ok_or_else(|| {
                 wasmtime::format_err!(
                     "the compile helper {} left no entry this engine can load",
@@ -417,6 +427,7 @@ impl CompileCache {
     fn compile_here(
         &self,
         _engine: &wasmtime::Engine,
+        _flavor: Flavor,
         _artifact: &Artifact,
     ) -> wasmtime::Result<Compiled> {
         wasmtime::bail!("this binary was built without a compiler (the `compile` feature)")
@@ -426,6 +437,7 @@ impl CompileCache {
     fn compile_here(
         &self,
         engine: &wasmtime::Engine,
+        flavor: Flavor,
         artifact: &Artifact,
     ) -> wasmtime::Result<Compiled> {
         let (compiled, bytes) = match artifact.kind() {
@@ -441,10 +453,10 @@ impl CompileCache {
             }
         };
         let sha = artifact.sha256();
-        if let Some(path) = self.path(&sha)
+        if let Some(path) = self.path(&sha, flavor)
             && let Err(e) =
                 self.seal
-                    .write_entry(&path, &self.context(&sha, artifact.kind()), &bytes)
+                    .write_entry(&path, &self.context(&sha, artifact.kind(), flavor), &bytes)
         {
             tracing::warn!(path = %path.display(), error = %e, "could not write compile cache entry");
         }

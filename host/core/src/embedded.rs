@@ -130,7 +130,12 @@ fn compute_build_id() -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
-    h.update(crate::artifact::engine_key().as_bytes());
+    for flavor in [
+        crate::flavor::Flavor::Sync,
+        crate::flavor::Flavor::Concurrent,
+    ] {
+        h.update(crate::artifact::engine_key(flavor).as_bytes());
+    }
     for shipped in all() {
         h.update(shipped.sha256);
     }

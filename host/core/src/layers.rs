@@ -7,9 +7,9 @@
 
 /// Lowest first.
 const LAYERS: &[&str] = &[
-    "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact", "embedded",
-    "store", "cadence", "egress", "preopen", "commands", "tier", "cap", "state", "dock", "engine",
-    "instance", "serve", "kernel", "identity", "layers",
+    "flavor", "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact",
+    "embedded", "store", "cadence", "egress", "preopen", "commands", "tier", "cap", "state",
+    "dock", "engine", "instance", "serve", "kernel", "identity", "layers",
 ];
 
 #[test]

@@ -45,6 +45,7 @@ mod embedded;
 pub mod engine;
 pub mod environ;
 pub mod files;
+mod flavor;
 pub mod identity;
 pub mod instance;
 pub mod kernel;

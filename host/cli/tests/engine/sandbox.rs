@@ -200,9 +200,15 @@ async fn socket_connects_and_lookups_count_against_the_rate_limit() {
 #[tokio::test]
 async fn sandbox_udp_peer() {
     let home = tempfile::tempdir().unwrap();
-    let e = loopback_engine(&home, 1_000);
+    // The operator opens 127.0.0.1 alone: the stranger writes from
+    // 127.0.0.2, a loopback address guests were not given (from an opened
+    // one, as from any address the guest wrote to, a datagram is taken).
+    let e = crate::common::own_builder(home.path())
+        .net_allow(workbooks::Cidr::parse_list("127.0.0.1/32").unwrap())
+        .build()
+        .unwrap();
     let server = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let stranger = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let stranger = tokio::net::UdpSocket::bind("127.0.0.2:0").await.unwrap();
     let port = server.local_addr().unwrap().port().to_string();
     let exchange = tokio::spawn(async move {
         let mut buf = [0u8; 64];

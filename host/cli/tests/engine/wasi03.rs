@@ -691,3 +691,18 @@ async fn a_wasi_03_command_answers_as_an_mcp_tool_and_fans_out_through_the_fabri
         }
     }
 }
+
+#[test]
+fn only_a_component_that_needs_the_async_abi_is_read_as_one_for_the_concurrent_engine() {
+    for (probe, concurrent) in [
+        (CLI_HELLO, false),
+        (CLI_CAT, false),
+        (WASI03_HELLO, true),
+        (WASI03_PLUGIN, true),
+        (WASI03_HANDLER, true),
+    ] {
+        let bytes = std::fs::read(probe).unwrap();
+        let surface = workbooks::dock::imports::surface(&bytes).unwrap().unwrap();
+        assert_eq!(surface.concurrent, concurrent, "{probe}");
+    }
+}

@@ -31,6 +31,10 @@ pub struct Handoff {
     pub compiled: String,
     /// Whether it is a core module (else a component).
     pub module: bool,
+    /// Whether it was compiled for the concurrent engine (a WASI 0.3
+    /// component).
+    #[serde(default)]
+    pub concurrent: bool,
     /// The composition it was made from, when brokers were composed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub composition: Option<HandedComposition>,
@@ -159,6 +163,7 @@ impl Docked {
                 .as_ref()
                 .map_or_else(|| receipt.artifact_sha256.clone(), |c| c.sha256.clone()),
             module: matches!(self.guest, Guest::Module { .. }),
+            concurrent: self.flavor == crate::flavor::Flavor::Concurrent,
             composition,
         };
         Ok((handoff, bytes))
@@ -172,6 +177,15 @@ impl Handoff {
             ArtifactKind::Module
         } else {
             ArtifactKind::Component
+        }
+    }
+
+    /// The engine the code was compiled for.
+    pub(crate) fn flavor(&self) -> crate::flavor::Flavor {
+        if self.concurrent {
+            crate::flavor::Flavor::Concurrent
+        } else {
+            crate::flavor::Flavor::Sync
         }
     }
 

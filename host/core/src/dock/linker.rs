@@ -16,6 +16,7 @@
 
 use super::imports::Lane;
 use crate::cap;
+use crate::flavor::Flavor;
 use crate::policy::{Cap, CapSet, Stub, Stubs};
 use crate::state::StoreState;
 use wasmtime::component::{HasData, Linker, ResourceTable};
@@ -43,17 +44,28 @@ pub(crate) fn served() -> CapSet {
 /// needs of the host.
 pub(crate) fn link(
     engine: &wasmtime::Engine,
+    flavor: Flavor,
     caps: CapSet,
     lane: Lane,
     stubs: Stubs,
 ) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker: Linker<StoreState> = Linker::new(engine);
     let l = &mut linker;
+    // WASI 0.3 only on the concurrent engine: its host functions are
+    // async, which the sync engine cannot link (and a component needing
+    // them is docked on the concurrent one).
+    let wasi_03 = flavor == Flavor::Concurrent;
     base_wasi(l)?;
+    if wasi_03 {
+        base_wasi_03(l)?;
+    }
     // The http values, without the handler that would send them anywhere,
     // for a served component and for the http deny broker too.
     if caps.contains(Cap::Net) || lane == Lane::HttpHandler || stubs.contains(Stub::Http) {
         http_types(l)?;
+        if wasi_03 {
+            http_types_03(l)?;
+        }
     }
     if lane == Lane::Agent {
         crate::cap::agent::add_to_linker(l, |s| &mut s.agent)?;
@@ -67,6 +79,9 @@ pub(crate) fn link(
     // Each interface of the cap table a granted cap reaches, once.
     for (row, _) in crate::state::caps::granted(caps) {
         (row.link)(l)?;
+        if let Some(link_03) = row.link_03.filter(|_| wasi_03) {
+            link_03(l)?;
+        }
     }
     Ok(linker)
 }
@@ -97,14 +112,18 @@ fn base_wasi<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
     cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
     cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
     cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
-    // WASI 0.3: the same context, through the async interfaces.
+    Ok(())
+}
+
+/// Base WASI at 0.3.0: the same context, through the async interfaces.
+fn base_wasi_03<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
     wasmtime_wasi::p3::cli::add_to_linker(l)?;
     wasmtime_wasi::p3::clocks::add_to_linker(l)?;
     wasmtime_wasi::p3::random::add_to_linker(l)?;
     Ok(())
 }
 
-/// The `wasi:http/types` values (0.2 and 0.3): with `net`, or for a component served
+/// The `wasi:http/types` values: with `net`, or for a component served
 /// over HTTP (it reads its request through them); they reach nothing by
 /// themselves.
 fn http_types(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
@@ -113,7 +132,11 @@ fn http_types(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
         l,
         &(&options).into(),
         StoreState::http,
-    )?;
+    )
+}
+
+/// The same at 0.3.0.
+fn http_types_03(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
     wasmtime_wasi_http::p3::bindings::http::types::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(
         l,
         StoreState::http,

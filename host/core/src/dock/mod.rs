@@ -32,6 +32,7 @@ pub use receipt::{BrokerReceipt, ImportReceipt, Receipt};
 
 use crate::artifact::{Artifact, ArtifactKind, CompileCache};
 use crate::compiler::Compiler;
+use crate::flavor::{Engines, Flavor};
 use crate::policy::{Cap, CapSet, Grant, Profile, Stubs};
 use crate::seal::Seal;
 use crate::state::{ModuleState, StoreState};
@@ -132,6 +133,8 @@ pub struct Docked {
     grant: Grant,
     receipt: Receipt,
     exports: Vec<String>,
+    /// The wasmtime engine it was compiled for.
+    pub(crate) flavor: Flavor,
     /// Its code and guest as handed to children, made on first use.
     pub(crate) sealed: std::sync::OnceLock<Arc<handoff::Sealed>>,
 }
@@ -306,6 +309,15 @@ pub fn analyse(artifact: &Artifact) -> Result<Analysis, DockError> {
     })
 }
 
+/// The engine flavor a component with this surface runs on.
+fn flavor_of(surface: &Surface) -> Flavor {
+    if surface.concurrent {
+        Flavor::Concurrent
+    } else {
+        Flavor::Sync
+    }
+}
+
 fn surface(artifact: &Artifact) -> Result<Surface, DockError> {
     imports::surface(artifact.bytes())
         .map_err(DockError::Unreadable)?
@@ -321,7 +333,7 @@ pub(crate) struct Docker {
     compositions: Compositions,
     brokers: brokers::Brokers,
     stubs: Stubs,
-    linkers: Mutex<HashMap<(CapSet, Lane, Stubs), SharedLinker>>,
+    linkers: Mutex<HashMap<(Flavor, CapSet, Lane, Stubs), SharedLinker>>,
     docked: Mutex<DockedCache>,
     modules: module::ModuleDocks,
 }
@@ -382,23 +394,35 @@ impl Docker {
     /// unless it is there already.
     pub(crate) fn precompile(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
         artifact: &Artifact,
     ) -> Result<(), DockError> {
-        self.compiled
-            .precompile(engine, artifact)
-            .map_err(|e| DockError::Compile(format!("{e:#}")))
+        if artifact.kind() == ArtifactKind::Module {
+            return self.module(engines, artifact).map(|_| ());
+        }
+        self.compile(engines, flavor_of(&surface(artifact)?), artifact)
+            .map(|_| ())
+    }
+
+    /// The flavor `artifact`'s compiled form has in this cache, if any.
+    pub(crate) fn flavor_of(&self, artifact: &Artifact) -> Flavor {
+        match artifact.kind() {
+            ArtifactKind::Module => Flavor::Sync,
+            ArtifactKind::Component => surface(artifact)
+                .map(|s| flavor_of(&s))
+                .unwrap_or(Flavor::Sync),
+        }
     }
 
     /// The compiled form of a core module `artifact`, from the cache or
     /// compiled into it (kernels: no linking, no composition).
     pub(crate) fn module(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
         artifact: &Artifact,
     ) -> Result<wasmtime::Module, DockError> {
         self.compiled
-            .module(engine, artifact)
+            .module(engines, artifact)
             .map_err(|e| DockError::Compile(format!("{e:#}")))
     }
 
@@ -407,14 +431,14 @@ impl Docker {
     /// and compiles nothing.
     pub(crate) fn take_handoff(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
         handoff: &handoff::Handoff,
     ) -> Result<(), DockError> {
         let sha = handoff
             .compiled_sha()
             .ok_or_else(|| DockError::Compile(format!("not a sha256: {}", handoff.compiled)))?;
         self.compiled
-            .hand(engine, &sha, handoff.kind(), handoff.fd)
+            .hand(engines, handoff.flavor(), &sha, handoff.kind(), handoff.fd)
             .map_err(|e| DockError::Compile(format!("the handed code: {e:#}")))?;
         if let Some(c) = &handoff.composition {
             self.compositions.hand(&c.key, c.index());
@@ -424,8 +448,9 @@ impl Docker {
 
     /// Whether the compiled form of the artifact hashing to `sha` is at
     /// hand (so the artifact was validated when it was compiled).
-    pub(crate) fn holds_compiled(&self, sha: &[u8; 32]) -> bool {
-        self.compiled.holds(sha)
+    pub(crate) fn holds_compiled(&self, artifact: &Artifact) -> bool {
+        self.compiled
+            .holds(&artifact.sha256(), self.flavor_of(artifact))
     }
 
     /// The families served by deny brokers in every docking.
@@ -443,7 +468,7 @@ impl Docker {
     /// a command).
     pub(crate) fn dock(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
         artifact: &Artifact,
         grant: &Grant,
         lane: Lane,
@@ -452,34 +477,40 @@ impl Docker {
             if lane != Lane::Call {
                 return Err(DockError::NotAComponent);
             }
-            return self.modules.dock(engine, &self.compiled, artifact, grant);
+            return self.modules.dock(engines, &self.compiled, artifact, grant);
         }
         let grant = &grant.clone().with_stubs(self.stubs);
         cached(
             &self.docked,
             (artifact.sha256(), grant.clone(), lane),
-            || self.dock_uncached(engine, artifact, grant, lane),
+            || self.dock_uncached(engines, artifact, grant, lane),
         )
     }
 
     /// Docks `artifact` under `grant`, every step but the last cache.
     fn dock_uncached(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
         artifact: &Artifact,
         grant: &Grant,
         lane: Lane,
     ) -> Result<Arc<Docked>, DockError> {
         let surface = surface(artifact)?;
         let (brokers, imports) = check(&surface, grant, lane, &self.brokers)?;
+        let flavor = flavor_of(&surface);
         let (component, linked, composed_sha256) = if brokers.is_empty() {
             let linked = surface.imports.clone();
             recheck(&linked, grant, lane, &brokers, &self.brokers)?;
-            (self.compile(engine, artifact)?, linked, None)
+            (self.compile(engines, flavor, artifact)?, linked, None)
         } else {
-            self.composed(engine, artifact, &brokers, grant, lane)?
+            self.composed(engines, flavor, artifact, &brokers, grant, lane)?
         };
-        let linker = self.linker(engine, grant.caps, lane, grant.stubs)?;
+        let flavor = if wasmtime::Engine::same(component.engine(), engines.of(Flavor::Sync)) {
+            Flavor::Sync
+        } else {
+            Flavor::Concurrent
+        };
+        let linker = self.linker(engines, flavor, grant.caps, lane, grant.stubs)?;
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| DockError::Link(format!("{e:#}")))?;
@@ -508,31 +539,46 @@ impl Docker {
             grant: grant.clone(),
             receipt,
             exports: surface.exports,
+            flavor,
             sealed: Default::default(),
         }))
     }
 
     fn linker(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         caps: CapSet,
         lane: Lane,
         stubs: Stubs,
     ) -> Result<SharedLinker, DockError> {
-        cached(&self.linkers, (caps, lane, stubs), || {
-            linker::link(engine, caps, lane, stubs)
+        cached(&self.linkers, (flavor, caps, lane, stubs), || {
+            linker::link(engines.of(flavor), flavor, caps, lane, stubs)
                 .map(Arc::new)
                 .map_err(|e| DockError::Link(format!("{e:#}")))
         })
     }
 
+    /// Compiles a component for the engine of `flavor`; one the sync
+    /// engine refuses for its use of the async ABI (nested deeper than the
+    /// outermost sections show) is compiled for the concurrent one.
     fn compile(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         artifact: &Artifact,
     ) -> Result<wasmtime::component::Component, DockError> {
         self.compiled
-            .component(engine, artifact)
+            .component(engines, flavor, artifact)
+            .or_else(|e| {
+                let needs_async = format!("{e:#}").contains("component model async");
+                if flavor == Flavor::Sync && needs_async {
+                    self.compiled
+                        .component(engines, Flavor::Concurrent, artifact)
+                } else {
+                    Err(e)
+                }
+            })
             .map_err(|e| DockError::Compile(format!("{e:#}")))
     }
 
@@ -543,7 +589,8 @@ impl Docker {
     /// and indexed.
     fn composed(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &Engines,
+        flavor: Flavor,
         guest: &Artifact,
         brokers: &[&brokers::Broker],
         grant: &Grant,
@@ -551,7 +598,9 @@ impl Docker {
     ) -> Result<(wasmtime::component::Component, Vec<String>, Option<String>), DockError> {
         let key = Compositions::key_of(guest, brokers);
         let indexed = self.compositions.index(&key).and_then(|index| {
-            let compiled = self.compiled.cached_component(engine, &index.hash()?)?;
+            let compiled = self
+                .compiled
+                .cached_component(engines, flavor, &index.hash()?)?;
             Some((index, compiled))
         });
         if let Some((index, component)) = indexed {
@@ -564,7 +613,7 @@ impl Docker {
             .map(|s| s.imports)
             .unwrap_or_default();
         recheck(&linked, grant, lane, brokers, &self.brokers)?;
-        let component = self.compile(engine, &composed)?;
+        let component = self.compile(engines, flavor, &composed)?;
         let index = composed::Index {
             sha256: composed.sha256_hex(),
             linked,

@@ -221,18 +221,19 @@ impl ModuleDocks {
     /// (through `compiled`) only when it is not docked already.
     pub(crate) fn dock(
         &self,
-        engine: &wasmtime::Engine,
+        engines: &crate::flavor::Engines,
         compiled: &CompileCache,
         artifact: &Artifact,
         grant: &Grant,
     ) -> Result<Arc<Docked>, DockError> {
         cached(&self.docked, (artifact.sha256(), grant.clone()), || {
             let module = compiled
-                .module(engine, artifact)
+                .module(engines, artifact)
                 .map_err(|e| DockError::Compile(format!("{e:#}")))?;
             let imports = check(&module, grant)?;
             let linker = cached(&self.linkers, grant.caps, || {
-                link(engine, grant.caps).map_err(|e| DockError::Link(format!("{e:#}")))
+                link(engines.of(crate::flavor::Flavor::Sync), grant.caps)
+                    .map_err(|e| DockError::Link(format!("{e:#}")))
             })?;
             let pre = linker
                 .instantiate_pre(&module)
@@ -259,6 +260,7 @@ impl ModuleDocks {
                 grant: grant.clone(),
                 receipt,
                 exports,
+                flavor: crate::flavor::Flavor::Sync,
                 sealed: Default::default(),
             }))
         })

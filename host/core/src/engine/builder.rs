@@ -294,7 +294,7 @@ impl EngineBuilder {
             cfg.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
         }
         let wasmtime =
-            wasmtime::Engine::new(&cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
+            crate::flavor::Engines::new(cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let ticker = EpochTicker::start(wasmtime.clone()).map_err(EngineError::Ticker)?;
         let cache = self.disk_cache.then(|| home.join("cache"));
         let state_dir = self

@@ -1,5 +1,7 @@
-//! The engine: one wasmtime engine (with epoch interruption, fuel and,
-//! by default, the pooling allocator), the epoch ticker, the docker with
+//! The engine: its wasmtime engines (with epoch interruption, fuel and,
+//! by default, the pooling allocator; a sync one for WASI 0.2 components
+//! and core modules, and a concurrent one, built on first use, for WASI
+//! 0.3 components: [`crate::flavor`]), the epoch ticker, the docker with
 //! its caches, and the lazily opened storage under `<home>`.
 //!
 //! `<home>` is `./.workbooks` unless the builder or `WB_HOME` says
@@ -131,7 +133,8 @@ pub struct Engine {
 }
 
 struct Inner {
-    wasmtime: wasmtime::Engine,
+    /// The sync and the concurrent wasmtime engine (`crate::flavor`).
+    wasmtime: crate::flavor::Engines,
     home: PathBuf,
     /// The user's state directory holding the sealing key, when on-disk
     /// caches are on.
@@ -194,7 +197,7 @@ impl Engine {
     /// validation pass.
     pub fn load_artifact(&self, path: impl AsRef<Path>) -> Result<Artifact, ArtifactError> {
         let artifact = Artifact::read_unvalidated(path.as_ref())?;
-        if !self.inner.docker.holds_compiled(&artifact.sha256()) {
+        if !self.inner.docker.holds_compiled(&artifact) {
             artifact.validate()?;
         }
         Ok(artifact)
@@ -203,7 +206,7 @@ impl Engine {
     /// Whether `artifact`'s compiled form is in this engine's cache (so
     /// docking it compiles nothing, unless brokers are composed in).
     pub fn is_compiled(&self, artifact: &Artifact) -> bool {
-        self.inner.docker.holds_compiled(&artifact.sha256())
+        self.inner.docker.holds_compiled(artifact)
     }
 
     /// Compiles `artifact` (a component or a core module) into this
@@ -339,7 +342,10 @@ impl Engine {
         artifact: &Artifact,
     ) -> Result<(wasmtime::Engine, wasmtime::Module), DockError> {
         let module = self.inner.docker.module(&self.inner.wasmtime, artifact)?;
-        Ok((self.inner.wasmtime.clone(), module))
+        Ok((
+            self.inner.wasmtime.of(crate::flavor::Flavor::Sync).clone(),
+            module,
+        ))
     }
 
     /// The kernel registry.
@@ -351,12 +357,29 @@ impl Engine {
         self.inner.wbx.as_deref()
     }
 
+    /// A component store for `opts` under `grant`, on the engine `docked`
+    /// was compiled for.
     pub(crate) fn new_store(
+        &self,
+        docked: &Docked,
+        grant: &Grant,
+        opts: &SessionOptions,
+    ) -> Result<(Store<StoreState>, Captured), SessionError> {
+        self.with_store_host(docked.flavor, grant, opts, |host| {
+            new_store(host, grant, opts)
+        })
+    }
+
+    /// A component store that instantiates nothing (one answering a
+    /// child's relayed calls), on the sync engine.
+    pub(crate) fn new_bare_store(
         &self,
         grant: &Grant,
         opts: &SessionOptions,
     ) -> Result<(Store<StoreState>, Captured), SessionError> {
-        self.with_store_host(grant, opts, |host| new_store(host, grant, opts))
+        self.with_store_host(crate::flavor::Flavor::Sync, grant, opts, |host| {
+            new_store(host, grant, opts)
+        })
     }
 
     /// A core-module store for `opts` under `grant`.
@@ -365,19 +388,22 @@ impl Engine {
         grant: &Grant,
         opts: &SessionOptions,
     ) -> Result<(Store<ModuleState>, Captured), SessionError> {
-        self.with_store_host(grant, opts, |host| new_module_store(host, grant, opts))
+        self.with_store_host(crate::flavor::Flavor::Sync, grant, opts, |host| {
+            new_module_store(host, grant, opts)
+        })
     }
 
     /// Calls `build` with what a store of this engine takes.
     fn with_store_host<R>(
         &self,
+        flavor: crate::flavor::Flavor,
         grant: &Grant,
         opts: &SessionOptions,
         build: impl FnOnce(StoreHost<'_>) -> R,
     ) -> R {
         let launcher = || Arc::new(self.clone()) as Arc<dyn Launcher>;
         let host = StoreHost {
-            wasmtime: &self.inner.wasmtime,
+            wasmtime: self.inner.wasmtime.of(flavor),
             home: &self.inner.home,
             storage: &self.inner.storage,
             cadence: &self.inner.cadence,

@@ -22,6 +22,7 @@ fn pooled_with(
     let metrics = engine
         .inner
         .wasmtime
+        .of(crate::flavor::Flavor::Sync)
         .pooling_allocator_metrics()
         .expect("the default engine is pooled");
     let artifact = Artifact::from_file(probe).expect("probe");

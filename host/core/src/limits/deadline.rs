@@ -112,8 +112,8 @@ pub(crate) struct EpochTicker {
 }
 
 impl EpochTicker {
-    /// Starts ticking `engine`.
-    pub(crate) fn start(engine: wasmtime::Engine) -> std::io::Result<Self> {
+    /// Starts ticking `engines` (each as it is built).
+    pub(crate) fn start(engines: crate::flavor::Engines) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -123,7 +123,9 @@ impl EpochTicker {
                     // Parked rather than slept, so dropping the ticker wakes
                     // it at once instead of waiting out the tick.
                     std::thread::park_timeout(EPOCH_TICK);
-                    engine.increment_epoch();
+                    for engine in engines.built() {
+                        engine.increment_epoch();
+                    }
                 }
             })?;
         Ok(Self {

@@ -66,6 +66,9 @@ pub(crate) struct Row {
     pub(crate) per_tenant: bool,
     /// Its linker entry.
     pub(crate) link: Link,
+    /// Its WASI 0.3.0 interfaces' entry, linked beside `link` on the
+    /// concurrent engine only (`crate::flavor`).
+    pub(crate) link_03: Option<Link>,
     /// Its store context.
     open: Open,
 }
@@ -80,6 +83,7 @@ pub(crate) const TABLE: [Row; 9] = [
         interface: "workbooks:engine/vfs",
         per_tenant: true,
         link: |l| cap::vfs::add_to_linker(l, |s| &mut s.caps.vfs),
+        link_03: Some(cap::vfs::add_03_to_linker),
         open: |o, c, _| {
             c.vfs = match o.host.relay {
                 Some(relay) => cap::vfs::VfsCtx::relayed(relay.clone()),
@@ -96,6 +100,7 @@ pub(crate) const TABLE: [Row; 9] = [
         interface: "workbooks:host/kv",
         per_tenant: true,
         link: |l| cap::kv::add_to_linker(l, |s| &mut s.caps.kv),
+        link_03: None,
         open: |o, c, _| {
             c.kv = match o.host.relay {
                 Some(relay) => cap::kv::KvCtx::relayed(relay.clone()),
@@ -112,6 +117,7 @@ pub(crate) const TABLE: [Row; 9] = [
         interface: "workbooks:host/queue",
         per_tenant: true,
         link: |l| cap::queue::add_to_linker(l, |s| &mut s.caps.queue),
+        link_03: None,
         open: |o, c, _| {
             c.queue = match o.host.relay {
                 Some(relay) => cap::queue::QueueCtx::relayed(relay.clone()),
@@ -128,6 +134,7 @@ pub(crate) const TABLE: [Row; 9] = [
         interface: "workbooks:host/secrets",
         per_tenant: true,
         link: |l| cap::secrets::add_to_linker(l, |s| &mut s.caps.secrets),
+        link_03: None,
         open: |o, c, _| {
             match o.host.relay {
                 Some(relay) => c.secrets.relay = Some(relay.clone()),
@@ -148,12 +155,14 @@ pub(crate) const TABLE: [Row; 9] = [
                 table: &mut s.table,
             })
         },
+        link_03: None,
         open: open_launch,
     },
     Row {
         interface: "workbooks:host/exchange",
         per_tenant: false,
         link: |l| cap::exchange::add_to_linker(l, |s| &mut s.caps.exchange),
+        link_03: None,
         open: |o, c, _| {
             c.exchange = cap::exchange::ExchangeCtx::new(o.host.access.clone(), o.caps);
             Ok(())
@@ -165,6 +174,7 @@ pub(crate) const TABLE: [Row; 9] = [
         link: |l| {
             cap::net::add_to_linker(l, |s| &mut s.caps.net, StoreState::http, StoreState::lookup)
         },
+        link_03: Some(|l| cap::net::add_03_to_linker(l, StoreState::http, StoreState::lookup)),
         open: |o, c, wasi| {
             let access = o.host.access.clone();
             let guard = access.client.guard().clone();
@@ -188,6 +198,7 @@ pub(crate) const TABLE: [Row; 9] = [
         interface: "workbooks:host/http",
         per_tenant: false,
         link: |l| cap::browse::add_to_linker(l, |s| &mut s.caps.browse),
+        link_03: None,
         open: |o, c, _| {
             c.browse.access = Some(o.host.access.clone());
             Ok(())
@@ -197,6 +208,7 @@ pub(crate) const TABLE: [Row; 9] = [
         interface: "workbooks:host/llm",
         per_tenant: false,
         link: |l| cap::llm::add_to_linker(l, |s| &mut s.caps.llm),
+        link_03: None,
         open: |o, c, _| {
             let (tenant, cadence) = (o.opts.tenant.clone(), o.host.cadence.clone());
             c.llm = cap::llm::LlmCtx::new(o.host.llm.cloned(), tenant, cadence);

@@ -89,7 +89,15 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     wasi_sockets::udp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     wasi_sockets::instance_network::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     wasi_sockets::network::add_to_linker::<T, WasiSockets>(linker, &(&options).into(), T::sockets)?;
-    wasi_sockets::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(linker, lookup)?;
+    wasi_sockets::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(linker, lookup)
+}
+
+/// Links the 0.3.0 `wasi:sockets` and `wasi:http` client.
+pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
+    linker: &mut Linker<T>,
+    http: fn(&mut T) -> WasiHttpCtxView<'_>,
+    lookup: fn(&mut T) -> sockets::GuardedLookup<'_>,
+) -> wasmtime::Result<()> {
     // WASI 0.3: the same socket gate (wasmtime-wasi's sockets judge every
     // address through the store's `socket_addr_check` at either version),
     // the same guarded lookup, and the http client through the same send

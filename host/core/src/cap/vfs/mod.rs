@@ -56,7 +56,7 @@ impl VfsCtx {
     }
 }
 
-/// Links the vfs interface and `wasi:filesystem` (0.2 and 0.3).
+/// Links the vfs interface and `wasi:filesystem` 0.2.
 pub(crate) fn add_to_linker<T: WasiView + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut VfsCtx,
@@ -65,9 +65,14 @@ pub(crate) fn add_to_linker<T: WasiView + 'static>(
     vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, get)?;
     filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
     filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
-    symlink::guard(linker)?;
-    // WASI 0.3: the same preopens, through the async interfaces, with the
-    // same guard.
+    symlink::guard(linker)
+}
+
+/// Links `wasi:filesystem` 0.3.0: the same preopens, through the async
+/// interfaces, with the same guard.
+pub(crate) fn add_03_to_linker<T: WasiView + 'static>(
+    linker: &mut Linker<T>,
+) -> wasmtime::Result<()> {
     wasmtime_wasi::p3::filesystem::add_to_linker(linker)?;
     symlink::guard_03(linker)
 }

@@ -3,7 +3,10 @@
 //! build (`build.rs`) reads the shipped brokers with the very same code,
 //! so this file needs nothing but `wasmparser`.
 
-use wasmparser::{Chunk, Encoding, Parser, Payload};
+use wasmparser::{
+    CanonicalFunction, CanonicalOption, Chunk, ComponentType, ComponentTypeDeclaration, Encoding,
+    InstanceTypeDeclaration, Parser, Payload,
+};
 
 /// The top-level imports and exports of a component.
 #[derive(Debug, Clone, Default)]
@@ -12,6 +15,11 @@ pub struct Surface {
     pub imports: Vec<String>,
     /// Export names, in binary order.
     pub exports: Vec<String>,
+    /// Whether it needs the component model's async ABI, as far as its
+    /// outermost sections tell: a WASI 0.3 import or export, an async
+    /// function type, or a canonical built-in beyond lifting, lowering
+    /// and the resource ones (tasks, streams, futures, waitables).
+    pub concurrent: bool,
 }
 
 /// Reads the top-level imports and exports of a component binary. Returns
@@ -47,17 +55,70 @@ pub fn surface(bytes: &[u8]) -> Result<Option<Surface>, String> {
             Payload::ComponentImportSection(reader) => {
                 for import in reader {
                     let import = import.map_err(|e| e.to_string())?;
+                    surface.concurrent |= is_wasi_03(import.name.name);
                     surface.imports.push(import.name.name.to_string());
+                }
+            }
+            Payload::ComponentTypeSection(reader) => {
+                for ty in reader {
+                    surface.concurrent |= is_async(&ty.map_err(|e| e.to_string())?);
+                }
+            }
+            Payload::ComponentCanonicalSection(reader) => {
+                for canonical in reader {
+                    surface.concurrent |= is_concurrent(&canonical.map_err(|e| e.to_string())?);
                 }
             }
             Payload::ComponentExportSection(reader) => {
                 for export in reader {
                     let export = export.map_err(|e| e.to_string())?;
+                    surface.concurrent |= is_wasi_03(export.name.name);
                     surface.exports.push(export.name.name.to_string());
                 }
             }
             Payload::End(_) => return Ok(Some(surface)),
             _ => {}
         }
+    }
+}
+
+/// A WASI 0.3 interface name (`wasi:cli/run@0.3.0`, a release candidate).
+fn is_wasi_03(name: &str) -> bool {
+    name.starts_with("wasi:") && name.contains("@0.3.")
+}
+
+/// A type that declares an async function, itself or in the instance or
+/// component type it describes.
+fn is_async(ty: &ComponentType<'_>) -> bool {
+    match ty {
+        ComponentType::Func(f) => f.async_,
+        ComponentType::Instance(decls) => decls.iter().any(|d| match d {
+            InstanceTypeDeclaration::Type(t) => is_async(t),
+            _ => false,
+        }),
+        ComponentType::Component(decls) => decls.iter().any(|d| match d {
+            ComponentTypeDeclaration::Type(t) => is_async(t),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// A canonical function only the async ABI has, or a lift or lower with
+/// the async option.
+fn is_concurrent(canonical: &CanonicalFunction) -> bool {
+    let async_option = |options: &[CanonicalOption]| {
+        options
+            .iter()
+            .any(|o| matches!(o, CanonicalOption::Async | CanonicalOption::Callback(_)))
+    };
+    match canonical {
+        CanonicalFunction::Lift { options, .. } | CanonicalFunction::Lower { options, .. } => {
+            async_option(options)
+        }
+        CanonicalFunction::ResourceNew { .. }
+        | CanonicalFunction::ResourceDrop { .. }
+        | CanonicalFunction::ResourceRep { .. } => false,
+        _ => true,
     }
 }
