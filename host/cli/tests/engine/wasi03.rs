@@ -706,3 +706,54 @@ fn only_a_component_that_needs_the_async_abi_is_read_as_one_for_the_concurrent_e
         assert_eq!(surface.concurrent, concurrent, "{probe}");
     }
 }
+
+#[tokio::test]
+async fn wasi03_kv() {
+    // A 0.3 guest composes with the kv broker (a 0.2 component) as a 0.2
+    // guest does: the receipt names the broker, and the value lands.
+    let e = engine();
+    let docked = e
+        .dock(&artifact(WASI03_KV), &Grant::profile("minimal"))
+        .unwrap();
+    let brokers: Vec<&str> = docked
+        .receipt()
+        .brokers
+        .iter()
+        .map(|b| b.serves.as_str())
+        .collect();
+    assert_eq!(brokers, ["workbooks:engine/kv@0.1.0"]);
+    let out = e
+        .run(&docked, opts(&["greeting", "hello from 0.3"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        stdout(&out),
+        "set Ok(())\nget Ok(Some(\"hello from 0.3\"))\n"
+    );
+    // Without kv the import is absent, named.
+    let without = e.dock(&artifact(WASI03_KV), &Grant::profile("compute"));
+    let text = without.unwrap_err().to_string();
+    assert!(
+        text.contains("kv") && text.contains("workbooks:engine/kv"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_deny_broker_of_02_interfaces_does_not_serve_a_03_import_and_the_refusal_says_so() {
+    let grant = Grant::profile("compute").with_stub(workbooks::policy::Stub::Sockets);
+    let err = engine()
+        .dock(&artifact(WASI03_CONNECT), &grant)
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("capability not granted: net (import wasi:sockets/")
+            && text.contains("@0.3.0) under profile compute; granted by network, posix; the deny broker of wasi:sockets does not serve it at this version"),
+        "{text}"
+    );
+    // Nor is the stub offered where it would not help.
+    let err = engine()
+        .dock(&artifact(WASI03_CONNECT), &Grant::profile("compute"))
+        .unwrap_err();
+    assert!(!err.to_string().contains("--stub"), "{err}");
+}

@@ -40,6 +40,28 @@ pub(crate) fn broker(stub: Stub) -> &'static Broker {
     }
 }
 
+/// Whether the deny broker of `stub` exports `import` (at a compatible
+/// version): it exports the WASI 0.2 interfaces, so a 0.3 import of the
+/// same family is not its to serve.
+pub(crate) fn serves(stub: Stub, import: &str) -> bool {
+    static SOCKETS: OnceLock<Vec<String>> = OnceLock::new();
+    static HTTP: OnceLock<Vec<String>> = OnceLock::new();
+    let exports = match stub {
+        Stub::Sockets => &SOCKETS,
+        Stub::Http => &HTTP,
+    }
+    .get_or_init(|| {
+        super::imports::surface(broker(stub).artifact.bytes())
+            .ok()
+            .flatten()
+            .map(|s| s.exports)
+            .unwrap_or_default()
+    });
+    exports
+        .iter()
+        .any(|e| super::precheck::same_interface(e, import))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +100,10 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(surface.exports, ["wasi:http/outgoing-handler@0.2.12"]);
+        assert!(serves(Stub::Http, "wasi:http/outgoing-handler@0.2.0"));
+        assert!(!serves(Stub::Http, "wasi:http/client@0.3.0"));
+        assert!(serves(Stub::Sockets, "wasi:sockets/tcp@0.2.3"));
+        assert!(!serves(Stub::Sockets, "wasi:sockets/types@0.3.0"));
         assert!(
             surface
                 .imports

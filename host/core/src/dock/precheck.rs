@@ -21,10 +21,16 @@ impl DockError {
         } else {
             format!("; granted by {}", granting.join(", "))
         };
-        if let Some(stub) = crate::policy::stub_for(&interface) {
-            remedy.push_str(&format!(
-                "; or serve it with the deny broker that refuses every call: --stub {stub}"
-            ));
+        match crate::policy::stub_for(&interface) {
+            Some(stub) if deny::serves(stub, &interface) || stub.host_values(&interface) => {
+                remedy.push_str(&format!(
+                    "; or serve it with the deny broker that refuses every call: --stub {stub}"
+                ));
+            }
+            Some(stub) => remedy.push_str(&format!(
+                "; the deny broker of {stub} does not serve it at this version"
+            )),
+            None => {}
         }
         DockError::NotGranted {
             cap,
@@ -84,6 +90,13 @@ pub(super) fn check<'b>(
                         served_by: format!("host: values only, under --stub {stub}"),
                     });
                     continue;
+                }
+                if !deny::serves(stub, name) {
+                    return Err(DockError::not_granted(
+                        c,
+                        name.clone(),
+                        grant.profile.effective,
+                    ));
                 }
                 let b = deny::broker(stub);
                 if !plugs.iter().any(|p| p.name == b.name) {
