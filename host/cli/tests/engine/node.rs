@@ -3,8 +3,8 @@
 //! task's result taken exactly once; an artifact replaced in the
 //! object store, or grown past the cap, refused by the worker before it
 //! runs; a task no worker ever records, given up on by name after the
-//! delivery limit; and a worker that takes tasks again after the server
-//! restarts under it.
+//! delivery limit; a worker that takes tasks again after the server
+//! restarts under it; and a WASI 0.3 command run by a worker.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -217,7 +217,7 @@ pub(crate) async fn results_recorded(url: &str) -> usize {
 async fn two_hundred_tasks_complete_once_each_with_a_worker_killed_mid_run() {
     let nats = Nats::start();
     let mut doomed = Worker::start(&nats.url);
-    let _survivor = Worker::start(&nats.url);
+    let mut survivor = Worker::start(&nats.url);
     let home = tempfile::tempdir().unwrap();
     let engine = crate::common::own_engine(home.path());
     let url = nats.url.clone();
@@ -236,8 +236,14 @@ async fn two_hundred_tasks_complete_once_each_with_a_worker_killed_mid_run() {
     };
     // Kill one worker once results are flowing, while tasks are in flight.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while results_recorded(&nats.url).await < 20 {
-        assert!(Instant::now() < deadline, "no results from the workers");
+    // A fan-out that ended early (an error) is shown by the await below.
+    while results_recorded(&nats.url).await < 20 && !run.is_finished() {
+        assert!(
+            Instant::now() < deadline,
+            "no results from the workers in 120 s; {}; {}",
+            doomed.report(),
+            survivor.report()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     doomed.kill();
@@ -454,4 +460,49 @@ async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() 
             .contains("cannot take preopened directories"),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wasi_03_command_runs_on_a_node_worker() {
+    let nats = Nats::start();
+    let mut worker = Worker::start(&nats.url);
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_engine(home.path());
+    engine
+        .registry()
+        .register(
+            "echo03",
+            std::fs::read(guest_artifacts::WASI03_ECHO).unwrap(),
+            workbooks::commands::ArgMode::Argv,
+            workbooks::commands::Tier::Instance,
+        )
+        .unwrap();
+    let inputs = (0..3)
+        .map(|i| TaskInput {
+            args: vec![format!("node{i}")],
+            stdin: format!("via nats {i}\n"),
+        })
+        .collect();
+    let (fabric, target) = (
+        workbooks_fabric::Fabric::new(engine),
+        Target::Command("echo03".into()),
+    );
+    let opts = node_opts(&nats.url);
+    let fan = fabric.fan_out_as_host(LineOptions::default(), &target, inputs, &opts);
+    let results = tokio::time::timeout(Duration::from_secs(120), fan)
+        .await
+        .unwrap_or_else(|_| panic!("no results; {}", worker.report()))
+        .unwrap();
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(
+            (r.exit, r.stdout.as_str(), r.error.as_deref()),
+            (
+                Some(0),
+                format!("0.3 args=[\"node{i}\"] greeting=\nVIA NATS {i}\n").as_str(),
+                None
+            ),
+            "task {i}; {}",
+            worker.report()
+        );
+    }
 }
