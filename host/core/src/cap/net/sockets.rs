@@ -22,8 +22,8 @@
 //! otherwise take datagrams from any public host that guessed the port.
 //! With loopback opened, guests of different tenants can reach each other's
 //! listeners as they reach any loopback service. Not covered: a TCP stream
-//! connected before a
-//! revocation runs on until the guest closes it or its call ends.
+//! connected (or accepted) before a revocation runs on until the guest
+//! closes it or its call ends.
 
 use crate::cadence::{Cadence, Denial};
 use crate::egress::NetGuard;
