@@ -233,6 +233,32 @@ fn wbx_exec_runs_a_wasip1_module_with_its_exit_code_and_only_the_env_given() {
 }
 
 #[test]
+fn a_module_refused_for_its_imports_is_never_compiled() {
+    // A browser build imports its host's ABI: it can dock under no
+    // profile, so it is refused from its import section alone.
+    let (_home, e) = fresh();
+    let browser = module(
+        r#"(module
+  (import "rb-js-abi-host" "js-value-to-string" (func (param i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")))"#,
+    );
+    let err = e.dock(&browser, &Grant::profile("posix")).unwrap_err();
+    assert!(
+        matches!(&err, DockError::UnknownImports { names } if names == &["rb-js-abi-host.js-value-to-string"]),
+        "{err}"
+    );
+    assert!(
+        !e.is_compiled(&browser),
+        "it was compiled before its refusal"
+    );
+    // The check would see it: a module that docks is compiled.
+    let fine = module(P1_EXIT_33);
+    assert!(e.dock(&fine, &Grant::profile("compute")).is_ok());
+    assert!(e.is_compiled(&fine), "a docked module is compiled");
+}
+
+#[test]
 fn wbx_exec_refuses_a_module_whose_calls_its_grant_does_not_cover() {
     let home = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
