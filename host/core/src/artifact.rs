@@ -344,9 +344,13 @@ impl CompileCache {
 
     /// Whether the compiled form of the artifact hashing to `sha` is at
     /// hand, in memory or on disk (its seal is checked when it is loaded).
-    pub(crate) fn holds(&self, sha: &[u8; 32], flavor: Flavor) -> bool {
-        self.lock().contains_key(&(*sha, flavor))
-            || self.path(sha, flavor).is_some_and(|p| p.is_file())
+    pub(crate) fn holds(&self, sha: &[u8; 32]) -> bool {
+        [Flavor::Sync, Flavor::Concurrent]
+            .into_iter()
+            .any(|flavor| {
+                self.lock().contains_key(&(*sha, flavor))
+                    || self.path(sha, flavor).is_some_and(|p| p.is_file())
+            })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<([u8; 32], Flavor), Compiled>> {

@@ -72,6 +72,15 @@ impl Engines {
         }
     }
 
+    /// The flavor of `engine`, one of these two.
+    pub(crate) fn flavor_of(&self, engine: &wasmtime::Engine) -> Flavor {
+        if wasmtime::Engine::same(engine, &self.sync) {
+            Flavor::Sync
+        } else {
+            Flavor::Concurrent
+        }
+    }
+
     /// Every engine built so far, for what each must get (the epoch tick).
     pub(crate) fn built(&self) -> impl Iterator<Item = &wasmtime::Engine> {
         std::iter::once(&self.sync).chain(self.concurrent.get())

@@ -266,7 +266,7 @@ impl Supervisor {
     async fn instantiate(&self, inst: &Instance) -> Result<Live, InstanceError> {
         let (mut store, _captured) =
             self.engine
-                .new_store(&inst.docked, inst.docked.grant(), &inst.session)?;
+                .new_store(inst.docked.flavor, inst.docked.grant(), &inst.session)?;
         store.data_mut().deadline = Deadline::after(inst.budget);
         let pre = inst.docked.component().ok_or(DockError::NotAComponent)?;
         let outcome = tokio::time::timeout(inst.budget, pre.instantiate_async(&mut store)).await;

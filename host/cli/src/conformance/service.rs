@@ -238,8 +238,8 @@ async fn run_peer(listener: tokio::net::TcpListener, endpoints: Arc<Vec<Endpoint
     while let Ok((stream, _)) = listener.accept().await {
         let endpoints = endpoints.clone();
         tokio::spawn(async move {
-            if let Some(canned) = trailered(&stream, &endpoints).await {
-                let _ = answer_raw(stream, &canned).await;
+            if let Some((canned, head)) = trailered(&stream, &endpoints).await {
+                let _ = answer_raw(stream, head, &canned).await;
                 return;
             }
             let service = hyper::service::service_fn(move |req| {
@@ -257,17 +257,21 @@ async fn run_peer(listener: tokio::net::TcpListener, endpoints: Arc<Vec<Endpoint
 const PEER_HEAD_MAX: usize = 16 * 1024;
 
 /// The canned answer with trailers that the connection's first request
-/// asks for, read from the head without taking it off the socket: hyper's
+/// asks for, and that request's head length, read without taking it off
+/// the socket: hyper's
 /// server sends trailers only to a client that sent `TE: trailers`, and a
 /// case expects them without, so such an answer is framed by hand.
-async fn trailered(stream: &tokio::net::TcpStream, endpoints: &[Endpoint]) -> Option<Canned> {
+async fn trailered(
+    stream: &tokio::net::TcpStream,
+    endpoints: &[Endpoint],
+) -> Option<(Canned, usize)> {
     let mut buf = vec![0; PEER_HEAD_MAX];
     for _ in 0..100 {
         let n = stream.peek(&mut buf).await.ok()?;
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut head = httparse::Request::new(&mut headers);
         match head.parse(&buf[..n]) {
-            Ok(httparse::Status::Complete(_)) => {
+            Ok(httparse::Status::Complete(head_len)) => {
                 let (method, path) = (head.method?, head.path?);
                 let endpoint = endpoints
                     .iter()
@@ -275,7 +279,8 @@ async fn trailered(stream: &tokio::net::TcpStream, endpoints: &[Endpoint]) -> Op
                 return endpoint
                     .response
                     .clone()
-                    .filter(|c| endpoint.mode.is_none() && !c.trailers.is_empty());
+                    .filter(|c| endpoint.mode.is_none() && !c.trailers.is_empty())
+                    .map(|c| (c, head_len));
             }
             Ok(httparse::Status::Partial) if n < buf.len() => {
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -286,18 +291,16 @@ async fn trailered(stream: &tokio::net::TcpStream, endpoints: &[Endpoint]) -> Op
     None
 }
 
-/// Answers the connection's one request with `canned` in chunked framing,
-/// its trailer section after the last chunk, and closes.
-async fn answer_raw(mut stream: tokio::net::TcpStream, canned: &Canned) -> std::io::Result<()> {
+/// Answers the connection's one request (its `head` bytes taken off the
+/// socket) with `canned` in chunked framing, its trailer section after the
+/// last chunk, and closes.
+async fn answer_raw(
+    mut stream: tokio::net::TcpStream,
+    head: usize,
+    canned: &Canned,
+) -> std::io::Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut buf = vec![0; PEER_HEAD_MAX];
-    let mut read = 0;
-    while !buf[..read].windows(4).any(|w| w == b"\r\n\r\n") && read < buf.len() {
-        match stream.read(&mut buf[read..]).await? {
-            0 => return Ok(()),
-            n => read += n,
-        }
-    }
+    stream.read_exact(&mut vec![0; head]).await?;
     let reason = http::StatusCode::from_u16(canned.status)
         .ok()
         .and_then(|s| s.canonical_reason())

@@ -161,7 +161,11 @@ pub fn text(b: &[u8]) -> String {
 /// probe path)` registered as an in-process command.
 pub fn engine_with_commands(commands: &[(&str, &str)]) -> (tempfile::TempDir, Engine) {
     let home = tempfile::tempdir().expect("temp home");
-    let e = own_engine(home.path());
+    // With `wbx`, so a command may also run at the process tier.
+    let e = own_builder(home.path())
+        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .build()
+        .expect("engine");
     for (name, path) in commands {
         e.registry()
             .register(

@@ -466,17 +466,8 @@ async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() 
 async fn a_wasi_03_command_runs_on_a_node_worker() {
     let nats = Nats::start();
     let mut worker = Worker::start(&nats.url);
-    let home = tempfile::tempdir().unwrap();
-    let engine = crate::common::own_engine(home.path());
-    engine
-        .registry()
-        .register(
-            "echo03",
-            std::fs::read(guest_artifacts::WASI03_ECHO).unwrap(),
-            workbooks::commands::ArgMode::Argv,
-            workbooks::commands::Tier::Instance,
-        )
-        .unwrap();
+    let (_home, engine) =
+        crate::common::engine_with_commands(&[("echo03", guest_artifacts::WASI03_ECHO)]);
     let inputs = (0..3)
         .map(|i| TaskInput {
             args: vec![format!("node{i}")],

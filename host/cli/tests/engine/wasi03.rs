@@ -627,21 +627,9 @@ async fn a_wasi_03_command_registered_at_either_tier_runs_and_keeps_its_budget()
 #[tokio::test]
 async fn a_wasi_03_command_answers_as_an_mcp_tool_and_fans_out_through_the_fabric_at_both_tiers() {
     use workbooks::LineOptions;
-    use workbooks::commands::{ArgMode, Tier};
+    use workbooks::commands::Tier;
     use workbooks_fabric::{Fabric, FabricOptions, Target, TaskInput};
-    let home = tempfile::tempdir().unwrap();
-    let e = crate::common::own_builder(home.path())
-        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
-        .build()
-        .unwrap();
-    e.registry()
-        .register(
-            "echo03",
-            std::fs::read(WASI03_ECHO).unwrap(),
-            ArgMode::Argv,
-            Tier::Instance,
-        )
-        .unwrap();
+    let (_home, e) = crate::common::engine_with_commands(&[("echo03", WASI03_ECHO)]);
     // The tool `wbx mcp` lists for a registered command.
     let tools = workbooks_toolkit::tools::Tools::new(e.clone());
     let kind = tools.kind("echo03").expect("a tool per command");
@@ -756,4 +744,18 @@ fn a_deny_broker_of_02_interfaces_does_not_serve_a_03_import_and_the_refusal_say
         .dock(&artifact(WASI03_CONNECT), &Grant::profile("compute"))
         .unwrap_err();
     assert!(!err.to_string().contains("--stub"), "{err}");
+}
+
+#[test]
+fn a_component_whose_async_use_is_nested_below_its_outer_sections_still_docks() {
+    // The outer sections show nothing of the async ABI (no 0.3 import, no
+    // async type): the sync engine refuses it and the concurrent one
+    // takes it.
+    let bytes = wat::parse_str("(component (component (type (func async))))").unwrap();
+    let surface = workbooks::dock::imports::surface(&bytes).unwrap().unwrap();
+    assert!(!surface.concurrent);
+    let artifact = workbooks::Artifact::from_bytes(bytes).unwrap();
+    engine()
+        .dock(&artifact, &Grant::profile("compute"))
+        .unwrap();
 }

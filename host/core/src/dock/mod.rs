@@ -404,16 +404,6 @@ impl Docker {
             .map(|_| ())
     }
 
-    /// The flavor `artifact`'s compiled form has in this cache, if any.
-    pub(crate) fn flavor_of(&self, artifact: &Artifact) -> Flavor {
-        match artifact.kind() {
-            ArtifactKind::Module => Flavor::Sync,
-            ArtifactKind::Component => surface(artifact)
-                .map(|s| flavor_of(&s))
-                .unwrap_or(Flavor::Sync),
-        }
-    }
-
     /// The compiled form of a core module `artifact`, from the cache or
     /// compiled into it (kernels: no linking, no composition).
     pub(crate) fn module(
@@ -448,9 +438,8 @@ impl Docker {
 
     /// Whether the compiled form of the artifact hashing to `sha` is at
     /// hand (so the artifact was validated when it was compiled).
-    pub(crate) fn holds_compiled(&self, artifact: &Artifact) -> bool {
-        self.compiled
-            .holds(&artifact.sha256(), self.flavor_of(artifact))
+    pub(crate) fn holds_compiled(&self, sha: &[u8; 32]) -> bool {
+        self.compiled.holds(sha)
     }
 
     /// The families served by deny brokers in every docking.
@@ -505,11 +494,7 @@ impl Docker {
         } else {
             self.composed(engines, flavor, artifact, &brokers, grant, lane)?
         };
-        let flavor = if wasmtime::Engine::same(component.engine(), engines.of(Flavor::Sync)) {
-            Flavor::Sync
-        } else {
-            Flavor::Concurrent
-        };
+        let flavor = engines.flavor_of(component.engine());
         let linker = self.linker(engines, flavor, grant.caps, lane, grant.stubs)?;
         let pre = linker
             .instantiate_pre(&component)

@@ -110,33 +110,22 @@ pub(crate) fn classify(module: &str, name: &str) -> Need {
 
 /// The imports (`module.name`) and exports of a core module binary.
 pub(crate) fn surface(bytes: &[u8]) -> Result<Surface, String> {
-    let mut surface = Surface::default();
-    for payload in Parser::new(0).parse_all(bytes) {
-        match payload.map_err(|e| e.to_string())? {
-            Payload::ImportSection(reader) => {
-                for import in reader.into_imports() {
-                    let import = import.map_err(|e| e.to_string())?;
-                    surface
-                        .imports
-                        .push(format!("{}.{}", import.module, import.name));
-                }
-            }
-            Payload::ExportSection(reader) => {
-                for export in reader {
-                    let export = export.map_err(|e| e.to_string())?;
-                    surface.exports.push(export.name.to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(surface)
+    let (imports, exports) = sections(bytes)?;
+    Ok(Surface {
+        imports: imports.iter().map(|(m, n)| format!("{m}.{n}")).collect(),
+        exports,
+        ..Surface::default()
+    })
 }
 
-/// The imports of a core module binary as (module, name), read from its
-/// import section before anything is compiled.
-fn imports_of(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
-    let mut imports = Vec::new();
+/// One import of a core module: (module, name).
+type Import = (String, String);
+
+/// The imports and the export names of a core module
+/// binary, read from their sections without compiling anything; both come
+/// before the code, which is not read.
+fn sections(bytes: &[u8]) -> Result<(Vec<Import>, Vec<String>), String> {
+    let (mut imports, mut exports) = (Vec::new(), Vec::new());
     for payload in Parser::new(0).parse_all(bytes) {
         match payload.map_err(|e| e.to_string())? {
             Payload::ImportSection(reader) => {
@@ -145,12 +134,16 @@ fn imports_of(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
                     imports.push((import.module.to_string(), import.name.to_string()));
                 }
             }
-            // Imports come before the code: nothing after it is read.
+            Payload::ExportSection(reader) => {
+                for export in reader {
+                    exports.push(export.map_err(|e| e.to_string())?.name.to_string());
+                }
+            }
             Payload::CodeSectionStart { .. } => break,
             _ => {}
         }
     }
-    Ok(imports)
+    Ok((imports, exports))
 }
 
 /// Refuses any import the grant does not cover, naming it; otherwise
@@ -158,7 +151,7 @@ fn imports_of(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
 /// compiled, so a module that can never dock here costs no compile (a
 /// browser build's 30 MB interpreter took 30 s to compile, then was
 /// refused for its imports).
-fn check(imports: &[(String, String)], grant: &Grant) -> Result<Vec<ImportReceipt>, DockError> {
+fn check(imports: &[Import], grant: &Grant) -> Result<Vec<ImportReceipt>, DockError> {
     let mut unknown = Vec::new();
     let mut lines = Vec::new();
     for (module, name) in imports {
@@ -251,7 +244,7 @@ impl ModuleDocks {
         grant: &Grant,
     ) -> Result<Arc<Docked>, DockError> {
         cached(&self.docked, (artifact.sha256(), grant.clone()), || {
-            let imports = imports_of(artifact.bytes()).map_err(DockError::Unreadable)?;
+            let (imports, _) = sections(artifact.bytes()).map_err(DockError::Unreadable)?;
             let imports = check(&imports, grant)?;
             let module = compiled
                 .module(engines, artifact)

@@ -111,7 +111,7 @@ impl Engine {
             .map_err(|e| DockError::Link(format!("the agent does not export agent: {e:#}")))?;
         let mut session = SessionOptions::new(call.id.clone(), call.tenant.clone());
         session.fuel = Some(AGENT_FUEL);
-        let (mut store, _) = self.new_store(&docked, &grant, &session)?;
+        let (mut store, _) = self.new_store(docked.flavor, &grant, &session)?;
         let state = store.data_mut();
         state.deadline = Deadline::after(AGENT_RUN_DEADLINE);
         state.caps.llm.tape = Some(call.tape);

@@ -158,9 +158,11 @@ impl Engine {
         opts.dirs = env.dirs.clone();
         opts.memory = env.policy.memory;
         opts.commands = super::launch::child_policy(env);
-        let (store, _) = self.new_bare_store(&grant, &opts).map_err(|e| {
-            CommandError::Refused(format!("tier container: the relay's store: {e}"))
-        })?;
+        let (store, _) = self
+            .new_store(crate::flavor::Flavor::Sync, &grant, &opts)
+            .map_err(|e| {
+                CommandError::Refused(format!("tier container: the relay's store: {e}"))
+            })?;
         parent
             .set_nonblocking(true)
             .map_err(refused("the relay socket"))?;

@@ -59,7 +59,7 @@ impl Engine {
         session.fuel = Some(COMMAND_FUEL);
         session.memory = Some(BUILD_BROKER_MEMORY);
         let (mut store, _) = self
-            .new_store(&docked, &grant, &session)
+            .new_store(docked.flavor, &grant, &session)
             .map_err(|e| lane(e.to_string()))?;
         store.data_mut().deadline = Deadline::after(BUILD_TIMEOUT);
         let call = async {

@@ -197,7 +197,7 @@ impl Engine {
     /// validation pass.
     pub fn load_artifact(&self, path: impl AsRef<Path>) -> Result<Artifact, ArtifactError> {
         let artifact = Artifact::read_unvalidated(path.as_ref())?;
-        if !self.inner.docker.holds_compiled(&artifact) {
+        if !self.inner.docker.holds_compiled(&artifact.sha256()) {
             artifact.validate()?;
         }
         Ok(artifact)
@@ -206,7 +206,7 @@ impl Engine {
     /// Whether `artifact`'s compiled form is in this engine's cache (so
     /// docking it compiles nothing, unless brokers are composed in).
     pub fn is_compiled(&self, artifact: &Artifact) -> bool {
-        self.inner.docker.holds_compiled(artifact)
+        self.inner.docker.holds_compiled(&artifact.sha256())
     }
 
     /// Compiles `artifact` (a component or a core module) into this
@@ -357,29 +357,15 @@ impl Engine {
         self.inner.wbx.as_deref()
     }
 
-    /// A component store for `opts` under `grant`, on the engine `docked`
-    /// was compiled for.
+    /// A component store for `opts` under `grant`, on the engine of
+    /// `flavor` (a docked guest's own, [`Docked::flavor`]).
     pub(crate) fn new_store(
         &self,
-        docked: &Docked,
+        flavor: crate::flavor::Flavor,
         grant: &Grant,
         opts: &SessionOptions,
     ) -> Result<(Store<StoreState>, Captured), SessionError> {
-        self.with_store_host(docked.flavor, grant, opts, |host| {
-            new_store(host, grant, opts)
-        })
-    }
-
-    /// A component store that instantiates nothing (one answering a
-    /// child's relayed calls), on the sync engine.
-    pub(crate) fn new_bare_store(
-        &self,
-        grant: &Grant,
-        opts: &SessionOptions,
-    ) -> Result<(Store<StoreState>, Captured), SessionError> {
-        self.with_store_host(crate::flavor::Flavor::Sync, grant, opts, |host| {
-            new_store(host, grant, opts)
-        })
+        self.with_store_host(flavor, grant, opts, |host| new_store(host, grant, opts))
     }
 
     /// A core-module store for `opts` under `grant`.

@@ -240,7 +240,7 @@ impl Engine {
             Guest::Component { pre, command } => (pre, command.as_ref()),
         };
         let command = command.ok_or(RunError::NotACommand)?;
-        let (mut store, captured) = self.new_store(docked, docked.grant(), &opts)?;
+        let (mut store, captured) = self.new_store(docked.flavor, docked.grant(), &opts)?;
         store.data_mut().deadline = Deadline::after(budget);
         let start = Instant::now();
         // The whole call sits under one timeout: at 0.3 a guest awaiting

@@ -252,7 +252,7 @@ impl Engine {
             LineStdout::Writer(out) => out,
         };
         session.pipeline_stdout = Some(stdout.clone());
-        let (mut store, _) = self.new_store(&docked, &shell_grant, &session)?;
+        let (mut store, _) = self.new_store(docked.flavor, &shell_grant, &session)?;
         store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
         let pre = docked
             .component()

@@ -67,7 +67,7 @@ impl Engine {
         for shipped in crate::embedded::all() {
             let start = Instant::now();
             let artifact = shipped.artifact();
-            let cached = self.inner.docker.holds_compiled(&artifact);
+            let cached = self.inner.docker.holds_compiled(&artifact.sha256());
             self.precompile(&artifact)
                 .map_err(|source| WarmError::Compile {
                     name: shipped.name.to_string(),

@@ -220,9 +220,9 @@ impl Serving {
         session.env = self.opts.env.clone();
         session.stdout = output.clone();
         session.stderr = output;
-        let (store, _) = self
-            .engine
-            .new_store(&self.docked, self.docked.grant(), &session)?;
+        let (store, _) =
+            self.engine
+                .new_store(self.docked.flavor, self.docked.grant(), &session)?;
         Ok(store)
     }
 

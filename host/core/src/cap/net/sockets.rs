@@ -128,11 +128,7 @@ impl SocketGate {
     /// Whether `ip` is this host's loopback and the floor lets guests
     /// reach it (only the operator's allow-list does).
     fn opened_loopback(&self, ip: IpAddr) -> bool {
-        let canonical = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
-            v4 => v4,
-        };
-        canonical.is_loopback() && self.guard.check_ip(ip).is_ok()
+        ip.to_canonical().is_loopback() && self.guard.check_ip(ip).is_ok()
     }
 
     /// A bind names its port only on an opened loopback address; port 0
