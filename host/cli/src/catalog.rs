@@ -1,104 +1,236 @@
-//! `wbx catalog`: the programs this build knows by name and sha256 pin;
-//! `install` fetches one (through the SSRF floor), checks its pin and
-//! registers it as a command.
+//! `wbx catalog`: the programs this build knows by name and sha256 pin.
+//! `list` groups them; `install` fetches (through the SSRF floor), checks
+//! the pin and registers; `verify` hashes what the store holds again;
+//! `prove` runs each row's proof line.
 
-use crate::options::{engine, runtime};
+use crate::options::{engine, engine_with, runtime};
 use crate::{exit, fail};
 use std::path::PathBuf;
-use workbooks_toolkit::catalog::{self, Catalog};
+use std::time::Instant;
+use workbooks_toolkit::catalog::{self, Catalog, CatalogError, Held, Row, Step};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum CatalogCommand {
-    /// List the rows: name, installed, pinned, what it is.
+    /// List the rows by kind: name, size, whether installed, source, what it is.
     List {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Fetch a row, check its sha256 pin and register it.
-    Install {
-        /// The row's name.
-        name: String,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Check that every installed row holds its pinned bytes (exit 1 if
-    /// one does not).
+    /// Fetch rows, check their sha256 pins and register them (a URL
+    /// carrying several rows is fetched once).
+    Install(Chosen),
+    /// Hash every installed row's stored bytes again and compare with its
+    /// pin (exit 1 if one differs).
     Verify {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
+    /// Run rows' proofs: each line, and the output it must give (exit 1
+    /// if one fails or is not installed).
+    Prove(Chosen),
+}
+
+/// The rows a command acts on.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Chosen {
+    /// The rows' names.
+    #[arg(required_unless_present = "all")]
+    names: Vec<String>,
+    /// Every row.
+    #[arg(long, conflicts_with = "names")]
+    all: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 pub(crate) fn run(cmd: CatalogCommand, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
-        let catalog = Catalog::new(engine(home)?);
         let rows = catalog::rows();
         match cmd {
-            CatalogCommand::List { json } => {
-                let status = catalog.status(&rows);
-                if json {
-                    println!("{}", serde_json::to_string(&status).unwrap_or_default());
-                } else {
-                    for s in status {
-                        let state = match (s.installed, s.pinned) {
-                            (true, true) => "installed",
-                            (true, false) => "NOT PINNED",
-                            _ => "-",
-                        };
-                        println!("{:<10} {:<10} {}", s.row.name, state, s.row.about);
-                    }
-                }
-                Ok(0)
+            CatalogCommand::List { json } => list(&Catalog::new(engine(home)?), &rows, json),
+            CatalogCommand::Install(c) => {
+                let chosen = chosen(&rows, &c)?;
+                install(&Catalog::new(engine(home)?), &chosen, c.json)
             }
-            CatalogCommand::Install { name, json } => {
-                let row = rows.iter().find(|r| r.name == name).ok_or_else(|| {
-                    fail(
-                        "catalog",
-                        catalog::CatalogError::Unknown(name.clone()),
-                        exit::USAGE,
-                    )
-                })?;
-                let spinner = crate::options::spinner(format!("fetching {}", row.url));
-                let entry = runtime()?.block_on(catalog.install(row));
-                spinner.finish_and_clear();
-                let entry = entry.map_err(|e| fail("catalog", e, 1))?;
-                if json {
-                    println!("{}", serde_json::to_string(&entry).unwrap_or_default());
-                } else {
-                    println!("registered {} → sha256:{}", entry.name, entry.sha256);
-                }
-                Ok(0)
-            }
-            CatalogCommand::Verify { json } => {
-                let status = catalog.status(&rows);
-                let bad: Vec<&str> = status
-                    .iter()
-                    .filter(|s| s.installed && !s.pinned)
-                    .map(|s| s.row.name.as_str())
-                    .collect();
-                if json {
-                    println!(
-                        "{}",
-                        serde_json::json!({"ok": bad.is_empty(), "not_pinned": bad, "rows": status})
-                    );
-                } else {
-                    for s in &status {
-                        let mark = if !s.installed {
-                            "-"
-                        } else if s.pinned {
-                            "✓"
-                        } else {
-                            "✗"
-                        };
-                        println!("{mark} {}", s.row.name);
-                    }
-                }
-                Ok(if bad.is_empty() { 0 } else { 1 })
+            CatalogCommand::Verify { json } => verify(&Catalog::new(engine(home)?), &rows, json),
+            CatalogCommand::Prove(c) => {
+                let chosen = chosen(&rows, &c)?;
+                // The engine's instances must be able to hold the largest
+                // memory a chosen row needs.
+                let memory = chosen.iter().filter_map(|r| r.memory_mib).max();
+                let engine = engine_with(home, false, memory.map(|m| m << 20))?;
+                prove(&Catalog::new(engine), &chosen, c.json)
             }
         }
     };
     body().unwrap_or_else(|c| c)
+}
+
+/// The rows named, or all of them; an unknown name is a usage error.
+fn chosen(rows: &[Row], c: &Chosen) -> Result<Vec<Row>, u8> {
+    if c.all {
+        return Ok(rows.to_vec());
+    }
+    c.names
+        .iter()
+        .map(|name| {
+            rows.iter()
+                .find(|r| r.name == *name)
+                .cloned()
+                .ok_or_else(|| fail("catalog", CatalogError::Unknown(name.clone()), exit::USAGE))
+        })
+        .collect()
+}
+
+fn mib(bytes: Option<u64>) -> String {
+    bytes.map_or_else(
+        || "?".into(),
+        |b| format!("{:.1} MiB", b as f64 / 1048576.0),
+    )
+}
+
+fn list(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
+    let mut status = catalog.status(rows);
+    if json {
+        println!("{}", serde_json::to_string(&status).unwrap_or_default());
+        return Ok(0);
+    }
+    status.sort_by(|a, b| (a.row.kind, &a.row.name).cmp(&(b.row.kind, &b.row.name)));
+    let source = |r: &Row| format!("{}:{}@{}", r.registry, r.package, r.version);
+    let name_width = status.iter().map(|s| s.row.name.len()).max().unwrap_or(0);
+    let source_width = status
+        .iter()
+        .map(|s| source(&s.row).len())
+        .max()
+        .unwrap_or(0);
+    let mut heading = None;
+    for s in &status {
+        if heading != Some(s.row.kind) {
+            heading = Some(s.row.kind);
+            println!("{}:", s.row.kind.heading());
+        }
+        let state = match (s.installed, s.pinned) {
+            (true, true) => "installed",
+            (true, false) => "NOT PINNED",
+            _ => "-",
+        };
+        println!(
+            "  {:<name_width$}  {:>9}  {:<10}  {:<source_width$}  {}",
+            s.row.name,
+            mib(s.row.size),
+            state,
+            source(&s.row),
+            s.row.about
+        );
+    }
+    let installed = status.iter().filter(|s| s.pinned).count();
+    println!("{installed} of {} installed", status.len());
+    Ok(0)
+}
+
+fn install(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
+    let spinner = crate::options::spinner(String::new());
+    let started = Instant::now();
+    let mut failed = 0;
+    let mut done = 0;
+    let mut report = Vec::new();
+    let results = runtime()?.block_on(catalog.install_all(rows, |step| match step {
+        Step::Fetching(row) => spinner.set_message(format!(
+            "[{done}/{}] fetching {}",
+            rows.len(),
+            row.url.rsplit('/').next().unwrap_or(&row.url)
+        )),
+        Step::Done(row, result) => {
+            done += 1;
+            let line = match result {
+                Ok(e) => format!(
+                    "registered {} → sha256:{} ({})",
+                    e.name,
+                    e.sha256,
+                    mib(Some(e.size))
+                ),
+                Err(e) => {
+                    failed += 1;
+                    format!("FAILED {}: {e}", row.name)
+                }
+            };
+            if !json {
+                spinner.suspend(|| println!("{line}"));
+            }
+        }
+    }));
+    spinner.finish_and_clear();
+    for (row, result) in rows.iter().zip(&results) {
+        report.push(match result {
+            Ok(e) => serde_json::json!({"name": row.name, "ok": true, "sha256": e.sha256, "size": e.size}),
+            Err(e) => serde_json::json!({"name": row.name, "ok": false, "error": e.to_string()}),
+        });
+    }
+    let secs = started.elapsed().as_secs_f64();
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"installed": results.len() - failed, "failed": failed, "seconds": secs, "rows": report})
+        );
+    } else {
+        println!(
+            "{} of {} installed in {secs:.1} s",
+            results.len() - failed,
+            rows.len()
+        );
+    }
+    Ok(if failed == 0 { 0 } else { 1 })
+}
+
+fn verify(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
+    let held: Vec<(&Row, Held)> = rows.iter().map(|r| (r, catalog.verify(r))).collect();
+    let bad = held
+        .iter()
+        .filter(|(_, h)| matches!(h, Held::Other { .. } | Held::Corrupt { .. }))
+        .count();
+    if json {
+        let rows: Vec<_> = held
+            .iter()
+            .map(|(r, h)| serde_json::json!({"name": r.name, "held": h}))
+            .collect();
+        println!("{}", serde_json::json!({"ok": bad == 0, "rows": rows}));
+    } else {
+        for (row, h) in &held {
+            let line = match h {
+                Held::Missing => "-  not installed".to_string(),
+                Held::Pinned => format!("✓  sha256:{}", row.sha256),
+                Held::Other { sha256 } => format!("✗  bound to other bytes, sha256:{sha256}"),
+                Held::Corrupt { why } => format!("✗  store altered: {why}"),
+            };
+            println!("{:<14} {line}", row.name);
+        }
+    }
+    Ok(if bad == 0 { 0 } else { 1 })
+}
+
+fn prove(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
+    let runtime = runtime()?;
+    let mut proved = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let spinner = crate::options::spinner(format!("[{i}/{}] proving {}", rows.len(), row.name));
+        let p = runtime.block_on(catalog.prove(row));
+        spinner.finish_and_clear();
+        if !json {
+            match &p.why {
+                None => println!("✓ {:<14} {:>7} ms", p.name, p.ms),
+                Some(why) => println!("✗ {:<14} {:>7} ms  {why}", p.name, p.ms),
+            }
+        }
+        proved.push(p);
+    }
+    let failed = proved.iter().filter(|p| !p.ok).count();
+    if json {
+        println!("{}", serde_json::json!({"ok": failed == 0, "rows": proved}));
+    } else {
+        println!("{} of {} proved", proved.len() - failed, proved.len());
+    }
+    Ok(if failed == 0 { 0 } else { 1 })
 }

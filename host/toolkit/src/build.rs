@@ -17,7 +17,7 @@
 //! (`os_process`); a name registered already is replaced only when asked.
 
 use super::Toolkit;
-use crate::catalog::{Catalog, CatalogError, Row};
+use crate::catalog::{Archive, Catalog, CatalogError, Row};
 use crate::discover::is_slug;
 use crate::tree::{compose_source, inside};
 use crate::verify::needs_pin;
@@ -310,10 +310,18 @@ fn pinned_row(tk: &Toolkit, bin: &str, url: &str, path: Option<&str>) -> Result<
         name: bin.to_string(),
         about: format!("toolkit {}", tk.id),
         url: url.to_string(),
-        archive: path.map(|_| "zip".to_string()),
+        // The archive kind is the manifest's `#+ARCHIVE:`, else the URL's
+        // file name's (`.whl`, `.zip`, `.tgz`, `.tar.gz`, `.deb`), else zip.
+        archive: path.and(
+            tk.manifest
+                .kw("ARCHIVE")
+                .map(str::to_string)
+                .or_else(|| Archive::of_url(url).is_none().then(|| "zip".into())),
+        ),
         wasm_path: path.map(str::to_string),
         sha256: sha.to_string(),
         arg_mode: "argv".into(),
+        ..Row::default()
     })
 }
 

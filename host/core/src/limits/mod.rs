@@ -375,8 +375,19 @@ pub const AGENT_EXPORT_MAX_BYTES: u64 = 256 << 20;
 pub const AGENT_GIT_MESSAGE_BYTES: usize = 8 << 10;
 
 /// Bytes of one catalog download, and of the wasm taken out of it: stops a
-/// row's server from making the host buffer without bound.
-pub const CATALOG_MAX_BYTES: usize = 64 << 20;
+/// row's server from making the host buffer without bound. 128 MiB holds
+/// the largest real rows: LLVM's wasm (72 MiB) and the iCE40 tarball with
+/// its chip databases (74 MiB).
+pub const CATALOG_MAX_BYTES: usize = 128 << 20;
+
+/// Bytes decompressed while looking for a row's entry in a gzip tar or a
+/// Debian package: stops a decompression bomb from costing unbounded time
+/// (and, for an xz `data.tar`, which is unpacked whole, unbounded memory).
+pub const CATALOG_MAX_UNPACKED: u64 = 512 << 20;
+
+/// Wall-clock budget of a catalog row's proof line, its first compile
+/// included: stops a proof that hangs from holding `catalog prove`.
+pub const CATALOG_PROOF_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Wall-clock budget of one catalog download.
 pub const CATALOG_FETCH_TIMEOUT: Duration = Duration::from_secs(300);

@@ -1,0 +1,251 @@
+//! The archives a catalog row's bytes travel in: zip (Python wheels),
+//! gzip tar (npm tarballs, source releases) and Debian packages (an `ar`
+//! holding `data.tar.xz`, `.gz` or `.zst`). One entry is taken out, by the
+//! row's path.
+//!
+//! The threat: an archive is a stranger's file. The path taken out is the
+//! row's, and it must stay inside the archive (relative, no `..`, no root
+//! or drive); an entry that is a link, or not a regular file, is refused
+//! rather than followed; no entry is held past the caller's cap; and no
+//! more than [`CATALOG_MAX_UNPACKED`] bytes are decompressed looking for
+//! it, so a decompression bomb costs bounded time and memory.
+
+use std::io::{Cursor, Read};
+use std::path::{Component, Path};
+use workbooks::limits::CATALOG_MAX_UNPACKED;
+
+/// An archive kind the catalog reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Archive {
+    /// A zip (a Python wheel is one).
+    Zip,
+    /// A gzip-compressed tar (an npm tarball, a source release).
+    Tgz,
+    /// A Debian binary package.
+    Deb,
+}
+
+impl Archive {
+    /// The kind a row names: `zip`, `tgz` (or `tar.gz`), `deb`.
+    pub fn parse(kind: &str) -> Option<Archive> {
+        match kind {
+            "zip" => Some(Archive::Zip),
+            "tgz" | "tar.gz" => Some(Archive::Tgz),
+            "deb" => Some(Archive::Deb),
+            _ => None,
+        }
+    }
+
+    /// The kind a URL's file name says (`.whl`, `.zip`, `.tgz`,
+    /// `.tar.gz`, `.deb`).
+    pub fn of_url(url: &str) -> Option<Archive> {
+        let name = url.rsplit('/').next().unwrap_or(url);
+        let name = name.split(['?', '#']).next().unwrap_or(name);
+        if name.ends_with(".whl") || name.ends_with(".zip") {
+            Some(Archive::Zip)
+        } else if name.ends_with(".tgz") || name.ends_with(".tar.gz") {
+            Some(Archive::Tgz)
+        } else if name.ends_with(".deb") {
+            Some(Archive::Deb)
+        } else {
+            None
+        }
+    }
+
+    /// The kinds, as a row names them.
+    pub const NAMES: &'static str = "zip, tgz, deb";
+
+    /// The entry at `path`, at most `cap` bytes.
+    pub fn extract(self, archive: &[u8], path: &str, cap: usize) -> Result<Vec<u8>, String> {
+        self.extract_within(archive, path, cap, CATALOG_MAX_UNPACKED)
+    }
+
+    /// [`Archive::extract`], decompressing at most `unpacked` bytes.
+    fn extract_within(
+        self,
+        archive: &[u8],
+        path: &str,
+        cap: usize,
+        unpacked: u64,
+    ) -> Result<Vec<u8>, String> {
+        let wanted = inside(path)?;
+        let wanted = Wanted {
+            parts: &wanted,
+            path,
+            cap,
+            unpacked,
+        };
+        match self {
+            Archive::Zip => unzip(archive, path, cap),
+            Archive::Tgz => {
+                let gz = flate2::read::GzDecoder::new(archive);
+                untar(Unpacked::new(gz, unpacked), &wanted)
+            }
+            Archive::Deb => undeb(archive, &wanted),
+        }
+    }
+}
+
+/// The components of a path that stays inside an archive, or why not.
+pub fn inside(path: &str) -> Result<Vec<&str>, String> {
+    let leaves =
+        || format!("`{path}` leaves the archive (an entry path is relative, without `..`)");
+    if path.is_empty() || path.contains('\\') || path.contains('\0') {
+        return Err(leaves());
+    }
+    let mut parts = Vec::new();
+    for c in Path::new(path).components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_str().ok_or_else(leaves)?),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(leaves());
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(leaves());
+    }
+    Ok(parts)
+}
+
+/// Reads `entry` whole, refusing it past `cap`.
+fn capped(entry: impl Read, path: &str, cap: usize) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    entry
+        .take(cap as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{path}: {e}"))?;
+    if bytes.len() > cap {
+        return Err(format!("{path} is more than {cap} bytes"));
+    }
+    Ok(bytes)
+}
+
+fn unzip(archive: &[u8], path: &str, cap: usize) -> Result<Vec<u8>, String> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(archive)).map_err(|e| e.to_string())?;
+    let entry = zip.by_name(path).map_err(|e| format!("{path}: {e}"))?;
+    if entry.is_symlink() || !entry.is_file() {
+        return Err(format!("{path} is not a regular file in the archive"));
+    }
+    capped(entry, path, cap)
+}
+
+/// The entry looked for, and the caps of the search.
+struct Wanted<'a> {
+    parts: &'a [&'a str],
+    path: &'a str,
+    cap: usize,
+    unpacked: u64,
+}
+
+fn untar(reader: impl Read, wanted: &Wanted) -> Result<Vec<u8>, String> {
+    let Wanted {
+        parts, path, cap, ..
+    } = *wanted;
+    let mut tar = tar::Archive::new(reader);
+    let entries = tar.entries().map_err(|e| e.to_string())?;
+    for entry in entries {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let name = entry.path_bytes();
+        let name = String::from_utf8_lossy(&name);
+        // Entries are compared by their components: `./package/x.wasm`
+        // is `package/x.wasm`; one that would leave the archive matches
+        // nothing.
+        if inside(&name).ok().as_deref() != Some(parts) {
+            continue;
+        }
+        if !entry.header().entry_type().is_file() {
+            return Err(format!("{path} is not a regular file in the archive"));
+        }
+        return capped(entry, path, cap);
+    }
+    Err(format!("{path}: not in the archive"))
+}
+
+/// A Debian package: the entry is looked for in its `data.tar`.
+fn undeb(archive: &[u8], wanted: &Wanted) -> Result<Vec<u8>, String> {
+    let unpacked = wanted.unpacked;
+    let mut ar = ar::Archive::new(archive);
+    while let Some(member) = ar.next_entry() {
+        let member = member.map_err(|e| format!("not a Debian package: {e}"))?;
+        let id = String::from_utf8_lossy(member.header().identifier()).into_owned();
+        let Some(compression) = id.strip_prefix("data.tar") else {
+            continue;
+        };
+        return match compression {
+            ".gz" => untar(
+                Unpacked::new(flate2::read::GzDecoder::new(member), unpacked),
+                wanted,
+            ),
+            ".zst" => {
+                let zst = ruzstd::decoding::StreamingDecoder::new(member)
+                    .map_err(|e| format!("{id}: {e}"))?;
+                untar(Unpacked::new(zst, unpacked), wanted)
+            }
+            ".xz" => {
+                // lzma-rs unpacks xz whole: into a buffer that refuses to
+                // grow past the unpacked cap.
+                let mut data = CappedSink(Vec::new(), unpacked);
+                lzma_rs::xz_decompress(&mut std::io::BufReader::new(member), &mut data)
+                    .map_err(|e| format!("{id}: {e}"))?;
+                untar(Cursor::new(data.0), wanted)
+            }
+            "" => untar(Unpacked::new(member, unpacked), wanted),
+            other => Err(format!("{id}: compression `{other}` is not read here")),
+        };
+    }
+    Err("not a Debian package: it holds no data.tar".into())
+}
+
+/// A decompressed stream that fails once its cap of bytes have come out
+/// of it.
+struct Unpacked<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Unpacked<R> {
+    fn new(inner: R, left: u64) -> Self {
+        Unpacked { inner, left }
+    }
+}
+
+impl<R: Read> Read for Unpacked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Err(unpacked_past_cap());
+        }
+        let room = buf.len().min(self.left.try_into().unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..room])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// A buffer refusing to hold more than its cap of bytes.
+struct CappedSink(Vec<u8>, u64);
+
+impl std::io::Write for CappedSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() as u64 + buf.len() as u64 > self.1 {
+            return Err(unpacked_past_cap());
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn unpacked_past_cap() -> std::io::Error {
+    std::io::Error::other(
+        "more bytes unpacked than CATALOG_MAX_UNPACKED before the entry was found",
+    )
+}
+
+#[cfg(test)]
+#[path = "archive_tests.rs"]
+mod tests;

@@ -1,0 +1,162 @@
+//! Each archive kind gives up its entry, and each refuses a path that
+//! leaves it, a link, an entry past the cap and a bomb.
+
+use super::*;
+use std::io::Write;
+
+const WASM: &[u8] = b"\0asm\x01\0\0\0";
+
+/// Appends `entries` (path, bytes) as regular files.
+fn files<W: Write>(tar: &mut tar::Builder<W>, entries: &[(&str, &[u8])]) {
+    for (path, bytes) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, path, *bytes).unwrap();
+    }
+}
+
+/// A gzip tar holding `entries` and a symlink `package/link.wasm` →
+/// `../../etc/passwd`.
+fn tgz(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    files(&mut tar, entries);
+    let mut link = tar::Header::new_gnu();
+    link.set_entry_type(tar::EntryType::Symlink);
+    link.set_size(0);
+    tar.append_link(&mut link, "package/link.wasm", "../../etc/passwd")
+        .unwrap();
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// A Debian package whose `data.tar.xz` holds `entries`.
+fn deb(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut tar = tar::Builder::new(Vec::new());
+    files(&mut tar, entries);
+    let data = tar.into_inner().unwrap();
+    let mut xz = Vec::new();
+    lzma_rs::xz_compress(&mut std::io::Cursor::new(data), &mut xz).unwrap();
+    let mut ar = ar::Builder::new(Vec::new());
+    for (id, bytes) in [
+        ("debian-binary", b"2.0\n".to_vec()),
+        ("control.tar.xz", Vec::new()),
+        ("data.tar.xz", xz),
+    ] {
+        let header = ar::Header::new(id.as_bytes().to_vec(), bytes.len() as u64);
+        ar.append(&header, bytes.as_slice()).unwrap();
+    }
+    ar.into_inner().unwrap()
+}
+
+fn zipped(path: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    zip.start_file(path, zip::write::SimpleFileOptions::default())
+        .unwrap();
+    zip.write_all(bytes).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+#[test]
+fn each_kind_gives_up_the_entry_at_the_rows_path() {
+    let tgz = tgz(&[("package/README", b"hi"), ("./package/bin/x.wasm", WASM)]);
+    assert_eq!(
+        Archive::Tgz
+            .extract(&tgz, "package/bin/x.wasm", 64)
+            .unwrap(),
+        WASM
+    );
+    let deb = deb(&[("./usr/lib/x.wasm", WASM)]);
+    assert_eq!(
+        Archive::Deb.extract(&deb, "usr/lib/x.wasm", 64).unwrap(),
+        WASM
+    );
+    let zip = zipped("bin/x.wasm", WASM);
+    assert_eq!(Archive::Zip.extract(&zip, "bin/x.wasm", 64).unwrap(), WASM);
+}
+
+#[test]
+fn a_path_that_leaves_the_archive_is_refused_before_anything_is_read() {
+    for path in ["../x.wasm", "/etc/passwd", "a/../../x", "", ".", "a\\..\\x"] {
+        let err = Archive::Tgz
+            .extract(b"not even gzip", path, 64)
+            .unwrap_err();
+        assert!(err.contains("leaves the archive"), "{path}: {err}");
+    }
+    // `a/../b` stays inside lexically but is refused too: no `..` at all.
+    assert!(inside("a/../b").is_err());
+    assert_eq!(inside("./package/x.wasm").unwrap(), ["package", "x.wasm"]);
+}
+
+#[test]
+fn a_link_in_the_archive_is_refused_not_followed() {
+    let tgz = tgz(&[("package/x.wasm", WASM)]);
+    let err = Archive::Tgz
+        .extract(&tgz, "package/link.wasm", 64)
+        .unwrap_err();
+    assert!(err.contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn an_entry_past_the_cap_is_refused() {
+    let big = vec![7u8; 100];
+    for (kind, archive, path) in [
+        (Archive::Tgz, tgz(&[("p/x.wasm", &big)]), "p/x.wasm"),
+        (Archive::Deb, deb(&[("p/x.wasm", &big)]), "p/x.wasm"),
+        (Archive::Zip, zipped("p/x.wasm", &big), "p/x.wasm"),
+    ] {
+        let err = kind.extract(&archive, path, 99).unwrap_err();
+        assert_eq!(err, "p/x.wasm is more than 99 bytes", "{kind:?}");
+    }
+}
+
+#[test]
+fn a_bomb_stops_at_the_unpacked_cap_before_its_entry() {
+    let filler = vec![0u8; 1 << 20];
+    let archive = tgz(&[("p/filler", &filler), ("p/x.wasm", WASM)]);
+    assert!(archive.len() < 16 << 10, "{}", archive.len());
+    let err = Archive::Tgz
+        .extract_within(&archive, "p/x.wasm", 64, 512 << 10)
+        .unwrap_err();
+    assert!(err.contains("CATALOG_MAX_UNPACKED"), "{err}");
+    assert_eq!(
+        Archive::Tgz
+            .extract_within(&archive, "p/x.wasm", 64, 2 << 20)
+            .unwrap(),
+        WASM
+    );
+}
+
+#[test]
+fn a_missing_entry_and_a_file_that_is_no_package_are_named() {
+    let tgz = tgz(&[("p/x.wasm", WASM)]);
+    let err = Archive::Tgz.extract(&tgz, "p/y.wasm", 64).unwrap_err();
+    assert_eq!(err, "p/y.wasm: not in the archive");
+    let err = Archive::Deb
+        .extract(b"!<arch>\n", "p/x.wasm", 64)
+        .unwrap_err();
+    assert!(err.contains("no data.tar"), "{err}");
+    let err = Archive::Deb
+        .extract(b"plain text", "p/x.wasm", 64)
+        .unwrap_err();
+    assert!(err.starts_with("not a Debian package"), "{err}");
+}
+
+#[test]
+fn the_kind_follows_the_urls_file_name() {
+    assert_eq!(
+        Archive::of_url("https://x/p-1-py3-none-any.whl"),
+        Some(Archive::Zip)
+    );
+    assert_eq!(
+        Archive::of_url("https://x/-/p-1.0.0.tgz"),
+        Some(Archive::Tgz)
+    );
+    assert_eq!(
+        Archive::of_url("https://x/lua-5.4.7.tar.gz?x=1"),
+        Some(Archive::Tgz)
+    );
+    assert_eq!(Archive::of_url("https://x/p_1_all.deb"), Some(Archive::Deb));
+    assert_eq!(Archive::of_url("https://x/p.wasm"), None);
+}
