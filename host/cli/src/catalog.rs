@@ -137,17 +137,27 @@ fn install(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
     let mut failed = 0;
     let mut done = 0;
     let mut report = Vec::new();
+    // Each row's time runs from the end of the one before (its fetch,
+    // when it has one of its own, included).
+    let mut since = Instant::now();
     let results = runtime()?.block_on(catalog.install_all(rows, |step| match step {
         Step::Fetching(row) => spinner.set_message(format!(
             "[{done}/{}] fetching {}",
             rows.len(),
             row.url.rsplit('/').next().unwrap_or(&row.url)
         )),
+        Step::Building(row) => spinner.set_message(format!(
+            "[{done}/{}] building {} in the sandbox",
+            rows.len(),
+            row.name
+        )),
         Step::Done(row, result) => {
             done += 1;
+            let secs = since.elapsed().as_secs_f64();
+            since = Instant::now();
             let line = match result {
                 Ok(e) => format!(
-                    "registered {} → sha256:{} ({})",
+                    "registered {} → sha256:{} ({}, {secs:.1} s)",
                     e.name,
                     e.sha256,
                     mib(Some(e.size))

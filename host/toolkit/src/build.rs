@@ -106,7 +106,6 @@ fn lane_for(src: &str, lang: Option<&str>) -> Option<&'static str> {
     }
     match lang {
         Some("rust") => Some("the rust compiler component is not shipped"),
-        Some("c") => Some("the clang component is not shipped"),
         Some("zig") => Some("the zig compiler component is not shipped"),
         Some("go" | "tinygo") => Some("the go compiler component is not shipped"),
         Some("ts") => Some("the typescript compiler component is not shipped"),
@@ -178,7 +177,9 @@ impl Builds {
             if lang == Some("js") {
                 return self.js_lane(tk, bin, dir, replace).await;
             }
-            if lang == Some("wat") {
+            if lang == Some("c") {
+                self.c_lane(tk, bin, dir).await?
+            } else if lang == Some("wat") {
                 let text = prebuilt(tk, dir, "wat")?;
                 signed_pin(tk, dir, &text)?;
                 self.engine.build_in_sandbox("wat", text).await?

@@ -5,13 +5,16 @@
 //! so the deny ladder and cadence apply, and caps what it takes and gives
 //! back (`Engine::build_in_sandbox`). `wat` is a built-in command (the `wat` and `wasmparser` crates);
 //! `js` packages a script with the catalog's QuickJS (its pinned bytes
-//! only) after that QuickJS compiled it. A lane's refusal is
+//! only) after that QuickJS compiled it. `c` compiles and links one C
+//! file with the catalog's clang and wasm-ld, each run a command in the
+//! sandbox ([`crate::catalog::c_lane`]). A lane's refusal is
 //! [`BuildError::Lane`] naming the lane; a language with no lane is
 //! [`BuildError::LaneUnavailable`].
 
 use super::Toolkit;
 use crate::build::Builds;
 use crate::build::{BuildError, prebuilt, signed_pin};
+use crate::catalog::{CBuild, CLaneError, Catalog, Units};
 use workbooks::commands::{ArgMode, Entry};
 
 impl Builds {
@@ -63,5 +66,52 @@ impl Builds {
             vec!["--std".into(), "-e".into(), script],
             replace,
         )
+    }
+
+    /// The `c` lane: the toolkit's one `.c` (in `path:<dir>`) compiled
+    /// and linked in the sandbox by the catalog's clang and wasm-ld, with
+    /// `#+CFLAGS:` and `#+LIBS:` (words); the command it gives.
+    pub(super) async fn c_lane(
+        &self,
+        tk: &Toolkit,
+        bin: &str,
+        dir: &str,
+    ) -> Result<Vec<u8>, BuildError> {
+        let catalog = Catalog::new(self.engine.clone());
+        catalog.c_lane_ready().map_err(|e| match e {
+            CLaneError::Unavailable(what) => BuildError::LaneUnavailable(what),
+            other => BuildError::Lane {
+                lane: "c",
+                why: other.reason(),
+            },
+        })?;
+        let source = prebuilt(tk, dir, "c")?;
+        signed_pin(tk, dir, &source)?;
+        let failed = |why: String| BuildError::Lane { lane: "c", why };
+        let tree = tempfile::tempdir().map_err(|e| failed(e.to_string()))?;
+        std::fs::write(tree.path().join("main.c"), &source).map_err(|e| failed(e.to_string()))?;
+        let words = |kw: &str| -> Vec<String> {
+            tk.manifest
+                .kw(kw)
+                .map(|v| v.split_whitespace().map(String::from).collect())
+                .unwrap_or_default()
+        };
+        let built = catalog
+            .build_c(&CBuild {
+                name: bin.to_string(),
+                tree: tree.path().to_path_buf(),
+                cflags: words("CFLAGS"),
+                units: vec![Units {
+                    sources: vec!["main.c".into()],
+                    cflags: Vec::new(),
+                }],
+                libs: words("LIBS"),
+            })
+            .await
+            .map_err(|e| match e {
+                CLaneError::Unavailable(what) => BuildError::LaneUnavailable(what),
+                other => failed(other.reason()),
+            })?;
+        Ok(built.wasm)
     }
 }

@@ -133,7 +133,7 @@ async fn rows_sharing_a_tarball_fetch_it_once_and_each_registers_and_proves() {
          "sha256": sha256(&hello), "proof": {"line": "hi", "stdout": "hello\n"}},
         {"name": "kitty", "about": "test", "url": url, "wasm_path": "./package/bin/cat.wasm",
          "sha256": sha256(&cat), "prefix": ["-n"],
-         "proof": {"line": "kitty", "stdin": "meow", "stdout_sha256": sha256_of_text("meow")}},
+         "proof": {"line": "kitty", "stdin": "meow", "stdout_sha256": sha256_of(b"meow")}},
         {"name": "liar", "about": "test", "url": url, "wasm_path": "package/bin/hello.wasm",
          "sha256": sha256(&hello), "proof": {"line": "liar", "stdout": "goodbye\n"}},
     ]))
@@ -167,9 +167,9 @@ async fn rows_sharing_a_tarball_fetch_it_once_and_each_registers_and_proves() {
     );
 }
 
-fn sha256_of_text(text: &str) -> String {
+fn sha256_of(bytes: &[u8]) -> String {
     use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+    hex::encode(sha2::Sha256::digest(bytes))
 }
 
 #[tokio::test]
@@ -236,6 +236,39 @@ async fn a_row_whose_path_leaves_its_archive_registers_nothing() {
         .unwrap_err();
     assert!(err.to_string().contains("leaves the archive"), "{err}");
     assert!(engine.registry().get("hello").unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_row_built_from_source_checks_the_tarballs_pin_first_and_needs_the_catalogs_clang() {
+    let home = tempfile::tempdir().unwrap();
+    let engine = own_builder(home.path()).build().unwrap();
+    let tgz = tarball(
+        home.path(),
+        &[("tool-1.0/main.c", b"int main(void) { return 0; }\n")],
+    );
+    let source_pin = sha256_of(&std::fs::read(&tgz).unwrap());
+    let built = |source_sha256: &str| -> Row {
+        serde_json::from_value(json!({
+            "name": "tool", "about": "test", "url": format!("file://{}", tgz.display()),
+            "sha256": "0".repeat(64),
+            "build": {"lang": "c", "source_sha256": source_sha256, "root": "tool-1.0",
+                      "units": [{"sources": ["*.c"]}]},
+        }))
+        .unwrap()
+    };
+    let catalog = workbooks_toolkit::catalog::Catalog::new(engine.clone());
+    let err = catalog.install(&built(&"1".repeat(64))).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("artifact_integrity: catalog tool (its source) hashes to"),
+        "{err}"
+    );
+    let err = catalog.install(&built(&source_pin)).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "catalog tool: lane_unavailable: the c lane runs the catalog's clang, which is not installed (wbx catalog install clang wasm-ld)"
+    );
+    assert!(engine.registry().get("tool").unwrap().is_none());
 }
 
 /// The wheel `.ci/run` downloads from PyPI, when this run has it.

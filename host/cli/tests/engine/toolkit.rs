@@ -46,6 +46,7 @@ fn every_shipped_toolkit_verifies_and_the_list_shows_them_all() {
     assert_eq!(
         ids,
         [
+            "c-crc32",
             "field-notes",
             "js-wordfreq",
             "math",
@@ -413,7 +414,7 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
     );
     assert_eq!(
         said(build("clang").await),
-        "lane_unavailable: the clang component is not shipped"
+        "lane_unavailable: the c lane runs the catalog's clang, which is not installed (wbx catalog install clang wasm-ld)"
     );
     assert!(said(build("script").await).contains("script: is removed"));
     assert!(

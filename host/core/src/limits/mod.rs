@@ -385,6 +385,24 @@ pub const CATALOG_MAX_BYTES: usize = 128 << 20;
 /// (and, for an xz `data.tar`, which is unpacked whole, unbounded memory).
 pub const CATALOG_MAX_UNPACKED: u64 = 512 << 20;
 
+/// Files unpacked from one source tree or sysroot: stops an archive of
+/// empty files from filling a directory without bound.
+pub const CATALOG_MAX_TREE_FILES: usize = 20_000;
+
+/// Memory of each compile or link in the C lane: LLVM holds a whole
+/// translation unit and its optimiser state (Lua's `lvm.c` and zstd's
+/// `zstd_lazy.c`, the largest, need 50 to 64 MiB at `-O2`); past it, that
+/// unit's build fails. At the default engine ceiling, so any engine runs
+/// the lane.
+pub const C_LANE_MEMORY: usize = 256 << 20;
+
+/// Fuel of each compile or link in the C lane: stops a unit that sends
+/// the optimiser into a loop.
+pub const C_LANE_FUEL: u64 = 200_000_000_000;
+
+/// Wall-clock budget of each compile or link in the C lane.
+pub const C_LANE_UNIT_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Wall-clock budget of a catalog row's proof line, its first compile
 /// included: stops a proof that hangs from holding `catalog prove`.
 pub const CATALOG_PROOF_TIMEOUT: Duration = Duration::from_secs(300);

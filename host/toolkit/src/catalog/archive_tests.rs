@@ -160,3 +160,47 @@ fn the_kind_follows_the_urls_file_name() {
     assert_eq!(Archive::of_url("https://x/p_1_all.deb"), Some(Archive::Deb));
     assert_eq!(Archive::of_url("https://x/p.wasm"), None);
 }
+
+#[test]
+fn a_tree_is_unpacked_below_its_root_only_and_without_its_links() {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    files(
+        &mut tar,
+        &[
+            ("lua-5.4/src/lua.c", b"int main;"),
+            ("lua-5.4/src/sub/x.h", b"#define X"),
+            ("lua-5.4/README", b"outside the root"),
+        ],
+    );
+    // Entries a stranger's tarball may hold: a link out, and a path that
+    // climbs out of the root (written raw: the builder refuses `..`).
+    let mut link = tar::Header::new_gnu();
+    link.set_entry_type(tar::EntryType::Symlink);
+    link.set_size(0);
+    tar.append_link(&mut link, "lua-5.4/src/escape", "/etc")
+        .unwrap();
+    let mut climb = tar::Header::new_gnu();
+    climb.as_gnu_mut().unwrap().name[..24].copy_from_slice(b"lua-5.4/src/../../pwned\0");
+    climb.set_size(1);
+    climb.set_mode(0o644);
+    climb.set_cksum();
+    tar.append(&climb, &b"x"[..]).unwrap();
+    let archive = tar.into_inner().unwrap().finish().unwrap();
+
+    let dest = tempfile::tempdir().unwrap();
+    let tree = dest.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    let files = Archive::Tgz
+        .unpack_tree(&archive, "lua-5.4/src", &tree)
+        .unwrap();
+    assert_eq!(files, 2);
+    assert_eq!(std::fs::read(tree.join("lua.c")).unwrap(), b"int main;");
+    assert!(tree.join("sub/x.h").is_file());
+    assert!(!tree.join("README").exists() && !dest.path().join("README").exists());
+    assert!(
+        std::fs::symlink_metadata(tree.join("escape")).is_err(),
+        "a link was created"
+    );
+    assert!(!dest.path().join("pwned").exists() && !tree.join("pwned").exists());
+}

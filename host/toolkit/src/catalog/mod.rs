@@ -15,10 +15,16 @@
 //! stranger's file ([`archive`]).
 
 mod archive;
+mod built;
+pub mod c_lane;
 mod proof;
+mod sysroot;
 
 pub use archive::Archive;
+pub use built::Build;
+pub use c_lane::{Built, CBuild, CLaneError, Units};
 pub use proof::{Proof, Proved};
+pub use sysroot::Sysroot;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -105,6 +111,13 @@ pub struct Row {
     /// A line that shows it works, and what it must print.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<Proof>,
+    /// For a row built in the sandbox: the URL is a source tarball, and
+    /// this says how (the wasm pin is then over the build's output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<Build>,
+    /// For a compiler row: the sysroot its archive carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sysroot: Option<Sysroot>,
 }
 
 fn argv() -> String {
@@ -118,17 +131,18 @@ fn compute() -> String {
 impl Row {
     /// The archive its URL holds, if any.
     pub fn archive(&self) -> Result<Option<Archive>, String> {
-        match (self.archive.as_deref(), &self.wasm_path) {
+        let unpacked = self.wasm_path.is_some() || self.build.is_some();
+        match (self.archive.as_deref(), unpacked) {
             (Some(kind), _) => Archive::parse(kind).map(Some).ok_or_else(|| {
                 format!(
                     "`{kind}` is not an archive kind this engine reads ({})",
                     Archive::NAMES
                 )
             }),
-            (None, None) => Ok(None),
-            (None, Some(_)) => Archive::of_url(&self.url).map(Some).ok_or_else(|| {
+            (None, false) => Ok(None),
+            (None, true) => Archive::of_url(&self.url).map(Some).ok_or_else(|| {
                 format!(
-                    "the row names a wasm_path but no archive, and the URL's file name is none of {}",
+                    "the row names no archive, and the URL's file name is none of {}",
                     Archive::NAMES
                 )
             }),
@@ -178,6 +192,14 @@ pub enum CatalogError {
     /// The registry refused it.
     #[error("catalog {0}")]
     Register(#[from] RegistryError),
+    /// Building it in the sandbox failed.
+    #[error("catalog {name}: {error}")]
+    Build {
+        /// The row.
+        name: String,
+        /// Why.
+        error: CLaneError,
+    },
 }
 
 /// A row with what the registry holds under its name.
@@ -218,6 +240,8 @@ pub enum Held {
 pub enum Step<'a> {
     /// A download starts.
     Fetching(&'a Row),
+    /// A build in the sandbox starts.
+    Building(&'a Row),
     /// A row is done.
     Done(&'a Row, &'a Result<Entry, CatalogError>),
 }
@@ -280,7 +304,7 @@ impl Catalog {
     /// Fetches `row`, checks its pin and registers it.
     pub async fn install(&self, row: &Row) -> Result<Entry, CatalogError> {
         let fetched = self.fetch(row).await?;
-        self.register(row, &fetched)
+        self.register(row, &fetched).await
     }
 
     /// Installs `rows`, fetching each URL once however many rows it
@@ -290,8 +314,9 @@ impl Catalog {
         rows: &[Row],
         mut step: impl FnMut(Step),
     ) -> Vec<Result<Entry, CatalogError>> {
+        // Rows built in the sandbox come last: they need the compiler rows.
         let mut order: Vec<usize> = (0..rows.len()).collect();
-        order.sort_by(|a, b| rows[*a].url.cmp(&rows[*b].url));
+        order.sort_by_key(|i| (rows[*i].build.is_some(), &rows[*i].url));
         let mut results: Vec<Option<Result<Entry, CatalogError>>> =
             (0..rows.len()).map(|_| None).collect();
         let mut held: Option<(&str, Vec<u8>)> = None;
@@ -313,7 +338,10 @@ impl Catalog {
             let Some((_, fetched)) = &held else {
                 continue;
             };
-            let done = self.register(row, fetched);
+            if row.build.is_some() {
+                step(Step::Building(row));
+            }
+            let done = self.register(row, fetched).await;
             step(Step::Done(row, &done));
             results[i] = Some(done);
         }
@@ -327,10 +355,16 @@ impl Catalog {
         pinned_wasm(row, fetched)
     }
 
-    /// Registers the wasm `row` names inside `fetched`, if it hashes to
-    /// the pin.
-    fn register(&self, row: &Row, fetched: &[u8]) -> Result<Entry, CatalogError> {
-        let wasm = pinned_wasm(row, fetched.to_vec())?;
+    /// Registers the wasm `row` names inside `fetched` (or builds from
+    /// it), if it hashes to the pin.
+    async fn register(&self, row: &Row, fetched: &[u8]) -> Result<Entry, CatalogError> {
+        let wasm = match &row.build {
+            None => pinned_wasm(row, fetched.to_vec())?,
+            Some(build) => {
+                let wasm = self.built(row, build, fetched).await?;
+                pinned(row, wasm)?
+            }
+        };
         let mode = ArgMode::parse(&row.arg_mode).unwrap_or(ArgMode::Argv);
         // Installing a row is the operator's act, and its name holds only
         // its pin: whatever held the name before is replaced.
@@ -359,7 +393,7 @@ impl Catalog {
                         tracing::info!("catalog: {} registered (sha256:{})", e.name, e.sha256)
                     }
                     Step::Done(_, Err(e)) => tracing::warn!("{e}"),
-                    Step::Fetching(_) => {}
+                    Step::Fetching(_) | Step::Building(_) => {}
                 })
                 .await;
         })
@@ -418,6 +452,11 @@ fn pinned_wasm(row: &Row, fetched: Vec<u8>) -> Result<Vec<u8>, CatalogError> {
                 .map_err(bad)?
         }
     };
+    pinned(row, wasm)
+}
+
+/// `wasm`, if it hashes to `row`'s pin.
+fn pinned(row: &Row, wasm: Vec<u8>) -> Result<Vec<u8>, CatalogError> {
     let got = hex::encode(Sha256::digest(&wasm));
     if !got.eq_ignore_ascii_case(&row.sha256) {
         return Err(CatalogError::Integrity {
