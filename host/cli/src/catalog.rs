@@ -50,14 +50,14 @@ pub(crate) fn run(cmd: CatalogCommand, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
         let rows = catalog::rows();
         match cmd {
-            CatalogCommand::List { json } => list(&Catalog::new(engine(home)?), &rows, json),
+            CatalogCommand::List { json } => list(&Catalog::new(engine(home)?), rows, json),
             CatalogCommand::Install(c) => {
-                let chosen = chosen(&rows, &c)?;
+                let chosen = chosen(rows, &c)?;
                 install(&Catalog::new(engine(home)?), &chosen, c.json)
             }
-            CatalogCommand::Verify { json } => verify(&Catalog::new(engine(home)?), &rows, json),
+            CatalogCommand::Verify { json } => verify(&Catalog::new(engine(home)?), rows, json),
             CatalogCommand::Prove(c) => {
-                let chosen = chosen(&rows, &c)?;
+                let chosen = chosen(rows, &c)?;
                 // The engine's instances must be able to hold the largest
                 // memory a chosen row needs.
                 let memory = chosen.iter().filter_map(|r| r.memory_mib).max();

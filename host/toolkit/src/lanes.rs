@@ -33,16 +33,12 @@ impl Builds {
     ) -> Result<Entry, BuildError> {
         let script = prebuilt(tk, dir, "js")?;
         signed_pin(tk, dir, &script)?;
-        let pin = crate::catalog::rows()
-            .into_iter()
-            .find(|r| r.name == "qjs")
-            .map(|r| r.sha256)
-            .unwrap_or_default();
+        let qjs = crate::catalog::row("qjs");
         let engine = self
             .engine
             .registry()
             .get("qjs")?
-            .filter(|e| e.sha256 == pin && e.prefix.is_empty())
+            .filter(|e| qjs.is_some_and(|row| row.is_held_by(e)))
             .ok_or_else(|| {
                 BuildError::LaneUnavailable(
                     "the js lane runs the catalog's QuickJS, which is not installed (wbx catalog install qjs)"

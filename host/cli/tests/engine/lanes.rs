@@ -70,10 +70,7 @@ async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothin
     };
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
-    let mut row = workbooks_toolkit::catalog::rows()
-        .into_iter()
-        .find(|r| r.name == "qjs")
-        .unwrap();
+    let mut row = workbooks_toolkit::catalog::row("qjs").unwrap().clone();
     row.url = format!("file://{}", wheel.display());
     workbooks_toolkit::catalog::Catalog::new(engine.clone())
         .install(&row)

@@ -194,6 +194,12 @@ pub fn inside(path: &str) -> Result<Vec<&str>, String> {
     Ok(parts)
 }
 
+/// Whether `name` is one plain path component (a file to write into a
+/// folder the engine made, and nowhere else).
+pub fn is_file_name(name: &str) -> bool {
+    inside(name).is_ok_and(|parts| parts.len() == 1)
+}
+
 /// Reads `entry` whole, refusing it past `cap`.
 fn capped(entry: impl Read, path: &str, cap: usize) -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
@@ -333,4 +339,4 @@ fn unpacked_past_cap() -> std::io::Error {
 
 #[cfg(test)]
 #[path = "archive_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -7,7 +7,7 @@ use std::io::Write;
 const WASM: &[u8] = b"\0asm\x01\0\0\0";
 
 /// Appends `entries` (path, bytes) as regular files.
-fn files<W: Write>(tar: &mut tar::Builder<W>, entries: &[(&str, &[u8])]) {
+pub(in crate::catalog) fn files<W: Write>(tar: &mut tar::Builder<W>, entries: &[(&str, &[u8])]) {
     for (path, bytes) in entries {
         let mut header = tar::Header::new_gnu();
         header.set_size(bytes.len() as u64);
@@ -114,18 +114,29 @@ fn an_entry_past_the_cap_is_refused() {
 #[test]
 fn a_bomb_stops_at_the_unpacked_cap_before_its_entry() {
     let filler = vec![0u8; 1 << 20];
-    let archive = tgz(&[("p/filler", &filler), ("p/x.wasm", WASM)]);
-    assert!(archive.len() < 16 << 10, "{}", archive.len());
-    let err = Archive::Tgz
-        .extract_within(&archive, "p/x.wasm", 64, 512 << 10)
-        .unwrap_err();
-    assert!(err.contains("CATALOG_MAX_UNPACKED"), "{err}");
-    assert_eq!(
-        Archive::Tgz
-            .extract_within(&archive, "p/x.wasm", 64, 2 << 20)
-            .unwrap(),
-        WASM
-    );
+    let entries: &[(&str, &[u8])] = &[("p/filler", &filler), ("p/x.wasm", WASM)];
+    let gzipped = tgz(entries);
+    assert!(gzipped.len() < 16 << 10, "{}", gzipped.len());
+    // xz is unpacked whole, into a buffer held to the same cap.
+    let mut tar = tar::Builder::new(Vec::new());
+    files(&mut tar, entries);
+    let mut xz = Vec::new();
+    lzma_rs::xz_compress(
+        &mut std::io::Cursor::new(tar.into_inner().unwrap()),
+        &mut xz,
+    )
+    .unwrap();
+    for (kind, archive) in [(Archive::Tgz, gzipped), (Archive::Txz, xz)] {
+        let err = kind
+            .extract_within(&archive, "p/x.wasm", 64, 512 << 10)
+            .unwrap_err();
+        assert!(err.contains("CATALOG_MAX_UNPACKED"), "{kind:?}: {err}");
+        assert_eq!(
+            kind.extract_within(&archive, "p/x.wasm", 64, 2 << 20)
+                .unwrap(),
+            WASM
+        );
+    }
 }
 
 #[test]
@@ -203,4 +214,12 @@ fn a_tree_is_unpacked_below_its_root_only_and_without_its_links() {
         "a link was created"
     );
     assert!(!dest.path().join("pwned").exists() && !tree.join("pwned").exists());
+}
+
+#[test]
+fn a_file_name_is_one_plain_component() {
+    assert!(is_file_name("wasi_stubs.c") && is_file_name("./in"));
+    for bad in ["", ".", "..", "../x", "a/b", "/etc/passwd", "a\\b"] {
+        assert!(!is_file_name(bad), "{bad}");
+    }
 }

@@ -8,7 +8,6 @@
 use super::c_lane::{CBuild, Units};
 use super::{Catalog, CatalogError, Row};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// How a row is built from its source tarball.
@@ -49,14 +48,13 @@ impl Catalog {
         if build.lang != "c" {
             return Err(failed(format!("no lane builds `{}`", build.lang)));
         }
-        let got = hex::encode(Sha256::digest(fetched));
-        if !got.eq_ignore_ascii_case(&build.source_sha256) {
-            return Err(CatalogError::Integrity {
+        super::matches_pin(fetched, &build.source_sha256).map_err(|got| {
+            CatalogError::Integrity {
                 name: format!("{} (its source)", row.name),
                 pinned: build.source_sha256.clone(),
                 got,
-            });
-        }
+            }
+        })?;
         let kind = row
             .archive()
             .map_err(failed)?
@@ -69,9 +67,8 @@ impl Catalog {
             return Err(failed(format!("nothing below `{}`", build.root)));
         }
         for (name, text) in &build.files {
-            let one = super::archive::inside(name).map_err(failed)?;
             let path = tree.path().join(name);
-            if one.len() != 1 || path.exists() {
+            if !super::archive::is_file_name(name) || path.exists() {
                 return Err(failed(format!("`{name}` is not a new file in the root")));
             }
             std::fs::write(&path, text).map_err(|e| failed(e.to_string()))?;

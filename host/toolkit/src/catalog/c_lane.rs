@@ -13,7 +13,7 @@
 //! shell ever parses it) and reads back the linked wasm, within the
 //! catalog's cap.
 
-use super::{Catalog, Row, rows};
+use super::{Catalog, Row, row};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use workbooks::LineOptions;
@@ -109,13 +109,6 @@ impl Catalog {
     pub async fn build_c(&self, build: &CBuild) -> Result<Built, CLaneError> {
         let clang = self.lane_tool("clang")?;
         self.lane_tool("wasm-ld")?;
-        let sysroot = self.sysroot(&clang).await?;
-        let out = tempfile::tempdir().map_err(|e| CLaneError::Sysroot(e.to_string()))?;
-        let dirs = vec![
-            preopen(&build.tree, "/src", true),
-            preopen(sysroot.path(), "/usr", true),
-            preopen(out.path(), "/out", false),
-        ];
         let mut jobs = Vec::new();
         for units in &build.units {
             for source in expand(&build.tree, &units.sources)? {
@@ -135,9 +128,16 @@ impl Catalog {
         if jobs.is_empty() {
             return Err(CLaneError::Sources("the build names no source".into()));
         }
+        let sysroot = self.sysroot(clang).await?;
+        let out = tempfile::tempdir().map_err(|e| CLaneError::Sysroot(e.to_string()))?;
+        let dirs = vec![
+            preopen(&build.tree, "/src", true),
+            preopen(sysroot.path(), "/usr", true),
+            preopen(out.path(), "/out", false),
+        ];
         let started = Instant::now();
-        let objects = {
-            use futures::StreamExt;
+        let objects: Vec<String> = {
+            use futures::{StreamExt, TryStreamExt};
             let runs = jobs.into_iter().map(|(source, argv, object)| {
                 let dirs = dirs.clone();
                 async move {
@@ -149,10 +149,8 @@ impl Catalog {
             });
             futures::stream::iter(runs)
                 .buffered(PARALLEL_UNITS)
-                .collect::<Vec<_>>()
-                .await
-                .into_iter()
-                .collect::<Result<Vec<_>, _>>()?
+                .try_collect()
+                .await?
         };
         let compile = started.elapsed();
         let started = Instant::now();
@@ -206,13 +204,11 @@ impl Catalog {
     }
 
     /// The catalog row of a lane tool, installed with its pinned bytes.
-    fn lane_tool(&self, name: &str) -> Result<Row, CLaneError> {
-        let row = rows()
-            .into_iter()
-            .find(|r| r.name == name)
+    fn lane_tool(&self, name: &str) -> Result<&'static Row, CLaneError> {
+        let row = row(name)
             .ok_or_else(|| CLaneError::Unavailable(format!("this build has no `{name}` row")))?;
         let held = self.engine.registry().get(name).ok().flatten();
-        if !held.is_some_and(|e| e.sha256 == row.sha256 && e.prefix == row.prefix) {
+        if !held.is_some_and(|e| row.is_held_by(&e)) {
             return Err(CLaneError::Unavailable(format!(
                 "the c lane runs the catalog's {name}, which is not installed (wbx catalog install clang wasm-ld)"
             )));
@@ -243,10 +239,11 @@ impl Catalog {
         if out.exit_code == 0 {
             return Ok(());
         }
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        Err(format!("exit {}: {}", out.exit_code, tail.join(" | ")))
+        Err(format!(
+            "exit {}: {}",
+            out.exit_code,
+            super::stderr_tail(&out.stderr)
+        ))
     }
 }
 

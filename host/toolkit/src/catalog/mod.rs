@@ -129,9 +129,15 @@ fn compute() -> String {
 }
 
 impl Row {
+    /// Whether `entry` is this row installed: its pinned bytes, with its
+    /// prefix.
+    pub fn is_held_by(&self, entry: &Entry) -> bool {
+        entry.sha256 == self.sha256 && entry.prefix == self.prefix
+    }
+
     /// The archive its URL holds, if any.
     pub fn archive(&self) -> Result<Option<Archive>, String> {
-        let unpacked = self.wasm_path.is_some() || self.build.is_some();
+        let unpacked = self.wasm_path.is_some() || self.build.is_some() || self.sysroot.is_some();
         match (self.archive.as_deref(), unpacked) {
             (Some(kind), _) => Archive::parse(kind).map(Some).ok_or_else(|| {
                 format!(
@@ -150,9 +156,32 @@ impl Row {
     }
 }
 
-/// The rows of this build's catalog.
-pub fn rows() -> Vec<Row> {
-    serde_json::from_str(ROWS).unwrap_or_default()
+/// The rows of this build's catalog (parsed once).
+pub fn rows() -> &'static [Row] {
+    static PARSED: std::sync::OnceLock<Vec<Row>> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| serde_json::from_str(ROWS).unwrap_or_default())
+}
+
+/// The row named `name`.
+pub fn row(name: &str) -> Option<&'static Row> {
+    rows().iter().find(|r| r.name == name)
+}
+
+/// Whether `bytes` hash to `pin` (hex); `Err` is what they hash to.
+fn matches_pin(bytes: &[u8], pin: &str) -> Result<(), String> {
+    let got = workbooks::identity::sha256_hex(bytes);
+    if got.eq_ignore_ascii_case(pin) {
+        Ok(())
+    } else {
+        Err(got)
+    }
+}
+
+/// The end of a run's stderr, for a message saying why it failed.
+fn stderr_tail(stderr: &[u8]) -> String {
+    let stderr = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = stderr.lines().rev().take(6).collect();
+    lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
 }
 
 /// Why a row could not be installed.
@@ -266,7 +295,7 @@ impl Catalog {
                 RowStatus {
                     row: row.clone(),
                     installed: entry.is_some(),
-                    pinned: entry.is_some_and(|e| e.sha256 == row.sha256 && e.prefix == row.prefix),
+                    pinned: entry.is_some_and(|e| row.is_held_by(&e)),
                 }
             })
             .collect()
@@ -352,19 +381,27 @@ impl Catalog {
     /// and checked against its pin; nothing is kept when the pin fails.
     pub async fn fetch_pinned(&self, row: &Row) -> Result<Vec<u8>, CatalogError> {
         let fetched = self.fetch(row).await?;
-        pinned_wasm(row, fetched)
+        pinned_wasm(row, &fetched)
     }
 
     /// Registers the wasm `row` names inside `fetched` (or builds from
     /// it), if it hashes to the pin.
     async fn register(&self, row: &Row, fetched: &[u8]) -> Result<Entry, CatalogError> {
         let wasm = match &row.build {
-            None => pinned_wasm(row, fetched.to_vec())?,
+            None => pinned_wasm(row, fetched)?,
             Some(build) => {
                 let wasm = self.built(row, build, fetched).await?;
                 pinned(row, wasm)?
             }
         };
+        if row.sysroot.is_some() {
+            // Kept now, from the archive in hand: a build fetches nothing.
+            self.keep_sysroot(row, fetched)
+                .map_err(|error| CatalogError::Build {
+                    name: row.name.clone(),
+                    error,
+                })?;
+        }
         let mode = ArgMode::parse(&row.arg_mode).unwrap_or(ArgMode::Argv);
         // Installing a row is the operator's act, and its name holds only
         // its pin: whatever held the name before is replaced.
@@ -382,7 +419,7 @@ impl Catalog {
         let catalog = self.clone();
         tokio::spawn(async move {
             let rows: Vec<Row> = catalog
-                .status(&rows())
+                .status(rows())
                 .into_iter()
                 .filter(|s| !s.pinned)
                 .map(|s| s.row)
@@ -435,20 +472,21 @@ impl Catalog {
 }
 
 /// The wasm `row` names in `fetched` (itself, or an archive's entry), if
-/// it hashes to the row's pin.
-fn pinned_wasm(row: &Row, fetched: Vec<u8>) -> Result<Vec<u8>, CatalogError> {
+/// it hashes to the row's pin. An archive is read in place: rows sharing
+/// one never copy it.
+fn pinned_wasm(row: &Row, fetched: &[u8]) -> Result<Vec<u8>, CatalogError> {
     let bad = |why: String| CatalogError::Archive {
         name: row.name.clone(),
         why,
     };
     let wasm = match row.archive().map_err(bad)? {
-        None => fetched,
+        None => fetched.to_vec(),
         Some(kind) => {
             let path = row
                 .wasm_path
                 .as_deref()
                 .ok_or_else(|| bad("the row names no wasm_path".into()))?;
-            kind.extract(&fetched, path, CATALOG_MAX_BYTES)
+            kind.extract(fetched, path, CATALOG_MAX_BYTES)
                 .map_err(bad)?
         }
     };
@@ -457,14 +495,11 @@ fn pinned_wasm(row: &Row, fetched: Vec<u8>) -> Result<Vec<u8>, CatalogError> {
 
 /// `wasm`, if it hashes to `row`'s pin.
 fn pinned(row: &Row, wasm: Vec<u8>) -> Result<Vec<u8>, CatalogError> {
-    let got = hex::encode(Sha256::digest(&wasm));
-    if !got.eq_ignore_ascii_case(&row.sha256) {
-        return Err(CatalogError::Integrity {
-            name: row.name.clone(),
-            pinned: row.sha256.clone(),
-            got,
-        });
-    }
+    matches_pin(&wasm, &row.sha256).map_err(|got| CatalogError::Integrity {
+        name: row.name.clone(),
+        pinned: row.sha256.clone(),
+        got,
+    })?;
     Ok(wasm)
 }
 
@@ -514,7 +549,7 @@ mod tests {
         let rows = rows();
         assert!(rows.len() >= 20, "{} rows", rows.len());
         let mut names = std::collections::BTreeSet::new();
-        for r in &rows {
+        for r in rows {
             assert!(names.insert(r.name.as_str()), "{} twice", r.name);
             workbooks::commands::registry::validate_name(&r.name).unwrap();
             assert!(

@@ -5,7 +5,6 @@
 
 use super::{Catalog, Row};
 use serde::{Deserialize, Serialize};
-use sha2::Digest;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use workbooks::limits::CATALOG_PROOF_TIMEOUT;
@@ -106,7 +105,7 @@ impl Catalog {
         }
         let work = tempfile::tempdir().map_err(|e| e.to_string())?;
         for (name, text) in &proof.files {
-            if super::archive::inside(name).map(|p| p.len()) != Ok(1) {
+            if !super::archive::is_file_name(name) {
                 return Err(format!("proof file `{name}` is not one path component"));
             }
             std::fs::write(work.path().join(name), text).map_err(|e| e.to_string())?;
@@ -148,8 +147,7 @@ impl Catalog {
         {
             Some(format!("stdout {stdout:?} does not hold {want:?}"))
         } else if let Some(want) = &proof.stdout_sha256
-            && let got = hex::encode(sha2::Sha256::digest(&out.stdout))
-            && !got.eq_ignore_ascii_case(want)
+            && let Err(got) = super::matches_pin(&out.stdout, want)
         {
             Some(format!(
                 "stdout ({} bytes) hashes to {got}, expected {want}",
@@ -164,17 +162,7 @@ impl Catalog {
         };
         Ok((
             out.exit,
-            wrong.map(|w| {
-                let tail: String = stderr
-                    .chars()
-                    .rev()
-                    .take(400)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                format!("{w}; stderr: {}", tail.trim())
-            }),
+            wrong.map(|w| format!("{w}; stderr: {}", super::stderr_tail(&out.stderr))),
         ))
     }
 }
