@@ -61,7 +61,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     // A parent's child calls the registered bytes it was told, or nothing.
     let path = match &args.registered_sha256 {
         Some(_) => PathBuf::new(),
-        None => PathBuf::from(&args.target),
+        None => match crate::oci::local(std::path::Path::new(&args.target), engine.home()) {
+            Ok((path, _)) => path,
+            Err(code) => return code,
+        },
     };
     // A plugin registered at os_process is called in a child, unless this
     // is that child.
@@ -83,10 +86,12 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     // A registered plugin brings the stubs its toolkit declared.
     let mut stubs = workbooks::Stubs::NONE;
     let (artifact, stem) = if path.is_file() {
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "plugin".into());
+        let stem =
+            crate::oci::instance_name(std::path::Path::new(&args.target)).unwrap_or_else(|| {
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "plugin".into())
+            });
         (engine.load_artifact(&path).map_err(|e| e.to_string()), stem)
     } else {
         let loaded = match engine.registry().get(&args.target) {

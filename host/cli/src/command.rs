@@ -92,6 +92,7 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                 let tier = Tier::parse(&tier).filter(|t| t.is_floor()).ok_or_else(|| {
                     fail("usage", "--tier is instance or os_process", exit::USAGE)
                 })?;
+                let (file, pulled) = crate::oci::local(&file, engine.home())?;
                 let bytes = read_file(&file)?;
                 let (entry, replaced) = if replace {
                     registry.replace(&name, bytes, arg_mode, tier)
@@ -101,6 +102,22 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                         .map(|e| (e, None))
                 }
                 .map_err(registry_failure)?;
+                // The origin follows the bytes: a reference pins its digest
+                // and signers; a file clears what a reference had set.
+                let origin = pulled.map(|p| workbooks::commands::Origin {
+                    reference: p.pinned(),
+                    signers: p.signers,
+                });
+                let entry = if origin.is_some() || entry.origin.is_some() {
+                    registry
+                        .set_origin(&entry.name, origin)
+                        .map_err(registry_failure)?
+                } else {
+                    entry
+                };
+                if let Some(o) = &entry.origin {
+                    println!("from {}", o.reference);
+                }
                 match replaced {
                     Some(old) => println!(
                         "registered {} → sha256:{} (replaced sha256:{}, tier {})",

@@ -13,7 +13,7 @@ mod early;
 pub(crate) use early::early;
 
 use crate::{exit, fail};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use workbooks::commands::frames::{self, Verdict};
 use workbooks::{
     CapSet, CommandError, Grant, Output, Preopen, Profile, RunError, SessionOptions, Stdin,
@@ -233,6 +233,8 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         ),
     };
     let relay = args.relay.map(inherited).transpose()?;
+    let (file, _) =
+        crate::oci::local(&args.file, &home).map_err(|code| Failure::before("load", "", code))?;
     let engine = crate::options::engine_built(home, false, args.memory.map(|m| m << 20), |b| {
         let mut b = b;
         if let Some(handoff) = handoff {
@@ -248,7 +250,7 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     })
     .map_err(|code| Failure::before("engine", "", code))?;
     let artifact = engine
-        .load_artifact(&args.file)
+        .load_artifact(&file)
         .map_err(|e| Failure::before("load", e, exit::LOAD))?;
     if let Some(expected) = &args.expect_sha256
         && artifact.sha256_hex() != expected.to_ascii_lowercase()
@@ -266,7 +268,10 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         spinner.finish_and_clear();
     }
     let docked = docked.map_err(|e| Failure::before("refused", &e, exit::for_dock_error(&e)))?;
-    let id = args.id.clone().unwrap_or_else(|| stem_id(&args.file));
+    let id = args.id.clone().unwrap_or_else(|| {
+        crate::oci::instance_name(&args.file)
+            .map_or_else(|| stem_id(&args.file), |n| stem_id(Path::new(&n)))
+    });
     let mut opts = SessionOptions::new(id, args.tenant);
     opts.args = args.args;
     opts.env = env;

@@ -19,7 +19,11 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
-    let artifact = match Artifact::from_file(&args.file) {
+    let file = match crate::oci::local(&args.file, &home) {
+        Ok((file, _)) => file,
+        Err(code) => return code,
+    };
+    let artifact = match Artifact::from_file(&file) {
         Ok(a) => a,
         Err(e) => return fail("load", e, exit::LOAD),
     };

@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "ledger",
     "secret",
     "agent",
+    "oci",
     "call",
     "catalog",
     "command",

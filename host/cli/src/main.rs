@@ -25,6 +25,7 @@ mod log;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod net;
+mod oci;
 mod options;
 mod precompile;
 mod profiles;
@@ -139,6 +140,12 @@ enum Command {
     Call(call::Args),
     /// Compose components with a WAC file (built toolkits, --dep files).
     Compose(compose::Args),
+    /// Publish a component to an OCI registry (oci://HOST/REPO:TAG),
+    /// signed by the tenant's did:key.
+    Push(oci::PushArgs),
+    /// Fetch a component from an OCI registry into the store, checking
+    /// every digest and, when signers are required, the signature.
+    Pull(oci::PullArgs),
     /// Pack an instance's volumes into a signed `.wbundle`, or restore one.
     #[command(subcommand)]
     Bundle(bundle::BundleCommand),
@@ -233,6 +240,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "node")]
         Command::Worker(args) => worker::run(args, home),
         Command::Bundle(cmd) => bundle::run(cmd, home),
+        Command::Push(args) => oci::push(args, home),
+        Command::Pull(args) => oci::pull(args, home),
         Command::Compose(args) => compose::run(args, home),
         Command::Call(args) => call::run(args, home),
         Command::Toolkit(args) => toolkit::run(args, home),

@@ -196,11 +196,7 @@ pub(crate) fn engine_built(
     memory: Option<usize>,
     finish: impl FnOnce(workbooks::EngineBuilder) -> Result<workbooks::EngineBuilder, u8>,
 ) -> Result<workbooks::Engine, u8> {
-    let allow = match std::env::var("WB_NET_ALLOW") {
-        Ok(list) => workbooks::Cidr::parse_list(&list)
-            .map_err(|e| fail("usage", format!("WB_NET_ALLOW: {e}"), exit::USAGE))?,
-        Err(_) => Vec::new(),
-    };
+    let allow = net_allow()?;
     let mut builder = workbooks::Engine::builder()
         .home(home)
         .net_allow(allow)
@@ -223,6 +219,15 @@ pub(crate) fn engine_built(
     Ok(engine)
 }
 
+/// The operator's exceptions to the egress floor, `WB_NET_ALLOW`.
+pub(crate) fn net_allow() -> Result<Vec<workbooks::Cidr>, u8> {
+    match std::env::var("WB_NET_ALLOW") {
+        Ok(list) => workbooks::Cidr::parse_list(&list)
+            .map_err(|e| fail("usage", format!("WB_NET_ALLOW: {e}"), exit::USAGE)),
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
 /// The OpenAI-compatible endpoint from the environment: `WB_LLM_BASE_URL`
 /// (OpenRouter's by default), the key from `WB_LLM_API_KEY` or
 /// `OPENROUTER_API_KEY`, the model from `WB_LLM_MODEL`, the most tokens
@@ -241,7 +246,7 @@ pub(crate) fn llm_endpoint() -> workbooks::LlmEndpoint {
 
 /// Extra trust anchors for TLS, from the PEM file `WB_TLS_CA_FILE` (for
 /// a network behind an inspecting proxy); the built-in web roots stay.
-fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
+pub(crate) fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
     use base64::Engine as _;
     let Some(path) = std::env::var_os("WB_TLS_CA_FILE").filter(|p| !p.is_empty()) else {
         return Ok(Vec::new());
@@ -311,4 +316,16 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, u8> {
         .enable_all()
         .build()
         .map_err(|e| fail("engine", e, exit::ENGINE))
+}
+
+/// The keyring of `home`'s tenants.
+pub(crate) fn keyring(home: &std::path::Path) -> workbooks::Keyring {
+    workbooks::Keyring::new(Some(home.join(workbooks::SECRETS_DIR)), Default::default())
+}
+
+/// The operator's pinned signing seed, `WB_SIGNING_KEY`.
+pub(crate) fn seed() -> Option<String> {
+    std::env::var("WB_SIGNING_KEY")
+        .ok()
+        .filter(|s| !s.is_empty())
 }

@@ -62,7 +62,8 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             Some(w) => Some(CapSet::parse(w).map_err(|e| fail("usage", e, exit::USAGE))?),
             None => None,
         };
-        let artifact = Artifact::from_file(&args.file).map_err(|e| fail("load", e, exit::LOAD))?;
+        let (file, _) = crate::oci::local(&args.file, &home)?;
+        let artifact = Artifact::from_file(&file).map_err(|e| fail("load", e, exit::LOAD))?;
         let engine = engine_with(home, true, None)?;
         let opts = ServeOptions {
             profile: args.profile.clone(),

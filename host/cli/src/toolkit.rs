@@ -5,7 +5,6 @@
 
 use crate::{exit, fail};
 use std::path::PathBuf;
-use workbooks::Keyring;
 use workbooks::commands::Registry;
 use workbooks::identity::Identity;
 use workbooks_toolkit::{self as toolkit, Toolkits};
@@ -53,8 +52,8 @@ enum ToolkitVerb {
         #[arg(long, default_value = "default")]
         tenant: String,
     },
-    /// Build the toolkit's artifact (a prebuilt path:, or a wasm:/archive:
-    /// URL pinned by #+SHA256) and register it under #+CLI_BIN, at
+    /// Build the toolkit's artifact (a prebuilt path:, a wasm:/archive:
+    /// URL pinned by #+SHA256, or oci:HOST/REPO@sha256:…) and register it under #+CLI_BIN, at
     /// `instance` only if the operator vouches for it
     /// (`WB_FIRST_PARTY_TOOLKITS`, `WB_TRUSTED_SIGNERS`), else one tier
     /// stronger.
@@ -107,15 +106,7 @@ enum ToolkitVerb {
     },
 }
 
-pub(crate) fn keyring(home: &std::path::Path) -> Keyring {
-    Keyring::new(Some(home.join(workbooks::SECRETS_DIR)), Default::default())
-}
-
-pub(crate) fn seed() -> Option<String> {
-    std::env::var("WB_SIGNING_KEY")
-        .ok()
-        .filter(|s| !s.is_empty())
-}
+pub(crate) use crate::options::{keyring, seed};
 
 /// The toolkits under `--root`, else the default root; first-party where
 /// the operator vouches (`WB_FIRST_PARTY_TOOLKITS`, `WB_TRUSTED_SIGNERS`).

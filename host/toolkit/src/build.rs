@@ -3,7 +3,8 @@
 //! only what needs no compiler on the host, a prebuilt component in the
 //! toolkit (`path:<dir>`) or one fetched by URL (`wasm:<url>`,
 //! `archive:<url>` with `#+WASM_PATH`) through the capped HTTP transport
-//! and refused unless `#+SHA256` matches, or WAT text (`#+BUILD_LANG:
+//! and refused unless `#+SHA256` matches, one pulled from an OCI registry
+//! by digest (`oci:HOST/REPO@sha256:…`, optionally `#+OCI_SIGNER`), or WAT text (`#+BUILD_LANG:
 //! wat`) or a script (`#+BUILD_LANG: js`) in `path:<dir>`, taken by the
 //! sandboxed lanes ([`crate::lanes`]), or a `#+COMPOSE` file composing
 //! built toolkits ([`crate::compose`]). A source that needs a compiler lane
@@ -85,6 +86,9 @@ pub enum BuildError {
         /// What it said.
         why: String,
     },
+    /// An `oci:` source could not be pulled.
+    #[error("toolkit build: {0}")]
+    Oci(String),
     /// The registry refused the artifact.
     #[error("toolkit build: {0}")]
     Register(#[from] RegistryError),
@@ -170,6 +174,8 @@ impl Builds {
             self.catalog()
                 .fetch_pinned(&pinned_row(tk, bin, url, Some(path))?)
                 .await?
+        } else if let Some(reference) = src.strip_prefix("oci:") {
+            self.oci_source(tk, reference).await?
         } else if let Some(dir) = src.strip_prefix("path:") {
             if let Some(why) = lane_for(src, lang) {
                 return Err(BuildError::LaneUnavailable(why.into()));
@@ -210,6 +216,46 @@ impl Builds {
 impl Builds {
     fn catalog(&self) -> Catalog {
         Catalog::new(self.engine.clone())
+    }
+
+    /// `#+BUILD_SRC: oci:HOST/REPO@sha256:…`: the component a registry
+    /// holds under that manifest digest (the manifest's pin, covered by its
+    /// signature), signed by `#+OCI_SIGNER` (comma-separated dids) when
+    /// given and by the home's required signers, through the egress floor.
+    async fn oci_source(&self, tk: &Toolkit, reference: &str) -> Result<Vec<u8>, BuildError> {
+        let reference = format!(
+            "{}{}",
+            workbooks_oci::SCHEME,
+            reference.trim_start_matches(workbooks_oci::SCHEME)
+        );
+        let oci = |e: workbooks_oci::OciError| BuildError::Oci(e.to_string());
+        let parsed = workbooks_oci::OciRef::parse(&reference).map_err(oci)?;
+        if parsed.digest().is_none() {
+            return Err(BuildError::Oci(format!(
+                "#+BUILD_SRC {reference}: an oci: source names its manifest digest (@sha256:…), not a tag"
+            )));
+        }
+        let signers: Vec<String> = tk
+            .manifest
+            .kw("OCI_SIGNER")
+            .map(|s| {
+                s.split(',')
+                    .map(|d| d.trim().to_string())
+                    .filter(|d| !d.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let home = self.engine.home();
+        let trust = workbooks_oci::Trust::of_home(home, &signers).map_err(oci)?;
+        let transport = workbooks_oci::Transport::of_engine(
+            &self.engine,
+            workbooks_oci::Credentials::from_env(),
+        );
+        let pulled = workbooks_oci::pull(&transport, home, &reference, &trust)
+            .await
+            .map_err(oci)?;
+        std::fs::read(&pulled.path)
+            .map_err(|e| BuildError::Oci(format!("{}: {e}", pulled.path.display())))
     }
 
     /// Composes the toolkit's `#+COMPOSE` file (strictly inside its

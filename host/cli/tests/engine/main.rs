@@ -41,6 +41,7 @@ mod modules;
 mod net;
 mod node;
 mod node_trust;
+mod oci;
 mod pipe;
 mod queue;
 mod replay;

@@ -23,7 +23,7 @@ pub mod listing;
 pub mod packed;
 pub mod registry;
 
-pub use registry::{ArgMode, Entry, Registry, RegistryError, Tier};
+pub use registry::{ArgMode, Entry, Origin, Registry, RegistryError, Tier};
 
 use crate::pipes::{PipeReader, SessionOutput};
 use crate::policy::{CapSet, Grant};

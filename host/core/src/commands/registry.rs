@@ -143,6 +143,21 @@ pub struct Entry {
     /// brokers (a toolkit's `#+STUB:`), by name (`wasi:sockets`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stubs: Vec<String>,
+    /// Where its bytes came from, when registered by reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// Where a command's bytes came from: a registry reference pinned to the
+/// manifest digest it resolved to, and who signed that digest. A tag moved
+/// later changes nothing: the entry holds the bytes' sha256.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// `oci://HOST/REPO@sha256:…`.
+    pub reference: String,
+    /// The signers whose signatures verified over that digest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signers: Vec<String>,
 }
 
 impl Entry {
@@ -390,7 +405,8 @@ impl Registry {
         Ok(out)
     }
 
-    fn store_path(&self, sha256: &str) -> PathBuf {
+    /// The store file of the bytes hashing to `sha256` (hex).
+    pub fn store_path(&self, sha256: &str) -> PathBuf {
         self.store.join(format!("{sha256}.wasm"))
     }
 
@@ -506,6 +522,7 @@ impl Registry {
             registered_ms: now_ms(),
             prefix,
             stubs: Vec::new(),
+            origin: None,
         };
         Ok(entry)
     }
@@ -548,6 +565,20 @@ impl Registry {
                 .get_mut(name)
                 .ok_or_else(|| RegistryError::NotFound(name.to_string()))?;
             entry.stubs = stubs.iter().map(|s| s.name().to_string()).collect();
+            updated = Some(entry.clone());
+            Ok(())
+        })?;
+        updated.ok_or_else(|| RegistryError::NotFound(name.to_string()))
+    }
+
+    /// Records where `name`'s bytes came from (`None` clears it).
+    pub fn set_origin(&self, name: &str, origin: Option<Origin>) -> Result<Entry, RegistryError> {
+        let mut updated = None;
+        self.update(|entries| {
+            let entry = entries
+                .get_mut(name)
+                .ok_or_else(|| RegistryError::NotFound(name.to_string()))?;
+            entry.origin = origin;
             updated = Some(entry.clone());
             Ok(())
         })?;

@@ -49,6 +49,9 @@ pub(crate) struct LazyTls(Arc<Inner>);
 
 struct Inner {
     extra: RootCertStore,
+    /// The extra roots as given (DER), for clients built elsewhere (the
+    /// OCI registry client) that must trust the same ones.
+    extra_der: Vec<Vec<u8>>,
     built: OnceLock<Arc<rustls::ClientConfig>>,
 }
 
@@ -57,6 +60,7 @@ impl LazyTls {
     pub(crate) fn new(extra_roots: &[Vec<u8>]) -> Result<Self, String> {
         Ok(Self(Arc::new(Inner {
             extra: parse_extra(extra_roots)?,
+            extra_der: extra_roots.to_vec(),
             built: OnceLock::new(),
         })))
     }
@@ -65,8 +69,14 @@ impl LazyTls {
     pub(crate) fn ready(config: Arc<rustls::ClientConfig>) -> Self {
         Self(Arc::new(Inner {
             extra: RootCertStore::empty(),
+            extra_der: Vec::new(),
             built: OnceLock::from(config),
         }))
+    }
+
+    /// The extra roots (DER) as given.
+    pub(crate) fn extra_der(&self) -> &[Vec<u8>] {
+        &self.0.extra_der
     }
 
     /// The configuration, built by the first caller.

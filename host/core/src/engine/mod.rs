@@ -270,6 +270,12 @@ impl Engine {
         &self.inner.cadence
     }
 
+    /// The operator's extra TLS roots (DER), beside the web roots: what
+    /// every client of this engine trusts.
+    pub fn tls_roots(&self) -> &[Vec<u8>] {
+        self.inner.tls.extra_der()
+    }
+
     /// The command registry.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry

@@ -142,6 +142,7 @@ impl ShippedCommand {
             registered_ms: 0,
             prefix: self.prefix.clone(),
             stubs: Vec::new(),
+            origin: None,
         }
     }
 }

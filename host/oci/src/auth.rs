@@ -1,0 +1,122 @@
+//! Registry credentials, from where an operator already keeps them.
+//!
+//! In order: the command's own (`--username` with the password on stdin,
+//! or `WB_OCI_USERNAME`/`WB_OCI_PASSWORD`), then the Docker config
+//! (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`): its
+//! `auths` entry for the registry, `auth` (base64 `user:password`) or
+//! `username`/`password`, or an `identitytoken`. Credential helpers
+//! (`credsStore`, `credHelpers`) run programs and are not used. Without
+//! any, access is anonymous.
+
+use base64::Engine as _;
+use oci_client::secrets::RegistryAuth;
+use std::path::PathBuf;
+
+/// Credentials for one registry.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    user: Option<(String, String)>,
+    docker_config: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user.as_ref().map(|(u, _)| u))
+            .finish()
+    }
+}
+
+impl Credentials {
+    /// Anonymous, unless the Docker config or environment says otherwise.
+    pub fn from_env() -> Credentials {
+        let user = match (
+            std::env::var("WB_OCI_USERNAME"),
+            std::env::var("WB_OCI_PASSWORD"),
+        ) {
+            (Ok(u), Ok(p)) if !u.is_empty() => Some((u, p)),
+            _ => None,
+        };
+        let docker_config = std::env::var_os("DOCKER_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))
+            .map(|d| d.join("config.json"));
+        Credentials {
+            user,
+            docker_config,
+        }
+    }
+
+    /// These credentials with `user` and `password` first.
+    pub fn with_user(mut self, user: String, password: String) -> Credentials {
+        self.user = Some((user, password));
+        self
+    }
+
+    /// What to present to `registry` (`HOST[:PORT]`).
+    pub(crate) fn for_registry(&self, registry: &str) -> RegistryAuth {
+        if let Some((u, p)) = &self.user {
+            return RegistryAuth::Basic(u.clone(), p.clone());
+        }
+        self.docker_config
+            .as_ref()
+            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|bytes| from_docker_config(&bytes, registry))
+            .unwrap_or(RegistryAuth::Anonymous)
+    }
+}
+
+/// The `auths` entry for `registry` in a Docker config.
+fn from_docker_config(bytes: &[u8], registry: &str) -> Option<RegistryAuth> {
+    let config: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let auths = config.get("auths")?.as_object()?;
+    let entry = auths.iter().find_map(|(key, v)| {
+        let host = key
+            .trim_start_matches("https://")
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        (host == registry).then_some(v)
+    })?;
+    let field = |k: &str| {
+        entry
+            .get(k)
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(token) = field("identitytoken") {
+        return Some(RegistryAuth::Bearer(token.to_string()));
+    }
+    if let (Some(u), Some(p)) = (field("username"), field("password")) {
+        return Some(RegistryAuth::Basic(u.to_string(), p.to_string()));
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(field("auth")?)
+        .ok()?;
+    let (u, p) = std::str::from_utf8(&decoded).ok()?.split_once(':')?;
+    Some(RegistryAuth::Basic(u.to_string(), p.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_docker_config_entry_of_the_registry_is_used() {
+        let config = serde_json::json!({
+            "auths": {
+                "https://ghcr.io": { "auth": base64::engine::general_purpose::STANDARD.encode("ann:s3cret") },
+                "127.0.0.1:5000": { "username": "bob", "password": "pw" }
+            }
+        })
+        .to_string();
+        let got = |r| match from_docker_config(config.as_bytes(), r) {
+            Some(RegistryAuth::Basic(u, p)) => Some((u, p)),
+            _ => None,
+        };
+        assert_eq!(got("ghcr.io"), Some(("ann".into(), "s3cret".into())));
+        assert_eq!(got("127.0.0.1:5000"), Some(("bob".into(), "pw".into())));
+        assert_eq!(got("quay.io"), None);
+    }
+}

@@ -1,0 +1,245 @@
+//! The protocol client for one operation: `oci-client` behind the gate,
+//! with the operator's trust roots and credentials, and its errors named.
+//!
+//! TLS: the platform's roots (on Linux the system store, which honours the
+//! conventional `SSL_CERT_FILE` and `SSL_CERT_DIR`) plus the engine's extra
+//! roots (`WB_TLS_CA_FILE`). Plain HTTP only to a loopback registry.
+
+use crate::gate::Gate;
+use crate::limits::{OCI_CONNECT_TIMEOUT, OCI_TIMEOUT};
+use crate::{Credentials, OciError, OciRef};
+use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, RegistryOperation};
+use workbooks::NetGuard;
+
+/// How this engine reaches registries: its floor, its trust roots, the
+/// operator's credentials.
+#[derive(Debug, Clone)]
+pub struct Transport {
+    guard: NetGuard,
+    roots: Vec<Vec<u8>>,
+    credentials: Credentials,
+}
+
+/// One operation's client, gate and credentials.
+pub(crate) struct Session {
+    pub client: Client,
+    pub gate: Gate,
+    pub auth: RegistryAuth,
+    pub registry: String,
+}
+
+impl Transport {
+    /// Judging with `guard`, trusting `extra_roots` (DER) besides the
+    /// platform's, presenting `credentials`.
+    pub fn new(guard: NetGuard, extra_roots: Vec<Vec<u8>>, credentials: Credentials) -> Self {
+        Transport {
+            guard,
+            roots: extra_roots,
+            credentials,
+        }
+    }
+
+    /// As `engine` reaches the network: its floor and its TLS roots.
+    pub fn of_engine(engine: &workbooks::Engine, credentials: Credentials) -> Self {
+        Transport::new(
+            engine.http().guard().clone(),
+            engine.tls_roots().to_vec(),
+            credentials,
+        )
+    }
+
+    /// A session with `r`'s registry, reading at most `budget` bytes.
+    pub(crate) async fn session(
+        &self,
+        r: &OciRef,
+        budget: u64,
+        op: RegistryOperation,
+    ) -> Result<Session, OciError> {
+        // reqwest is built without a default crypto provider; this process
+        // uses ring's, as the engine's own TLS does.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let gate = Gate::open(self.guard.clone(), budget)
+            .await
+            .map_err(|e| OciError::io("the egress gate", e))?;
+        let protocol = if r.is_loopback() {
+            ClientProtocol::HttpsExcept(vec![r.registry().to_string()])
+        } else {
+            ClientProtocol::Https
+        };
+        let config = ClientConfig {
+            protocol,
+            extra_root_certificates: self
+                .roots
+                .iter()
+                .map(|der| Certificate {
+                    encoding: CertificateEncoding::Der,
+                    data: der.clone(),
+                })
+                .collect(),
+            platform_resolver: None,
+            connect_timeout: Some(OCI_CONNECT_TIMEOUT),
+            read_timeout: Some(OCI_CONNECT_TIMEOUT),
+            https_proxy: Some(gate.url()),
+            http_proxy: Some(gate.url()),
+            no_proxy: None,
+            user_agent: concat!("workbooks/", env!("CARGO_PKG_VERSION")),
+            ..ClientConfig::default()
+        };
+        let session = Session {
+            client: Client::new(config),
+            gate,
+            auth: self.credentials.for_registry(r.registry()),
+            registry: r.registry().to_string(),
+        };
+        session
+            .bounded(session.client.auth(&r.inner, &session.auth, op))
+            .await?;
+        Ok(session)
+    }
+}
+
+impl Session {
+    /// Runs one protocol step within the time budget, naming its failure.
+    pub(crate) async fn bounded<T>(
+        &self,
+        step: impl Future<Output = Result<T, OciDistributionError>>,
+    ) -> Result<T, OciError> {
+        match tokio::time::timeout(OCI_TIMEOUT, step).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.named(e)),
+            Err(_) => Err(OciError::Timeout {
+                registry: self.registry.clone(),
+                secs: OCI_TIMEOUT.as_secs(),
+            }),
+        }
+    }
+
+    /// The operator's name for a protocol failure: what the gate refused
+    /// first, then what the registry answered.
+    pub(crate) fn named(&self, e: OciDistributionError) -> OciError {
+        let registry = self.registry.clone();
+        if let Some(r) = self.gate.refusal() {
+            let loopback =
+                r.why.contains("loopback") || r.why.contains("127.") || r.why.contains("::1");
+            let hint = match (r.openable, loopback) {
+                (true, true) => {
+                    "; a registry on this machine needs WB_NET_ALLOW=127.0.0.1/32 (or ::1/128)"
+                }
+                (true, false) => "; open the address with WB_NET_ALLOW if it is meant",
+                _ => "",
+            };
+            return OciError::Floor {
+                host: r.target,
+                why: r.why,
+                hint: hint.to_string(),
+            };
+        }
+        if self.gate.exhausted() {
+            return OciError::TooLarge {
+                what: format!("what {registry} sent for one operation"),
+                limit: self.gate.budget(),
+            };
+        }
+        let unauthorized = || OciError::Unauthorized {
+            registry: registry.clone(),
+            hint: " (credentials: --username with --password-stdin, WB_OCI_USERNAME/WB_OCI_PASSWORD, or ~/.docker/config.json)",
+        };
+        match e {
+            OciDistributionError::UnauthorizedError { .. }
+            | OciDistributionError::AuthenticationFailure(_)
+            | OciDistributionError::ServerError { code: 401, .. } => unauthorized(),
+            OciDistributionError::ServerError { code: 403, .. } => OciError::Denied { registry },
+            OciDistributionError::ServerError { code: 404, url, .. } => {
+                OciError::NotFound { reference: url }
+            }
+            OciDistributionError::ImageManifestNotFoundError(reference) => {
+                OciError::NotFound { reference }
+            }
+            OciDistributionError::RegistryError { envelope, url } => {
+                let code = envelope.errors.first().map(|e| &e.code);
+                match code {
+                    Some(OciErrorCode::Unauthorized) => unauthorized(),
+                    Some(OciErrorCode::Denied) => OciError::Denied { registry },
+                    Some(
+                        OciErrorCode::ManifestUnknown
+                        | OciErrorCode::NameUnknown
+                        | OciErrorCode::NotFound
+                        | OciErrorCode::BlobUnknown,
+                    ) => OciError::NotFound { reference: url },
+                    _ => OciError::Registry {
+                        registry,
+                        why: envelope.to_string(),
+                    },
+                }
+            }
+            OciDistributionError::DigestError(
+                oci_client::errors::DigestError::VerificationError { expected, actual },
+            ) => OciError::DigestMismatch {
+                what: format!("bytes from {registry}"),
+                expected,
+                got: actual,
+            },
+            OciDistributionError::RequestError(e)
+                if e.status().is_some_and(|c| c.as_u16() == 401) =>
+            {
+                unauthorized()
+            }
+            OciDistributionError::RequestError(e)
+                if e.status().is_some_and(|c| c.as_u16() == 403) =>
+            {
+                OciError::Denied { registry }
+            }
+            OciDistributionError::RequestError(e)
+                if e.status().is_some_and(|c| c.as_u16() == 404) =>
+            {
+                OciError::NotFound {
+                    reference: e.url().map_or_else(String::new, |u| u.to_string()),
+                }
+            }
+            OciDistributionError::IoError(io) => {
+                match io
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<oci_client::errors::DigestError>())
+                {
+                    Some(oci_client::errors::DigestError::VerificationError {
+                        expected,
+                        actual,
+                    }) => OciError::DigestMismatch {
+                        what: format!("bytes from {registry}"),
+                        expected: expected.clone(),
+                        got: actual.clone(),
+                    },
+                    _ => OciError::Registry {
+                        registry,
+                        why: error_chain(&io),
+                    },
+                }
+            }
+            OciDistributionError::RequestError(e) if e.is_connect() || e.is_timeout() => {
+                OciError::Unreachable {
+                    registry,
+                    why: error_chain(&e),
+                }
+            }
+            other => OciError::Registry {
+                registry,
+                why: error_chain(&other),
+            },
+        }
+    }
+}
+
+/// An error and its sources, joined.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
