@@ -1,7 +1,7 @@
 //! Components by OCI reference: push and pull against a registry on
 //! loopback (the CNCF distribution server), and `wbx exec oci://…` warm
 //! (pulled already, compiled already) against `wbx exec file.wasm`, in one
-//! run. The component is `WB_BENCH_OCI_COMPONENT` (the README measures the
+//! run. The component is `WB_BENCH_OCI_COMPONENT` (docs/distribution.md measures the
 //! 18 MB componentize-py hello), else the small test hello. With
 //! `WB_BENCH_ORAS_PYTHON` (a python that imports `oras`), the same push and
 //! pull through oras-py, the peer.
@@ -52,6 +52,11 @@ fn timed(mut f: impl FnMut(usize)) -> Duration {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
+}
+
+/// One line: what, its time, and its ratio to the peer's.
+fn ratio(what: &str, d: Duration, against: &str, r: f64) {
+    println!("{what:<40}{:8.1} ms   {against} {r:.2}", ms(d));
 }
 
 const ORAS: &str = r#"
@@ -120,15 +125,17 @@ fn main() {
             let out = tempfile::tempdir().expect("dir");
             oras("pull", &target(0), out.path());
         });
-        println!(
-            "oras-py push                            {:8.1} ms   wbx/oras {:.2}",
-            ms(oras_push),
-            ms(push) / ms(oras_push)
+        ratio(
+            "oras-py push",
+            oras_push,
+            "wbx/oras",
+            push.as_secs_f64() / oras_push.as_secs_f64(),
         );
-        println!(
-            "oras-py pull                            {:8.1} ms   wbx/oras {:.2}",
-            ms(oras_pull),
-            ms(pull) / ms(oras_pull)
+        ratio(
+            "oras-py pull",
+            oras_pull,
+            "wbx/oras",
+            pull.as_secs_f64() / oras_pull.as_secs_f64(),
         );
     }
     // Exec: one home holding the pull and the compiled component.
@@ -157,14 +164,16 @@ fn main() {
         "wbx exec file.wasm                      {:8.1} ms",
         ms(file)
     );
-    println!(
-        "wbx exec oci://…:tag (warm)             {:8.1} ms   ratio {:.2}",
-        ms(by_tag),
-        ms(by_tag) / ms(file)
+    ratio(
+        "wbx exec oci://…:tag (warm)",
+        by_tag,
+        "ratio",
+        ms(by_tag) / ms(file),
     );
-    println!(
-        "wbx exec oci://…@sha256 (warm)          {:8.1} ms   ratio {:.2}",
-        ms(by_digest),
-        ms(by_digest) / ms(file)
+    ratio(
+        "wbx exec oci://…@sha256 (warm)",
+        by_digest,
+        "ratio",
+        ms(by_digest) / ms(file),
     );
 }

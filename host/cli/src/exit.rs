@@ -1,6 +1,6 @@
 //! Exit codes. A command's own exit code passes through unchanged; these
 //! are for the engine's verdicts, chosen apart from the codes common tools
-//! use (0, 1, 2) and documented in the README.
+//! use (0, 1, 2) and documented in docs/running.md.
 
 /// A `wbx run` line does not parse or uses syntax outside the subset.
 pub(crate) const SYNTAX: u8 = 119;

@@ -37,6 +37,7 @@ const LAYERS: &[&str] = &[
     "fabric",
     "provenance",
     "worker",
+    "reference",
     "layers",
 ];
 

@@ -2,7 +2,7 @@
 //!
 //! Every subcommand is a thin layer over the `workbooks` library. Failures
 //! print one line on stderr (`wbx: <kind>: <message>`) and exit with a code
-//! from [`exit`], distinct per kind and documented in the README.
+//! from [`exit`], distinct per kind and documented in docs/running.md.
 
 mod agent;
 mod audit;
@@ -26,10 +26,13 @@ mod log;
 mod mcp;
 mod net;
 mod oci;
+// The page is of the full CLI: the runner (`wbr`) builds without these.
 mod options;
 mod precompile;
 mod profiles;
 mod provenance;
+#[cfg(all(test, feature = "api", feature = "mcp", feature = "node"))]
+mod reference;
 mod run;
 mod secret;
 mod serve;

@@ -62,10 +62,12 @@ pub mod store;
 pub mod tier;
 pub use engine::{run, shell};
 
-/// The README's Rust examples, compiled and run as doctests.
+/// The book's embedding chapter: its Rust examples, compiled and run as
+/// doctests (the README has none; the authors' guides hold guest code,
+/// checked against the examples' sources by the CLI's docs tests).
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
+#[doc = include_str!("../../../docs/embedding.md")]
+pub struct EmbeddingDoctests;
 
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
 pub use cap::agent::{AgentRun, Outcome, ToolCall, ToolDef};

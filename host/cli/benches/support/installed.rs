@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// Where the static musl build the README documents lands, from the
+/// Where the static musl build docs/operating.md documents lands, from the
 /// project's root.
 const MUSL_WBX: &str = "target/x86_64-unknown-linux-musl/release/wbx";
 
@@ -22,7 +22,7 @@ pub fn builds() -> Vec<(&'static str, PathBuf)> {
         builds.push((" (static musl)", musl));
     } else {
         println!(
-            "(no {}: build it as the README's runner section says to measure it)",
+            "(no {}: build it as docs/operating.md's runner section says to measure it)",
             musl.display()
         );
     }

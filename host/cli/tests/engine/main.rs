@@ -28,6 +28,7 @@ mod compose;
 mod container;
 mod daemon;
 mod dock;
+mod docs;
 mod exec;
 mod fabric;
 mod instance;

@@ -414,7 +414,7 @@ async fn a_shared_03_handler_holds_concurrent_requests_on_one_instance_and_a_fre
     )
     .await;
     // State a guest keeps is seen by the next request on a shared
-    // instance (the README's isolation story), never on a fresh one.
+    // instance (docs/operating.md's isolation story), never on a fresh one.
     for (addr, counts) in [(shared, ["1\n", "2\n"]), (fresh, ["1\n", "1\n"])] {
         for want in counts {
             assert_eq!(request(addr, "GET", "/count", "").await, (200, want.into()));

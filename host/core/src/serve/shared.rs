@@ -4,7 +4,7 @@
 //! `ProxyHandler` keeps the workers and their event loops).
 //!
 //! The promise, weaker than a fresh instance per request and said so in
-//! the README: requests on one instance share its memory, so state a
+//! docs/operating.md: requests on one instance share its memory, so state a
 //! guest keeps between requests is seen by the next ones (of any client).
 //! What holds per request: its wall-clock budget (answered 504 past it,
 //! and the instance is stopped once its most recent request is past the

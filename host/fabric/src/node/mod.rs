@@ -19,7 +19,7 @@
 //! the command's registered one. Every result is signed by its worker and
 //! names the task it answers; a submitter takes results only from workers
 //! it pins. Who may publish or read which subjects at all is the bus's own
-//! authentication (see the README's node tier section), which also keeps
+//! authentication (see docs/fabric.md, the node tier), which also keeps
 //! tasks' stdin from other users of the bus.
 //!
 //! Threat: the object store is shared and anyone on the bus could replace
