@@ -16,9 +16,10 @@ use workbooks_oci::{Credentials, OciError, Pulled, Transport, Trust};
 /// Registry credentials given on the command line.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Login {
-    /// The registry user (the password is read from stdin with
-    /// --password-stdin, else from WB_OCI_PASSWORD). Without it:
-    /// WB_OCI_USERNAME, then ~/.docker/config.json, then anonymous.
+    /// The registry user, for the reference's registry alone (the password
+    /// is read from stdin with --password-stdin, else from
+    /// WB_OCI_PASSWORD). Without it: WB_OCI_USERNAME for the registry
+    /// WB_OCI_REGISTRY names, then ~/.docker/config.json, then anonymous.
     #[arg(long)]
     username: Option<String>,
     /// Read the password from stdin.
@@ -81,18 +82,22 @@ fn failed(e: OciError) -> u8 {
 }
 
 /// How this process reaches registries: `WB_NET_ALLOW`, the TLS roots,
-/// the credentials.
-fn transport(login: Option<&Login>) -> Result<Transport, u8> {
+/// the credentials (`login`'s for the registry of its reference alone).
+fn transport(login: Option<(&Login, &str)>) -> Result<Transport, u8> {
     let guard = workbooks::NetGuard::new(
         crate::options::net_allow()?,
         std::sync::Arc::new(workbooks::egress::SystemResolver),
     );
-    let mut credentials = Credentials::from_env();
-    if let Some(Login {
-        username: Some(user),
-        password_stdin,
-    }) = login
+    let mut credentials = Credentials::from_env().map_err(failed)?;
+    if let Some((
+        Login {
+            username: Some(user),
+            password_stdin,
+        },
+        reference,
+    )) = login
     {
+        let named = workbooks_oci::OciRef::parse(reference).map_err(failed)?;
         let mut password = String::new();
         if *password_stdin {
             std::io::stdin()
@@ -103,6 +108,7 @@ fn transport(login: Option<&Login>) -> Result<Transport, u8> {
             password = std::env::var("WB_OCI_PASSWORD").unwrap_or_default();
         }
         credentials = credentials.with_user(
+            named.registry(),
             user.clone(),
             password.trim_end_matches(['\r', '\n']).to_string(),
         );
@@ -140,7 +146,7 @@ pub(crate) fn push(args: PushArgs, home: PathBuf) -> u8 {
                 .map_err(|e| fail("sign", e, exit::USAGE))?,
             ),
         };
-        let transport = transport(Some(&args.login))?;
+        let transport = transport(Some((&args.login, &args.reference)))?;
         let pushed = awaited(
             !args.json,
             format!("pushing {}", args.reference),
@@ -164,7 +170,7 @@ pub(crate) fn push(args: PushArgs, home: PathBuf) -> u8 {
 pub(crate) fn pull(args: PullArgs, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
         let trust = Trust::of_home(&home, &args.signers).map_err(failed)?;
-        let transport = transport(Some(&args.login))?;
+        let transport = transport(Some((&args.login, &args.reference)))?;
         let pulled = awaited(
             !args.json,
             format!("pulling {}", args.reference),

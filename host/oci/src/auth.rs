@@ -1,12 +1,20 @@
 //! Registry credentials, from where an operator already keeps them.
 //!
 //! In order: the command's own (`--username` with the password on stdin,
-//! or `WB_OCI_USERNAME`/`WB_OCI_PASSWORD`), then the Docker config
+//! for the registry the command names, or `WB_OCI_USERNAME` and
+//! `WB_OCI_PASSWORD` for the one registry `WB_OCI_REGISTRY` names), then
+//! the Docker config
 //! (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`): its
 //! `auths` entry for the registry, `auth` (base64 `user:password`) or
 //! `username`/`password`, or an `identitytoken`. Credential helpers
 //! (`credsStore`, `credHelpers`) run programs and are not used. Without
 //! any, access is anonymous.
+//!
+//! Threat: credentials meant for one registry sent to another, one a
+//! third-party toolkit or a pasted reference names. Every credential here
+//! is bound to one registry: the flag's to the command's reference, the
+//! environment's to `WB_OCI_REGISTRY` (credentials without it are an
+//! error, not a password for every host), the Docker config's to its key.
 
 use base64::Engine as _;
 use oci_client::secrets::RegistryAuth;
@@ -15,47 +23,59 @@ use std::path::PathBuf;
 /// Credentials for one registry.
 #[derive(Clone, Default)]
 pub struct Credentials {
-    user: Option<(String, String)>,
+    /// Registry, user, password.
+    user: Option<(String, String, String)>,
     docker_config: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Credentials")
-            .field("user", &self.user.as_ref().map(|(u, _)| u))
+            .field("user", &self.user.as_ref().map(|(r, u, _)| (r, u)))
             .finish()
     }
 }
 
 impl Credentials {
-    /// Anonymous, unless the Docker config or environment says otherwise.
-    pub fn from_env() -> Credentials {
-        let user = match (
-            std::env::var("WB_OCI_USERNAME"),
-            std::env::var("WB_OCI_PASSWORD"),
-        ) {
-            (Ok(u), Ok(p)) if !u.is_empty() => Some((u, p)),
-            _ => None,
+    /// Anonymous, unless the Docker config or environment says otherwise;
+    /// `WB_OCI_USERNAME` without `WB_OCI_REGISTRY` is an error.
+    pub fn from_env() -> Result<Credentials, crate::OciError> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let user = match (var("WB_OCI_USERNAME"), var("WB_OCI_REGISTRY")) {
+            (Some(u), Some(registry)) => Some((
+                registry,
+                u,
+                std::env::var("WB_OCI_PASSWORD").unwrap_or_default(),
+            )),
+            (Some(_), None) => {
+                return Err(crate::OciError::Credentials(
+                    "WB_OCI_USERNAME is set without WB_OCI_REGISTRY (HOST[:PORT]), the one registry it is for".into(),
+                ));
+            }
+            (None, _) => None,
         };
         let docker_config = std::env::var_os("DOCKER_CONFIG")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))
             .map(|d| d.join("config.json"));
-        Credentials {
+        Ok(Credentials {
             user,
             docker_config,
-        }
+        })
     }
 
-    /// These credentials with `user` and `password` first.
-    pub fn with_user(mut self, user: String, password: String) -> Credentials {
-        self.user = Some((user, password));
+    /// These credentials with `user` and `password` first, for `registry`
+    /// (`HOST[:PORT]`) alone.
+    pub fn with_user(mut self, registry: &str, user: String, password: String) -> Credentials {
+        self.user = Some((registry.to_string(), user, password));
         self
     }
 
     /// What to present to `registry` (`HOST[:PORT]`).
     pub(crate) fn for_registry(&self, registry: &str) -> RegistryAuth {
-        if let Some((u, p)) = &self.user {
+        if let Some((r, u, p)) = &self.user
+            && r == registry
+        {
             return RegistryAuth::Basic(u.clone(), p.clone());
         }
         self.docker_config
@@ -118,5 +138,15 @@ mod tests {
         assert_eq!(got("ghcr.io"), Some(("ann".into(), "s3cret".into())));
         assert_eq!(got("127.0.0.1:5000"), Some(("bob".into(), "pw".into())));
         assert_eq!(got("quay.io"), None);
+    }
+
+    #[test]
+    fn a_users_credentials_go_to_their_registry_alone() {
+        let c = Credentials::default().with_user("ghcr.io", "ann".into(), "pw".into());
+        assert!(matches!(c.for_registry("ghcr.io"), RegistryAuth::Basic(..)));
+        assert!(matches!(
+            c.for_registry("evil.example"),
+            RegistryAuth::Anonymous
+        ));
     }
 }

@@ -96,6 +96,9 @@ pub enum OciError {
     /// Signing failed (the tenant's key).
     #[error("signing: {0}")]
     Sign(String),
+    /// Credentials given without the registry they are for.
+    #[error("credentials: {0}")]
+    Credentials(String),
     /// A trust file or signer list does not parse.
     #[error("trust: {0}")]
     Trust(String),
@@ -142,6 +145,7 @@ impl OciError {
             OciError::Unsigned { .. } => "unsigned",
             OciError::Sign(_) => "sign",
             OciError::Trust(_) => "trust",
+            OciError::Credentials(_) => "credentials",
             OciError::Registry { .. } => "registry",
             OciError::Timeout { .. } => "timeout",
             OciError::Io { .. } => "io",

@@ -76,9 +76,13 @@ impl Gate {
             refused: Mutex::new(None),
         });
         let accept = shared.clone();
+        // Connections are tasks of a set the accept loop owns: aborting
+        // the loop (dropping the gate) drops the set, which aborts them.
         let task = tokio::spawn(async move {
+            let mut conns = tokio::task::JoinSet::new();
             while let Ok((conn, _)) = listener.accept().await {
-                tokio::spawn(serve(conn, accept.clone()));
+                while conns.try_join_next().is_some() {}
+                conns.spawn(serve(conn, accept.clone()));
             }
         });
         Ok(Gate { addr, shared, task })
@@ -89,13 +93,14 @@ impl Gate {
         format!("http://{}", self.addr)
     }
 
-    /// The last connection refused, if any.
-    pub(crate) fn refusal(&self) -> Option<Refusal> {
+    /// The last connection refused since the last call, if any: each
+    /// refusal names one failure, not every later one.
+    pub(crate) fn take_refusal(&self) -> Option<Refusal> {
         self.shared
             .refused
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .take()
     }
 
     /// The byte budget of this gate.
@@ -322,7 +327,7 @@ mod tests {
         };
         let closed = Gate::open(NetGuard::default(), 1 << 20).await.unwrap();
         assert!(ask(&closed).await.starts_with("HTTP/1.1 403"));
-        let refusal = closed.refusal().unwrap();
+        let refusal = closed.take_refusal().unwrap();
         assert!(
             refusal.openable && refusal.why.contains("127.0.0.1"),
             "{refusal:?}"
@@ -349,7 +354,7 @@ mod tests {
         let mut answer = [0u8; 64];
         let n = c.read(&mut answer).await.unwrap();
         assert!(String::from_utf8_lossy(&answer[..n]).starts_with("HTTP/1.1 403"));
-        assert!(gate.refusal().unwrap().why.contains("loopback"));
+        assert!(gate.take_refusal().unwrap().why.contains("loopback"));
     }
 
     #[tokio::test]

@@ -79,7 +79,9 @@ pub(crate) fn record(home: &Path, p: &Pulled) -> Result<(), OciError> {
         .ok_or_else(|| OciError::io(&p.digest, "not a sha256 digest"))?;
     let dir = path.parent().expect("a record has a folder");
     std::fs::create_dir_all(dir).map_err(|e| OciError::io(dir.display(), e))?;
-    let tmp = dir.join(format!(".{}.tmp", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{}-{n}.tmp", std::process::id()));
     std::fs::write(
         &tmp,
         serde_json::to_vec_pretty(p).expect("a record serialises"),

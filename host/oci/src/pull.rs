@@ -181,14 +181,18 @@ async fn signers(s: &Session, r: &OciRef, digest: &str) -> Result<Vec<String>, O
             index
                 .manifests
                 .into_iter()
+                .filter(|m| m.artifact_type.as_deref() == Some(SIGNATURE_MEDIA_TYPE))
                 .map(|m| r.at_digest(&m.digest))
                 .collect()
         })
         .unwrap_or_default();
     manifests.truncate(OCI_MAX_SIGNATURES);
-    manifests.push(r.at_tag(&signature::fallback_tag(digest)));
+    // The fallback tag first: its manifest carries every signature pushed.
+    manifests.insert(0, r.at_tag(&signature::fallback_tag(digest)));
     let mut found = Vec::new();
-    let mut blobs = 0;
+    // Each signer's push repeats the signatures before it: a blob read
+    // once is not read or counted again.
+    let mut seen = std::collections::HashSet::new();
     for m in &manifests {
         let body = match s
             .bounded(
@@ -212,8 +216,10 @@ async fn signers(s: &Session, r: &OciRef, digest: &str) -> Result<Vec<String>, O
             .iter()
             .filter(|l| l.media_type == SIGNATURE_MEDIA_TYPE)
         {
-            blobs += 1;
-            if blobs > OCI_MAX_SIGNATURES {
+            if !seen.insert(layer.digest.clone()) {
+                continue;
+            }
+            if seen.len() > OCI_MAX_SIGNATURES {
                 return Ok(found);
             }
             let Ok(blob) = read_blob(

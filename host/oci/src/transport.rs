@@ -88,8 +88,15 @@ impl Transport {
             user_agent: concat!("workbooks/", env!("CARGO_PKG_VERSION")),
             ..ClientConfig::default()
         };
+        // `Client::new` falls back to a default client, with no proxy and
+        // so no floor, when the configuration does not build (a bad extra
+        // root): that fallback must never be taken.
+        let client = Client::try_from(config).map_err(|e| OciError::Registry {
+            registry: r.registry().to_string(),
+            why: format!("the registry client cannot be built: {}", error_chain(&e)),
+        })?;
         let session = Session {
-            client: Client::new(config),
+            client,
             gate,
             auth: self.credentials.for_registry(r.registry()),
             registry: r.registry().to_string(),
@@ -121,12 +128,12 @@ impl Session {
     /// first, then what the registry answered.
     pub(crate) fn named(&self, e: OciDistributionError) -> OciError {
         let registry = self.registry.clone();
-        if let Some(r) = self.gate.refusal() {
+        if let Some(r) = self.gate.take_refusal() {
             let loopback =
                 r.why.contains("loopback") || r.why.contains("127.") || r.why.contains("::1");
             let hint = match (r.openable, loopback) {
                 (true, true) => {
-                    "; a registry on this machine needs WB_NET_ALLOW=127.0.0.1/32 (or ::1/128)"
+                    "; a registry on this machine needs WB_NET_ALLOW=127.0.0.1/32 (and ::1/128 for localhost, which resolves to both)"
                 }
                 (true, false) => "; open the address with WB_NET_ALLOW if it is meant",
                 _ => "",

@@ -209,7 +209,7 @@ async fn a_registry_requiring_credentials_refuses_none_and_wrong_ones() {
         Transport::new(
             loopback_opened(),
             Vec::new(),
-            Credentials::default().with_user(user.into(), pw.into()),
+            Credentials::default().with_user(&server.registry(), user.into(), pw.into()),
         )
     };
     let wasm = component("x");
@@ -273,4 +273,32 @@ async fn an_image_that_is_not_a_wasm_artifact_is_refused_by_name() {
     .unwrap_err();
     assert!(matches!(err, OciError::NotFound { .. }), "{err}");
     assert_eq!(store_files(home.path()), 0);
+}
+
+#[tokio::test]
+async fn a_client_that_cannot_be_built_fails_rather_than_connecting_without_the_floor() {
+    // The protocol crate's `Client::new` would fall back to a default
+    // client with no proxy: with the floor closed, that one would reach
+    // this loopback registry directly and push.
+    let server = DistributionServer::start();
+    let closed = Transport::new(
+        NetGuard::default(),
+        vec![b"not a certificate".to_vec()],
+        Credentials::default(),
+    );
+    let err = push(&closed, &component("x"), &server.reference("x:1"), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, OciError::Registry { .. } | OciError::Floor { .. }),
+        "{err}"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let err = get(home.path(), &server.reference("x:1"), &Trust::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, OciError::NotFound { .. }),
+        "nothing was pushed: {err}"
+    );
 }

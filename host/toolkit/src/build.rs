@@ -249,7 +249,7 @@ impl Builds {
         let trust = workbooks_oci::Trust::of_home(home, &signers).map_err(oci)?;
         let transport = workbooks_oci::Transport::of_engine(
             &self.engine,
-            workbooks_oci::Credentials::from_env(),
+            workbooks_oci::Credentials::from_env().map_err(oci)?,
         );
         let pulled = workbooks_oci::pull(&transport, home, &reference, &trust)
             .await
