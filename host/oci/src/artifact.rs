@@ -120,7 +120,7 @@ struct ComponentSummary {
 }
 
 /// The config and manifest for `wasm`, with its layer descriptor. The time
-/// is `SOURCE_DATE_EPOCH`'s when set (reproducible pushes), else now.
+/// is `SOURCE_DATE_EPOCH`'s when set, else the epoch (reproducible pushes).
 ///
 /// The layer is titled `<last repository segment>.wasm`, the file name
 /// `oras pull` gives it.
@@ -155,16 +155,14 @@ pub(crate) fn wasm_artifact(
     Ok((config, manifest))
 }
 
-/// RFC 3339 of `SOURCE_DATE_EPOCH`, or of now.
+/// RFC 3339 of `SOURCE_DATE_EPOCH`, else of the epoch: the same bytes
+/// always push as the same manifest digest (as `ko` and `rules_oci` do), so
+/// a second signer's signature lands on the digest the first one signed.
 fn created() -> String {
     let secs = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
-        });
+        .unwrap_or(0);
     let days = secs / 86_400;
     let rem = secs % 86_400;
     let (y, m, d) = civil(days as i64);

@@ -92,3 +92,12 @@ fn the_created_time_is_a_calendar_date() {
     assert_eq!(civil(19_723), (2024, 1, 1));
     assert_eq!(civil(20_513), (2026, 3, 1));
 }
+
+#[test]
+fn the_same_bytes_always_make_the_same_manifest() {
+    let wasm = wat::parse_str("(component)").unwrap();
+    let (_, a) = wasm_artifact(&wasm, "x", "t").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let (_, b) = wasm_artifact(&wasm, "x", "t").unwrap();
+    assert_eq!(a.to_bytes(), b.to_bytes());
+}
