@@ -54,6 +54,8 @@ pub(crate) struct Refusal {
     pub why: String,
     /// Whether an allow-list entry would open it (a blocked address).
     pub openable: bool,
+    /// Whether the refused address is this machine's.
+    pub loopback: bool,
 }
 
 impl Drop for Gate {
@@ -121,11 +123,12 @@ impl Gate {
 }
 
 impl Shared {
-    fn refuse(&self, target: &str, why: String, openable: bool) {
+    fn refuse(&self, target: &str, why: String, openable: bool, loopback: bool) {
         *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = Some(Refusal {
             target: target.to_string(),
             why,
             openable,
+            loopback,
         });
     }
 }
@@ -223,14 +226,17 @@ async fn read_head(conn: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<u8>)> 
 /// address; `plain` (plain HTTP) must land on loopback.
 async fn open(shared: &Shared, authority: &str, plain: bool) -> Result<TcpStream, &'static str> {
     let Some((host, port)) = split_authority(authority) else {
-        shared.refuse(authority, "not host:port".into(), false);
+        shared.refuse(authority, "not host:port".into(), false, false);
         return Err("400 Bad Request");
     };
     let addr = match shared.guard.pin(host, port).await {
         Ok(addr) => addr,
         Err(denial) => {
-            let openable = matches!(denial, workbooks::egress::NetDenial::Blocked { .. });
-            shared.refuse(authority, denial.to_string(), openable);
+            let (openable, loopback) = match &denial {
+                workbooks::egress::NetDenial::Blocked { addr, .. } => (true, addr.is_loopback()),
+                _ => (false, false),
+            };
+            shared.refuse(authority, denial.to_string(), openable, loopback);
             return Err("403 Forbidden");
         }
     };
@@ -238,6 +244,7 @@ async fn open(shared: &Shared, authority: &str, plain: bool) -> Result<TcpStream
         shared.refuse(
             authority,
             "plain HTTP is spoken only to a loopback registry".into(),
+            false,
             false,
         );
         return Err("403 Forbidden");

@@ -77,15 +77,6 @@ pub(crate) fn store_path(home: &Path, sha256: &str) -> PathBuf {
 pub(crate) fn record(home: &Path, p: &Pulled) -> Result<(), OciError> {
     let path = record_path(home, &p.digest)
         .ok_or_else(|| OciError::io(&p.digest, "not a sha256 digest"))?;
-    let dir = path.parent().expect("a record has a folder");
-    std::fs::create_dir_all(dir).map_err(|e| OciError::io(dir.display(), e))?;
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{}-{n}.tmp", std::process::id()));
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec_pretty(p).expect("a record serialises"),
-    )
-    .and_then(|()| std::fs::rename(&tmp, &path))
-    .map_err(|e| OciError::io(path.display(), e))
+    let bytes = serde_json::to_vec_pretty(p).expect("a record serialises");
+    workbooks::files::write_atomic(&path, &bytes).map_err(|e| OciError::io(path.display(), e))
 }

@@ -77,6 +77,14 @@ pub async fn pull(
         reference: r.to_string(),
         why: e.to_string(),
     })?;
+    let got = format!("sha256:{}", artifact.sha256_hex());
+    if got != layer.digest {
+        return Err(OciError::DigestMismatch {
+            what: format!("{r}: the wasm layer"),
+            expected: layer.digest.clone(),
+            got,
+        });
+    }
     let path = workbooks::commands::Registry::new(home)
         .stash(&artifact)
         .map_err(|e| OciError::io("the store", e))?;
@@ -120,8 +128,8 @@ fn checked_manifest(r: &OciRef, body: &[u8], digest: &str) -> Result<String, Oci
     Ok(got)
 }
 
-/// Reads the blob `digest` of `r`, exactly `size` bytes and at most `cap`,
-/// hashing as it streams.
+/// Reads the blob `digest` of `r`, exactly `size` bytes and at most `cap`;
+/// `oci-client`'s stream checks the digest as the bytes arrive.
 async fn read_blob(
     s: &Session,
     r: &OciRef,
@@ -156,14 +164,6 @@ async fn read_blob(
             registry: s.registry.clone(),
             secs: crate::limits::OCI_TIMEOUT.as_secs(),
         })??;
-    let got = digest_of(&bytes);
-    if got != digest {
-        return Err(OciError::DigestMismatch {
-            what: format!("{r}: blob"),
-            expected: digest.to_string(),
-            got,
-        });
-    }
     Ok(bytes)
 }
 

@@ -129,9 +129,7 @@ impl Session {
     pub(crate) fn named(&self, e: OciDistributionError) -> OciError {
         let registry = self.registry.clone();
         if let Some(r) = self.gate.take_refusal() {
-            let loopback =
-                r.why.contains("loopback") || r.why.contains("127.") || r.why.contains("::1");
-            let hint = match (r.openable, loopback) {
+            let hint = match (r.openable, r.loopback) {
                 (true, true) => {
                     "; a registry on this machine needs WB_NET_ALLOW=127.0.0.1/32 (and ::1/128 for localhost, which resolves to both)"
                 }
