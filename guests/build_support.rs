@@ -96,14 +96,17 @@ pub fn build_guests(root: &Path, packages: &[&str]) -> PathBuf {
             println!("cargo:rerun-if-changed={}", entry.path().display());
         }
     }
-    // A package is a guest, or an example toolkit's crate.
+    // A package is a guest, an example toolkit's crate or an example (a
+    // path that does not exist would rerun the script on every build).
     for p in packages {
-        let guest = root.join("guests").join(p);
-        let dir = if guest.is_dir() {
-            guest
-        } else {
-            root.join("toolkits").join(p)
-        };
+        let dir = [
+            root.join("guests").join(p),
+            root.join("toolkits").join(p),
+            root.join("examples").join("rust").join(p),
+        ]
+        .into_iter()
+        .find(|d| d.is_dir())
+        .unwrap_or_else(|| panic!("no crate folder for the guest package {p}"));
         println!("cargo:rerun-if-changed={}", dir.display());
     }
     target_dir.join(WASM_TARGET).join("release")

@@ -23,6 +23,7 @@
 
 mod args;
 mod frames;
+pub mod home;
 mod relay;
 mod request;
 mod run_args;
@@ -30,19 +31,12 @@ mod socket;
 mod verb;
 
 pub use frames::*;
+pub use home::{cache_dir, default_home};
 pub use relay::{Answer, ENGINE_EXIT, Served, connect, offer, open, relay};
 pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};
 pub use run_args::RunArgs;
 pub use socket::{peer_is_me, socket_dir, socket_path, socket_path_in};
-pub use verb::{HomeFlag, RunVerb};
-
-/// The home used when none is configured: `$WB_HOME`, else `./.workbooks`.
-pub fn default_home() -> std::path::PathBuf {
-    std::env::var_os("WB_HOME")
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(".workbooks"))
-}
+pub use verb::{Globals, RunVerb};
 
 /// The crate's layering, checked: every top-level module is placed, and
 /// each imports only from the modules before it.
@@ -50,13 +44,13 @@ pub fn default_home() -> std::path::PathBuf {
 mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
-        "socket", "args", "frames", "request", "verb", "relay", "run_args",
+        "home", "socket", "args", "frames", "request", "verb", "relay", "run_args",
     ];
 
     #[test]
     fn every_module_is_placed_and_none_imports_from_a_layer_above_it() {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let checked = layers::check(&src, LAYERS, &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert!(checked >= 7, "checked only {checked} files");
+        assert!(checked >= 8, "checked only {checked} files");
     }
 }

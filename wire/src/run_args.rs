@@ -3,13 +3,13 @@
 //! home. Both the thin client `wb` and `wbx` itself take this path first:
 //! a daemon-served line then costs a socket round trip, not the start of
 //! an engine or of a parser. clap's parser of the one verb ([`RunVerb`],
-//! [`HomeFlag`]) would cost `wb` a sixth of its start (0.65 → 0.78 ms of
+//! [`Globals`]) would cost `wb` a sixth of its start (0.65 → 0.78 ms of
 //! a served `wb run true`, static build), so this reader's flag table is
 //! held to clap's definition by a test instead. Anything it does not take
 //! exactly as clap would (another verb, help, `--dir`, `--broker`, a value
 //! that does not parse) is left to the full CLI.
 //!
-//! [`HomeFlag`]: crate::HomeFlag
+//! [`Globals`]: crate::Globals
 
 use crate::args::{Arg, ArgReader, home_env_is_empty};
 use crate::request::{FileId, Request};
@@ -18,19 +18,22 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-/// `[--home DIR] run [flags] LINE`, as far as a client reads it without
-/// clap.
+/// `[--home DIR] [--json] run [flags] LINE`, as far as a client reads it
+/// without clap.
 #[derive(Debug, PartialEq)]
 pub struct RunArgs {
     /// `--home`, when given.
     pub home: Option<PathBuf>,
+    /// `--json`: the outcome as JSON (`{stdout, stderr, exit, stages}`,
+    /// or `{"error": …}`).
+    pub json: bool,
     /// The verb's arguments.
     pub run: RunVerb,
 }
 
 /// The flags the reader takes: those that take a value, those that take
 /// none, and those that may repeat. A test holds them to clap's
-/// definition of `--home` and the verb.
+/// definition of the global flags and the verb.
 const VALUE_FLAGS: &[&str] = &[
     "--home",
     "--profile",
@@ -52,6 +55,7 @@ impl RunArgs {
         let mut args = ArgReader::new(args, REPEATABLE);
         let mut run = RunArgs {
             home: None,
+            json: false,
             run: RunVerb::default(),
         };
         let mut verb = false;
@@ -71,7 +75,7 @@ impl RunArgs {
             };
             if SWITCHES.contains(&flag) {
                 match flag {
-                    "--json" if verb && inline.is_none() => run.run.json = true,
+                    "--json" if inline.is_none() && !run.json => run.json = true,
                     _ => return None,
                 }
                 continue;
@@ -94,6 +98,12 @@ impl RunArgs {
             }
         }
         run.run.line = line?;
+        // `run hello.wasm` (wasmtime's habit) is left to the full CLI,
+        // which points to `exec` rather than calling it an unknown command.
+        let word = run.run.line.trim();
+        if word.ends_with(".wasm") && !word.contains(char::is_whitespace) {
+            return None;
+        }
         if run.home.is_none() && home_env_is_empty() {
             return None;
         }
@@ -114,7 +124,7 @@ impl RunArgs {
             env: crate::env_digest(),
             bin: bin.into(),
             line: self.run.line,
-            json: self.run.json,
+            json: self.json,
             stdin: !std::io::stdin().is_terminal(),
             stage: self.run.stage,
             dirs: Vec::new(),
@@ -154,7 +164,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(run.home, Some(PathBuf::from("/h")));
-        assert!(run.run.json);
+        assert!(run.json);
         assert_eq!(run.run.line, "seq 3 | wc -l");
         let want = StageArgs {
             profile: "posix".into(),
@@ -189,7 +199,6 @@ mod tests {
             &["run", "--timeout", "soon", "true"],
             &["run", "--json=yes", "true"],
             &["run", "--profile"],
-            &["--json", "run", "true"],
             &["run", "--unknown", "true"],
             &["run", "--json", "--json", "true"],
             &["run", "--fuel", "1", "--fuel=2", "true"],
@@ -209,13 +218,13 @@ mod tests {
     #[cfg(feature = "clap")]
     const LEFT_TO_ENGINE: &[&str] = &["--dir"];
 
-    /// Each flag of clap's definition, `--home` and the verb's: whether it
-    /// takes a value and whether it may repeat.
+    /// Each flag of clap's definition, the global ones and the verb's:
+    /// whether it takes a value and whether it may repeat.
     #[cfg(feature = "clap")]
     fn clap_flags() -> Vec<(String, bool, bool)> {
         use clap::{ArgAction, Args as _, Command};
         let command =
-            crate::RunVerb::augment_args(crate::HomeFlag::augment_args(Command::new("run")));
+            crate::RunVerb::augment_args(crate::Globals::augment_args(Command::new("run")));
         command
             .get_arguments()
             .filter_map(|arg| {
@@ -265,7 +274,7 @@ mod tests {
         let clap = Command::new("wb")
             .no_binary_name(true)
             .subcommand(crate::RunVerb::augment_args(Command::new("run")));
-        let clap = crate::HomeFlag::augment_args(clap);
+        let clap = crate::Globals::augment_args(clap);
         for flag in VALUE_FLAGS.iter().chain(SWITCHES) {
             // `--home` is given in every line, so that `WB_HOME` is not read.
             let mut args = match *flag {
@@ -278,10 +287,14 @@ mod tests {
             args.push("true");
             let read = parse(&args).unwrap_or_else(|| panic!("{flag}: not taken"));
             let matches = clap.clone().try_get_matches_from(&args).unwrap();
-            let home = crate::HomeFlag::from_arg_matches(&matches).unwrap();
+            let globals = crate::Globals::from_arg_matches(&matches).unwrap();
             let (_, run) = matches.subcommand().unwrap();
             let run = crate::RunVerb::from_arg_matches(run).unwrap();
-            assert_eq!((read.home, read.run), (home.home, run), "{args:?}");
+            assert_eq!(
+                (read.home, read.json, read.run),
+                (globals.home, globals.json, run),
+                "{args:?}"
+            );
         }
     }
 }

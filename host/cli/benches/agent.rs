@@ -13,6 +13,11 @@
 //!
 //! `cargo bench -p workbooks-cli --bench agent`
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 mod support;
 use support::median;
 #[expect(dead_code, reason = "the bench uses part of the tests' server")]

@@ -14,6 +14,11 @@
 //!
 //! `cargo bench -p workbooks-cli --bench brokers`
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 mod support;
 use support::median;
 

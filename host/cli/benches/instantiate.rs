@@ -6,6 +6,11 @@
 //!
 //! `cargo bench -p workbooks-cli --bench instantiate`
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 mod support;
 use support::median;
 

@@ -13,6 +13,11 @@
 //!
 //! `cargo bench -p workbooks-cli --bench kernel`
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 mod support;
 use support::median;
 

@@ -6,6 +6,11 @@
 //! `WB_BENCH_ORAS_PYTHON` (a python that imports `oras`), the same push and
 //! pull through oras-py, the peer.
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

@@ -19,6 +19,11 @@
 //! (`WB_PROFILE_LINE`, default the 4-stage one) for five seconds, for a
 //! profiler (see `profile_loop`).
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 mod support;
 use support::median;
 #[path = "support/installed.rs"]

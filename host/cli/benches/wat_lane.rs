@@ -7,6 +7,11 @@
 //!
 //! `cargo bench -p workbooks-cli --bench wat_lane`
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "a bench prints its figures on stdout"
+)]
+
 mod support;
 use support::median;
 

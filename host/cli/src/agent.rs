@@ -25,9 +25,6 @@ pub(crate) enum AgentCommand {
 pub(crate) struct ReplayArgs {
     /// The finished run's workdir.
     workdir: PathBuf,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -67,9 +64,6 @@ pub(crate) struct RunArgs {
     /// WB_IMAGE_BASE_URL).
     #[arg(long)]
     exec: bool,
-    /// Print the run record as JSON (id, status, steps, result, workdir, …).
-    #[arg(long)]
-    json: bool,
 }
 
 /// One line of live progress on stderr.
@@ -119,19 +113,25 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             workdir: args.workdir,
             exec: args.exec,
             toolkits: def.toolkits,
-            on_step: (!args.json).then(|| workbooks_agent::StepObserver(Arc::new(progress))),
+            on_step: (!crate::out::json())
+                .then(|| workbooks_agent::StepObserver(Arc::new(progress))),
             ..AgentOptions::default()
         };
         let record = runtime()?
             .block_on(agents(engine)?.run(opts))
             .map_err(|e| fail("agent", e, exit::ENGINE))?;
-        if args.json {
-            match serde_json::to_string_pretty(&record) {
-                Ok(j) => println!("{j}"),
+        let code = match record.status {
+            LoopStatus::Finished | LoopStatus::Done => 0,
+            LoopStatus::Stopped | LoopStatus::Failed => exit::FAILED,
+        };
+        if crate::out::json() {
+            let why = format!("agent: {:?}: {}", record.status, record.result);
+            match serde_json::to_value(&record) {
+                Ok(value) => outln!("{:#}", crate::out::verdict(value, code, &why)),
                 Err(e) => return Err(fail("agent", e, exit::ENGINE)),
             }
         } else {
-            println!("{}", record.result);
+            outln!("{}", record.result);
             eprintln!(
                 "{}: {:?} after {} steps; trace in {}",
                 crate::BIN,
@@ -140,10 +140,7 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
                 record.workdir.display()
             );
         }
-        Ok(match record.status {
-            LoopStatus::Finished | LoopStatus::Done => 0,
-            LoopStatus::Stopped | LoopStatus::Failed => 1,
-        })
+        Ok(code)
     };
     body().unwrap_or_else(|c| c)
 }
@@ -155,10 +152,15 @@ fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
         let report = got.map_err(|e| match e {
             replay::ReplayError::NotARun { .. } => fail("usage", e, exit::USAGE),
             replay::ReplayError::Start(_) => fail("replay", e, exit::ENGINE),
-            _ => fail("replay", e, 1),
+            _ => fail("replay", e, exit::FAILED),
         })?;
         let steps = workbooks_agent::ledger::STEPS;
-        if args.json {
+        let code = if report.same { 0 } else { exit::FAILED };
+        let why = match report.first_different_line {
+            Some(n) => format!("line {n} of {steps} differs"),
+            None => "the ledger root differs".to_string(),
+        };
+        if crate::out::json() {
             let r = &report.record;
             let out = serde_json::json!({
                 "id": r.id, "same": report.same, "status": r.status, "result": r.result,
@@ -166,21 +168,21 @@ fn replay(args: ReplayArgs, home: PathBuf) -> u8 {
                 "first_different_line": report.first_different_line,
                 "workdir": r.workdir,
             });
-            println!("{out}");
+            outln!(
+                "{}",
+                crate::out::verdict(out, code, &format!("replay: {why}"))
+            );
         } else if report.same {
-            println!(
+            outln!(
                 "replayed {}: {} lines of {steps} and ledger root {} are the same",
                 report.record.id,
                 report.record.events.len(),
                 report.root
             );
         } else {
-            match report.first_different_line {
-                Some(n) => eprintln!("{}: replay: line {n} of {steps} differs", crate::BIN),
-                None => eprintln!("{}: replay: the ledger root differs", crate::BIN),
-            }
+            fail("replay", why, code);
         }
-        Ok(if report.same { 0 } else { 1 })
+        Ok(code)
     };
     body().unwrap_or_else(|c| c)
 }

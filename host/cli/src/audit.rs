@@ -12,11 +12,7 @@ use std::path::PathBuf;
 use workbooks::cadence::{Audit, Revocations};
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct AuditArgs {
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
-}
+pub(crate) struct AuditArgs {}
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct TenantArgs {
@@ -24,18 +20,18 @@ pub(crate) struct TenantArgs {
     tenant: String,
 }
 
-pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
+pub(crate) fn audit(_args: AuditArgs, home: PathBuf) -> u8 {
     let summary = match Audit::read_file(&home.join(workbooks::cadence::AUDIT_FILE)) {
         Ok(s) => s,
         Err(e) => return fail("audit", e, exit::ENGINE),
     };
     let revoked = Revocations::new(Some(home.join(workbooks::cadence::REVOCATIONS_FILE))).list();
-    if args.json {
+    if crate::out::json() {
         let out = serde_json::json!({ "counts": summary.counts, "recent": summary.recent, "revoked": revoked });
-        println!("{out}");
+        outln!("{out}");
         return 0;
     }
-    println!(
+    outln!(
         "revoked tenants: {}",
         if revoked.is_empty() {
             "none".into()
@@ -43,22 +39,22 @@ pub(crate) fn audit(args: AuditArgs, home: PathBuf) -> u8 {
             escape(&revoked.join(", "))
         }
     );
-    println!("denials by reason:");
+    outln!("denials by reason:");
     if summary.counts.is_empty() {
-        println!("  none");
+        outln!("  none");
     }
     for (reason, n) in &summary.counts {
-        println!("  {:<24} {n}", escape(reason));
+        outln!("  {:<24} {n}", escape(reason));
     }
     if !summary.recent.is_empty() {
-        println!("most recent:");
+        outln!("most recent:");
         for e in summary.recent.iter().rev().take(20) {
             let repeats = if e.count > 1 {
                 format!(" (×{})", e.count)
             } else {
                 String::new()
             };
-            println!(
+            outln!(
                 "  {}  {:<8} {:<20} {} {}{repeats}",
                 e.at_ms,
                 escape(&e.broker),
@@ -103,10 +99,10 @@ pub(crate) fn revoke(args: TenantArgs, home: PathBuf, revoke: bool) -> u8 {
         list.unrevoke(&args.tenant)
     };
     match changed {
-        Ok(true) if revoke => println!("revoked {}", args.tenant),
-        Ok(true) => println!("unrevoked {}", args.tenant),
-        Ok(false) if revoke => println!("{} was already revoked", args.tenant),
-        Ok(false) => println!("{} was not revoked", args.tenant),
+        Ok(true) if revoke => outln!("revoked {}", args.tenant),
+        Ok(true) => outln!("unrevoked {}", args.tenant),
+        Ok(false) if revoke => outln!("{} was already revoked", args.tenant),
+        Ok(false) => outln!("{} was not revoked", args.tenant),
         Err(e) => return fail("revoke", e, exit::ENGINE),
     }
     0

@@ -28,9 +28,6 @@ pub(crate) enum BundleCommand {
         /// Where to write the bundle (default `<ID>.wbundle`).
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// Check a bundle whole, then restore its volumes into instance ID
     /// (which must hold no files); refused when anything was tampered with.
@@ -56,9 +53,6 @@ pub(crate) enum BundleCommand {
         /// Write the shipped page here.
         #[arg(long, value_name = "FILE")]
         page_out: Option<PathBuf>,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -76,8 +70,8 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
             page,
             commands,
             output,
-            json,
         } => {
+            let json = crate::out::json();
             let body = || -> Result<serde_json::Value, (String, u8)> {
                 let usage = |e: String| (e, exit::USAGE);
                 let volumes = storage
@@ -138,11 +132,11 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
             };
             match body() {
                 Ok(v) if json => {
-                    println!("{v}");
+                    outln!("{v}");
                     0
                 }
                 Ok(v) => {
-                    println!(
+                    outln!(
                         "shipped {} ({} files, sha256 {}) signed by {}",
                         v["bundle"].as_str().unwrap_or_default(),
                         v["files"],
@@ -162,8 +156,8 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
             commands,
             sha256,
             page_out,
-            json,
         } => {
+            let json = crate::out::json();
             let body = || -> Result<bundle::Restored, (String, u8)> {
                 let usage = |e: String| (e, exit::USAGE);
                 let bytes =
@@ -210,20 +204,22 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
             };
             match body() {
                 Ok(r) if json => {
-                    println!("{}", serde_json::to_string(&r).unwrap_or_default());
+                    outln!("{}", serde_json::to_string(&r).unwrap_or_default());
                     0
                 }
                 Ok(r) => {
-                    println!(
+                    outln!(
                         "restored {} files into `{}` (signed by {})",
-                        r.files, r.target, r.manifest.signer
+                        r.files,
+                        r.target,
+                        r.manifest.signer
                     );
                     for c in &r.commands {
-                        println!("registered {} (tier {})", c.name, c.tier.name());
+                        outln!("registered {} (tier {})", c.name, c.tier.name());
                     }
                     let shipped = r.manifest.commands.len();
                     if shipped > 0 && r.commands.is_empty() {
-                        println!(
+                        outln!(
                             "{shipped} command(s) shipped with it not registered: pass --commands --signer DID to register them"
                         );
                     }

@@ -1,7 +1,8 @@
 //! `wbx call`: start a component of the `plugin` world (a file, or a
 //! registered command by name) under a profile, call its
 //! `run(input) -> result<string, string>` once and print the answer; an
-//! `err` is printed on stderr and exits 1. A plugin registered at
+//! `err` is printed on stderr and exits 1; a refusal exits 120, as `exec`'s
+//! does, and every other failure with its code in [`crate::exit::TABLE`]. A plugin registered at
 //! `os_process` is called in a child `wbx call --framed`, which answers in
 //! frames (see `workbooks::engine::plugin_child`).
 
@@ -22,9 +23,6 @@ pub(crate) struct Args {
     /// the file's stem or the command's name).
     #[arg(long, value_name = "ID")]
     id: Option<String>,
-    /// Print JSON: `{ok, value}`.
-    #[arg(long)]
-    json: bool,
     /// Answer in frames, in this process (how a plugin registered at
     /// os_process is called from a parent).
     #[arg(long, hide = true)]
@@ -38,7 +36,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
-    let opts = match args.stage.to_options() {
+    let mut opts = match args.stage.to_options() {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -66,6 +64,16 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             Err(code) => return code,
         },
     };
+    // A registered plugin runs with no more than its registration allows.
+    if !path.is_file()
+        && let Ok(Some(entry)) = engine.registry().get(&args.target)
+        && let Some(ceiling) = entry.ceiling()
+    {
+        let granted = opts
+            .caps
+            .unwrap_or_else(|| workbooks::Profile::resolve(&opts.profile).effective.caps());
+        opts.caps = Some(granted.intersect(ceiling));
+    }
     // A plugin registered at os_process is called in a child, unless this
     // is that child.
     if !args.framed
@@ -76,11 +84,11 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         let id = args.id.clone().unwrap_or_else(|| args.target.clone());
         let answer = crate::options::runtime().map(|rt| {
             rt.block_on(engine.call_plugin_in_child(&entry, &input, &id, &opts))
-                .map_err(|e| e.to_string())
+                .map_err(|e| (e.to_string(), exit::for_command_error(&e)))
         });
         return match answer {
             Err(code) => code,
-            Ok(answer) => answered(answer, args.json),
+            Ok(answer) => answered(answer, crate::out::json()),
         };
     }
     // A registered plugin brings the stubs its toolkit declared.
@@ -92,7 +100,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "plugin".into())
             });
-        (engine.load_artifact(&path).map_err(|e| e.to_string()), stem)
+        let loaded = engine
+            .load_artifact(&path)
+            .map_err(|e| (e.to_string(), exit::LOAD));
+        (loaded, stem)
     } else {
         let loaded = match engine.registry().get(&args.target) {
             Ok(Some(entry))
@@ -101,32 +112,40 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                     .as_ref()
                     .is_some_and(|want| *want != entry.sha256) =>
             {
-                Err(format!(
-                    "`{}` holds sha256 {} now, not the {} its caller named",
-                    args.target,
-                    entry.sha256,
-                    args.registered_sha256.as_deref().unwrap_or_default()
+                Err((
+                    format!(
+                        "`{}` holds sha256 {} now, not the {} its caller named",
+                        args.target,
+                        entry.sha256,
+                        args.registered_sha256.as_deref().unwrap_or_default()
+                    ),
+                    exit::LOAD,
                 ))
             }
             Ok(Some(entry)) => {
                 stubs = entry.stub_set();
-                engine.registry().load(&entry).map_err(|e| e.to_string())
+                engine
+                    .registry()
+                    .load(&entry)
+                    .map_err(|e| (e.to_string(), exit::LOAD))
             }
-            Ok(None) => Err(format!(
-                "`{}` is neither a file nor a registered command",
-                args.target
+            Ok(None) => Err((
+                format!(
+                    "`{}` is neither a file nor a registered command",
+                    args.target
+                ),
+                exit::NOT_FOUND,
             )),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err((e.to_string(), exit::ENGINE)),
         };
         (loaded, args.target.clone())
     };
     let artifact = match artifact {
         Ok(a) => a,
         // A child tells its parent why, in a frame.
-        Err(e) if args.framed => return framed(Err(e)),
-        Err(e) => return fail("call", e, exit::LOAD),
+        Err((e, _)) if args.framed => return framed(Err(e)),
+        Err((e, code)) => return fail("call", e, code),
     };
-    let spinner = crate::options::first_compile_spinner(&engine, &artifact, &args.target);
     let sup = match Supervisor::for_tenant(engine, &opts.tenant) {
         Ok(s) => s,
         Err(e) => return fail("call", e, exit::USAGE),
@@ -135,11 +154,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     let id = args.id.clone().unwrap_or(stem);
     let answer = crate::options::runtime().map(|rt| {
         rt.block_on(async {
-            let started = sup.start(&id, &artifact, start).await;
-            if let Some(spinner) = spinner {
-                spinner.finish_and_clear();
-            }
-            started?;
+            sup.start(&id, &artifact, start).await?;
             let answer = sup.call_run(&id, &input).await;
             let _ = sup.stop(&id);
             answer
@@ -148,7 +163,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     match answer {
         Err(code) => code,
         Ok(answer) if args.framed => framed(answer.map_err(|e| e.to_string())),
-        Ok(answer) => answered(answer.map_err(|e| e.to_string()), args.json),
+        Ok(answer) => answered(
+            answer.map_err(|e| (e.to_string(), exit::for_instance_error(&e))),
+            crate::out::json(),
+        ),
     }
 }
 
@@ -173,20 +191,25 @@ fn framed(answer: Result<Result<String, String>, String>) -> u8 {
 }
 
 /// Prints an answer: `ok` on stdout, `err` on stderr (exit 1), a failure
-/// to call by name.
-fn answered(answer: Result<Result<String, String>, String>, json: bool) -> u8 {
+/// to call with its code.
+fn answered(answer: Result<Result<String, String>, (String, u8)>, json: bool) -> u8 {
     match answer {
-        Err(e) => fail("call", e, 1),
+        Err((e, code)) => fail("call", e, code),
         Ok(result) => {
             if json {
                 let (ok, value) = match &result {
                     Ok(v) => (true, v),
                     Err(v) => (false, v),
                 };
-                println!("{}", serde_json::json!({"ok": ok, "value": value}));
+                let code = if ok { 0 } else { exit::FAILED };
+                let report = serde_json::json!({"ok": ok, "value": value});
+                outln!(
+                    "{}",
+                    crate::out::verdict(report, code, &format!("call: {value}"))
+                );
             } else {
                 match &result {
-                    Ok(v) => println!("{v}"),
+                    Ok(v) => outln!("{v}"),
                     Err(v) => eprintln!("{v}"),
                 }
             }

@@ -12,24 +12,19 @@ use workbooks_toolkit::catalog::{self, Catalog, CatalogError, Held, Row, Step};
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum CatalogCommand {
     /// List the rows by kind: name, size, whether installed, source, what it is.
-    List {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    List,
     /// Fetch rows, check their sha256 pins and register them (a URL
     /// carrying several rows is fetched once).
     Install(Chosen),
     /// Hash every installed row's stored bytes again and compare with its
     /// pin (exit 1 if one differs).
-    Verify {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Verify,
     /// Run rows' proofs: each line, and the output it must give (exit 1
     /// if one fails or is not installed).
     Prove(Chosen),
+    /// Remove installed rows: each one's command (when its name holds the
+    /// row's pin) and the sysroot it keeps.
+    Remove(Chosen),
 }
 
 /// The rows a command acts on.
@@ -41,28 +36,30 @@ pub(crate) struct Chosen {
     /// Every row.
     #[arg(long, conflicts_with = "names")]
     all: bool,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
 }
 
 pub(crate) fn run(cmd: CatalogCommand, home: PathBuf) -> u8 {
+    let json = crate::out::json();
     let body = || -> Result<u8, u8> {
         let rows = catalog::rows();
         match cmd {
-            CatalogCommand::List { json } => list(&Catalog::new(engine(home)?), rows, json),
+            CatalogCommand::List => list(&Catalog::new(engine(home)?), rows, json),
             CatalogCommand::Install(c) => {
                 let chosen = chosen(rows, &c)?;
-                install(&Catalog::new(engine(home)?), &chosen, c.json)
+                install(engine(home)?, &chosen, json)
             }
-            CatalogCommand::Verify { json } => verify(&Catalog::new(engine(home)?), rows, json),
+            CatalogCommand::Verify => verify(&Catalog::new(engine(home)?), rows, json),
+            CatalogCommand::Remove(c) => {
+                let chosen = chosen(rows, &c)?;
+                remove(&Catalog::new(engine(home)?), &chosen, json)
+            }
             CatalogCommand::Prove(c) => {
                 let chosen = chosen(rows, &c)?;
                 // The engine's instances must be able to hold the largest
                 // memory a chosen row needs.
                 let memory = chosen.iter().filter_map(|r| r.memory_mib).max();
                 let engine = engine_with(home, false, memory.map(|m| m << 20))?;
-                prove(&Catalog::new(engine), &chosen, c.json)
+                prove(&Catalog::new(engine), &chosen, json)
             }
         }
     };
@@ -95,7 +92,7 @@ fn mib(bytes: Option<u64>) -> String {
 fn list(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
     let mut status = catalog.status(rows);
     if json {
-        println!("{}", serde_json::to_string(&status).unwrap_or_default());
+        outln!("{}", serde_json::to_string(&status).unwrap_or_default());
         return Ok(0);
     }
     status.sort_by(|a, b| (a.row.kind, &a.row.name).cmp(&(b.row.kind, &b.row.name)));
@@ -110,14 +107,14 @@ fn list(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
     for s in &status {
         if heading != Some(s.row.kind) {
             heading = Some(s.row.kind);
-            println!("{}:", s.row.kind.heading());
+            outln!("{}:", s.row.kind.heading());
         }
         let state = match (s.installed, s.pinned) {
             (true, true) => "installed",
             (true, false) => "NOT PINNED",
             _ => "-",
         };
-        println!(
+        outln!(
             "  {:<name_width$}  {:>9}  {:<10}  {:<source_width$}  {}",
             s.row.name,
             mib(s.row.size),
@@ -127,12 +124,17 @@ fn list(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
         );
     }
     let installed = status.iter().filter(|s| s.pinned).count();
-    println!("{installed} of {} installed", status.len());
+    outln!("{installed} of {} installed", status.len());
     Ok(0)
 }
 
-fn install(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
-    let spinner = crate::options::spinner(String::new());
+fn install(engine: workbooks::Engine, rows: &[Row], json: bool) -> Result<u8, u8> {
+    // Every byte the fetches read is counted here (a budget too large to
+    // run out; each fetch is still capped), for the bar's bytes and rate.
+    let read = std::sync::Arc::new(workbooks::egress::ByteBudget::new(usize::MAX / 2));
+    let catalog = Catalog::new(engine).with_progress(read.clone());
+    let progress = crate::options::byte_progress(String::new(), move || read.taken() as u64);
+    let spinner = &progress.bar;
     let started = Instant::now();
     let mut failed = 0;
     let mut done = 0;
@@ -168,11 +170,14 @@ fn install(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
                 }
             };
             if !json {
-                spinner.suspend(|| println!("{line}"));
+                // Not unwound inside the bar's suspension: afterwards.
+                if !spinner.suspend(|| crate::out::try_line(&line)) {
+                    crate::out::closed();
+                }
             }
         }
     }));
-    spinner.finish_and_clear();
+    drop(progress);
     for (row, result) in rows.iter().zip(&results) {
         report.push(match result {
             Ok(e) => serde_json::json!({"name": row.name, "ok": true, "sha256": e.sha256, "size": e.size}),
@@ -180,19 +185,19 @@ fn install(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
         });
     }
     let secs = started.elapsed().as_secs_f64();
+    let code = if failed == 0 { 0 } else { exit::FAILED };
     if json {
-        println!(
-            "{}",
-            serde_json::json!({"installed": results.len() - failed, "failed": failed, "seconds": secs, "rows": report})
-        );
+        let report = serde_json::json!({"installed": results.len() - failed, "failed": failed, "seconds": secs, "rows": report});
+        let why = format!("catalog install: {failed} of {} rows failed", rows.len());
+        outln!("{}", crate::out::verdict(report, code, &why));
     } else {
-        println!(
+        outln!(
             "{} of {} installed in {secs:.1} s",
             results.len() - failed,
             rows.len()
         );
     }
-    Ok(if failed == 0 { 0 } else { 1 })
+    Ok(code)
 }
 
 fn verify(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
@@ -206,7 +211,16 @@ fn verify(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
             .iter()
             .map(|(r, h)| serde_json::json!({"name": r.name, "held": h}))
             .collect();
-        println!("{}", serde_json::json!({"ok": bad == 0, "rows": rows}));
+        let why = format!("catalog verify: {bad} rows do not hold their pinned bytes");
+        let code = if bad == 0 { 0 } else { exit::FAILED };
+        outln!(
+            "{}",
+            crate::out::verdict(
+                serde_json::json!({"ok": bad == 0, "rows": rows}),
+                code,
+                &why
+            )
+        );
     } else {
         for (row, h) in &held {
             let line = match h {
@@ -215,10 +229,10 @@ fn verify(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
                 Held::Other { sha256 } => format!("✗  bound to other bytes, sha256:{sha256}"),
                 Held::Corrupt { why } => format!("✗  store altered: {why}"),
             };
-            println!("{:<14} {line}", row.name);
+            outln!("{:<14} {line}", row.name);
         }
     }
-    Ok(if bad == 0 { 0 } else { 1 })
+    Ok(if bad == 0 { 0 } else { exit::FAILED })
 }
 
 fn prove(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
@@ -230,17 +244,71 @@ fn prove(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
         spinner.finish_and_clear();
         if !json {
             match &p.why {
-                None => println!("✓ {:<14} {:>7} ms", p.name, p.ms),
-                Some(why) => println!("✗ {:<14} {:>7} ms  {why}", p.name, p.ms),
+                None => outln!("✓ {:<14} {:>7} ms", p.name, p.ms),
+                Some(why) => outln!("✗ {:<14} {:>7} ms  {why}", p.name, p.ms),
             }
         }
         proved.push(p);
     }
     let failed = proved.iter().filter(|p| !p.ok).count();
     if json {
-        println!("{}", serde_json::json!({"ok": failed == 0, "rows": proved}));
+        let why = format!(
+            "catalog prove: {failed} of {} rows failed their proof",
+            proved.len()
+        );
+        let code = if failed == 0 { 0 } else { exit::FAILED };
+        outln!(
+            "{}",
+            crate::out::verdict(
+                serde_json::json!({"ok": failed == 0, "rows": proved}),
+                code,
+                &why
+            )
+        );
     } else {
-        println!("{} of {} proved", proved.len() - failed, proved.len());
+        outln!("{} of {} proved", proved.len() - failed, proved.len());
     }
-    Ok(if failed == 0 { 0 } else { 1 })
+    Ok(if failed == 0 { 0 } else { exit::FAILED })
+}
+
+fn remove(catalog: &Catalog, rows: &[Row], json: bool) -> Result<u8, u8> {
+    let mut report = Vec::new();
+    let mut code = 0;
+    for row in rows {
+        match catalog.remove(row) {
+            Ok(freed) => {
+                let bytes: u64 = freed.iter().map(|(_, n)| n).sum();
+                if !json {
+                    let kept = if freed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" and its sysroot ({})", mib(Some(bytes)))
+                    };
+                    outln!("removed {}{kept}", row.name);
+                }
+                report
+                    .push(serde_json::json!({"name": row.name, "ok": true, "freed_bytes": bytes}));
+            }
+            // `--all` removes what is installed, and names nothing else.
+            Err(CatalogError::NotInstalled(_)) if rows.len() > 1 => {}
+            Err(e) => {
+                code = match e {
+                    CatalogError::NotInstalled(_) => exit::NOT_FOUND,
+                    CatalogError::NotTheRow { .. } => exit::REFUSED,
+                    _ => exit::ENGINE,
+                };
+                if json {
+                    report.push(
+                        serde_json::json!({"name": row.name, "ok": false, "error": e.to_string()}),
+                    );
+                } else {
+                    fail("catalog", e, code);
+                }
+            }
+        }
+    }
+    if json {
+        outln!("{}", serde_json::json!({"rows": report}));
+    }
+    Ok(code)
 }

@@ -9,7 +9,9 @@ use workbooks::commands::{ArgMode, RegistryError, Tier, builtin, listing};
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Command {
     /// Register (or hot-swap) a command: a wasm32-wasip2 command component
-    /// or a WASI preview 1 core module.
+    /// or a WASI preview 1 core module. `--stub`, `--profile` and `--caps`
+    /// are recorded with it and hold for every run (`command show` shows
+    /// them).
     Register {
         /// The name to bind (A-Z a-z 0-9 _ . -).
         name: String,
@@ -22,16 +24,21 @@ pub(crate) enum Command {
         #[arg(long, default_value = "instance", value_name = "TIER")]
         tier: String,
         /// Replace a command registered under the name already (a hot
-        /// swap: calls in flight finish on the old bytes).
+        /// swap: calls in flight finish on the old bytes). What this line
+        /// gives (--profile, --caps, --stub) replaces what was recorded.
         #[arg(long)]
         replace: bool,
+        /// The profile its runs may use at most, recorded with it: every
+        /// run narrows its caller's grant to the profile's caps.
+        #[arg(long, value_name = "P")]
+        profile: Option<String>,
+        /// The caps its runs may use at most (comma-separated), recorded
+        /// with it (within --profile when both are given).
+        #[arg(long, value_name = "CAPS")]
+        caps: Option<String>,
     },
     /// List registered and built-in commands.
-    List {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    List,
     /// Show one command.
     Show {
         /// The name.
@@ -58,7 +65,8 @@ fn registry_failure(e: RegistryError) -> u8 {
     let code = match e {
         RegistryError::InvalidName(_)
         | RegistryError::PrefixTooLarge(_)
-        | RegistryError::NotAFloor(_) => exit::USAGE,
+        | RegistryError::NotAFloor(_)
+        | RegistryError::Ceiling(_) => exit::USAGE,
         RegistryError::Reserved(_)
         | RegistryError::Pinned { .. }
         | RegistryError::Exists { .. }
@@ -67,7 +75,7 @@ fn registry_failure(e: RegistryError) -> u8 {
         RegistryError::NotFound(_) => exit::NOT_FOUND,
         RegistryError::Io(_) | RegistryError::Corrupt { .. } => exit::ENGINE,
     };
-    eprintln!("{}: {e}", crate::BIN);
+    crate::out::report(&e.to_string(), code);
     code
 }
 
@@ -86,7 +94,22 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                 arg_mode,
                 tier,
                 replace,
+                profile,
+                caps,
             } => {
+                let caps = caps
+                    .map(|words| workbooks::CapSet::parse(&words))
+                    .transpose()
+                    .map_err(|e| fail("usage", format!("--caps: {e}"), exit::USAGE))?;
+                // Checked before anything is registered: a refused ceiling
+                // must not leave the command registered without one.
+                if let Some(p) = &profile {
+                    workbooks::Profile::parse(p).map_err(|e| fail("usage", e, exit::USAGE))?;
+                    if let Some(c) = caps {
+                        workbooks::Grant::narrowed(p, c)
+                            .map_err(|e| fail("usage", e, exit::USAGE))?;
+                    }
+                }
                 let arg_mode = ArgMode::parse(&arg_mode)
                     .ok_or_else(|| fail("usage", "--arg-mode is argv or stdin1", exit::USAGE))?;
                 let tier = Tier::parse(&tier).filter(|t| t.is_floor()).ok_or_else(|| {
@@ -115,39 +138,56 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                 } else {
                     entry
                 };
+                // What the line gives is kept with the entry: the stubs and
+                // the ceiling hold for every run, wherever it is called.
+                let stubs = crate::options::stubs_given();
+                let entry = if !stubs.is_empty() || !entry.stubs.is_empty() {
+                    registry
+                        .set_stubs(&entry.name, stubs)
+                        .map_err(registry_failure)?
+                } else {
+                    entry
+                };
+                let entry = if profile.is_some() || caps.is_some() || entry.ceiling().is_some() {
+                    registry
+                        .set_ceiling(&entry.name, profile.as_deref(), caps)
+                        .map_err(registry_failure)?
+                } else {
+                    entry
+                };
                 if let Some(o) = &entry.origin {
-                    println!("from {}", o.reference);
+                    outln!("from {}", o.reference);
                 }
                 match replaced {
-                    Some(old) => println!(
+                    Some(old) => outln!(
                         "registered {} → sha256:{} (replaced sha256:{}, tier {})",
                         entry.name,
                         entry.sha256,
                         old.sha256,
                         old.tier.name()
                     ),
-                    None => println!("registered {} → sha256:{}", entry.name, entry.sha256),
+                    None => outln!("registered {} → sha256:{}", entry.name, entry.sha256),
                 }
                 Ok(0)
             }
-            Command::List { json } => {
+            Command::List => {
                 let entries = registry.list().map_err(registry_failure)?;
-                println!("{}", listing::list_text(&entries, json));
+                outln!("{}", listing::list_text(&entries, crate::out::json()));
                 Ok(0)
             }
             Command::Show { name } => {
                 let entry = registry.get(&name).map_err(registry_failure)?;
                 let text = listing::show_text(&name, entry.as_ref())
                     .ok_or_else(|| registry_failure(RegistryError::NotFound(name.clone())))?;
-                println!("{text}");
+                outln!("{text}");
                 if let Some(entry) = entry.filter(|_| !builtin::is_reserved(&name)) {
-                    println!("path: {}", registry.path_of(&entry).display());
+                    outln!("path: {}", registry.path_of(&entry).display());
                 }
                 Ok(0)
             }
             Command::Remove { name } => {
                 let entry = registry.remove(&name).map_err(registry_failure)?;
-                println!("removed {} (sha256:{})", entry.name, entry.sha256);
+                outln!("removed {} (sha256:{})", entry.name, entry.sha256);
                 Ok(0)
             }
             Command::Run { stage, name, args } => {
@@ -156,14 +196,13 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
                 match runtime()?.block_on(engine.run_command(&name, args, opts)) {
                     Ok(out) => {
                         let _ = std::io::stderr().write_all(&out.stderr);
-                        let mut stdout = std::io::stdout().lock();
-                        let _ = stdout.write_all(&out.stdout);
-                        let _ = stdout.flush();
+                        crate::out::write_bytes(&out.stdout);
                         Ok(u8::try_from(out.exit_code).unwrap_or(1))
                     }
                     Err(e) => {
-                        eprintln!("{}: {e}", crate::BIN);
-                        Ok(exit::for_line_error(&e))
+                        let code = exit::for_line_error(&e);
+                        crate::out::report(&format!("{e}{}", exit::raise_hint(code)), code);
+                        Ok(code)
                     }
                 }
             }

@@ -28,9 +28,6 @@ pub(crate) struct Args {
     /// Replace a command registered under that name already.
     #[arg(long, requires = "register")]
     replace: bool,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
@@ -116,8 +113,8 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         }
     }
     let sha = composed.artifact.sha256_hex();
-    if args.json {
-        println!(
+    if crate::out::json() {
+        outln!(
             "{}",
             serde_json::json!({
                 "sha256": sha,
@@ -129,18 +126,18 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         );
     } else {
         for part in &composed.parts {
-            println!("  {} sha256:{}", part.package, part.sha256);
+            outln!("  {} sha256:{}", part.package, part.sha256);
         }
-        println!(
+        outln!(
             "composed {} ({} bytes, sha256:{sha})",
             origin,
             composed.artifact.bytes().len()
         );
         if let Some(out) = &args.output {
-            println!("wrote {}", out.display());
+            outln!("wrote {}", out.display());
         }
         if let Some(entry) = registered {
-            println!("registered {}", entry.name);
+            outln!("registered {}", entry.name);
         }
     }
     0

@@ -69,11 +69,46 @@ pub(crate) struct Args {
     /// may run (container tier; with --framed).
     #[arg(long, hide = true, requires = "framed")]
     no_new_threads: bool,
-    /// The command: a component or a wasip1 core module.
-    file: PathBuf,
-    /// Arguments passed to the command.
-    #[arg(last = true)]
-    args: Vec<String>,
+    /// The command (a component or a wasip1 core module: a file, or an
+    /// `oci://` reference), then the arguments passed to it: everything
+    /// after FILE is the guest's, as for `wasmtime run`, and a `--` right
+    /// after FILE is taken too. The guest sees FILE, as written, as its
+    /// program name.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "FILE [ARGS]"
+    )]
+    command: Vec<String>,
+}
+
+impl Args {
+    /// The file (or reference) to run.
+    fn file(&self) -> PathBuf {
+        PathBuf::from(self.command.first().map(String::as_str).unwrap_or_default())
+    }
+
+    /// What clap took for FILE when it is a flag no parser knows (the
+    /// positional takes hyphenated values, so an unknown flag before FILE
+    /// lands there): a usage error, never a file to read.
+    fn stray_flag(&self) -> Option<&str> {
+        self.command
+            .first()
+            .map(String::as_str)
+            .filter(|f| f.starts_with('-') && *f != "-")
+    }
+
+    /// The guest's arguments after argv\[0\]: what follows FILE, less one
+    /// `--` right after it.
+    fn guest_args(&self) -> Vec<String> {
+        let rest = self.command.get(1..).unwrap_or_default();
+        let rest = match rest.split_first() {
+            Some((first, after)) if first == "--" => after,
+            _ => rest,
+        };
+        rest.to_vec()
+    }
 }
 
 /// Why no exit code came back.
@@ -175,6 +210,15 @@ fn stem_id(file: &std::path::Path) -> String {
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    if let Some(flag) = args.stray_flag() {
+        return fail(
+            "usage",
+            format!(
+                "unexpected argument '{flag}' found (flags go before FILE; everything after FILE is the guest's)"
+            ),
+            exit::USAGE,
+        );
+    }
     let framed = args.framed;
     match execute(args, home) {
         Ok(out) if framed => answer(&out.stdout, &out.stderr, &Verdict::Exit(out.exit_code), 0),
@@ -186,7 +230,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Err(Failure::Run(e)) => {
             // Run errors already start with their kind ("timeout: ...").
             let code = exit::for_run_error(&e);
-            eprintln!("{}: {e}{}", crate::BIN, exit::raise_hint(code));
+            crate::out::report(&format!("{e}{}", exit::raise_hint(code)), code);
             code
         }
         // Already reported where it happened.
@@ -233,8 +277,9 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         ),
     };
     let relay = args.relay.map(inherited).transpose()?;
+    let named = args.file();
     let (file, _) =
-        crate::oci::local(&args.file, &home).map_err(|code| Failure::before("load", "", code))?;
+        crate::oci::local(&named, &home).map_err(|code| Failure::before("load", "", code))?;
     let engine = crate::options::engine_built(home, false, args.memory.map(|m| m << 20), |b| {
         let mut b = b;
         if let Some(handoff) = handoff {
@@ -257,23 +302,24 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     {
         return Err(Failure::before(
             "artifact_integrity",
-            format!("{} does not match sha256 {expected}", args.file.display()),
+            format!("{} does not match sha256 {expected}", named.display()),
             exit::LOAD,
         ));
     }
-    let spinner =
-        crate::options::first_compile_spinner(&engine, &artifact, &args.file.display().to_string());
-    let docked = engine.dock(&artifact, &grant);
-    if let Some(spinner) = spinner {
-        spinner.finish_and_clear();
-    }
-    let docked = docked.map_err(|e| Failure::before("refused", &e, exit::for_dock_error(&e)))?;
+    let docked = engine
+        .dock(&artifact, &grant)
+        .map_err(|e| Failure::before("refused", &e, exit::for_dock_error(&e)))?;
     let id = args.id.clone().unwrap_or_else(|| {
-        crate::oci::instance_name(&args.file)
-            .map_or_else(|| stem_id(&args.file), |n| stem_id(Path::new(&n)))
+        crate::oci::instance_name(&named)
+            .map_or_else(|| stem_id(&named), |n| stem_id(Path::new(&n)))
     });
-    let mut opts = SessionOptions::new(id, args.tenant);
-    opts.args = args.args;
+    let mut opts = SessionOptions::new(id, args.tenant.clone());
+    // A framed child runs for a parent that names it by id, as the
+    // in-process tier does; a user's run shows FILE as written.
+    if !args.framed {
+        opts.program = Some(named.display().to_string());
+    }
+    opts.args = args.guest_args();
     opts.env = env;
     opts.stdin = Stdin::Inherit;
     if args.no_new_threads {

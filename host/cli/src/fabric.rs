@@ -43,9 +43,6 @@ pub(crate) struct RunArgs {
     /// tenant's key (`WB_SIGNING_KEY` overrides it).
     #[arg(long = "worker", value_name = "DID")]
     workers: Vec<String>,
-    /// One JSON result per line, in input order.
-    #[arg(long)]
-    json: bool,
     #[command(flatten)]
     stage: StageArgs,
 }
@@ -137,7 +134,7 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
             false => Target::Command(args.target.clone()),
         };
         let start = Instant::now();
-        let bar = progress_bar(total, &args.target, args.json);
+        let bar = progress_bar(total, &args.target, crate::out::json());
         let results = runtime_multi()?
             .block_on(async {
                 let fabric = workbooks_fabric::Fabric::new(engine.clone());
@@ -164,8 +161,8 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
         bar.finish_and_clear();
         let failed = results.iter().filter(|r| !r.ok()).count();
         for r in &results {
-            if args.json {
-                println!("{}", serde_json::to_string(r).unwrap_or_default());
+            if crate::out::json() {
+                outln!("{}", serde_json::to_string(r).unwrap_or_default());
                 continue;
             }
             let status = match (&r.exit, &r.error) {
@@ -174,17 +171,25 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
                 (None, None) => "no result".to_string(),
             };
             let first = r.stdout.lines().next().unwrap_or("");
-            println!("#{:<5} {status:<12} {:>6} ms  {first}", r.index, r.dur_ms);
+            outln!("#{:<5} {status:<12} {:>6} ms  {first}", r.index, r.dur_ms);
         }
-        if !args.json {
-            eprintln!(
-                "{} tasks, {} ok, {failed} failed, in {:.2?}",
-                results.len(),
-                results.len() - failed,
-                start.elapsed()
+        let code = if failed > 0 { exit::FAILED } else { 0 };
+        let summary = format!(
+            "{} tasks, {} ok, {failed} failed, in {:.2?}",
+            results.len(),
+            results.len() - failed,
+            start.elapsed()
+        );
+        if !crate::out::json() {
+            eprintln!("{summary}");
+        } else if code != 0 {
+            // One result per line, then the failure as every verb gives it.
+            outln!(
+                "{}",
+                crate::out::error_json(&format!("fabric: {summary}"), code)
             );
         }
-        Ok(u8::from(failed > 0))
+        Ok(code)
     };
     body().unwrap_or_else(|code| code)
 }

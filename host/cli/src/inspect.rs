@@ -13,9 +13,6 @@ pub(crate) struct Args {
     /// import).
     #[arg(long, value_name = "P")]
     profile: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
@@ -47,7 +44,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Err(code) => return code,
     };
     let docked = engine.receipt(&artifact, &Grant::profile(profile.name()));
-    if args.json {
+    if crate::out::json() {
         let (receipt, refusal) = match &docked {
             Ok(r) => (serde_json::to_value(r).ok(), None),
             Err(e) => (None, Some(e.to_string())),
@@ -65,11 +62,11 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             "receipt": receipt,
             "refused": refusal,
         });
-        println!("{out}");
+        outln!("{out}");
     } else {
-        println!("artifact  {}", args.file.display());
-        println!("sha256    {}", artifact.sha256_hex());
-        println!("imports");
+        outln!("artifact  {}", args.file.display());
+        outln!("sha256    {}", artifact.sha256_hex());
+        outln!("imports");
         let width = analysis
             .imports
             .iter()
@@ -77,20 +74,20 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             .max()
             .unwrap_or(0);
         for i in &analysis.imports {
-            println!("  {:<width$}  {}", i.name, i.needs);
+            outln!("  {:<width$}  {}", i.name, i.needs);
         }
-        println!("exports");
+        outln!("exports");
         for e in &analysis.exports {
-            println!("  {e}");
+            outln!("  {e}");
         }
         let needs = if analysis.caps.is_empty() {
             "nothing beyond base".to_string()
         } else {
             analysis.caps.to_string()
         };
-        println!("needs     {needs}");
+        outln!("needs     {needs}");
         let by: Vec<&str> = analysis.granted_by.iter().map(|p| p.name()).collect();
-        println!(
+        outln!(
             "granted   {}",
             if by.is_empty() {
                 "by no profile".to_string()
@@ -99,16 +96,16 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             }
         );
         for note in dock::unbound_notes(profile.caps()) {
-            println!("note      {note}");
+            outln!("note      {note}");
         }
         match &docked {
             Ok(r) => {
-                println!("receipt under {profile}:");
+                outln!("receipt under {profile}:");
                 for line in r.to_string().lines() {
-                    println!("  {line}");
+                    outln!("  {line}");
                 }
             }
-            Err(e) => println!("refused under {profile}: {e}"),
+            Err(e) => outln!("refused under {profile}: {e}"),
         }
     }
     match docked {

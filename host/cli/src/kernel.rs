@@ -2,7 +2,7 @@
 
 use crate::options::{engine, read_file, runtime};
 use crate::{exit, fail};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 use workbooks::commands::listing;
@@ -26,10 +26,11 @@ pub(crate) enum KernelCommand {
         replace: bool,
     },
     /// List registered kernels.
-    List {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
+    List,
+    /// Remove a registered kernel (its bytes stay for calls in flight).
+    Remove {
+        /// The kernel's name.
+        name: String,
     },
     /// Call a registered kernel on an input (stdin when --input is not
     /// given) and print its output.
@@ -46,9 +47,6 @@ pub(crate) enum KernelCommand {
         /// A core kernel's entry.
         #[arg(long, default_value = KERNEL_ENTRY)]
         entry: String,
-        /// Print one JSON object: output, calls, elapsed.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -79,15 +77,31 @@ pub(crate) fn run(cmd: KernelCommand, home: PathBuf) -> u8 {
                 let entry = engine
                     .register_kernel(&name, bytes, &entry, replace)
                     .map_err(|e| kernel_failure(&e))?;
-                println!("registered kernel {} → sha256:{}", entry.name, entry.sha256);
+                outln!("registered kernel {} → sha256:{}", entry.name, entry.sha256);
                 Ok(0)
             }
-            KernelCommand::List { json } => {
+            KernelCommand::Remove { name } => {
+                let removed = engine.kernels().remove(&name).map_err(|e| {
+                    let code = match e {
+                        workbooks::commands::RegistryError::NotFound(_) => exit::NOT_FOUND,
+                        workbooks::commands::RegistryError::InvalidName(_) => exit::USAGE,
+                        _ => exit::ENGINE,
+                    };
+                    fail("kernel", e, code)
+                })?;
+                outln!(
+                    "removed kernel {} (sha256:{})",
+                    removed.name,
+                    removed.sha256
+                );
+                Ok(0)
+            }
+            KernelCommand::List => {
                 let entries = engine
                     .kernels()
                     .list()
                     .map_err(|e| fail("kernel", e, exit::ENGINE))?;
-                println!("{}", listing::list_text(&entries, json));
+                outln!("{}", listing::list_text(&entries, crate::out::json()));
                 Ok(0)
             }
             KernelCommand::Run {
@@ -95,8 +109,8 @@ pub(crate) fn run(cmd: KernelCommand, home: PathBuf) -> u8 {
                 input,
                 repeat,
                 entry,
-                json,
             } => {
+                let json = crate::out::json();
                 let input = match input {
                     Some(text) => text.into_bytes(),
                     None => {
@@ -130,11 +144,9 @@ pub(crate) fn run(cmd: KernelCommand, home: PathBuf) -> u8 {
                         "calls": calls,
                         "elapsed_us": elapsed.as_micros() as u64,
                     });
-                    println!("{line}");
+                    outln!("{line}");
                 } else {
-                    let mut stdout = std::io::stdout().lock();
-                    let _ = stdout.write_all(&output);
-                    let _ = stdout.flush();
+                    crate::out::write_bytes(&output);
                     if repeat > 1 {
                         let rate = calls as f64 / elapsed.as_secs_f64().max(1e-9);
                         eprintln!("{calls} calls in {elapsed:.2?} ({rate:.0} calls/s)");

@@ -6,6 +6,7 @@
 /// the options every verb reads, the verbs, then the verbs built on verbs.
 const LAYERS: &[&str] = &[
     "exit",
+    "out",
     "log",
     "wb",
     "options",
@@ -15,10 +16,13 @@ const LAYERS: &[&str] = &[
     "secret",
     "agent",
     "oci",
+    "cache",
     "call",
     "catalog",
     "command",
     "conformance",
+    "env",
+    "examples",
     "exec",
     "inspect",
     "kernel",

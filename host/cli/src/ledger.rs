@@ -19,9 +19,6 @@ pub(crate) enum LedgerCommand {
         /// home's keyring).
         #[arg(long)]
         key: Option<String>,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// Print the inclusion proof of one line (from 1) as JSON.
     Prove {
@@ -47,17 +44,18 @@ pub(crate) enum LedgerCommand {
 pub(crate) fn run(cmd: LedgerCommand, home: PathBuf) -> u8 {
     let keyring = Keyring::new(Some(home.join(workbooks::SECRETS_DIR)), Default::default());
     match cmd {
-        LedgerCommand::Verify { workdir, key, json } => {
+        LedgerCommand::Verify { workdir, key } => {
+            let json = crate::out::json();
             match ledger::verify(&keyring, &workdir, key.as_deref()) {
                 Ok(sealed) if json => {
-                    println!(
+                    outln!(
                         "{}",
                         serde_json::json!({"ok": true, "lines": sealed.size, "root": sealed.root})
                     );
                     0
                 }
                 Ok(sealed) => {
-                    println!(
+                    outln!(
                         "ledger holds: {} lines, root {}, signed by {}",
                         sealed.size,
                         sealed.root,
@@ -65,26 +63,20 @@ pub(crate) fn run(cmd: LedgerCommand, home: PathBuf) -> u8 {
                     );
                     0
                 }
-                Err(e) if json => {
-                    println!(
-                        "{}",
-                        serde_json::json!({"ok": false, "error": e.to_string()})
-                    );
-                    1
-                }
-                Err(e) => fail("ledger", e, 1),
+                // Under --json, `fail` writes the error object.
+                Err(e) => fail("ledger", e, exit::FAILED),
             }
         }
         LedgerCommand::Prove { workdir, line, key } => {
             match ledger::prove(&keyring, &workdir, line, key.as_deref()) {
                 Ok(proof) => match serde_json::to_string_pretty(&proof) {
                     Ok(j) => {
-                        println!("{j}");
+                        outln!("{j}");
                         0
                     }
                     Err(e) => fail("ledger", e, exit::ENGINE),
                 },
-                Err(e) => fail("ledger", e, 1),
+                Err(e) => fail("ledger", e, exit::FAILED),
             }
         }
         LedgerCommand::Check { proof, key } => {
@@ -104,13 +96,14 @@ pub(crate) fn run(cmd: LedgerCommand, home: PathBuf) -> u8 {
             let vkey = key.unwrap_or_else(|| proof.vkey.clone());
             match ledger::check_proof(&proof, &vkey) {
                 Ok(()) => {
-                    println!(
+                    outln!(
                         "line {} is in the signed tree of {} lines",
-                        proof.line, proof.tree_size
+                        proof.line,
+                        proof.tree_size
                     );
                     0
                 }
-                Err(e) => fail("ledger", e, 1),
+                Err(e) => fail("ledger", e, exit::FAILED),
             }
         }
     }

@@ -1,6 +1,6 @@
 //! The CLI's diagnostics on stderr. `WB_LOG` (an env-filter directive such
 //! as `debug` or `workbooks=trace`) chooses what is shown; unset, warnings
-//! and errors are. A command that logs nothing should not pay for the
+//! and errors are. Coloured only when stderr is a terminal. A command that logs nothing should not pay for the
 //! formatter at start (its registry, its filter, their first pages), so on
 //! the default the formatting subscriber is built by the first warning,
 //! and shows it exactly as it would have.
@@ -22,9 +22,12 @@ pub(crate) fn init() {
 
 /// How diagnostics look: level and message on stderr, no target.
 fn formatter(filter: EnvFilter) -> impl Subscriber + Send + Sync {
+    use std::io::IsTerminal as _;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour codes only where a terminal reads them, never into a file.
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .finish()
 }

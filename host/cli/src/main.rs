@@ -1,18 +1,28 @@
 //! `wbx`: the command-line face of the workbooks engine.
 //!
 //! Every subcommand is a thin layer over the `workbooks` library. Failures
-//! print one line on stderr (`wbx: <kind>: <message>`) and exit with a code
-//! from [`exit`], distinct per kind and documented in docs/running.md.
+//! print one line on stderr (`wbx: <where>: <message>`), or under `--json`
+//! one JSON object on stdout, and exit with a code from [`exit::TABLE`],
+//! one table for every verb, generated into docs/environment.md. Stdout is
+//! written through [`out`]: a closed pipe ends any verb quietly (141).
+
+// First, so its `outln!` and `out!` are in scope in every module after it.
+#[macro_use]
+mod out;
 
 mod agent;
 mod audit;
 mod bundle;
+mod cache;
 mod call;
 mod catalog;
 mod command;
 mod compose;
 mod conformance;
 mod daemon;
+mod env;
+#[cfg(feature = "examples")]
+mod examples;
 mod exec;
 mod exit;
 mod fabric;
@@ -31,7 +41,13 @@ mod options;
 mod precompile;
 mod profiles;
 mod provenance;
-#[cfg(all(test, feature = "api", feature = "mcp", feature = "node"))]
+#[cfg(all(
+    test,
+    feature = "api",
+    feature = "mcp",
+    feature = "node",
+    feature = "examples"
+))]
 mod reference;
 mod run;
 mod secret;
@@ -54,11 +70,12 @@ use std::process::ExitCode;
     version = workbooks::compiler::VERSION,
     long_version = workbooks::compiler::BUILD,
     about,
-    long_about = None
+    long_about = None,
+    after_long_help = exit::help()
 )]
 struct Cli {
     #[command(flatten)]
-    home: workbooks_wire::HomeFlag,
+    globals: workbooks_wire::Globals,
 
     /// Serve a cap with this broker component instead of the shipped one
     /// (CAP=FILE.wasm; repeatable). It is checked like any broker.
@@ -81,7 +98,8 @@ enum Command {
     Profiles(profiles::Args),
     /// Show a component's or core module's imports, the caps they need, and its receipt.
     Inspect(inspect::Args),
-    /// Run a wasm32-wasip2 command component in the sandbox.
+    /// Run a command component (or a wasip1 core module) in the sandbox;
+    /// everything after FILE is its arguments.
     Exec(exec::Args),
     /// Run a pipeline of commands inside the sandbox (no shell process).
     Run(run::Args),
@@ -116,10 +134,12 @@ enum Command {
     /// Manage the host's signing secrets.
     #[command(subcommand)]
     Secret(secret::SecretCommand),
-    /// Serve the HTTP API of supervised agent runs (loopback by default).
+    /// Serve the HTTP API of supervised agent runs (loopback by default)
+    /// until SIGINT or SIGTERM.
     #[cfg(feature = "api")]
     ServeApi(serve_api::Args),
-    /// Serve a component exporting wasi:http/incoming-handler.
+    /// Serve a component exporting wasi:http/incoming-handler until SIGINT
+    /// or SIGTERM.
     Serve(serve::Args),
     /// List, show, search, verify and sign toolkits.
     Toolkit(toolkit::ToolkitArgs),
@@ -130,10 +150,23 @@ enum Command {
     Artifact(provenance::ArtifactCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
-    /// Compile every shipped component ahead of time (once per machine).
+    /// Compile every shipped component ahead of time, into the cache every
+    /// later command of this home reads.
     Warm(warm::Args),
-    /// Serve the engine's tools over the Model Context Protocol (stdio, or
-    /// streamable HTTP with --listen).
+    /// Free the compile cache: what this build can never use (gc), or
+    /// all of it (clean).
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
+    /// Print the paths this home uses (home, cache, state, socket) and
+    /// every WB_* variable in effect.
+    Env(env::Args),
+    /// Write the components the tour and the book run (hello.wasm,
+    /// counter.wasm, math-cli.wasm) into a folder.
+    #[cfg(feature = "examples")]
+    Examples(examples::Args),
+    /// Serve the engine's tools over the Model Context Protocol (stdio
+    /// until its input ends, or streamable HTTP with --listen until SIGINT
+    /// or SIGTERM).
     #[cfg(feature = "mcp")]
     Mcp(mcp::Args),
     /// The catalog of programs known by name and sha256 pin.
@@ -171,8 +204,9 @@ fn main() -> ExitCode {
     // A plain `run` line skips building the parser of every verb, and one
     // a daemon serves needs no logging and no engine either.
     let early = run::early(&args);
-    if let Some((run, home)) = &early {
-        let home = home.clone().unwrap_or_else(workbooks::default_home);
+    if let Some((run, globals)) = &early {
+        out::set_json(globals.json);
+        let home = home_of(globals);
         if let Some(code) = run::client::run_line(run, &home) {
             return ExitCode::from(code);
         }
@@ -190,34 +224,83 @@ fn main() -> ExitCode {
     // Likewise a plain `exec` line, as the os_process tier starts its
     // children.
     let early = match early {
-        Some((run, home)) => Some((Command::Run(run), home)),
-        None => exec::early(&args).map(|(exec, home)| (Command::Exec(exec), home)),
+        Some((run, globals)) => Some((Command::Run(run), globals)),
+        None => exec::early(&args).map(|(exec, globals)| (Command::Exec(exec), globals)),
     };
     let cli = match early {
-        Some((command, home)) => Cli {
-            home: workbooks_wire::HomeFlag { home },
+        Some((command, globals)) => Cli {
+            globals,
             brokers: Vec::new(),
             stubs: Vec::new(),
             command,
         },
         None => match Cli::try_parse() {
             Ok(cli) => cli,
-            Err(e) => {
-                let code = if e.use_stderr() { exit::USAGE } else { 0 };
-                let _ = e.print();
-                return ExitCode::from(code);
-            }
+            Err(e) => return ExitCode::from(refused_line(&e, &args)),
         },
     };
+    out::set_json(cli.globals.json);
     log::init();
-    let home = cli.home.home.unwrap_or_else(workbooks::default_home);
+    let home = home_of(&cli.globals);
+    let code = out::guarded(|| dispatch(cli, home));
+    // Denials coalesced in memory reach the audit file before the exit.
+    options::flush_audit();
+    ExitCode::from(code)
+}
+
+/// The home the flags name, else the default one; when that is a home
+/// in this folder (from before homes were per user), says so.
+fn home_of(globals: &workbooks_wire::Globals) -> std::path::PathBuf {
+    if let Some(home) = &globals.home {
+        return home.clone();
+    }
+    static NOTICE: std::sync::Once = std::sync::Once::new();
+    NOTICE.call_once(|| {
+        if let Some(notice) = workbooks_wire::home::folder_home_in_use() {
+            eprintln!("{BIN}: {notice}");
+        }
+    });
+    workbooks::default_home()
+}
+
+/// Prints clap's answer to a line it could not read (or help and the
+/// version, which exit 0) and returns the exit code: a usage error is
+/// JSON under `--json`, like every failure.
+fn refused_line(e: &clap::Error, args: &[std::ffi::OsString]) -> u8 {
+    if !e.use_stderr() {
+        // Help and version: a closed stdout has nothing left to tell.
+        let _ = e.print();
+        return 0;
+    }
+    // The line did not parse, so `--json` is looked for by hand, before
+    // any `--` that ends the flags.
+    let json = args
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
+    if json {
+        out::set_json(true);
+        let text = e.render().to_string();
+        let first = text.lines().next().unwrap_or_default();
+        out::report(
+            &format!("usage: {}", first.trim_start_matches("error: ")),
+            exit::USAGE,
+        );
+    } else {
+        let _ = e.print();
+    }
+    exit::USAGE
+}
+
+/// Runs the verb.
+fn dispatch(cli: Cli, home: std::path::PathBuf) -> u8 {
     if let Err(code) = options::set_brokers(&cli.brokers) {
-        return ExitCode::from(code);
+        return code;
     }
     if let Err(code) = options::set_stubs(&cli.stubs) {
-        return ExitCode::from(code);
+        return code;
     }
-    let code = match cli.command {
+    match cli.command {
         Command::Profiles(args) => profiles::run(args),
         Command::Inspect(args) => inspect::run(args, home),
         Command::Exec(args) => exec::run(args, home),
@@ -253,12 +336,13 @@ fn main() -> ExitCode {
         Command::Artifact(cmd) => provenance::artifact(cmd, home),
         Command::Completions(args) => completions(args),
         Command::Warm(args) => warm::run(args, home),
+        Command::Env(args) => env::run(args, home),
+        Command::Cache(cmd) => cache::run(cmd, home),
+        #[cfg(feature = "examples")]
+        Command::Examples(args) => examples::run(args),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => mcp::run(args, home),
-    };
-    // Denials coalesced in memory reach the audit file before the exit.
-    options::flush_audit();
-    ExitCode::from(code)
+    }
 }
 
 /// `completions <shell>`: the shell's completion script on stdout.
@@ -272,7 +356,9 @@ struct CompletionsArgs {
 /// e.g. `wbx completions bash > ~/.local/share/bash-completion/completions/wbx`.
 fn completions(args: CompletionsArgs) -> u8 {
     use clap::CommandFactory as _;
-    clap_complete::generate(args.shell, &mut Cli::command(), BIN, &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), BIN, &mut script);
+    out::write_bytes(&script);
     0
 }
 
@@ -280,11 +366,7 @@ fn completions(args: CompletionsArgs) -> u8 {
 /// which starts every message it prints.
 pub(crate) const BIN: &str = env!("CARGO_BIN_NAME");
 
-/// Prints `wbx: <kind>: <message>` on stderr and returns `code`.
-pub(crate) fn fail(kind: &str, message: impl std::fmt::Display, code: u8) -> u8 {
-    eprintln!("{BIN}: {kind}: {message}");
-    code
-}
+pub(crate) use out::fail;
 
 /// For the tests of the early readers (`run::early`, the thin client's
 /// reader; `exec::early`, clap's parser of that verb alone): reads each
@@ -294,23 +376,19 @@ pub(crate) fn fail(kind: &str, message: impl std::fmt::Display, code: u8) -> u8 
 #[cfg(test)]
 fn taken_as_clap_takes<T>(
     shapes: &[&[&str]],
-    early: impl Fn(&[std::ffi::OsString]) -> Option<(T, Option<std::path::PathBuf>)>,
+    early: impl Fn(&[std::ffi::OsString]) -> Option<(T, workbooks_wire::Globals)>,
     same: impl Fn(Command, T, &[&str]),
 ) -> usize {
     let mut taken = 0;
     for args in shapes {
         let os: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
-        let Some((read, home)) = early(&os) else {
+        let Some((read, globals)) = early(&os) else {
             continue;
         };
         taken += 1;
         let cli = Cli::try_parse_from(std::iter::once("wbx").chain(args.iter().copied()))
             .unwrap_or_else(|e| panic!("{args:?} is taken early but clap refuses it: {e}"));
-        assert_eq!(
-            cli.home.home.unwrap_or_else(workbooks::default_home),
-            home.unwrap_or_else(workbooks::default_home),
-            "{args:?}"
-        );
+        assert_eq!(cli.globals, globals, "{args:?}");
         assert!(cli.brokers.is_empty() && cli.stubs.is_empty(), "{args:?}");
         same(cli.command, read, args);
     }

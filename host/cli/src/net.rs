@@ -3,7 +3,6 @@
 
 use crate::options::{engine, runtime};
 use crate::{exit, fail};
-use std::io::Write;
 use std::path::PathBuf;
 use workbooks::egress::{EgressFailure, HttpRequest};
 use workbooks::{Cap, Grant, Profile};
@@ -15,9 +14,6 @@ pub(crate) enum NetCommand {
     Check {
         /// The URL.
         url: String,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -34,32 +30,34 @@ pub(crate) struct FetchArgs {
 }
 
 pub(crate) fn check(cmd: NetCommand, home: PathBuf) -> u8 {
-    let NetCommand::Check { url, json } = cmd;
+    let NetCommand::Check { url } = cmd;
+    let json = crate::out::json();
     let body = || -> Result<u8, u8> {
         let engine = engine(home)?;
         let verdict = runtime()?.block_on(engine.http().guard().check_url(&url));
         let code = match &verdict {
             Ok(p) if json => {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({"url": url, "allowed": true, "pinned": p.addr.to_string(), "host": p.host})
                 );
                 0
             }
             Ok(p) => {
-                println!("allowed: {url} → pinned {}", p.addr);
+                outln!("allowed: {url} → pinned {}", p.addr);
                 0
             }
             Err(d) if json => {
-                println!(
+                let report = serde_json::json!({"url": url, "allowed": false, "reason": d.reason(), "detail": d.to_string()});
+                outln!(
                     "{}",
-                    serde_json::json!({"url": url, "allowed": false, "reason": d.reason(), "detail": d.to_string()})
+                    crate::out::verdict(report, exit::FAILED, &format!("denied: {url}: {d}"))
                 );
-                1
+                exit::FAILED
             }
             Err(d) => {
-                println!("denied: {url}: {d}");
-                1
+                outln!("denied: {url}: {d}");
+                exit::FAILED
             }
         };
         Ok(code)
@@ -87,10 +85,19 @@ pub(crate) fn fetch(args: FetchArgs, home: PathBuf) -> u8 {
         ));
         match result {
             Ok(r) => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&r.body);
-                let _ = out.flush();
-                Ok(if r.status < 400 { 0 } else { 1 })
+                let code = if r.status < 400 { 0 } else { exit::FAILED };
+                if crate::out::json() {
+                    let report = serde_json::json!({
+                        "url": args.url,
+                        "status": r.status,
+                        "body": String::from_utf8_lossy(&r.body),
+                    });
+                    let why = format!("fetch: {} answered {}", args.url, r.status);
+                    outln!("{}", crate::out::verdict(report, code, &why));
+                } else {
+                    crate::out::write_bytes(&r.body);
+                }
+                Ok(code)
             }
             Err(EgressFailure::Failed(workbooks::egress::HttpError::Denied(d))) => {
                 Err(fail("denied", format!("{}: {d}", args.url), exit::REFUSED))

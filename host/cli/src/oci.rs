@@ -11,6 +11,8 @@
 use crate::{exit, fail};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use workbooks_oci::{Credentials, OciError, Pulled, Transport, Trust};
 
 /// Registry credentials given on the command line.
@@ -42,9 +44,6 @@ pub(crate) struct PushArgs {
     no_sign: bool,
     #[command(flatten)]
     login: Login,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -60,9 +59,6 @@ pub(crate) struct PullArgs {
     signers: Vec<String>,
     #[command(flatten)]
     login: Login,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
 }
 
 /// The exit code of a registry failure.
@@ -120,15 +116,23 @@ fn transport(login: Option<(&Login, &str)>) -> Result<Transport, u8> {
     ))
 }
 
-/// Runs `op` to its end, under a spinner saying `what` when `show`.
+/// Runs `op` to its end, under a spinner saying `what` when `show`, with
+/// the bytes `read` counts and their rate when given.
 fn awaited<T>(
     show: bool,
     what: String,
+    read: Option<Arc<AtomicU64>>,
     op: impl Future<Output = Result<T, OciError>>,
 ) -> Result<T, u8> {
-    let spinner = show.then(|| crate::options::spinner(what));
+    let bytes = read.filter(|_| show).map(|read| {
+        crate::options::byte_progress(what.clone(), move || read.load(Ordering::Relaxed))
+    });
+    let spinner = (show && bytes.is_none()).then(|| crate::options::spinner(what));
     let done = crate::options::runtime()?.block_on(op);
-    drop(spinner);
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
+    drop(bytes);
     done.map_err(failed)
 }
 
@@ -148,18 +152,19 @@ pub(crate) fn push(args: PushArgs, home: PathBuf) -> u8 {
         };
         let transport = transport(Some((&args.login, &args.reference)))?;
         let pushed = awaited(
-            !args.json,
+            !crate::out::json(),
             format!("pushing {}", args.reference),
+            None,
             workbooks_oci::push(&transport, &wasm, &args.reference, signer.as_ref()),
         )?;
-        if args.json {
-            println!("{}", serde_json::to_string(&pushed).unwrap_or_default());
+        if crate::out::json() {
+            outln!("{}", serde_json::to_string(&pushed).unwrap_or_default());
         } else {
-            println!("pushed {} ({} bytes)", pushed.reference, pushed.size);
-            println!("digest {}", pushed.digest);
+            outln!("pushed {} ({} bytes)", pushed.reference, pushed.size);
+            outln!("digest {}", pushed.digest);
             match &pushed.signer {
-                Some(did) => println!("signed by {did}"),
-                None => println!("unsigned"),
+                Some(did) => outln!("signed by {did}"),
+                None => outln!("unsigned"),
             }
         }
         Ok(0)
@@ -170,33 +175,36 @@ pub(crate) fn push(args: PushArgs, home: PathBuf) -> u8 {
 pub(crate) fn pull(args: PullArgs, home: PathBuf) -> u8 {
     let body = || -> Result<u8, u8> {
         let trust = Trust::of_home(&home, &args.signers).map_err(failed)?;
-        let transport = transport(Some((&args.login, &args.reference)))?;
+        let read = Arc::new(AtomicU64::new(0));
+        let transport =
+            transport(Some((&args.login, &args.reference)))?.with_progress(read.clone());
         let pulled = awaited(
-            !args.json,
+            !crate::out::json(),
             format!("pulling {}", args.reference),
+            Some(read),
             workbooks_oci::pull(&transport, &home, &args.reference, &trust),
         )?;
         if let Some(out) = &args.output {
             std::fs::copy(&pulled.path, out)
                 .map_err(|e| fail("io", format!("{}: {e}", out.display()), exit::ENGINE))?;
         }
-        if args.json {
+        if crate::out::json() {
             let mut v = serde_json::to_value(&pulled).unwrap_or_default();
             v["path"] = serde_json::json!(pulled.path);
             v["cached"] = serde_json::json!(pulled.cached);
-            println!("{v}");
+            outln!("{v}");
         } else {
-            println!("{} → {}", pulled.reference, pulled.digest);
-            println!(
+            outln!("{} → {}", pulled.reference, pulled.digest);
+            outln!(
                 "sha256:{} ({} bytes){}",
                 pulled.sha256,
                 pulled.size,
                 if pulled.cached { ", already here" } else { "" }
             );
             for did in &pulled.signers {
-                println!("signed by {did}");
+                outln!("signed by {did}");
             }
-            println!("{}", args.output.as_ref().unwrap_or(&pulled.path).display());
+            outln!("{}", args.output.as_ref().unwrap_or(&pulled.path).display());
         }
         Ok(0)
     };
@@ -211,10 +219,15 @@ pub(crate) fn local(file: &Path, home: &Path) -> Result<(PathBuf, Option<Pulled>
     }
     let reference = file.to_string_lossy();
     let trust = Trust::of_home(home, &[]).map_err(failed)?;
-    let transport = transport(None)?;
+    let read = Arc::new(AtomicU64::new(0));
+    let transport = transport(None)?.with_progress(read.clone());
+    let shown = crate::options::byte_progress(format!("pulling {reference}"), move || {
+        read.load(Ordering::Relaxed)
+    });
     let pulled = crate::options::runtime()?
-        .block_on(workbooks_oci::pull(&transport, home, &reference, &trust))
-        .map_err(failed)?;
+        .block_on(workbooks_oci::pull(&transport, home, &reference, &trust));
+    drop(shown);
+    let pulled = pulled.map_err(failed)?;
     if !pulled.cached {
         eprintln!(
             "wbx: pulled {} → {} ({} bytes)",

@@ -85,23 +85,91 @@ pub(crate) fn stdin_stream() -> Stdin {
     }
 }
 
-/// A spinner on stderr while `artifact` compiles for the first time on
-/// this machine, when stderr is a terminal; `None` otherwise (cached,
-/// piped). Drop or `finish_and_clear` it once docked.
-pub(crate) fn first_compile_spinner(
-    engine: &workbooks::Engine,
-    artifact: &workbooks::Artifact,
-    what: &str,
-) -> Option<indicatif::ProgressBar> {
-    if engine.is_compiled(artifact) || !std::io::stderr().is_terminal() {
-        return None;
+/// What the engine shows while it compiles an artifact its cache lacks:
+/// a spinner on stderr when it is a terminal (nothing otherwise), for as
+/// long as the compile takes, saying where the code is kept after.
+fn compile_watch(cache: PathBuf) -> workbooks::CompileWatch {
+    std::sync::Arc::new(move |bytes| {
+        if !std::io::stderr().is_terminal() {
+            return Box::new(());
+        }
+        let size = if bytes >= 1 << 20 {
+            format!("{} MB", bytes >> 20)
+        } else {
+            format!("{} KB", (bytes >> 10).max(1))
+        };
+        // A first compile can take seconds (an interpreter-sized
+        // component): say so rather than sit silent.
+        let shown = spinner(format!(
+            "compiling a {size} component, once: its code is kept in {}",
+            cache.display()
+        ));
+        Box::new(Finished(shown))
+    })
+}
+
+/// A spinner cleared when dropped.
+struct Finished(indicatif::ProgressBar);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
     }
-    // A first compile can take seconds (an interpreter-sized component):
-    // say so rather than sit silent.
-    Some(spinner(format!(
-        "compiling {what} ({} MB; once per machine, cached after)",
-        artifact.bytes().len() >> 20
-    )))
+}
+
+/// A bar on stderr, when it is a terminal, saying `what` is under way
+/// with the bytes `count` gives and their rate, read ten times a second
+/// until it is dropped; hidden otherwise.
+pub(crate) fn byte_progress(
+    what: String,
+    count: impl Fn() -> u64 + Send + 'static,
+) -> ByteProgress {
+    if !std::io::stderr().is_terminal() {
+        return ByteProgress {
+            bar: indicatif::ProgressBar::hidden(),
+            poll: None,
+        };
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {msg} {binary_bytes} ({binary_bytes_per_sec}, {elapsed})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar.set_message(what);
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (shown, stopped) = (bar.clone(), stop.clone());
+    let poll = std::thread::spawn(move || {
+        while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+            shown.set_position(count());
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    ByteProgress {
+        bar,
+        poll: Some((stop, poll)),
+    }
+}
+
+/// A bar of bytes and rate; cleared when dropped.
+pub(crate) struct ByteProgress {
+    pub(crate) bar: indicatif::ProgressBar,
+    poll: Option<(
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+        std::thread::JoinHandle<()>,
+    )>,
+}
+
+impl Drop for ByteProgress {
+    fn drop(&mut self) {
+        if let Some((stop, poll)) = self.poll.take() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = poll.join();
+        }
+        self.bar.finish_and_clear();
+    }
 }
 
 /// A spinner on stderr saying `what` is under way, with the time spent,
@@ -167,6 +235,11 @@ pub(crate) fn set_brokers(specs: &[String]) -> Result<(), u8> {
 /// The WASI families given with `--stub`, served by their deny brokers.
 static STUBS: std::sync::OnceLock<workbooks::Stubs> = std::sync::OnceLock::new();
 
+/// The families given with `--stub`.
+pub(crate) fn stubs_given() -> workbooks::Stubs {
+    STUBS.get().copied().unwrap_or_default()
+}
+
 /// Reads every `--stub FAMILY[,FAMILY]`, or returns the exit code of a usage error
 /// naming the families that have a deny broker.
 pub(crate) fn set_stubs(names: &[String]) -> Result<(), u8> {
@@ -197,7 +270,9 @@ pub(crate) fn engine_built(
     finish: impl FnOnce(workbooks::EngineBuilder) -> Result<workbooks::EngineBuilder, u8>,
 ) -> Result<workbooks::Engine, u8> {
     let allow = net_allow()?;
+    let cache = workbooks_wire::cache_dir(&home);
     let mut builder = workbooks::Engine::builder()
+        .on_compile(compile_watch(cache))
         .home(home)
         .net_allow(allow)
         .llm(llm_endpoint())

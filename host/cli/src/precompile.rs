@@ -13,9 +13,6 @@ pub(crate) struct Args {
     /// Print nothing on success.
     #[arg(long)]
     quiet: bool,
-    /// Print `{sha256, kind}` as JSON on success.
-    #[arg(long, conflicts_with = "quiet")]
-    json: bool,
     /// The component or core module (`-` reads stdin).
     file: PathBuf,
 }
@@ -41,11 +38,11 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     if let Err(e) = engine.precompile(&artifact) {
         return fail("compile", e, exit::LOAD);
     }
-    if args.json {
+    if crate::out::json() {
         let out = serde_json::json!({"sha256": artifact.sha256_hex(), "kind": artifact.kind()});
-        println!("{out}");
+        outln!("{out}");
     } else if !args.quiet {
-        println!("{} {:?}: compiled", artifact.sha256_hex(), artifact.kind());
+        outln!("{} {:?}: compiled", artifact.sha256_hex(), artifact.kind());
     }
     0
 }

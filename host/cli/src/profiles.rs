@@ -1,13 +1,9 @@
 //! `wbx profiles`: the policy table.
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-}
+pub(crate) struct Args {}
 
-pub(crate) fn run(args: Args) -> u8 {
-    println!("{}", workbooks::policy::profiles_text(args.json));
+pub(crate) fn run(_args: Args) -> u8 {
+    outln!("{}", workbooks::policy::profiles_text(crate::out::json()));
     0
 }

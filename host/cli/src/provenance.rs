@@ -16,9 +16,6 @@ pub(crate) struct IdentityArgs {
     /// Also print the did:web document for this host.
     #[arg(long, value_name = "HOST")]
     did_web: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -37,9 +34,6 @@ pub(crate) enum ArtifactCommand {
     Verify {
         /// The page.
         file: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -64,7 +58,7 @@ pub(crate) fn artifact(cmd: ArtifactCommand, home: PathBuf) -> u8 {
             match signed {
                 Ok((page, did)) => match std::fs::write(&file, page) {
                     Ok(()) => {
-                        println!("signed {} as {did}", file.display());
+                        outln!("signed {} as {did}", file.display());
                         0
                     }
                     Err(e) => fail("artifact", format!("{}: {e}", file.display()), exit::ENGINE),
@@ -72,17 +66,25 @@ pub(crate) fn artifact(cmd: ArtifactCommand, home: PathBuf) -> u8 {
                 Err(e) => fail("artifact", e, exit::USAGE),
             }
         }
-        ArtifactCommand::Verify { file, json } => {
+        ArtifactCommand::Verify { file } => {
+            let json = crate::out::json();
             let page = match read(&file) {
                 Ok(p) => p,
                 Err(code) => return code,
             };
             let check = verify_page(&page);
+            let code = if check.valid { 0 } else { exit::FAILED };
             if json {
-                println!("{}", serde_json::to_string(&check).unwrap_or_default());
+                let why = format!(
+                    "{}: not valid: {}",
+                    file.display(),
+                    check.why.as_deref().unwrap_or("unknown")
+                );
+                let value = serde_json::to_value(&check).unwrap_or_default();
+                outln!("{}", crate::out::verdict(value, code, &why));
             } else {
                 let mark = |ok: bool| if ok { "✓" } else { "✗" };
-                println!(
+                outln!(
                     "{} signature{}",
                     mark(check.signature),
                     check
@@ -90,13 +92,13 @@ pub(crate) fn artifact(cmd: ArtifactCommand, home: PathBuf) -> u8 {
                         .as_ref()
                         .map_or(String::new(), |s| format!(" ({s})"))
                 );
-                println!("{} asset integrity", mark(check.asset_integrity));
+                outln!("{} asset integrity", mark(check.asset_integrity));
                 match &check.why {
-                    None => println!("valid"),
-                    Some(why) => println!("not valid: {why}"),
+                    None => outln!("valid"),
+                    Some(why) => outln!("not valid: {why}"),
                 }
             }
-            if check.valid { 0 } else { 1 }
+            code
         }
     }
 }
@@ -107,15 +109,15 @@ pub(crate) fn identity(args: IdentityArgs, home: PathBuf) -> u8 {
         Err(e) => return fail("identity", e, exit::USAGE),
     };
     let doc = args.did_web.as_deref().map(|h| id.did_web_document(h));
-    if args.json {
-        println!(
+    if crate::out::json() {
+        outln!(
             "{}",
             serde_json::json!({"tenant": args.tenant, "did": id.did, "did_web": doc})
         );
     } else {
-        println!("{}", id.did);
+        outln!("{}", id.did);
         if let Some(doc) = doc {
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
     }
     0

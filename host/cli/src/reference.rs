@@ -28,6 +28,12 @@ fn section(cmd: &mut clap::Command, path: &str, depth: usize, top: bool, out: &m
     if let Some(about) = cmd.get_long_about().or(cmd.get_about()) {
         out.push_str(&format!("{about}\n\n"));
     }
+    if let Some(after) = cmd.get_after_long_help() {
+        out.push_str(&format!(
+            "```text\n{}\n```\n\n",
+            after.to_string().trim_end()
+        ));
+    }
     let usage = cmd.render_usage().to_string();
     let usage = usage.trim_start_matches("Usage: ").trim();
     out.push_str(&format!("```text\n{usage}\n```\n"));

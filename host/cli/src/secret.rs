@@ -27,26 +27,24 @@ pub(crate) enum SecretCommand {
     List {
         /// The tenant.
         tenant: String,
-        /// Print a JSON array of `{name, kind}`.
-        #[arg(long)]
-        json: bool,
     },
 }
 
 pub(crate) fn run(cmd: SecretCommand, home: PathBuf) -> u8 {
     let keyring = Keyring::new(Some(home.join(workbooks::SECRETS_DIR)), Default::default());
     match cmd {
-        SecretCommand::List { tenant, json } => {
+        SecretCommand::List { tenant } => {
+            let json = crate::out::json();
             let names = keyring.names(&tenant);
             if json {
                 let list: Vec<_> = names
                     .iter()
                     .map(|(name, kind)| serde_json::json!({"name": name, "kind": format!("{kind:?}").to_lowercase()}))
                     .collect();
-                println!("{}", serde_json::Value::Array(list));
+                outln!("{}", serde_json::Value::Array(list));
             } else {
                 for (name, kind) in names {
-                    println!("{name}\t{kind:?}");
+                    outln!("{name}\t{kind:?}");
                 }
             }
             0
@@ -93,11 +91,11 @@ pub(crate) fn run(cmd: SecretCommand, home: PathBuf) -> u8 {
                 return fail("secret", e, exit::ENGINE);
             }
             match public {
-                Some(pk) => println!(
+                Some(pk) => outln!(
                     "stored {name} for {tenant} (ed25519 public key {})",
                     hex::encode(pk)
                 ),
-                None => println!("stored {name} for {tenant}"),
+                None => outln!("stored {name} for {tenant}"),
             }
             0
         }

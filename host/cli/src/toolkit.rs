@@ -14,9 +14,6 @@ pub(crate) struct ToolkitArgs {
     /// The toolkits root.
     #[arg(long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
-    /// Print JSON.
-    #[arg(long, global = true)]
-    json: bool,
     #[command(subcommand)]
     verb: ToolkitVerb,
 }
@@ -96,6 +93,15 @@ enum ToolkitVerb {
         #[arg(long)]
         fix: bool,
     },
+    /// Remove a toolkit: unregister the command its build registered
+    /// (its #+CLI_BIN) and delete its folder from the root.
+    Remove {
+        /// The toolkit.
+        id: String,
+        /// Unregister its command, and keep its folder.
+        #[arg(long)]
+        keep_files: bool,
+    },
     /// Run a task recipe: refused, native execution is banned.
     Run {
         /// The toolkit.
@@ -116,12 +122,12 @@ pub(crate) fn toolkits(root: Option<PathBuf>) -> Toolkits {
 
 pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
     let kits = toolkits(args.root.clone());
-    let json = args.json;
+    let json = crate::out::json();
     let print = |text: String, value: serde_json::Value| {
         if json {
-            println!("{value}");
+            outln!("{value}");
         } else {
-            println!("{text}");
+            outln!("{text}");
         }
     };
     let failed = |e: toolkit::ToolkitError| fail("toolkit", e, exit::USAGE);
@@ -187,9 +193,11 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
                 Err(e) => return failed(e),
             };
             let report = toolkit::verify(&tk, &Registry::new(&home));
+            let code = if report.ok() { 0 } else { exit::FAILED };
             let value = serde_json::json!({"ok": report.ok(), "report": report});
-            print(report.text(), value);
-            if report.ok() { 0 } else { 1 }
+            let why = format!("toolkit {id} does not verify");
+            print(report.text(), crate::out::verdict(value, code, &why));
+            code
         }
         ToolkitVerb::Sign { id, tenant } => {
             let signed = kits.get(&id).and_then(|tk| {
@@ -233,6 +241,50 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
                 Ok(Err(e)) => fail("toolkit", e, 1),
                 Err(code) => code,
             }
+        }
+        ToolkitVerb::Remove { id, keep_files } => {
+            let tk = match kits.get(&id) {
+                Ok(tk) => tk,
+                Err(e) => return fail("toolkit", e, exit::NOT_FOUND),
+            };
+            let registry = Registry::new(&home);
+            let unregistered = match tk.manifest.cli_bin() {
+                Some(bin) => match registry.get(bin) {
+                    Ok(Some(_)) => match registry.remove(bin) {
+                        Ok(entry) => Some(entry),
+                        Err(e) => return fail("toolkit", e, exit::ENGINE),
+                    },
+                    Ok(None) => None,
+                    Err(e) => return fail("toolkit", e, exit::ENGINE),
+                },
+                None => None,
+            };
+            if !keep_files && let Err(e) = std::fs::remove_dir_all(&tk.dir) {
+                return fail(
+                    "toolkit",
+                    format!("{}: {e}", tk.dir.display()),
+                    exit::ENGINE,
+                );
+            }
+            let command = unregistered
+                .as_ref()
+                .map(|e| format!("unregistered {} (sha256:{})", e.name, e.sha256))
+                .unwrap_or_else(|| "no command registered".into());
+            let folder = if keep_files {
+                format!("kept {}", tk.dir.display())
+            } else {
+                format!("deleted {}", tk.dir.display())
+            };
+            print(
+                format!("removed toolkit {id}: {command}; {folder}"),
+                serde_json::json!({
+                    "id": id,
+                    "unregistered": unregistered.map(|e| e.name),
+                    "folder": tk.dir,
+                    "deleted": !keep_files,
+                }),
+            );
+            0
         }
         ToolkitVerb::Push { id, dir, replace } => {
             match toolkit::push::push(&kits, &Registry::new(&home), &id, &dir, replace) {
@@ -286,11 +338,16 @@ pub(crate) fn run(args: ToolkitArgs, home: PathBuf) -> u8 {
                 Ok(findings) => {
                     let mut text = format!("audit {}", dir.display());
                     text.push_str(&audit_text(&findings));
-                    print(
-                        text,
-                        serde_json::json!({"ok": findings.is_empty(), "findings": findings}),
+                    let code = if findings.is_empty() { 0 } else { exit::FAILED };
+                    let why = format!(
+                        "{}: {} recipes would need native execution",
+                        dir.display(),
+                        findings.len()
                     );
-                    u8::from(!findings.is_empty())
+                    let value =
+                        serde_json::json!({"ok": findings.is_empty(), "findings": findings});
+                    print(text, crate::out::verdict(value, code, &why));
+                    code
                 }
                 Err(e) => fail("toolkit", e, exit::USAGE),
             }

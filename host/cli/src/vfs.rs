@@ -9,11 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum VfsCommand {
     /// List the instance ids whose volumes predate tenant scoping.
-    Legacy {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Legacy,
     /// Give an instance's unscoped volumes to the tenant that owns them.
     Adopt {
         /// The instance id.
@@ -42,27 +38,28 @@ pub(crate) fn run(cmd: VfsCommand, home: PathBuf) -> u8 {
             fail("vfs", e, code)
         };
         match cmd {
-            VfsCommand::Legacy { json } => {
+            VfsCommand::Legacy => {
+                let json = crate::out::json();
                 let ids = storage.legacy_volumes();
                 if json {
-                    println!("{}", serde_json::json!({ "legacy": ids }));
+                    outln!("{}", serde_json::json!({ "legacy": ids }));
                 } else if ids.is_empty() {
-                    println!("no unscoped volumes");
+                    outln!("no unscoped volumes");
                 } else {
                     for id in ids {
-                        println!("{id}");
+                        outln!("{id}");
                     }
                 }
             }
             VfsCommand::Adopt { id, tenant } => {
                 let moved = storage.adopt_legacy(&id, &tenant).map_err(failed)?;
-                println!("gave the volumes of `{id}` ({moved} records) to tenant `{tenant}`");
+                outln!("gave the volumes of `{id}` ({moved} records) to tenant `{tenant}`");
             }
             VfsCommand::DropLegacy { id } => {
                 if storage.drop_legacy(&id).map_err(failed)? {
-                    println!("deleted the unscoped volumes of `{id}`");
+                    outln!("deleted the unscoped volumes of `{id}`");
                 } else {
-                    println!("`{id}` had no unscoped volumes");
+                    outln!("`{id}` had no unscoped volumes");
                 }
             }
         }

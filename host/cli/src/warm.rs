@@ -7,18 +7,14 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    /// Print one JSON object per step: `{name, cached, ms}`.
-    #[arg(long)]
-    json: bool,
-}
+pub(crate) struct Args {}
 
-pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+pub(crate) fn run(_args: Args, home: PathBuf) -> u8 {
     let engine = match options::engine(home) {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let bar = if std::io::stderr().is_terminal() && !args.json {
+    let bar = if std::io::stderr().is_terminal() && !crate::out::json() {
         indicatif::ProgressBar::new(engine.warm_steps() as u64)
     } else {
         indicatif::ProgressBar::hidden()
@@ -31,7 +27,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    let json = args.json;
+    let json = crate::out::json();
     let warmed = runtime.block_on(engine.warm(|step| {
         bar.inc(1);
         bar.set_message(step.name.clone());
@@ -47,7 +43,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             if !json {
                 let fresh = steps.iter().filter(|s| !s.cached).count();
                 let took: std::time::Duration = steps.iter().map(|s| s.took).sum();
-                println!(
+                outln!(
                     "warm: {} components ready ({fresh} compiled now) in {:.1}s",
                     steps.len(),
                     took.as_secs_f64()

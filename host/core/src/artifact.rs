@@ -16,7 +16,7 @@
 //! checked, or from the bytes that were hashed); a file that fails is
 //! discarded with its seal and the artifact recompiled.
 
-use crate::compiler::{Compiler, compile_with_helper};
+use crate::compiler::{CompileWatch, Compiler, compile_with_helper};
 use crate::flavor::{Engines, Flavor};
 use crate::seal::{Opened, Seal};
 use sha2::{Digest, Sha256};
@@ -200,18 +200,26 @@ pub(crate) struct CompileCache {
     memory: Mutex<HashMap<([u8; 32], Flavor), Compiled>>,
     compiler: Compiler,
     home: PathBuf,
+    watch: Option<CompileWatch>,
 }
 
 impl CompileCache {
     /// A cache of `home`, persisted in `dir` when given, its entries
-    /// sealed with `seal`, filled on a miss by `compiler`.
-    pub(crate) fn new(dir: Option<PathBuf>, seal: Seal, compiler: Compiler, home: &Path) -> Self {
+    /// sealed with `seal`, filled on a miss by `compiler`, each compile
+    /// shown to `watch`.
+    pub(crate) fn new(
+        dir: Option<PathBuf>,
+        seal: Seal,
+        (compiler, watch): (Compiler, Option<CompileWatch>),
+        home: &Path,
+    ) -> Self {
         Self {
             dir,
             seal,
             memory: Mutex::new(HashMap::new()),
             compiler,
             home: home.to_path_buf(),
+            watch,
         }
     }
 
@@ -404,6 +412,10 @@ impl CompileCache {
         flavor: Flavor,
         artifact: &Artifact,
     ) -> wasmtime::Result<Compiled> {
+        let _shown = self
+            .watch
+            .as_ref()
+            .map(|watch| watch(artifact.bytes().len()));
         let Compiler::Helper(program) = &self.compiler else {
             return self.compile_here(engines.of(flavor), flavor, artifact);
         };
@@ -416,7 +428,8 @@ impl CompileCache {
             ArtifactKind::Component => "component",
             ArtifactKind::Module => "core module",
         };
-        compile_with_helper(program, &self.home, artifact.bytes(), kind)
+        let cache = self.dir.as_deref().and_then(Path::parent);
+        compile_with_helper(program, &self.home, cache, artifact.bytes(), kind)
             .map_err(wasmtime::Error::msg)?;
         self.cached(engines, flavor, &artifact.sha256(), artifact.kind())
             .ok_or_else(|| {

@@ -45,6 +45,11 @@ pub const BUILD: &str = if cfg!(feature = "compile") {
     )
 };
 
+/// Told when the engine starts compiling an artifact its cache lacks,
+/// with the artifact's size in bytes; what it returns is dropped when the
+/// compile ends. How the CLI shows a spinner for every first compile.
+pub type CompileWatch = std::sync::Arc<dyn Fn(usize) -> Box<dyn std::any::Any> + Send + Sync>;
+
 /// Set in a helper's environment: it must compile itself or fail.
 const NO_HELPER_ENV: &str = "WB_NO_HELPER";
 
@@ -81,17 +86,22 @@ impl Compiler {
 }
 
 /// Has the helper at `program` compile `bytes` (a `kind`, for messages)
-/// into `home`'s cache.
+/// into `home`'s cache, the directory `cache` when given.
 pub(crate) fn compile_with_helper(
     program: &Path,
     home: &Path,
+    cache: Option<&Path>,
     bytes: &[u8],
     kind: &str,
 ) -> Result<(), String> {
     if std::env::var_os(NO_HELPER_ENV).is_some() {
         return Err("this binary has no compiler, and it is itself a compile helper".into());
     }
-    let mut child = Command::new(program)
+    let mut helper = Command::new(program);
+    if let Some(cache) = cache {
+        helper.env(workbooks_wire::home::CACHE_DIR_ENV, cache);
+    }
+    let mut child = helper
         .arg("--home")
         .arg(home)
         .args(["precompile", "--quiet", "-"])

@@ -1,7 +1,7 @@
 //! The engine's own components, built to wasm32-wasip2 by `build.rs` and
 //! embedded in the crate, so `wbx` is one self-contained binary. They are
-//! compiled at most once per machine: the compile cache keys them by the
-//! sha256 of these bytes.
+//! compiled at most once per compile cache (the user's, by default, shared
+//! by every folder): it keys them by the sha256 of these bytes.
 
 use crate::artifact::Artifact;
 use crate::policy::Cap;

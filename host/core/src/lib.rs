@@ -75,11 +75,13 @@ pub use cap::llm;
 pub use cap::llm::{LlmBounds, LlmEndpoint};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
-pub use compiler::Compiler;
+pub use compiler::{CompileWatch, Compiler};
 pub use dock::{DockError, Docked, Receipt};
 pub use egress::{Cidr, NetGuard};
 pub use engine::agent_loop::{LoopAnswer, LoopCall, LoopEnd, LoopError, LoopOptions, LoopStatus};
-pub use engine::{Engine, EngineBuilder, EngineError, WarmError, Warmed, build_id, default_home};
+pub use engine::{
+    Engine, EngineBuilder, EngineError, Freed, WarmError, Warmed, build_id, default_home,
+};
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use pipes::{PipeReader, SessionOutput};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile, Stub, Stubs};

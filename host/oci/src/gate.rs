@@ -41,6 +41,8 @@ struct Shared {
     guard: NetGuard,
     budget: AtomicU64,
     read: AtomicU64,
+    /// Every byte read from upstream, added here too: a caller's progress.
+    progress: Option<Arc<AtomicU64>>,
     exhausted: AtomicBool,
     refused: Mutex<Option<Refusal>>,
 }
@@ -67,13 +69,24 @@ impl Drop for Gate {
 impl Gate {
     /// Opens a gate judging with `guard`, reading at most `budget` bytes
     /// from upstream in all.
+    #[cfg(test)]
     pub(crate) async fn open(guard: NetGuard, budget: u64) -> std::io::Result<Gate> {
+        Gate::open_counted(guard, budget, None).await
+    }
+
+    /// [`Gate::open`], adding every byte read from upstream to `progress`.
+    pub(crate) async fn open_counted(
+        guard: NetGuard,
+        budget: u64,
+        progress: Option<Arc<AtomicU64>>,
+    ) -> std::io::Result<Gate> {
         let listener = TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             guard,
             budget: AtomicU64::new(budget),
             read: AtomicU64::new(0),
+            progress,
             exhausted: AtomicBool::new(false),
             refused: Mutex::new(None),
         });
@@ -284,6 +297,9 @@ async fn tunnel(conn: TcpStream, upstream: TcpStream, first: Vec<u8>, shared: Ar
                 Ok(n) => n,
             };
             let total = shared.read.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+            if let Some(progress) = &shared.progress {
+                progress.fetch_add(n as u64, Ordering::Relaxed);
+            }
             if total > shared.budget.load(Ordering::Relaxed) {
                 shared.exhausted.store(true, Ordering::Relaxed);
                 break;

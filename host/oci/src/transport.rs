@@ -21,6 +21,7 @@ pub struct Transport {
     guard: NetGuard,
     roots: Vec<Vec<u8>>,
     credentials: Credentials,
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// One operation's client, gate and credentials.
@@ -39,7 +40,15 @@ impl Transport {
             guard,
             roots: extra_roots,
             credentials,
+            progress: None,
         }
+    }
+
+    /// This transport, adding every byte its sessions read from a
+    /// registry to `progress` (how the CLI shows bytes and rate).
+    pub fn with_progress(mut self, progress: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// As `engine` reaches the network: its floor and its TLS roots.
@@ -61,7 +70,7 @@ impl Transport {
         // reqwest is built without a default crypto provider; this process
         // uses ring's, as the engine's own TLS does.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let gate = Gate::open(self.guard.clone(), budget)
+        let gate = Gate::open_counted(self.guard.clone(), budget, self.progress.clone())
             .await
             .map_err(|e| OciError::io("the egress gate", e))?;
         let protocol = if r.is_loopback() {

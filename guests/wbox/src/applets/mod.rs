@@ -2,6 +2,7 @@
 
 mod basename;
 mod cat;
+mod cut;
 mod dirname;
 mod echo;
 mod head;
@@ -42,6 +43,10 @@ const APPLETS: &[Applet] = &[
     Applet {
         name: "cat",
         run: cat::run,
+    },
+    Applet {
+        name: "cut",
+        run: cut::run,
     },
     Applet {
         name: "dirname",

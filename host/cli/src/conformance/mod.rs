@@ -35,9 +35,6 @@ pub(crate) struct Args {
     /// Print every failing case.
     #[arg(long, short)]
     verbose: bool,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
     /// Exit 1 unless at least N cases passed over the suites run (for CI).
     #[arg(long, value_name = "N")]
     require_pass: Option<u32>,
@@ -57,6 +54,13 @@ pub(crate) struct Tally {
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    if !args.dir.is_dir() {
+        return fail(
+            "conformance",
+            format!("{}: no such folder", args.dir.display()),
+            crate::exit::USAGE,
+        );
+    }
     let body = || -> Result<u8, u8> {
         let engine = engine(home)?;
         let rt = runtime()?;
@@ -103,10 +107,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 if !wanted(&name) {
                     continue;
                 }
-                if args.verbose && !args.json {
-                    println!("{name}");
+                if args.verbose && !crate::out::json() {
+                    outln!("{name}");
                 }
-                let verbose = args.verbose && !args.json;
+                let verbose = args.verbose && !crate::out::json();
                 let tally = if suite == operations::SUITE {
                     rt.block_on(operations::run_dir(&engine, &folder, verbose))
                 } else {
@@ -115,12 +119,45 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 results.insert(name, tally);
             }
         }
-        if args.json {
-            println!("{}", serde_json::to_string(&results).unwrap_or_default());
+        if results.is_empty() {
+            let only = args
+                .only
+                .as_deref()
+                .map(|o| format!(" whose name contains `{o}`"))
+                .unwrap_or_default();
+            return Err(fail(
+                "conformance",
+                format!(
+                    "{}: no suite{only} here (it holds jq/, toybox/, busybox/, wasi-testsuite/ or wasi-testsuite-p3/)",
+                    args.dir.display()
+                ),
+                crate::exit::USAGE,
+            ));
+        }
+        let passed: u32 = results.values().map(|t| t.pass).sum();
+        let short = args
+            .require_pass
+            .filter(|needed| passed < *needed)
+            .map(|needed| {
+                format!("conformance: {passed} cases passed, fewer than the {needed} required")
+            });
+        let code = if short.is_some() {
+            crate::exit::FAILED
         } else {
-            println!(
+            0
+        };
+        if crate::out::json() {
+            let value = serde_json::to_value(&results).unwrap_or_default();
+            let why = short.clone().unwrap_or_default();
+            outln!("{}", crate::out::verdict(value, code, &why));
+            return Ok(code);
+        } else {
+            outln!(
                 "{:<32} {:>5} {:>5} {:>8}",
-                "suite", "pass", "fail", "skipped"
+                "suite",
+                "pass",
+                "fail",
+                "skipped"
             );
             for (name, t) in &results {
                 let extra = if t.expected_failures_total > 0 {
@@ -131,25 +168,22 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 } else {
                     String::new()
                 };
-                println!(
+                outln!(
                     "{name:<32} {:>5} {:>5} {:>8}{extra}",
-                    t.pass, t.fail, t.skipped
+                    t.pass,
+                    t.fail,
+                    t.skipped
                 );
                 if args.verbose {
                     for f in &t.failures {
-                        println!("    {f}");
+                        outln!("    {f}");
                     }
                 }
             }
         }
-        let passed: u32 = results.values().map(|t| t.pass).sum();
-        match args.require_pass {
-            Some(needed) if passed < needed => Err(fail(
-                "conformance",
-                format!("{passed} cases passed, fewer than the {needed} required"),
-                1,
-            )),
-            _ => Ok(0),
+        match short {
+            Some(why) => Err(fail("", why, code)),
+            None => Ok(0),
         }
     };
     body().unwrap_or_else(|code| code)

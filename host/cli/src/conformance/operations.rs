@@ -165,6 +165,9 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
         match op {
             Op::Run { args, env, root } => {
                 let mut opts = SessionOptions::new(super::wasi::id_of(&file), "conformance");
+                // The program name the suite's runner gives: the file's,
+                // as `wbx exec cli-env.wasm` gives it.
+                opts.program = Some(file.to_string());
                 opts.args = args;
                 opts.env = env.into_iter().collect();
                 let (stdin_w, stdin_r) = pipe(PIPE_BYTES, b"");
@@ -263,7 +266,7 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
                 let err = String::from_utf8_lossy(&err);
                 let tail: String = err.trim().chars().take(300).collect();
                 let out = out.map_err(|e| format!("the run panicked: {e}"))?;
-                let out = out.map_err(|e| format!("{} under {profile}: {e}: {tail}", e.kind()))?;
+                let out = out.map_err(|e| format!("{e} (under {profile}): {tail}"))?;
                 if out.exit_code != exit_code {
                     return Err(format!(
                         "exit {} (expected {exit_code}) under {profile}: {tail}",

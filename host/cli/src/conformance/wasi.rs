@@ -65,7 +65,7 @@ where
             Ok(profile) => {
                 tally.pass += 1;
                 if verbose {
-                    println!("    ok   {name} ({profile}, {ms} ms)");
+                    outln!("    ok   {name} ({profile}, {ms} ms)");
                 }
             }
             Err(why) => {
@@ -116,6 +116,8 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
     let (docked, profile) = dock_narrowest(engine, wasm)?;
     let stem = wasm.file_stem().unwrap_or_default().to_string_lossy();
     let mut opts = SessionOptions::new(id_of(&stem), "conformance");
+    // The program name `wbx exec NAME.wasm` gives, run where it lies.
+    opts.program = wasm.file_name().map(|n| n.to_string_lossy().into_owned());
     opts.args = spec.args;
     opts.env = spec.env.into_iter().collect();
     opts.stdout = Output::Capture;
@@ -137,7 +139,7 @@ async fn run_case(engine: &Engine, wasm: &Path) -> Result<String, String> {
     };
     let out = engine.run(&docked, opts).await;
     drop(scratch);
-    let out = out.map_err(|e| format!("{} under {profile}: {e}", e.kind()))?;
+    let out = out.map_err(|e| format!("{e} (under {profile})"))?;
     let mut wrong = Vec::new();
     if out.exit_code != spec.exit_code {
         wrong.push(format!(

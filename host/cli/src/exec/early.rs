@@ -1,5 +1,5 @@
 //! A plain `exec` line read by a parser of that verb alone, built from the
-//! same definitions as the full CLI's ([`Args`], [`HomeFlag`]):
+//! same definitions as the full CLI's ([`Args`], [`Globals`]):
 //! `wbx exec hello.wasm` and the line the `os_process` tier starts its
 //! children with both begin without building the parser of every verb.
 //! Anything it refuses (another verb, help, `--broker`, `--stub`) is left
@@ -8,15 +8,14 @@
 use super::Args;
 use clap::Parser as _;
 use std::ffi::OsString;
-use std::path::PathBuf;
-use workbooks_wire::HomeFlag;
+use workbooks_wire::Globals;
 
 /// `[--home DIR] exec [flags] FILE [-- ARGS...]`, and no other verb.
 #[derive(clap::Parser)]
 #[command(no_binary_name = true)]
 struct ExecOnly {
     #[command(flatten)]
-    home: HomeFlag,
+    globals: Globals,
     #[command(subcommand)]
     verb: Verb,
 }
@@ -26,14 +25,19 @@ enum Verb {
     Exec(Args),
 }
 
-/// The `exec` line in `args`, with its `--home`; `None` for anything the
-/// full parser should read.
-pub(crate) fn early(args: &[OsString]) -> Option<(Args, Option<PathBuf>)> {
+/// The `exec` line in `args`, with its global flags; `None` for anything
+/// the full parser should read.
+pub(crate) fn early(args: &[OsString]) -> Option<(Args, Globals)> {
     let ExecOnly {
-        home,
+        globals,
         verb: Verb::Exec(exec),
     } = ExecOnly::try_parse_from(args).ok()?;
-    Some((exec, home.home))
+    // A flag this parser does not know (`--broker`, a typo) lands in FILE:
+    // the full parser reads it or names it.
+    if exec.stray_flag().is_some() {
+        return None;
+    }
+    Some((exec, globals))
 }
 
 #[cfg(test)]
@@ -132,6 +136,37 @@ mod tests {
             };
             assert_eq!(full, early, "{args:?}");
         });
-        assert_eq!(taken, 14, "the shapes the one-verb parser takes");
+        assert_eq!(taken, 19, "the shapes the one-verb parser takes");
+    }
+
+    fn read(args: &[&str]) -> super::Args {
+        let os: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        super::early(&os)
+            .unwrap_or_else(|| panic!("{args:?} not taken"))
+            .0
+    }
+
+    #[test]
+    fn everything_after_the_file_is_the_guests_as_wasmtime_run_passes_it() {
+        let exec = read(&["exec", "t.wasm", "a", "-b", "--timeout", "5", "--help"]);
+        assert_eq!(exec.file(), std::path::PathBuf::from("t.wasm"));
+        assert_eq!(exec.guest_args(), ["a", "-b", "--timeout", "5", "--help"]);
+        assert_eq!(exec.timeout, None, "a flag after the file is the guest's");
+        assert_eq!(read(&["exec", "--timeout", "5", "t.wasm"]).timeout, Some(5));
+    }
+
+    #[test]
+    fn one_dash_dash_right_after_the_file_is_taken_and_any_other_is_the_guests() {
+        assert_eq!(read(&["exec", "t.wasm", "--", "a"]).guest_args(), ["a"]);
+        assert_eq!(
+            read(&["exec", "t.wasm", "--", "--", "a"]).guest_args(),
+            ["--", "a"]
+        );
+        assert_eq!(
+            read(&["exec", "t.wasm", "a", "--", "b"]).guest_args(),
+            ["a", "--", "b"]
+        );
+        assert_eq!(read(&["exec", "--", "t.wasm", "a"]).guest_args(), ["a"]);
+        assert!(read(&["exec", "t.wasm"]).guest_args().is_empty());
     }
 }

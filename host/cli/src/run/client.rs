@@ -81,7 +81,7 @@ fn request(args: &run::Args) -> Result<Request, u8> {
         env: wire::env_digest(),
         bin: crate::BIN.into(),
         line: args.line.clone(),
-        json: args.json,
+        json: crate::out::json(),
         stdin: !std::io::stdin().is_terminal(),
         stage: stage.clone(),
         dirs,

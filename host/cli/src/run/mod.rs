@@ -14,38 +14,56 @@ use workbooks::{LineError, LineOutcome, LineStdout};
 pub(crate) use workbooks_wire::RunVerb as Args;
 
 /// A `run` line that [`RunArgs`](workbooks_wire::RunArgs) takes exactly as
-/// clap would, with its `--home`: read without building a parser. `None`
-/// for anything else, which clap then reads.
-pub(crate) fn early(args: &[std::ffi::OsString]) -> Option<(Args, Option<PathBuf>)> {
+/// clap would, with its global flags: read without building a parser.
+/// `None` for anything else, which clap then reads.
+pub(crate) fn early(args: &[std::ffi::OsString]) -> Option<(Args, workbooks_wire::Globals)> {
     let run = workbooks_wire::RunArgs::parse(args)?;
-    Some((run.run, run.home))
+    let globals = workbooks_wire::Globals {
+        home: run.home,
+        json: run.json,
+    };
+    Some((run.run, globals))
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
+    if let Some(file) = component_file(&args.line) {
+        // wasmtime's habit: `run FILE.wasm`. A line is not a file.
+        return crate::fail(
+            "run",
+            format!(
+                "`{file}` is a component file, and `run` takes a command line: run it with `{} exec {file}`",
+                crate::BIN
+            ),
+            exit::USAGE,
+        );
+    }
     if let Some(code) = client::run_line(&args, &home) {
         return code;
     }
+    let json = crate::out::json();
     let body = || -> Result<u8, u8> {
         let mut opts = args.stage.to_options()?;
         opts.stdin = stdin_stream();
         // Passed through as it is produced, as a shell's is; kept only to
         // go into the JSON.
-        if !args.json {
+        if !json {
             opts.stdout = LineStdout::Inherit;
         }
         let engine = engine_with(home, false, opts.stage_memory)?;
         let outcome = runtime()?.block_on(engine.run_line(&args.line, opts));
         let mut stdout = std::io::stdout().lock();
         let mut stderr = std::io::stderr().lock();
-        Ok(report(
-            outcome,
-            args.json,
-            crate::BIN,
-            &mut stdout,
-            &mut stderr,
-        ))
+        Ok(report(outcome, json, crate::BIN, &mut stdout, &mut stderr))
     };
     body().unwrap_or_else(|code| code)
+}
+
+/// The file a line names when it is one word naming a `.wasm` file (what
+/// `wasmtime run` takes), which the shell would only call an unknown
+/// command.
+fn component_file(line: &str) -> Option<&str> {
+    let word = line.trim();
+    (word.ends_with(".wasm") && !word.contains(char::is_whitespace)).then_some(word)
 }
 
 /// Writes what a line's outcome prints (the JSON, or its stderr, or why it
@@ -75,7 +93,12 @@ pub(crate) fn report(
         }
         Err(e) => {
             let code = exit::for_line_error(&e);
-            let _ = writeln!(stderr, "{bin}: {e}{}", exit::raise_hint(code));
+            let text = format!("{e}{}", exit::raise_hint(code));
+            if json {
+                let _ = writeln!(stdout, "{}", crate::out::error_json(&text, code));
+            } else {
+                let _ = writeln!(stderr, "{bin}: {text}");
+            }
             code
         }
     }
@@ -89,6 +112,9 @@ mod tests {
     const SHAPES: &[&[&str]] = &[
         &["run", "true"],
         &["run", "--json", "seq 3 | wc -l"],
+        &["--json", "run", "true"],
+        &["run", "true", "--json"],
+        &["run", "hello.wasm"],
         &["--home", "/h", "run", "true"],
         &["--home=/h", "run", "--profile", "posix", "true"],
         &["run", "true", "--home", "/x"],
@@ -132,12 +158,8 @@ mod tests {
                 panic!("{args:?} is not a run for clap");
             };
             assert_eq!(full.stage, early.stage, "{args:?}");
-            assert_eq!(
-                (full.json, &full.line),
-                (early.json, &early.line),
-                "{args:?}"
-            );
+            assert_eq!(full.line, early.line, "{args:?}");
         });
-        assert_eq!(taken, 12, "the shapes the client's reader takes");
+        assert_eq!(taken, 14, "the shapes the client's reader takes");
     }
 }

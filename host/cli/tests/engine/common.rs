@@ -212,3 +212,14 @@ pub async fn http_request(
         .unwrap_or_default();
     Ok((status, body))
 }
+
+/// Where the catalog's pinned programs are for the tests: `WB_CATALOG_DIR`,
+/// else `target/catalog`, where `cargo xtask test` puts them.
+pub fn catalog_dir() -> std::path::PathBuf {
+    std::env::var_os("WB_CATALOG_DIR")
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/catalog")
+        })
+}

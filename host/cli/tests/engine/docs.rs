@@ -78,22 +78,131 @@ fn runs_wbx(body: &str) -> bool {
     })
 }
 
-/// A folder as a reader's would be: the three components the guides
-/// build, beside the repository's toolkits and compose recipes.
-fn workspace() -> tempfile::TempDir {
+/// A folder as a reader's would be right after the README's first
+/// command: the repository's toolkits and compose recipes, and, unless
+/// `bare`, the three components `wbx examples` writes (written by it).
+fn workspace(bare: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for (name, from) in [
-        ("hello.wasm", guest_artifacts::CLI_HELLO),
-        ("counter.wasm", guest_artifacts::EXAMPLE_RUST_COUNTER),
-        ("math-cli.wasm", guest_artifacts::TOOLKIT_MATH_CLI),
-    ] {
-        std::fs::copy(from, dir.path().join(name)).unwrap();
-    }
     // Copies, not links: a block may sign or build into them.
     for shared in ["toolkits", "compose"] {
         copy_tree(&repo().join(shared), &dir.path().join(shared));
     }
+    if !bare {
+        let out = Command::new(env!("CARGO_BIN_EXE_wbx"))
+            .arg("examples")
+            .current_dir(dir.path())
+            .env("WB_HOME", dir.path().join(".home"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "wbx examples: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for name in ["hello.wasm", "counter.wasm", "math-cli.wasm"] {
+            assert!(
+                dir.path().join(name).is_file(),
+                "wbx examples wrote no {name}"
+            );
+        }
+    }
     dir
+}
+
+/// A `PATH` whose first folder holds `wbx` and `wb` (as the tour puts
+/// the first command's build on it), and the folder.
+fn wbx_path() -> (tempfile::TempDir, String) {
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_wbx"), bin.path().join("wbx")).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_wb"), bin.path().join("wb")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (bin, path)
+}
+
+/// Runs `script` with bash (`-euo pipefail`) in `dir`, with `path`, in a
+/// fresh home there and none of the operator's variables.
+fn bash_in(dir: &Path, path: &str, script: &str) -> std::process::Output {
+    Command::new("bash")
+        .args(["-euo", "pipefail", "-c", script])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("WB_HOME", dir.join(".home"))
+        .env_remove("WB_NET_ALLOW")
+        .env_remove("WB_LOG")
+        .env_remove("WB_OCI_SIGNERS")
+        .env_remove("WB_SIGNING_KEY")
+        .env_remove("WB_CACHE_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The tail of a text, for a failure message.
+fn tail(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let chars: Vec<char> = text.chars().collect();
+    chars[chars.len().saturating_sub(600)..].iter().collect()
+}
+
+#[test]
+fn the_readme_tour_runs_in_order_right_after_the_first_command_in_a_fresh_home() {
+    let readme = repo().join("README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    let start = text
+        .find("## A five-minute tour")
+        .expect("the README has a tour");
+    let end = start + text[start..].find("\n## ").unwrap_or(text.len() - start);
+    let tour: Vec<Block> = blocks(&readme)
+        .into_iter()
+        .filter(|b| {
+            let line: usize = b.name.rsplit(':').next().unwrap().parse().unwrap();
+            let at = text.lines().take(line).map(|l| l.len() + 1).sum::<usize>();
+            (start..end).contains(&at) && b.info == "sh"
+        })
+        .collect();
+    assert!(
+        tour.len() >= 5,
+        "the tour's runnable blocks: {}",
+        tour.len()
+    );
+    assert!(
+        tour[0].body.contains("wbx examples"),
+        "the tour's first block makes its components"
+    );
+    // Nothing but the repository's toolkits and compose recipes: the
+    // components come from the tour's own first block.
+    let dir = workspace(true);
+    let (_bin, path) = wbx_path();
+    let script: Vec<&str> = tour.iter().map(|b| b.body.as_str()).collect();
+    let out = bash_in(dir.path(), &path, &script.join("\n"));
+    assert!(
+        out.status.success(),
+        "the tour failed (exit {:?}):\n{}\n{}",
+        out.status.code(),
+        tail(&out.stdout),
+        tail(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for said in [
+        "hello, world",
+        "hello, ada",
+        "apple seen 2 time(s)",
+        "refused, exit 120",
+    ] {
+        assert!(
+            stdout.contains(said),
+            "the tour did not print `{said}`:\n{stdout}"
+        );
+    }
+    assert_eq!(
+        stdout.lines().last(),
+        Some("9"),
+        "math.wasm 2 3 4:\n{stdout}"
+    );
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -111,14 +220,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 #[test]
 fn every_sh_block_that_runs_wbx_runs_in_a_fresh_home() {
-    let bin = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_wbx"), bin.path().join("wbx")).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_wb"), bin.path().join("wb")).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let (_bin, path) = wbx_path();
     let (mut ran, mut skipped, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for page in pages() {
         for b in blocks(&page) {
@@ -135,32 +237,17 @@ fn every_sh_block_that_runs_wbx_runs_in_a_fresh_home() {
                 skipped.push(format!("{} ({why})", b.name));
                 continue;
             }
-            let dir = workspace();
-            let out = Command::new("bash")
-                .args(["-euo", "pipefail", "-c", &b.body])
-                .current_dir(dir.path())
-                .env("PATH", &path)
-                .env("WB_HOME", dir.path().join(".home"))
-                .env_remove("WB_NET_ALLOW")
-                .env_remove("WB_LOG")
-                .env_remove("WB_OCI_SIGNERS")
-                .env_remove("WB_SIGNING_KEY")
-                .stdin(Stdio::null())
-                .output()
-                .unwrap();
+            let dir = workspace(false);
+            let out = bash_in(dir.path(), &path, &b.body);
             if out.status.success() {
                 ran.push(b.name);
             } else {
-                let err = String::from_utf8_lossy(&out.stderr);
-                let tail: String = err
-                    .chars()
-                    .rev()
-                    .take(600)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                failed.push(format!("{} (exit {:?}): {tail}", b.name, out.status.code()));
+                failed.push(format!(
+                    "{} (exit {:?}): {}",
+                    b.name,
+                    out.status.code(),
+                    tail(&out.stderr)
+                ));
             }
         }
     }
@@ -280,7 +367,7 @@ fn the_readme_is_at_most_250_lines_and_holds_both_commands() {
         readme.lines().count()
     );
     assert!(readme.contains("cargo run -p workbooks-cli --bin wbx -- run"));
-    assert!(readme.contains("\ncargo test --workspace\n"));
+    assert!(readme.contains("\ncargo xtask test\n"));
 }
 
 #[test]

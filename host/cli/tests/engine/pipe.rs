@@ -336,10 +336,15 @@ fn wbx_run_passes_a_lines_output_through_past_the_capture_cap() {
     assert!(out.status.success(), "{}", crate::common::text(&out.stderr));
     assert_eq!(out.stdout.len(), seq(3_000_000).len());
     assert!(out.stdout.ends_with(b"\n2999999\n3000000\n"));
-    // Kept for `--json`, the same output is held to the cap, by name.
+    // Kept for `--json`, the same output is held to the cap, by name, in
+    // the JSON error on stdout.
     let out = crate::common::wbx(home.path(), &["run", "--json", "seq 1 3000000"], b"");
     assert!(!out.status.success());
-    let err = crate::common::text(&out.stderr);
+    let err: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = err["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(
         err.contains("seq") && err.contains("output_too_large"),
         "{err}"

@@ -106,9 +106,14 @@ async fn a_tampered_record_or_a_run_that_did_not_start_empty_is_named() {
         .await
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    // Under --json the failure is the JSON error on stdout.
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["error"]["kind"], "failed", "{got}");
     assert!(
-        lossy(&out.stderr).contains("held files"),
-        "{}",
-        lossy(&out.stderr)
+        got["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("held files"),
+        "{got}"
     );
 }

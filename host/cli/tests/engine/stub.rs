@@ -393,3 +393,101 @@ async fn a_toolkit_built_tool_is_described_by_its_manifest_and_runs_with_its_stu
     assert!(both_refused(&out.text), "{}", out.text);
     assert!(listener.accept().is_err());
 }
+
+#[test]
+fn what_command_register_is_given_is_kept_shown_and_holds_on_every_run() {
+    let home = tempfile::tempdir().unwrap();
+    let (listener, port) = listener();
+    let out = wbx(
+        home.path(),
+        &[
+            "--stub",
+            "wasi:sockets",
+            "command",
+            "register",
+            "net",
+            SANDBOX_NETWORK,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = wbx(home.path(), &["command", "show", "net"], b"");
+    assert!(
+        text(&shown.stdout).contains("\"wasi:sockets\""),
+        "{}",
+        text(&shown.stdout)
+    );
+    // No --stub on the run: the registration's is used.
+    let out = wbx(home.path(), &["command", "run", "net", "--", &port], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(both_refused(&text(&out.stdout)), "{}", text(&out.stdout));
+    assert!(listener.accept().is_err());
+}
+
+#[test]
+fn a_caller_with_a_wider_profile_cannot_widen_a_registered_commands_caps() {
+    let home = tempfile::tempdir().unwrap();
+    let kv = guest_artifacts::DOCK_KV;
+    let out = wbx(
+        home.path(),
+        &["command", "register", "kvp", kv, "--caps", "vfs"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&wbx(home.path(), &["command", "show", "kvp"], b"").stdout);
+    assert!(shown.contains("\"caps\": [\n    \"vfs\"\n  ]"), "{shown}");
+    // posix grants kv; the registration allows vfs only.
+    for profile in ["minimal", "posix"] {
+        let out = wbx(
+            home.path(),
+            &["command", "run", "--profile", profile, "kvp"],
+            b"",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(120),
+            "{profile}: {}",
+            text(&out.stderr)
+        );
+        assert!(text(&out.stderr).contains("kv"), "{}", text(&out.stderr));
+    }
+    // Through a line too.
+    let out = wbx(home.path(), &["run", "--profile", "posix", "kvp"], b"");
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    // Without the ceiling it runs: the refusal was the ceiling's.
+    let out = wbx(
+        home.path(),
+        &["command", "register", "kvp", kv, "--replace"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = wbx(
+        home.path(),
+        &["command", "run", "--profile", "minimal", "kvp"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "kv works");
+}
+
+#[test]
+fn a_ceiling_wider_than_its_profile_is_refused_and_registers_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let out = wbx(
+        home.path(),
+        &[
+            "command",
+            "register",
+            "k",
+            guest_artifacts::DOCK_KV,
+            "--profile",
+            "compute",
+            "--caps",
+            "kv",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+    let shown = wbx(home.path(), &["command", "show", "k"], b"");
+    assert_eq!(shown.status.code(), Some(127), "{}", text(&shown.stdout));
+}

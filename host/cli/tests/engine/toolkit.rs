@@ -542,10 +542,11 @@ fn a_toolkit_is_first_party_only_on_the_operators_word() {
     let vouched = [("WB_FIRST_PARTY_TOOLKITS", r)];
     let o = build(&vouched, &[]);
     assert!(!o.status.success());
+    // Under --json the failure is the JSON error on stdout.
     assert!(
-        crate::common::text(&o.stderr).contains("pass --replace"),
+        crate::common::text(&o.stdout).contains("pass --replace"),
         "{}",
-        crate::common::text(&o.stderr)
+        crate::common::text(&o.stdout)
     );
     let o = build(&vouched, &["--replace"]);
     assert!(o.status.success(), "{}", crate::common::text(&o.stderr));
@@ -581,4 +582,68 @@ fn a_toolkit_is_first_party_only_on_the_operators_word() {
         "{}",
         crate::common::text(&o.stderr)
     );
+}
+
+/// The `sh` recipes of a toolkit's skills, by skill file.
+fn recipes(toolkit: &str) -> Vec<(String, String)> {
+    let skills = shipped().join(toolkit).join("skills");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&skills).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if line.trim() == "#+begin_src sh" {
+                let body: Vec<&str> = lines
+                    .by_ref()
+                    .take_while(|l| l.trim() != "#+end_src")
+                    .collect();
+                found.push((
+                    entry.file_name().to_string_lossy().into_owned(),
+                    body.join("\n"),
+                ));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_recipe_of_the_stable_text_recipes_toolkit_runs_in_the_shipped_shell() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("orders.csv"),
+        "id,product,qty\n1,apple,2\n2,pear,1\n3,apple,5\n4,fig,1\n5,apple,1\n6,pear,3\n",
+    )
+    .unwrap();
+    std::fs::write(
+        data.path().join("people.json"),
+        r#"[{"name":"ada","active":true},{"name":"bob","active":false},{"name":"cy","active":true}]"#,
+    )
+    .unwrap();
+    let dir = format!("{}::.", data.path().display());
+    let recipes = recipes("text-recipes");
+    assert!(recipes.len() >= 2, "{recipes:?}");
+    let want = [
+        (
+            "csv-columns.org",
+            "3 apple\n      2 pear\n      1 product\n      1 fig\n",
+        ),
+        ("json-fields.org", "ada\ncy\n"),
+    ];
+    for (skill, line) in &recipes {
+        let o = wbx(home.path(), &["run", "--dir", &dir, line], &[]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{skill}: `{line}`: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let (_, expected) = want
+            .iter()
+            .find(|(s, _)| s == skill)
+            .unwrap_or_else(|| panic!("no expected output for {skill}'s recipe"));
+        assert!(out(&o).ends_with(expected), "{skill}: {:?}", out(&o));
+    }
 }

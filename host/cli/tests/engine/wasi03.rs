@@ -120,7 +120,7 @@ async fn wasi03_spawn() {
             .run();
         if memory.is_some() {
             assert!(matches!(e, RunError::AsyncTasks { limit: 10_000 }), "{e}");
-            assert_eq!(e.kind(), "async-tasks");
+            assert_eq!(e.kind(), "async_tasks");
         } else {
             assert!(
                 matches!(e, RunError::AsyncTasks { .. } | RunError::Memory { .. }),

@@ -379,29 +379,23 @@ async fn a_docked_module_under_one_grant_is_not_reused_under_another() {
 }
 
 /// A program of the catalog, by file name, checked against its sha256 pin:
-/// `.ci/run` fetches them into `WB_CATALOG_DIR` and sets
-/// `WB_REQUIRE_CATALOG=1`, so there a missing or altered file fails the
-/// test; elsewhere the test says it did not run.
-fn catalog(file: &str, sha256: &str) -> Option<PathBuf> {
-    let required = std::env::var_os("WB_REQUIRE_CATALOG").is_some();
-    let path = std::env::var_os("WB_CATALOG_DIR").map(|d| PathBuf::from(d).join(file));
-    match path.filter(|p| p.is_file()) {
-        Some(path) => {
-            let artifact = Artifact::from_file(&path).unwrap();
-            assert_eq!(
-                artifact.sha256_hex(),
-                sha256,
-                "{} is not the pinned build",
-                path.display()
-            );
-            Some(path)
-        }
-        None if required => panic!("{file} is missing from WB_CATALOG_DIR"),
-        None => {
-            eprintln!("not run: {file} not found (set WB_CATALOG_DIR; .ci/run fetches it)");
-            None
-        }
-    }
+/// `cargo xtask test` fetches them into the catalog folder; a missing or
+/// altered file fails the test, naming what fetches it.
+fn catalog(file: &str, sha256: &str) -> PathBuf {
+    let path = crate::common::catalog_dir().join(file);
+    assert!(
+        path.is_file(),
+        "{} is missing: `cargo xtask test` fetches it (or set WB_CATALOG_DIR)",
+        path.display()
+    );
+    let artifact = Artifact::from_file(&path).unwrap();
+    assert_eq!(
+        artifact.sha256_hex(),
+        sha256,
+        "{} is not the pinned build",
+        path.display()
+    );
+    path
 }
 
 /// CPython 3.12, WASI core module.
@@ -412,12 +406,8 @@ const QUICKJS_SHA256: &str = "f9742952f9989b1558c4a79bedfb351d6ca33ff22a41e88651
 
 #[test]
 fn the_catalogs_cpython_and_quickjs_run_with_wbx_exec_under_compute() {
-    let (Some(python), Some(quickjs)) = (
-        catalog("python.wasm", PYTHON_SHA256),
-        catalog("quickjs.wasm", QUICKJS_SHA256),
-    ) else {
-        return;
-    };
+    let python = catalog("python.wasm", PYTHON_SHA256);
+    let quickjs = catalog("quickjs.wasm", QUICKJS_SHA256);
     let home = tempfile::tempdir().unwrap();
     let out = wbx(
         home.path(),
@@ -644,9 +634,14 @@ fn wbx_conformance_reads_the_wasi_suite_format_and_fails_below_the_required_pass
     assert!(dir.join("root/stale.cleanup").exists());
     let out = run("5");
     assert_eq!(out.status.code(), Some(1));
+    // Under --json the failure is the JSON error on stdout.
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "failed", "{v}");
     assert!(
-        text(&out.stderr).contains("4 cases passed, fewer than the 5 required"),
-        "{}",
-        text(&out.stderr)
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("4 cases passed, fewer than the 5 required"),
+        "{v}"
     );
 }

@@ -6,9 +6,9 @@ use crate::artifact::Artifact;
 use crate::embedded;
 
 /// The applets of `wbox`, each also callable by its bare name.
-pub const APPLETS: [&str; 16] = [
+pub const APPLETS: [&str; 17] = [
     "cat", "echo", "seq", "head", "wc", "nl", "rev", "basename", "dirname", "tr", "sort", "uniq",
-    "tail", "true", "false", "wbox",
+    "tail", "cut", "true", "false", "wbox",
 ];
 
 /// Built-in command names besides the applets.

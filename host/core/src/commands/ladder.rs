@@ -24,6 +24,21 @@ pub(crate) struct Resolved {
     pub(crate) path: Option<PathBuf>,
     /// The deny brokers its registration asks for (`#+STUB:`).
     pub(crate) stubs: crate::policy::Stubs,
+    /// The caps its registration allows it at most (`command register
+    /// --profile/--caps`); `None`: the caller's grant.
+    pub(crate) ceiling: Option<crate::policy::CapSet>,
+}
+
+impl Resolved {
+    /// The grant a run of this command gets from its caller's: narrowed to
+    /// its recorded ceiling, never widened, with its stubs.
+    pub(crate) fn grant(&self, caller: &crate::policy::Grant) -> crate::policy::Grant {
+        let mut grant = caller.clone().with_stubs(self.stubs);
+        if let Some(ceiling) = self.ceiling {
+            grant.caps = grant.caps.intersect(ceiling);
+        }
+        grant
+    }
 }
 
 /// Per-tenant counters with a cap; a slot is given back when dropped.
@@ -168,6 +183,7 @@ impl Ladder<'_> {
                 tier: Tier::Instance,
                 path: None,
                 stubs: crate::policy::Stubs::NONE,
+                ceiling: None,
             }));
         }
         let registry = self.registry;
@@ -183,6 +199,7 @@ impl Ladder<'_> {
             .map_err(|e| CommandError::Integrity(e.to_string()))?;
         Ok(Some(Resolved {
             stubs: entry.stub_set(),
+            ceiling: entry.ceiling(),
             path: Some(registry.path_of(&entry)),
             artifact,
             prefix: None,

@@ -146,6 +146,15 @@ pub struct Entry {
     /// Where its bytes came from, when registered by reference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
+    /// The profile its runs may use at most (`command register
+    /// --profile`): a caller's grant is narrowed to its caps, never
+    /// widened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The caps its runs may use at most (`command register --caps`),
+    /// within `profile` when both are set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caps: Option<Vec<String>>,
 }
 
 /// Where a command's bytes came from: a registry reference pinned to the
@@ -168,6 +177,26 @@ impl Entry {
             && self.arg_mode == other.arg_mode
             && self.tier == other.tier
             && self.prefix == other.prefix
+    }
+
+    /// The caps its runs may use at most, from its recorded profile and
+    /// caps; `None` when it recorded neither (the caller's grant holds).
+    pub fn ceiling(&self) -> Option<crate::policy::CapSet> {
+        let from_profile = self
+            .profile
+            .as_deref()
+            .map(|p| crate::policy::Profile::resolve(p).effective.caps());
+        // A word this build does not know grants nothing.
+        let from_caps = self.caps.as_ref().map(|words| {
+            words
+                .iter()
+                .filter_map(|w| crate::policy::Cap::from_word(w).ok())
+                .fold(crate::policy::CapSet::EMPTY, crate::policy::CapSet::with)
+        });
+        match (from_profile, from_caps) {
+            (Some(p), Some(c)) => Some(p.intersect(c)),
+            (p, c) => p.or(c),
+        }
     }
 
     /// Its stubs, as a set; a name no deny broker serves counts as none.
@@ -227,6 +256,9 @@ pub enum RegistryError {
     /// No command by that name.
     #[error("unknown_command: `{0}`")]
     NotFound(String),
+    /// The profile or caps recorded for a command are refused.
+    #[error("{0}")]
+    Ceiling(String),
     /// The stored bytes no longer match their hash.
     #[error("artifact_integrity: {path} does not match sha256 {sha256}")]
     Integrity {
@@ -523,6 +555,8 @@ impl Registry {
             prefix,
             stubs: Vec::new(),
             origin: None,
+            profile: None,
+            caps: None,
         };
         Ok(entry)
     }
@@ -565,6 +599,36 @@ impl Registry {
                 .get_mut(name)
                 .ok_or_else(|| RegistryError::NotFound(name.to_string()))?;
             entry.stubs = stubs.iter().map(|s| s.name().to_string()).collect();
+            updated = Some(entry.clone());
+            Ok(())
+        })?;
+        updated.ok_or_else(|| RegistryError::NotFound(name.to_string()))
+    }
+
+    /// Records the profile and caps `name`'s runs may use at most
+    /// (`None` leaves each unrecorded): every run narrows its caller's
+    /// grant to them. Caps beyond the profile are refused, naming them.
+    pub fn set_ceiling(
+        &self,
+        name: &str,
+        profile: Option<&str>,
+        caps: Option<crate::policy::CapSet>,
+    ) -> Result<Entry, RegistryError> {
+        let profile = profile
+            .map(|p| crate::policy::Profile::parse(p).map(|p| p.name().to_string()))
+            .transpose()
+            .map_err(|e| RegistryError::Ceiling(e.to_string()))?;
+        if let (Some(p), Some(c)) = (&profile, caps) {
+            crate::policy::Grant::narrowed(p, c)
+                .map_err(|e| RegistryError::Ceiling(e.to_string()))?;
+        }
+        let mut updated = None;
+        self.update(|entries| {
+            let entry = entries
+                .get_mut(name)
+                .ok_or_else(|| RegistryError::NotFound(name.to_string()))?;
+            entry.profile = profile;
+            entry.caps = caps.map(|c| c.words().into_iter().map(str::to_string).collect());
             updated = Some(entry.clone());
             Ok(())
         })?;

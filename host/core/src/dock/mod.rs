@@ -363,13 +363,14 @@ fn cached<K: Eq + std::hash::Hash, V: Clone, E>(
 
 impl Docker {
     /// A docker whose caches live under `cache_dir` when given, their
-    /// entries sealed with `seal`, compiled by `compiler` for `home`,
+    /// entries sealed with `seal`, compiled by `compiler` for `home` (each
+    /// compile shown to its watch),
     /// composing guests with `brokers`, serving the families of `stubs`
     /// with their deny brokers wherever a grant lacks their cap.
     pub(crate) fn new(
         cache_dir: Option<PathBuf>,
         seal: Seal,
-        compiler: Compiler,
+        compiler: (Compiler, Option<crate::compiler::CompileWatch>),
         home: &Path,
         brokers: brokers::Brokers,
         stubs: Stubs,

@@ -71,6 +71,12 @@ impl ByteBudget {
     pub fn total(&self) -> usize {
         self.total
     }
+
+    /// The bytes taken so far: with a budget too large to run out, how a
+    /// caller shows the progress of a download.
+    pub fn taken(&self) -> usize {
+        self.total - self.left.load(Ordering::Acquire)
+    }
 }
 
 /// A request.

@@ -26,6 +26,7 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct EngineBuilder {
     home: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
     pooling: bool,
     disk_cache: bool,
     max_instances: u32,
@@ -41,6 +42,7 @@ pub struct EngineBuilder {
     brokers: Vec<(Cap, Vec<u8>)>,
     stubs: crate::policy::Stubs,
     compiler: Compiler,
+    compile_watch: Option<crate::compiler::CompileWatch>,
     llm: Option<crate::cap::llm::LlmEndpoint>,
     state_dir: Option<PathBuf>,
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
@@ -62,6 +64,7 @@ impl Default for EngineBuilder {
     fn default() -> Self {
         Self {
             home: None,
+            cache_dir: None,
             pooling: true,
             disk_cache: true,
             max_instances: 256,
@@ -77,6 +80,7 @@ impl Default for EngineBuilder {
             brokers: Vec::new(),
             stubs: crate::policy::Stubs::NONE,
             compiler: Compiler::default(),
+            compile_watch: None,
             llm: None,
             state_dir: None,
             relay: None,
@@ -99,8 +103,18 @@ impl EngineBuilder {
         self
     }
 
-    /// Whether compiled and composed artifacts are cached under `<home>`
-    /// (default on).
+    /// Where compiled and composed artifacts are cached (default
+    /// [`workbooks_wire::cache_dir`] of the home: `WB_CACHE_DIR`, else the
+    /// user's `$XDG_CACHE_HOME/workbooks` for the user's home, else
+    /// `<home>/cache`). It is tagged with `CACHEDIR.TAG`, so backup tools
+    /// skip it.
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Whether compiled and composed artifacts are cached on disk (default
+    /// on; see [`cache_dir`](Self::cache_dir)).
     pub fn disk_cache(mut self, on: bool) -> Self {
         self.disk_cache = on;
         self
@@ -208,6 +222,14 @@ impl EngineBuilder {
         self
     }
 
+    /// Tells `watch` of every compile of an artifact the cache lacks (its
+    /// size in bytes), and drops what it returned when the compile ends:
+    /// a CLI shows a spinner for as long as a first compile takes.
+    pub fn on_compile(mut self, watch: crate::compiler::CompileWatch) -> Self {
+        self.compile_watch = Some(watch);
+        self
+    }
+
     /// The OpenAI-compatible endpoint behind the `llm` cap (and the agent
     /// loop). Without one, `llm` calls fail as not configured.
     pub fn llm(mut self, endpoint: crate::cap::llm::LlmEndpoint) -> Self {
@@ -254,7 +276,10 @@ impl EngineBuilder {
             brokers.replace(cap, bytes)?;
         }
         let home = self.home.unwrap_or_else(default_home);
-        checked_home(&home)?;
+        let cache_dir = self
+            .cache_dir
+            .unwrap_or_else(|| workbooks_wire::cache_dir(&home));
+        checked_home(&home, &cache_dir)?;
         let mut cfg = wasmtime::Config::new();
         cfg.wasm_component_model(true);
         cfg.epoch_interruption(true);
@@ -296,7 +321,10 @@ impl EngineBuilder {
         let wasmtime =
             crate::flavor::Engines::new(cfg).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let ticker = EpochTicker::start(wasmtime.clone()).map_err(EngineError::Ticker)?;
-        let cache = self.disk_cache.then(|| home.join("cache"));
+        let cache = self.disk_cache.then(|| {
+            tag_cache(&cache_dir);
+            cache_dir
+        });
         let state_dir = self
             .state_dir
             .or_else(crate::seal::default_state_dir)
@@ -321,7 +349,14 @@ impl EngineBuilder {
             Some(home.join(crate::cap::secrets::keyring::SECRETS_DIR)),
             self.secrets,
         ));
-        let docker = Docker::new(cache, seal, self.compiler, &home, brokers, self.stubs);
+        let docker = Docker::new(
+            cache.clone(),
+            seal,
+            (self.compiler, self.compile_watch),
+            &home,
+            brokers,
+            self.stubs,
+        );
         if let Some(handoff) = &self.handoff {
             docker
                 .take_handoff(&wasmtime, handoff)
@@ -355,6 +390,7 @@ impl EngineBuilder {
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
+                cache_dir: cache,
                 state_dir,
                 _ticker: ticker,
             }),
@@ -362,9 +398,28 @@ impl EngineBuilder {
     }
 }
 
+/// Makes `cache` (0700) with its `CACHEDIR.TAG` when the tag is missing
+/// (a failure is met by whatever first writes to the cache).
+fn tag_cache(cache: &Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    let tag = cache.join(workbooks_wire::home::CACHEDIR_TAG);
+    if tag.exists() {
+        return;
+    }
+    let made = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(cache);
+    if made.is_ok() {
+        let _ =
+            crate::files::write_atomic(&tag, workbooks_wire::home::CACHEDIR_TAG_TEXT.as_bytes());
+    }
+}
+
 /// Makes `home` (0700) when missing, and refuses it unless this user owns
-/// it and no one else may write it; the same for its `cache/`, and, when
-/// others may enter the home, for everything directly in it.
+/// it and no one else may write it; the same for its compile cache
+/// (`cache`, wherever it is), and, when others may enter the home, for
+/// everything directly in it.
 ///
 /// Threat: a home is run from. Whoever can write into it can plant a
 /// registry entry, a stored command or a broker the next `wbx run` loads:
@@ -372,7 +427,7 @@ impl EngineBuilder {
 /// folder whose group may write. A directory writable by the user's own
 /// primary group (a private group, where umask 002 is the default) is the
 /// user's own.
-fn checked_home(home: &Path) -> Result<(), EngineError> {
+fn checked_home(home: &Path, cache: &Path) -> Result<(), EngineError> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     // A home this engine makes is its user's alone. (A failure here is met
     // by whatever first writes to it.)
@@ -408,7 +463,15 @@ fn checked_home(home: &Path) -> Result<(), EngineError> {
     let Some(meta) = check(home)? else {
         return Ok(());
     };
-    check(&home.join("cache"))?;
+    check(cache)?;
+    // A link to a folder is a folder here.
+    for path in [home, cache] {
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_dir()) {
+            return Err(EngineError::NotAFolder {
+                path: path.to_path_buf(),
+            });
+        }
+    }
     if meta.mode() & 0o011 != 0
         && let Ok(entries) = std::fs::read_dir(home)
     {

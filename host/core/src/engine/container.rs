@@ -152,7 +152,7 @@ impl Engine {
         cmd.arg(format!("/proc/self/fd/{GUEST_FD}")).arg("--");
         // The store the child's relayed calls are answered from: the one
         // an in-process run of this command would get.
-        let grant = env.grant.clone().with_stubs(resolved.stubs);
+        let grant = resolved.grant(&env.grant);
         let mut opts = SessionOptions::new(env.session_id.clone(), env.tenant.clone());
         opts.env = env.policy.env.to_vec();
         opts.dirs = env.dirs.clone();

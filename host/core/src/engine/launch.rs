@@ -159,14 +159,14 @@ impl Engine {
             .await
     }
 
-    /// Docks a resolved command under the caller's grant with the
-    /// command's stubs; a refusal is the command's.
+    /// Docks a resolved command under the caller's grant narrowed to the
+    /// command's ceiling, with its stubs; a refusal is the command's.
     pub(crate) fn dock_resolved(
         &self,
         env: &CommandEnv,
         resolved: &Resolved,
     ) -> Result<std::sync::Arc<crate::dock::Docked>, CommandError> {
-        let grant = env.grant.clone().with_stubs(resolved.stubs);
+        let grant = resolved.grant(&env.grant);
         self.dock(&resolved.artifact, &grant)
             .map_err(|e| CommandError::Refused(e.to_string()))
     }

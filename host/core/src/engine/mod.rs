@@ -4,10 +4,13 @@
 //! 0.3 components: [`crate::flavor`]), the epoch ticker, the docker with
 //! its caches, and the lazily opened storage under `<home>`.
 //!
-//! `<home>` is `./.workbooks` unless the builder or `WB_HOME` says
-//! otherwise. It holds the compile and composition caches (`cache/`) and the
-//! sled database (`db/`), which is opened only when a session first needs a
-//! storage-backed cap, so commands that use none never contend for it.
+//! `<home>` is the user's (`$XDG_DATA_HOME/workbooks`) unless the builder
+//! or `WB_HOME` says otherwise ([`workbooks_wire::home`]). It holds the
+//! registry, the keys and the sled database (`db/`), which is opened only
+//! when a session first needs a storage-backed cap, so commands that use
+//! none never contend for it. The compile and composition caches live in
+//! the cache directory (the user's `$XDG_CACHE_HOME/workbooks` for the
+//! user's home, `<home>/cache` for another).
 //!
 //! The engine sits on top: it builds stores ([`crate::state`]), docks
 //! ([`crate::dock`]) and runs commands ([`launch`], the [`Launcher`] the
@@ -28,11 +31,13 @@ pub(crate) mod relay;
 mod remote;
 pub mod run;
 pub mod shell;
+mod upkeep;
 mod warm;
 
 pub use builder::EngineBuilder;
 pub use fan::Fan;
 pub use remote::Admitted;
+pub use upkeep::Freed;
 pub use warm::{WarmError, Warmed};
 
 use crate::artifact::{Artifact, ArtifactError};
@@ -76,9 +81,9 @@ pub fn build_id() -> &'static str {
     crate::embedded::build_id()
 }
 
-/// The home used when none is configured: `$WB_HOME`, else `./.workbooks`
+/// The home used when none is configured: `$WB_HOME`, else the user's
 /// (one rule for the engine and for the thin client `wb`, which links none
-/// of it).
+/// of it; see [`workbooks_wire::home`]).
 pub use workbooks_wire::default_home;
 
 /// Why an engine could not be built.
@@ -112,6 +117,15 @@ pub enum EngineError {
         /// This process's user.
         me: u32,
     },
+    /// The home, or its cache, is not a directory.
+    #[error(
+        "{} is not a directory: a home and its cache are folders (name another with --home DIR or WB_HOME)",
+        path.display()
+    )]
+    NotAFolder {
+        /// The home or its cache.
+        path: PathBuf,
+    },
     /// The home, or something in it, may be written by other users.
     #[error(
         "{} may be written by other users (mode {mode:o}): whoever can write a home can plant code it runs; chmod go-w {} (or use a home of your own)",
@@ -136,6 +150,9 @@ struct Inner {
     /// The sync and the concurrent wasmtime engine (`crate::flavor`).
     wasmtime: crate::flavor::Engines,
     home: PathBuf,
+    /// Where compiled and composed artifacts are cached, when on-disk
+    /// caches are on.
+    cache_dir: Option<PathBuf>,
     /// The user's state directory holding the sealing key, when on-disk
     /// caches are on.
     state_dir: Option<PathBuf>,
@@ -177,6 +194,21 @@ impl Engine {
     /// The home directory.
     pub fn home(&self) -> &Path {
         &self.inner.home
+    }
+
+    /// The directory of this engine's compile and composition caches;
+    /// `None` when on-disk caches are off.
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.inner.cache_dir.as_deref()
+    }
+
+    /// Where a child or a helper finds what this engine cached: the cache
+    /// directory, else `<home>/cache`.
+    pub(crate) fn cache_root(&self) -> PathBuf {
+        self.inner
+            .cache_dir
+            .clone()
+            .unwrap_or_else(|| self.inner.home.join("cache"))
     }
 
     /// The state directory holding the key that seals this engine's
@@ -250,9 +282,9 @@ impl Engine {
     }
 
     /// The brokers an embedder replaced, each written once to
-    /// `<home>/cache/brokers/<sha256>.wasm` so a child `wbx` can load it.
+    /// `<cache>/brokers/<sha256>.wasm` so a child `wbx` can load it.
     pub(crate) fn replaced_broker_files(&self) -> std::io::Result<Vec<(Cap, PathBuf)>> {
-        let dir = self.inner.home.join("cache").join("brokers");
+        let dir = self.cache_root().join("brokers");
         let mut files = Vec::new();
         for (cap, artifact) in self.inner.docker.replaced_brokers() {
             let path = dir.join(format!("{}.wasm", artifact.sha256_hex()));

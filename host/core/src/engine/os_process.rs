@@ -107,13 +107,17 @@ impl Engine {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        // An os_process child shares this engine's home, so it needs the
-        // key that seals its caches (or it compiles every guest afresh);
+        // An os_process child shares this engine's home, so it needs its
+        // cache and the key that seals it (or it compiles every guest
+        // afresh);
         // a contained child is handed its code and has no home of ours.
-        if handed.is_none()
-            && let Some(dir) = self.state_dir()
-        {
-            cmd.env(crate::seal::STATE_DIR_ENV, dir);
+        if handed.is_none() {
+            if let Some(dir) = self.state_dir() {
+                cmd.env(crate::seal::STATE_DIR_ENV, dir);
+            }
+            if let Some(dir) = self.cache_dir() {
+                cmd.env(workbooks_wire::home::CACHE_DIR_ENV, dir);
+            }
         }
         let mut child = cmd
             .spawn()
@@ -244,11 +248,12 @@ pub(crate) fn child_flags(
     (timeout, fuel): (Duration, u64),
     brokers: &[(Cap, std::path::PathBuf)],
 ) -> Result<(), CommandError> {
+    let grant = resolved.grant(&env.grant);
     cmd.arg(format!("--id={}", env.session_id))
         .arg("--profile")
-        .arg(env.grant.profile.effective.name())
+        .arg(grant.profile.effective.name())
         .arg("--caps")
-        .arg(env.grant.caps.words().join(","))
+        .arg(grant.caps.words().join(","))
         .arg(format!("--tenant={}", env.tenant))
         .arg("--timeout")
         .arg(timeout.as_millis().to_string())

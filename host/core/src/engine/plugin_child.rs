@@ -81,9 +81,13 @@ impl Engine {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        // The child shares this engine's home and the key sealing its caches.
+        // The child shares this engine's home, its cache and the key
+        // sealing it.
         if let Some(dir) = self.state_dir() {
             cmd.env(crate::seal::STATE_DIR_ENV, dir);
+        }
+        if let Some(dir) = self.cache_dir() {
+            cmd.env(workbooks_wire::home::CACHE_DIR_ENV, dir);
         }
         let mut child = cmd
             .spawn()

@@ -89,6 +89,7 @@ impl Engine {
             tier,
             path,
             stubs: crate::policy::Stubs::NONE,
+            ceiling: None,
         };
         self.run_resolved(env, &resolved, argv, stdin).await
     }

@@ -50,7 +50,7 @@ pub enum RunError {
         budget: Duration,
     },
     /// The call tried to grow memory past the cap.
-    #[error("memory limit: growth to {requested} bytes refused (cap {limit} bytes)")]
+    #[error("memory_limit: growth to {requested} bytes refused (cap {limit} bytes)")]
     Memory {
         /// The cap on all memories and tables of the store.
         limit: usize,
@@ -58,16 +58,16 @@ pub enum RunError {
         requested: usize,
     },
     /// The call used all its fuel.
-    #[error("fuel exhausted: the call used all {budget} units of its fuel")]
+    #[error("fuel_exhausted: the call used all {budget} units of its fuel")]
     Fuel {
         /// The fuel it had.
         budget: u64,
     },
     /// The call overflowed its stack.
-    #[error("stack overflow: the call recursed past the wasm stack limit")]
+    #[error("stack_overflow: the call recursed past the wasm stack limit")]
     StackOverflow,
     /// The output passed its cap.
-    #[error("output limit: {stream} passed {limit} bytes")]
+    #[error("output_limit: {stream} passed {limit} bytes")]
     OutputLimit {
         /// `stdout` or `stderr`.
         stream: &'static str,
@@ -78,7 +78,7 @@ pub enum RunError {
     /// futures) or its host resources were full: a guest holding too much
     /// in flight at once.
     #[error(
-        "async-tasks limit: more than {limit} tasks, streams, futures or host resources in flight at once"
+        "async_tasks: more than {limit} tasks, streams, futures or host resources in flight at once"
     )]
     AsyncTasks {
         /// The cap on live entries.
@@ -90,17 +90,18 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// A short kebab-case name for the kind of failure.
+    /// The snake_case name of the failure, the word its message starts
+    /// with (as [`crate::CommandError::reason`] and the audit log name theirs).
     pub fn kind(&self) -> &'static str {
         match self {
-            RunError::NotACommand => "not-a-command",
+            RunError::NotACommand => "not_a_command",
             RunError::Session(_) => "session",
             RunError::Timeout { .. } => "timeout",
-            RunError::Memory { .. } => "memory-limit",
-            RunError::Fuel { .. } => "fuel-exhausted",
-            RunError::StackOverflow => "stack-overflow",
-            RunError::OutputLimit { .. } => "output-limit",
-            RunError::AsyncTasks { .. } => "async-tasks",
+            RunError::Memory { .. } => "memory_limit",
+            RunError::Fuel { .. } => "fuel_exhausted",
+            RunError::StackOverflow => "stack_overflow",
+            RunError::OutputLimit { .. } => "output_limit",
+            RunError::AsyncTasks { .. } => "async_tasks",
             RunError::Trap(_) => "trap",
         }
     }

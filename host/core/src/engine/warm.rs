@@ -82,7 +82,7 @@ impl Engine {
             done.push(step);
         }
         let start = Instant::now();
-        let compiled_dir = self.inner.home.join("cache").join("compiled");
+        let compiled_dir = self.cache_root().join("compiled");
         let before = entries(&compiled_dir);
         let outcome = self
             .run_line("true", LineOptions::default())

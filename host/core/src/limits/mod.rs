@@ -53,12 +53,12 @@ pub const MAX_TABLES_PER_STORE: usize = 64;
 /// pending host call of a guest task holds an entry and the host future
 /// behind it, so a guest spawning tasks that each await the host would
 /// otherwise grow host memory without touching its own; past this the
-/// call fails as `async-tasks`.
+/// call fails as `async_tasks`.
 pub const MAX_TABLE_ENTRIES: usize = 10_000;
 
 /// Bytes of stdout (and, separately, stderr) kept from one call when the
 /// output is captured. A guest printing without end fills it and its
-/// stream closes; the run reports `output-limit`.
+/// stream closes; the run reports `output_limit`.
 pub const MAX_CAPTURED_OUTPUT_BYTES: usize = 8 << 20;
 
 /// How long past its budget a command blocked in the host (waiting on a

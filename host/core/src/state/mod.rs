@@ -106,7 +106,11 @@ pub struct SessionOptions {
     pub id: String,
     /// The tenant whose durable state the session reaches.
     pub tenant: String,
-    /// argv after argv\[0\] (argv\[0\] is the id).
+    /// argv\[0\]: the program's name as the caller wrote it (`wbx exec
+    /// hello.wasm` gives `hello.wasm`, as `wasmtime run` does); the id when
+    /// `None`.
+    pub program: Option<String>,
+    /// argv after argv\[0\].
     pub args: Vec<String>,
     /// The guest's whole environment, `(NAME, value)` in order: nothing
     /// of the host's own is ever added.
@@ -151,6 +155,7 @@ impl SessionOptions {
         Self {
             id: id.into(),
             tenant: tenant.into(),
+            program: None,
             args: Vec::new(),
             env: Vec::new(),
             stdin: Stdin::Empty,
@@ -302,6 +307,10 @@ fn output_stream(
             *slot = Some(kept.clone());
             Box::new(kept)
         }
+        // The host's stdout, through the stream that ends the guest as a
+        // closed pipe ends a process (exit 141) when its reader has gone,
+        // rather than failing its writes into a trap.
+        Output::Inherit if stream == "stdout" => Box::new(SessionOutput::inherit()),
         Output::Inherit => host,
         Output::Pipe(writer) => Box::new(writer.clone()),
         Output::Discard => Box::new(SinkOutputStream),
@@ -358,14 +367,15 @@ fn wasi_for(
     grant: &Grant,
     opts: &SessionOptions,
 ) -> Result<(WasiCtxBuilder, Captured), SessionError> {
+    let program = opts.program.as_deref().unwrap_or(&opts.id);
     let argv_bytes: usize =
-        opts.id.len() + 1 + opts.args.iter().map(|a| a.len() + 1).sum::<usize>();
+        program.len() + 1 + opts.args.iter().map(|a| a.len() + 1).sum::<usize>();
     if argv_bytes > MAX_ARGV_BYTES {
         return Err(SessionError::ArgvTooLarge(argv_bytes));
     }
     crate::environ::check(&opts.env)?;
     let mut wasi = WasiCtx::builder();
-    wasi.arg(&opts.id)
+    wasi.arg(program)
         .args(&opts.args)
         .envs(&opts.env)
         .allow_blocking_current_thread(opts.inline_file_io);

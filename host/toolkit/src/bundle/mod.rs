@@ -143,6 +143,8 @@ impl ShippedCommand {
             prefix: self.prefix.clone(),
             stubs: Vec::new(),
             origin: None,
+            profile: None,
+            caps: None,
         }
     }
 }

@@ -29,6 +29,7 @@ pub use sysroot::Sysroot;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
+use std::path::PathBuf;
 use workbooks::commands::{ArgMode, Entry, RegistryError, Tier};
 use workbooks::egress::{HttpError, HttpLimits, HttpRequest};
 use workbooks::engine::Engine;
@@ -221,6 +222,20 @@ pub enum CatalogError {
     /// The registry refused it.
     #[error("catalog {0}")]
     Register(#[from] RegistryError),
+    /// The row is not installed: its name is registered to nothing.
+    #[error("catalog {0}: not installed")]
+    NotInstalled(String),
+    /// Its name holds bytes that are not the row's pin (registered by
+    /// hand): a catalog remove leaves them.
+    #[error(
+        "catalog {name}: the name holds sha256 {held}, not the row's pin; `wbx command remove {name}` removes it"
+    )]
+    NotTheRow {
+        /// The row.
+        name: String,
+        /// What the name holds.
+        held: String,
+    },
     /// Building it in the sandbox failed.
     #[error("catalog {name}: {error}")]
     Build {
@@ -279,12 +294,27 @@ pub enum Step<'a> {
 #[derive(Clone)]
 pub struct Catalog {
     engine: Engine,
+    progress: Option<std::sync::Arc<workbooks::egress::ByteBudget>>,
 }
 
 impl Catalog {
     /// The catalog of `engine`'s registry.
     pub fn new(engine: Engine) -> Catalog {
-        Catalog { engine }
+        Catalog {
+            engine,
+            progress: None,
+        }
+    }
+
+    /// This catalog, counting every byte its fetches read in `progress`
+    /// (a budget large enough never to run out; `max_body` still caps
+    /// each fetch): how the CLI shows bytes and rate as a row downloads.
+    pub fn with_progress(
+        mut self,
+        progress: std::sync::Arc<workbooks::egress::ByteBudget>,
+    ) -> Catalog {
+        self.progress = Some(progress);
+        self
     }
 
     /// Each row, and whether the registry holds its pinned bytes.
@@ -328,6 +358,36 @@ impl Catalog {
         } else {
             Held::Other { sha256: got }
         }
+    }
+
+    /// Removes what installing `row` made: its command (when the name
+    /// holds the row's pin) and the sysroot it keeps; the files freed,
+    /// with their sizes (the command's store file stays for runs in
+    /// flight; `wbx cache gc` does not touch the store).
+    pub fn remove(&self, row: &Row) -> Result<Vec<(PathBuf, u64)>, CatalogError> {
+        let registry = self.engine.registry();
+        let entry = registry
+            .get(&row.name)?
+            .ok_or_else(|| CatalogError::NotInstalled(row.name.clone()))?;
+        if !row.is_held_by(&entry) {
+            return Err(CatalogError::NotTheRow {
+                name: row.name.clone(),
+                held: entry.sha256,
+            });
+        }
+        registry.remove(&row.name)?;
+        let mut freed = Vec::new();
+        if row.sysroot.is_some()
+            && let Ok((_, kept)) = self.kept_sysroot(row)
+            && let Ok(meta) = std::fs::symlink_metadata(&kept)
+        {
+            std::fs::remove_file(&kept).map_err(|e| CatalogError::Build {
+                name: row.name.clone(),
+                error: CLaneError::Sysroot(format!("{}: {e}", kept.display())),
+            })?;
+            freed.push((kept, meta.len()));
+        }
+        Ok(freed)
     }
 
     /// Fetches `row`, checks its pin and registers it.
@@ -455,7 +515,7 @@ impl Catalog {
             max_body: CATALOG_MAX_BYTES,
             deadline: CATALOG_FETCH_TIMEOUT,
             max_redirects: 3,
-            shared: None,
+            shared: self.progress.clone(),
         };
         let got = self
             .engine

@@ -72,7 +72,10 @@ impl Catalog {
 
     /// `row`'s sysroot, and where its tar is kept (named by its pin, which
     /// must be a sha256 and so a plain file name).
-    fn kept_sysroot<'r>(&self, row: &'r Row) -> Result<(&'r Sysroot, PathBuf), CLaneError> {
+    pub(super) fn kept_sysroot<'r>(
+        &self,
+        row: &'r Row,
+    ) -> Result<(&'r Sysroot, PathBuf), CLaneError> {
         let failed = CLaneError::Sysroot;
         let spec = row
             .sysroot
