@@ -6,7 +6,7 @@
 //! one table for every verb, generated into docs/environment.md. Stdout is
 //! written through [`out`]: a closed pipe ends any verb quietly (141).
 
-// First, so its `outln!` and `out!` are in scope in every module after it.
+// First, so its `outln!` is in scope in every module after it.
 #[macro_use]
 mod out;
 

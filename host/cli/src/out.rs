@@ -29,18 +29,29 @@ pub(crate) fn json() -> bool {
     JSON.load(Ordering::Relaxed)
 }
 
-/// The payload a verb is unwound with when its stdout was closed.
+/// The payload a verb is unwound with when its stdout can take no more:
+/// the exit code it ends with.
 #[derive(Debug)]
-pub(crate) struct Closed;
+pub(crate) struct Closed(u8);
 
-/// Ends the verb: its reader is gone.
+/// Ends the verb: its reader is gone (exit 141).
 pub(crate) fn closed() -> ! {
-    std::panic::resume_unwind(Box::new(Closed))
+    std::panic::resume_unwind(Box::new(Closed(crate::exit::CLOSED_PIPE)))
+}
+
+/// Ends the verb after a write to stdout failed with `e`: quietly when the
+/// reader has gone (141), else saying why once (the engine's code, 125).
+fn write_failed(e: &std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        closed()
+    }
+    let _ = writeln!(std::io::stderr(), "{}: stdout: {e}", crate::BIN);
+    std::panic::resume_unwind(Box::new(Closed(crate::exit::ENGINE)))
 }
 
 /// Writes `args` and a newline on stdout, flushed; a closed stdout ends
-/// the verb ([`closed`]). Any other write error is reported once on stderr
-/// and ends it the same way: there is no one left to read the rest.
+/// the verb ([`closed`]), and any other write error ends it too, named:
+/// the rest could not be written either.
 pub(crate) fn write(args: std::fmt::Arguments<'_>) {
     let mut stdout = std::io::stdout().lock();
     let written = stdout
@@ -48,10 +59,7 @@ pub(crate) fn write(args: std::fmt::Arguments<'_>) {
         .and_then(|()| stdout.write_all(b"\n"))
         .and_then(|()| stdout.flush());
     if let Err(e) = written {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            let _ = writeln!(std::io::stderr(), "{}: stdout: {e}", crate::BIN);
-        }
-        closed()
+        write_failed(&e)
     }
 }
 
@@ -69,10 +77,7 @@ pub(crate) fn try_line(line: &str) -> bool {
 pub(crate) fn write_bytes(bytes: &[u8]) {
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            let _ = writeln!(std::io::stderr(), "{}: stdout: {e}", crate::BIN);
-        }
-        closed()
+        write_failed(&e)
     }
 }
 
@@ -137,11 +142,14 @@ pub(crate) fn report(text: &str, code: u8) {
     }
 }
 
-/// Runs `verb`, turning the unwinding of a closed stdout into exit 141.
+/// Runs `verb`, turning the unwinding of a stdout that took no more into
+/// its exit code (141 for a closed pipe).
 pub(crate) fn guarded(verb: impl FnOnce() -> u8) -> u8 {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(verb)) {
         Ok(code) => code,
-        Err(payload) if payload.is::<Closed>() => crate::exit::CLOSED_PIPE,
-        Err(payload) => std::panic::resume_unwind(payload),
+        Err(payload) => match payload.downcast::<Closed>() {
+            Ok(closed) => closed.0,
+            Err(payload) => std::panic::resume_unwind(payload),
+        },
     }
 }
