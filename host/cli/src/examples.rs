@@ -42,23 +42,6 @@ const EXAMPLES: &[Example] = &[
     },
 ];
 
-/// What happened to one file.
-fn write(dir: &Path, example: &Example, force: bool) -> Result<&'static str, String> {
-    let path = dir.join(example.file);
-    match std::fs::read(&path) {
-        Ok(held) if held == example.bytes => return Ok("unchanged"),
-        Ok(_) if !force => {
-            return Err(format!(
-                "{} exists and holds something else: move it, or overwrite it with --force",
-                path.display()
-            ));
-        }
-        _ => {}
-    }
-    std::fs::write(&path, example.bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok("wrote")
-}
-
 pub(crate) fn run(args: Args) -> u8 {
     if let Err(e) = std::fs::create_dir_all(&args.dir) {
         return fail(
@@ -68,26 +51,34 @@ pub(crate) fn run(args: Args) -> u8 {
         );
     }
     // Every file is checked before any is written: a refusal loses nothing.
-    if !args.force {
-        for example in EXAMPLES {
-            let path = args.dir.join(example.file);
-            if std::fs::read(&path).is_ok_and(|held| held != example.bytes) {
-                return fail(
-                    "examples",
-                    format!(
-                        "{} exists and holds something else: move it, or overwrite it with --force",
-                        path.display()
-                    ),
-                    exit::USAGE,
-                );
-            }
-        }
+    let held: Vec<Option<bool>> = EXAMPLES
+        .iter()
+        .map(|e| {
+            let same = |held: Vec<u8>| held == e.bytes;
+            std::fs::read(args.dir.join(e.file)).ok().map(same)
+        })
+        .collect();
+    if !args.force
+        && let Some((e, _)) = EXAMPLES.iter().zip(&held).find(|(_, h)| **h == Some(false))
+    {
+        return fail(
+            "examples",
+            format!(
+                "{} exists and holds something else: move it, or overwrite it with --force",
+                args.dir.join(e.file).display()
+            ),
+            exit::USAGE,
+        );
     }
     let mut rows = Vec::new();
-    for example in EXAMPLES {
-        match write(&args.dir, example, args.force) {
-            Ok(done) => rows.push((example, done)),
-            Err(e) => return fail("examples", e, exit::ENGINE),
+    for (example, held) in EXAMPLES.iter().zip(held) {
+        let path = args.dir.join(example.file);
+        if held == Some(true) {
+            rows.push((example, "unchanged"));
+        } else if let Err(e) = std::fs::write(&path, example.bytes) {
+            return fail("examples", format!("{}: {e}", path.display()), exit::ENGINE);
+        } else {
+            rows.push((example, "wrote"));
         }
     }
     // `hello.wasm`, not `./hello.wasm`, when written here.

@@ -377,13 +377,23 @@ fn wbx_kernel_and_fabric_run_from_the_command_line() {
         ],
         b"",
     );
-    // One input failed: exit 1, and both results, in order.
+    // One input failed: exit 1, both results in order, then the failure
+    // as every verb gives it under --json.
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let rows: Vec<serde_json::Value> = text(&out.stdout)
+    let mut rows: Vec<serde_json::Value> = text(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(rows.len(), 2);
+    assert_eq!(rows.len(), 3);
+    let failure = rows.pop().unwrap();
+    assert_eq!(failure["error"]["kind"], "failed", "{failure}");
+    assert!(
+        failure["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 failed"),
+        "{failure}"
+    );
     assert_eq!(
         (rows[0]["index"].as_u64(), rows[0]["exit"].as_i64()),
         (Some(0), Some(0))

@@ -398,3 +398,42 @@ fn a_guest_whose_reader_closed_its_stdout_ends_with_141_not_a_trap() {
     assert_eq!(r.code, Some(141), "{}", r.stderr);
     assert!(r.stderr.is_empty(), "not quiet: {}", r.stderr);
 }
+
+#[test]
+fn examples_refuses_a_differing_file_before_writing_any_and_force_overwrites_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    // The second file of the three is someone's own: nothing may be written.
+    std::fs::write(dir.path().join("counter.wasm"), b"mine").unwrap();
+    let refused = run(
+        dir.path(),
+        &home,
+        &["examples".into()],
+        false,
+        Duration::from_secs(60),
+    );
+    assert_eq!(refused.code, Some(64), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("counter.wasm exists"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("counter.wasm")).unwrap(),
+        b"mine"
+    );
+    assert!(
+        !dir.path().join("hello.wasm").exists(),
+        "hello.wasm written before the refusal"
+    );
+    let forced = run(
+        dir.path(),
+        &home,
+        &["examples".into(), "--force".into()],
+        false,
+        Duration::from_secs(60),
+    );
+    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    let counter = std::fs::read(dir.path().join("counter.wasm")).unwrap();
+    assert_eq!(&counter[..4], b"\0asm");
+}
