@@ -97,7 +97,10 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
                 }
                 let out = output.unwrap_or_else(|| PathBuf::from(format!("{id}.wbundle")));
                 let tmp = out.with_extension("wbundle.part");
-                let file = std::fs::File::create(&tmp)
+                // Created afresh, never through a link standing at the
+                // name; renamed over `out`, so a link there is replaced.
+                let _ = std::fs::remove_file(&tmp);
+                let file = std::fs::File::create_new(&tmp)
                     .map_err(|e| usage(format!("{}: {e}", tmp.display())))?;
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -197,7 +200,7 @@ pub(crate) fn run(cmd: BundleCommand, home: PathBuf) -> u8 {
                 )
                 .map_err(|e| (e.to_string(), REFUSED))?;
                 if let (Some(out), Some(page)) = (&page_out, &restored.page) {
-                    std::fs::write(out, page)
+                    workbooks::files::write_output(out, page)
                         .map_err(|e| (format!("{}: {e}", out.display()), exit::ENGINE))?;
                 }
                 Ok(restored)

@@ -88,7 +88,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Err(e) => return fail("compose", e, 1),
     };
     if let Some(out) = &args.output
-        && let Err(e) = std::fs::write(out, composed.artifact.bytes())
+        && let Err(e) = workbooks::files::write_output(out, composed.artifact.bytes())
     {
         return fail("compose", format!("{}: {e}", out.display()), exit::ENGINE);
     }

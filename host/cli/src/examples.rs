@@ -75,7 +75,7 @@ pub(crate) fn run(args: Args) -> u8 {
         let path = args.dir.join(example.file);
         if held == Some(true) {
             rows.push((example, "unchanged"));
-        } else if let Err(e) = std::fs::write(&path, example.bytes) {
+        } else if let Err(e) = workbooks::files::write_output(&path, example.bytes) {
             return fail("examples", format!("{}: {e}", path.display()), exit::ENGINE);
         } else {
             rows.push((example, "wrote"));

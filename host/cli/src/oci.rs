@@ -185,7 +185,8 @@ pub(crate) fn pull(args: PullArgs, home: PathBuf) -> u8 {
             workbooks_oci::pull(&transport, &home, &args.reference, &trust),
         )?;
         if let Some(out) = &args.output {
-            std::fs::copy(&pulled.path, out)
+            std::fs::read(&pulled.path)
+                .and_then(|bytes| workbooks::files::write_output(out, &bytes))
                 .map_err(|e| fail("io", format!("{}: {e}", out.display()), exit::ENGINE))?;
         }
         if crate::out::json() {

@@ -327,7 +327,10 @@ pub(crate) fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
         return Ok(Vec::new());
     };
     let usage = |why: String| fail("usage", format!("WB_TLS_CA_FILE: {why}"), exit::USAGE);
-    let pem = std::fs::read_to_string(&path).map_err(|e| usage(e.to_string()))?;
+    let pem =
+        workbooks::files::read_capped(path.as_ref(), workbooks::limits::CONFIG_MAX_FILE_BYTES)
+            .map_err(|e| usage(e.to_string()))?;
+    let pem = String::from_utf8(pem).map_err(|_| usage("not a PEM file (not UTF-8)".into()))?;
     let mut roots = Vec::new();
     for block in pem.split("-----BEGIN CERTIFICATE-----").skip(1) {
         let body = block

@@ -56,7 +56,7 @@ pub(crate) fn artifact(cmd: ArtifactCommand, home: PathBuf) -> u8 {
                     sign_page(&page, &id, now).map(|p| (p, id.did))
                 });
             match signed {
-                Ok((page, did)) => match std::fs::write(&file, page) {
+                Ok((page, did)) => match workbooks::files::write_output(&file, page.as_bytes()) {
                     Ok(()) => {
                         outln!("signed {} as {did}", file.display());
                         0

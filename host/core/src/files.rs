@@ -16,6 +16,11 @@ use std::path::{Path, PathBuf};
 /// someone planted) with mode 0600 from the start, writes `bytes`, syncs it
 /// and returns its path, for the caller to rename or link into place.
 pub(crate) fn write_private_temp(dir: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    write_temp(dir, stem, bytes, 0o600)
+}
+
+/// [`write_private_temp`] with `mode` (the umask still applies).
+fn write_temp(dir: &Path, stem: &str, bytes: &[u8], mode: u32) -> std::io::Result<PathBuf> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut nonce = [0u8; 8];
@@ -28,7 +33,7 @@ pub(crate) fn write_private_temp(dir: &Path, stem: &str, bytes: &[u8]) -> std::i
     let written = std::fs::OpenOptions::new()
         .create_new(true)
         .write(true)
-        .mode(0o600)
+        .mode(mode)
         .open(&tmp)
         .and_then(|mut f| {
             f.write_all(bytes)?;
@@ -47,16 +52,50 @@ pub(crate) fn write_private_temp(dir: &Path, stem: &str, bytes: &[u8]) -> std::i
 /// reader never sees a partial file. The file is private (0600) and the
 /// temporary one is created exclusively, never through a planted symlink.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    replace(path, bytes, 0o600)
+}
+
+/// Writes a file the user asked for (`-o FILE`, a signed page, an
+/// example) the same way: a temporary file then a rename, so a symlink
+/// standing at `path` is replaced, never written through, and a failed
+/// write leaves what was there. The file is readable as the umask allows.
+pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace(path, bytes, 0o666)
+}
+
+fn replace(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
     std::fs::create_dir_all(dir)?;
     let stem = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = write_private_temp(dir, &stem, bytes)?;
+    let tmp = write_temp(dir, &stem, bytes, mode)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
+}
+
+/// Reads the file at `path` whole, up to `max` bytes: for the files an
+/// operator names (trust roots, credentials), which may be anything,
+/// `/dev/zero` included. A longer file is an `InvalidData` error saying
+/// the cap, with nothing more read.
+pub fn read_capped(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(max + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("longer than the {max} bytes a configuration file may hold"),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Appends `line` and a newline to `path` (created 0600 if absent),

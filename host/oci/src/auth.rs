@@ -8,7 +8,9 @@
 //! `auths` entry for the registry, `auth` (base64 `user:password`) or
 //! `username`/`password`, or an `identitytoken`. Credential helpers
 //! (`credsStore`, `credHelpers`) run programs and are not used. Without
-//! any, access is anonymous.
+//! any, access is anonymous. The Docker config is read only for a
+//! registry exchange, and only its first MiB (`CONFIG_MAX_FILE_BYTES`):
+//! a longer one is not used.
 //!
 //! Threat: credentials meant for one registry sent to another, one a
 //! third-party toolkit or a pasted reference names. Every credential here
@@ -80,7 +82,9 @@ impl Credentials {
         }
         self.docker_config
             .as_ref()
-            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|path| {
+                workbooks::files::read_capped(path, workbooks::limits::CONFIG_MAX_FILE_BYTES).ok()
+            })
             .and_then(|bytes| from_docker_config(&bytes, registry))
             .unwrap_or(RegistryAuth::Anonymous)
     }
@@ -121,6 +125,18 @@ fn from_docker_config(bytes: &[u8], registry: &str) -> Option<RegistryAuth> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_docker_config_that_never_ends_is_not_read_past_its_cap() {
+        let c = Credentials {
+            user: None,
+            docker_config: Some("/dev/zero".into()),
+        };
+        assert!(matches!(
+            c.for_registry("127.0.0.1:5000"),
+            RegistryAuth::Anonymous
+        ));
+    }
 
     #[test]
     fn the_docker_config_entry_of_the_registry_is_used() {

@@ -110,8 +110,9 @@ pub enum OciError {
         /// What it answered.
         why: String,
     },
-    /// The exchange ran past its time budget.
-    #[error("{registry}: no answer within {secs} s")]
+    /// The push or pull ran past its time budget (one for the whole
+    /// operation, every protocol step included).
+    #[error("{registry}: the exchange did not finish within {secs} s")]
     Timeout {
         /// The registry.
         registry: String,

@@ -24,8 +24,8 @@ pub const OCI_MAX_SIGNATURES: usize = 32;
 /// the connection past it, whatever the protocol client would read.
 pub const OCI_MAX_OVERHEAD_BYTES: u64 = 16 << 20;
 
-/// The wall-clock budget of one push or pull: a registry that answers
-/// byte by byte.
+/// The wall-clock budget of one whole push or pull, every protocol step
+/// in it: a registry that answers byte by byte, or each step just in time.
 pub const OCI_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The connect budget of one connection: a host that never answers.

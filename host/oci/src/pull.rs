@@ -158,12 +158,7 @@ async fn read_blob(
         }
         Ok(())
     };
-    tokio::time::timeout(crate::limits::OCI_TIMEOUT, read)
-        .await
-        .map_err(|_| OciError::Timeout {
-            registry: s.registry.clone(),
-            secs: crate::limits::OCI_TIMEOUT.as_secs(),
-        })??;
+    s.in_time(read).await?;
     Ok(bytes)
 }
 

@@ -22,14 +22,18 @@ pub struct Transport {
     roots: Vec<Vec<u8>>,
     credentials: Credentials,
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    budget: std::time::Duration,
 }
 
-/// One operation's client, gate and credentials.
+/// One operation's client, gate and credentials, and the instant it must
+/// be done by.
 pub(crate) struct Session {
     pub client: Client,
     pub gate: Gate,
     pub auth: RegistryAuth,
     pub registry: String,
+    deadline: tokio::time::Instant,
+    budget: std::time::Duration,
 }
 
 impl Transport {
@@ -41,7 +45,16 @@ impl Transport {
             roots: extra_roots,
             credentials,
             progress: None,
+            budget: OCI_TIMEOUT,
         }
+    }
+
+    /// This transport, giving each push or pull `budget` of wall-clock
+    /// time in all (default [`OCI_TIMEOUT`]), every protocol step of it
+    /// included.
+    pub fn with_budget(mut self, budget: std::time::Duration) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// This transport, adding every byte its sessions read from a
@@ -67,6 +80,9 @@ impl Transport {
         budget: u64,
         op: RegistryOperation,
     ) -> Result<Session, OciError> {
+        // One deadline for the whole operation: a registry that answers
+        // each step just in time must not stretch a pull to many budgets.
+        let deadline = tokio::time::Instant::now() + self.budget;
         // reqwest is built without a default crypto provider; this process
         // uses ring's, as the engine's own TLS does.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -109,6 +125,8 @@ impl Transport {
             gate,
             auth: self.credentials.for_registry(r.registry()),
             registry: r.registry().to_string(),
+            deadline,
+            budget: self.budget,
         };
         session
             .bounded(session.client.auth(&r.inner, &session.auth, op))
@@ -118,19 +136,27 @@ impl Transport {
 }
 
 impl Session {
-    /// Runs one protocol step within the time budget, naming its failure.
+    /// Runs one protocol step within what is left of the operation's
+    /// time budget, naming its failure.
     pub(crate) async fn bounded<T>(
         &self,
         step: impl Future<Output = Result<T, OciDistributionError>>,
     ) -> Result<T, OciError> {
-        match tokio::time::timeout(OCI_TIMEOUT, step).await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(self.named(e)),
-            Err(_) => Err(OciError::Timeout {
+        self.in_time(async { step.await.map_err(|e| self.named(e)) })
+            .await
+    }
+
+    /// `work` within what is left of the operation's time budget.
+    pub(crate) async fn in_time<T>(
+        &self,
+        work: impl Future<Output = Result<T, OciError>>,
+    ) -> Result<T, OciError> {
+        tokio::time::timeout_at(self.deadline, work)
+            .await
+            .map_err(|_| OciError::Timeout {
                 registry: self.registry.clone(),
-                secs: OCI_TIMEOUT.as_secs(),
-            }),
-        }
+                secs: self.budget.as_secs_f64().ceil() as u64,
+            })?
     }
 
     /// The operator's name for a protocol failure: what the gate refused

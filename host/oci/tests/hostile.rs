@@ -37,6 +37,8 @@ enum Attack {
     EndlessManifest,
     /// The blob is longer than the manifest says.
     LongBlob,
+    /// Every answer is right, and each comes after this pause.
+    Slow(std::time::Duration),
 }
 
 /// Serves `attack` on a loopback port; its `oci://` base.
@@ -66,6 +68,9 @@ async fn hostile(attack: Attack) -> String {
                     Attack::LongBlob => manifest(&digest(&small), small.len() as u64),
                     _ => manifest(&digest(&small), small.len() as u64),
                 };
+                if let Attack::Slow(pause) = attack {
+                    tokio::time::sleep(pause).await;
+                }
                 let is_head = line.starts_with("HEAD");
                 let reply: Vec<u8> = if line.contains("/manifests/") {
                     if matches!(attack, Attack::EndlessManifest) && !is_head {
@@ -95,6 +100,15 @@ async fn hostile(attack: Attack) -> String {
                             "HTTP/1.1 307 Temporary Redirect\r\nlocation: {to}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
                         )
                         .into_bytes(),
+                        Attack::Slow(_) => {
+                            let mut r = format!(
+                                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                                small.len()
+                            )
+                            .into_bytes();
+                            r.extend_from_slice(&small);
+                            r
+                        }
                         _ => {
                             let long = vec![b'x'; 1 << 20];
                             let mut r = format!(
@@ -190,4 +204,22 @@ async fn a_blob_longer_than_its_manifest_says_is_refused() {
         ),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn a_registry_answering_each_step_in_time_is_cut_at_the_whole_pulls_budget() {
+    // Each answer comes 0.7 s late, well within a step's share, yet the
+    // pull takes four or more steps: the one budget of 2 s ends it.
+    let base = hostile(Attack::Slow(std::time::Duration::from_millis(700))).await;
+    let home = tempfile::tempdir().unwrap();
+    let err = pull(
+        &transport().with_budget(std::time::Duration::from_secs(2)),
+        home.path(),
+        &format!("oci://{base}/x:1"),
+        &Trust::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, OciError::Timeout { secs: 2, .. }), "{err}");
+    assert!(!home.path().join("store").exists(), "something was stored");
 }

@@ -327,3 +327,28 @@ fn an_artifact_is_validated_on_load_until_its_compiled_form_is_cached() {
         }
     }
 }
+
+#[test]
+fn a_module_using_wasm_gc_types_is_refused_so_the_gc_advisories_are_out_of_reach() {
+    // A struct allocated and read back: Wasm GC, which the engine leaves
+    // off (wasmtime 48.0.8's open GC advisories need it).
+    let wasm = wat::parse_str(
+        r#"(module
+             (type $pair (struct (field i32) (field i32)))
+             (func (export "_start")
+               (drop (struct.get $pair 0 (struct.new $pair (i32.const 1) (i32.const 2))))))"#,
+    )
+    .unwrap();
+    let refused = match workbooks::Artifact::from_bytes(wasm) {
+        Err(e) => e.to_string(),
+        Ok(module) => engine()
+            .dock(&module, &Grant::profile("posix"))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string(),
+    };
+    assert!(
+        refused.contains("gc") || refused.contains("GC"),
+        "{refused}"
+    );
+}

@@ -44,6 +44,7 @@ mod net;
 mod node;
 mod node_trust;
 mod oci;
+mod operator;
 mod pipe;
 mod queue;
 mod replay;

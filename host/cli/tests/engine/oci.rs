@@ -267,3 +267,33 @@ fn a_toolkit_builds_from_an_oci_digest_signed_by_its_named_signer_and_never_from
     let o = wbx_env(home.path(), &["run", "hello-oci"], b"", &[]);
     assert_eq!(text(&o.stdout), "hello\n", "{}", text(&o.stderr));
 }
+
+#[test]
+fn pull_output_onto_a_symlink_replaces_the_link_and_leaves_its_target_alone() {
+    let server = DistributionServer::start();
+    let reference = server.reference("tools/hello:link");
+    push(&reference, CLI_HELLO, AUTHOR_SEED);
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // The attacker's link points at a file the user did not name.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let out = dir.path().join("hello.wasm");
+    std::os::unix::fs::symlink(&victim, &out).unwrap();
+    let o = wbx_env(
+        home.path(),
+        &["pull", &reference, "-o", out.to_str().unwrap()],
+        b"",
+        &[OPEN],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+    assert!(
+        !out.symlink_metadata().unwrap().is_symlink(),
+        "still a link"
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(CLI_HELLO).unwrap()
+    );
+}

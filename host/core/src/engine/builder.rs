@@ -289,6 +289,11 @@ impl EngineBuilder {
         // guest frame, so the system unwinder never needs one, and loading a
         // component then registers nothing with it.
         cfg.native_unwind_info(false);
+        // Wasm GC (struct, array, i31) is off: no shipped guest or catalog
+        // row uses it, and wasmtime 48.0.8's open GC advisories
+        // (GHSA-43j2-gcp4-m22g) are then out of a guest's reach. Exception
+        // handling, which only needs the `gc` cargo feature, stays on.
+        cfg.wasm_gc(false);
         if self.pooling {
             let n = self.max_instances;
             let mut pool = wasmtime::PoolingAllocationConfig::new();

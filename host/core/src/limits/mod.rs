@@ -24,6 +24,11 @@ pub(crate) use memory::MemoryLimiter;
 /// this granularity, so a runaway call overshoots its budget by at most this.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
+/// The largest configuration file the engine or the CLI reads (the TLS
+/// roots of `WB_TLS_CA_FILE`, the Docker credentials): a path pointed at
+/// `/dev/zero` or a huge file, read whole.
+pub const CONFIG_MAX_FILE_BYTES: u64 = 1 << 20;
+
 /// The most memory an operator may give a session in place of its
 /// profile's cap: all a wasm32 memory can address.
 pub const MAX_MEMORY_BYTES: usize = 4 << 30;
