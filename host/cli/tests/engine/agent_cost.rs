@@ -100,6 +100,7 @@ async fn without_usage_the_host_estimates_and_still_stops_the_run() {
         "{}",
         record.result
     );
+    assert!(!record.turns.is_empty(), "no turn recorded");
     assert!(record.turns.iter().all(|t| t.tokens.unwrap().estimated));
     assert!(record.tokens >= 1500);
     // Far fewer turns than the step budget allowed.

@@ -154,7 +154,9 @@ async fn rows_sharing_a_tarball_fetch_it_once_and_each_registers_and_proves() {
     }
     let kitty = engine.registry().get("kitty").unwrap().unwrap();
     assert_eq!(kitty.prefix, ["-n"], "the row's prefix is registered");
-    assert!(catalog.status(&rows).iter().all(|s| s.pinned));
+    let status = catalog.status(&rows);
+    assert_eq!(status.len(), rows.len(), "a status per row");
+    assert!(!status.is_empty() && status.iter().all(|s| s.pinned));
 
     let proved: Vec<_> = futures::future::join_all(rows.iter().map(|r| catalog.prove(r))).await;
     assert!(proved[0].ok, "{:?}", proved[0].why);
