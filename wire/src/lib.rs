@@ -33,7 +33,10 @@ mod verb;
 pub use frames::*;
 pub use home::{cache_dir, default_home};
 pub use relay::{Answer, ENGINE_EXIT, Served, connect, offer, open, relay};
-pub use request::{DAEMON_ENV, FileId, Request, StageArgs, env_digest, env_digest_of};
+pub use request::{
+    DAEMON_ENV, FileId, NET_ALLOW_ENV, OPERATOR_ALLOW_ENV, Request, StageArgs, env_digest,
+    env_digest_of,
+};
 pub use run_args::RunArgs;
 pub use socket::{peer_is_me, socket_dir, socket_path, socket_path_in};
 pub use verb::{Globals, RunVerb};

@@ -87,11 +87,19 @@ impl Default for StageArgs {
     }
 }
 
-/// The environment variables that change what a line may reach (its
-/// egress allowlist, its model endpoint and key). A daemon serves only a
-/// client whose values are its own.
+/// The CIDRs opened through the egress floor to guests.
+pub const NET_ALLOW_ENV: &str = "WB_NET_ALLOW";
+
+/// The CIDRs opened through the egress floor to the operator's own
+/// endpoints (registries, catalog downloads), never to guests.
+pub const OPERATOR_ALLOW_ENV: &str = "WB_OPERATOR_ALLOW";
+
+/// The environment variables that change what a line may reach (the
+/// guests' and the operator's egress allow-lists, its model endpoint and
+/// key). A daemon serves only a client whose values are its own.
 pub const DAEMON_ENV: &[&str] = &[
-    "WB_NET_ALLOW",
+    NET_ALLOW_ENV,
+    OPERATOR_ALLOW_ENV,
     "WB_LLM_BASE_URL",
     "WB_LLM_API_KEY",
     "OPENROUTER_API_KEY",

@@ -22,7 +22,7 @@ fn wbx(home: &Path, args: &[&str]) -> Output {
     let o = Command::new(env!("CARGO_BIN_EXE_wbx"))
         .args(args)
         .env("WB_HOME", home)
-        .env("WB_NET_ALLOW", "127.0.0.1/32")
+        .env("WB_OPERATOR_ALLOW", "127.0.0.1/32")
         .env(
             "WB_SIGNING_KEY",
             "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",

@@ -97,7 +97,12 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var(
         "WB_NET_ALLOW",
         Operator,
-        "CIDRs opened through the egress floor (comma-separated, e.g. `127.0.0.1/32`), for every guest of this process",
+        "CIDRs opened through the egress floor (comma-separated, e.g. `127.0.0.1/32`) to every guest of this process; never used for the operator's own endpoints",
+    ),
+    var(
+        "WB_OPERATOR_ALLOW",
+        Operator,
+        "CIDRs opened through the egress floor for the operator's own endpoints alone (an OCI registry, a catalog download), e.g. `127.0.0.1/32` for a registry on this machine; never opened to a guest",
     ),
     var(
         "WB_TLS_CA_FILE",

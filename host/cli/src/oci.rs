@@ -77,11 +77,12 @@ fn failed(e: OciError) -> u8 {
     fail(e.kind(), &e, code(&e))
 }
 
-/// How this process reaches registries: `WB_NET_ALLOW`, the TLS roots,
+/// How this process reaches registries: the operator's
+/// `WB_OPERATOR_ALLOW` (never the guests' `WB_NET_ALLOW`), the TLS roots,
 /// the credentials (`login`'s for the registry of its reference alone).
 fn transport(login: Option<(&Login, &str)>) -> Result<Transport, u8> {
     let guard = workbooks::NetGuard::new(
-        crate::options::net_allow()?,
+        crate::options::operator_allow()?,
         std::sync::Arc::new(workbooks::egress::SystemResolver),
     );
     let mut credentials = Credentials::from_env().map_err(failed)?;

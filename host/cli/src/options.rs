@@ -188,7 +188,8 @@ pub(crate) fn spinner(what: String) -> indicatif::ProgressBar {
     spinner
 }
 
-/// The engine for `home`, with the operator's `WB_NET_ALLOW` CIDRs, or the
+/// The engine for `home`, with the guests' `WB_NET_ALLOW` CIDRs and the
+/// operator's own `WB_OPERATOR_ALLOW`, or the
 /// exit code of the failure. One-shot commands run a handful of instances,
 /// so they use the on-demand allocator (no pool to set up or tear down).
 pub(crate) fn engine(home: PathBuf) -> Result<workbooks::Engine, u8> {
@@ -270,11 +271,13 @@ pub(crate) fn engine_built(
     finish: impl FnOnce(workbooks::EngineBuilder) -> Result<workbooks::EngineBuilder, u8>,
 ) -> Result<workbooks::Engine, u8> {
     let allow = net_allow()?;
+    let operator = operator_allow()?;
     let cache = workbooks_wire::cache_dir(&home);
     let mut builder = workbooks::Engine::builder()
         .on_compile(compile_watch(cache))
         .home(home)
         .net_allow(allow)
+        .operator_allow(operator)
         .llm(llm_endpoint())
         .tls_roots(tls_roots()?)
         .pooling(pooling);
@@ -294,11 +297,22 @@ pub(crate) fn engine_built(
     Ok(engine)
 }
 
-/// The operator's exceptions to the egress floor, `WB_NET_ALLOW`.
+/// The exceptions to the egress floor the operator opens to guests,
+/// `WB_NET_ALLOW`.
 pub(crate) fn net_allow() -> Result<Vec<workbooks::Cidr>, u8> {
-    match std::env::var("WB_NET_ALLOW") {
+    cidrs(workbooks_wire::NET_ALLOW_ENV)
+}
+
+/// The exceptions to the egress floor for the operator's own endpoints
+/// (registries, catalog downloads), `WB_OPERATOR_ALLOW`: never a guest's.
+pub(crate) fn operator_allow() -> Result<Vec<workbooks::Cidr>, u8> {
+    cidrs(workbooks_wire::OPERATOR_ALLOW_ENV)
+}
+
+fn cidrs(var: &str) -> Result<Vec<workbooks::Cidr>, u8> {
+    match std::env::var(var) {
         Ok(list) => workbooks::Cidr::parse_list(&list)
-            .map_err(|e| fail("usage", format!("WB_NET_ALLOW: {e}"), exit::USAGE)),
+            .map_err(|e| fail("usage", format!("{var}: {e}"), exit::USAGE)),
         Err(_) => Ok(Vec::new()),
     }
 }

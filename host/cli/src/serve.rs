@@ -36,7 +36,8 @@ pub(crate) struct Args {
     /// Fuel of one request (default 5e9).
     #[arg(long, value_name = "N")]
     fuel: Option<u64>,
-    /// Connections open at once, from all clients.
+    /// Connections open at once, from all clients; at the cap the one
+    /// waiting longest for its request headers is shed for a new one.
     #[arg(long, default_value_t = workbooks::limits::SERVE_MAX_CONNECTIONS, value_name = "N")]
     max_connections: usize,
     /// Connections open at once from one client (an IPv4 address or an

@@ -13,7 +13,8 @@
 //! for one operation. For `CONNECT host:port` (every https connection,
 //! redirects and token realms included) it resolves the host once through
 //! the floor ([`workbooks::NetGuard::pin`]: every address must pass, the
-//! operator's `WB_NET_ALLOW` is the only way through) and connects to the
+//! operator's own exceptions, `WB_OPERATOR_ALLOW`, are the only way
+//! through; the guests' `WB_NET_ALLOW` is not consulted) and connects to the
 //! pinned address; TLS stays end to end between the client and the
 //! registry. A plain-HTTP request (absolute form) is forwarded only to a
 //! loopback address the floor allows: plain HTTP is for a registry on this

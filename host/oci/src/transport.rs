@@ -64,10 +64,11 @@ impl Transport {
         self
     }
 
-    /// As `engine` reaches the network: its floor and its TLS roots.
+    /// As `engine` reaches the operator's endpoints: its floor with the
+    /// operator's exceptions (never the guests'), and its TLS roots.
     pub fn of_engine(engine: &workbooks::Engine, credentials: Credentials) -> Self {
         Transport::new(
-            engine.http().guard().clone(),
+            engine.operator_http().guard().clone(),
             engine.tls_roots().to_vec(),
             credentials,
         )
@@ -166,9 +167,9 @@ impl Session {
         if let Some(r) = self.gate.take_refusal() {
             let hint = match (r.openable, r.loopback) {
                 (true, true) => {
-                    "; a registry on this machine needs WB_NET_ALLOW=127.0.0.1/32 (and ::1/128 for localhost, which resolves to both)"
+                    "; a registry on this machine needs WB_OPERATOR_ALLOW=127.0.0.1/32 (and ::1/128 for localhost, which resolves to both)"
                 }
-                (true, false) => "; open the address with WB_NET_ALLOW if it is meant",
+                (true, false) => "; open the address with WB_OPERATOR_ALLOW if it is meant",
                 _ => "",
             };
             return OciError::Floor {

@@ -94,7 +94,7 @@ async fn a_loopback_registry_is_refused_until_the_operator_opens_it() {
         .unwrap_err();
     assert!(matches!(err, OciError::Floor { .. }), "{err}");
     assert!(
-        err.to_string().contains("WB_NET_ALLOW=127.0.0.1/32"),
+        err.to_string().contains("WB_OPERATOR_ALLOW=127.0.0.1/32"),
         "{err}"
     );
     let home = tempfile::tempdir().unwrap();

@@ -5,11 +5,12 @@
 //!
 //! What it serves: `run` lines, from clients of the same build (the
 //! version, compile-cache key and shipped components agree: [`build_id`])
-//! with the same `WB_NET_ALLOW` and no `--broker` of their own; anything
-//! else it refuses, and the client runs the line itself. Each line gets
-//! the limits, tenant, preopens and caps it would get in the client's own
-//! process, on a warm worker thread with a runtime of its own; instances
-//! come from the engine's pool. At most [`MAX_LINES`] run at once, and a
+//! with the same allow-lists (`WB_NET_ALLOW`, `WB_OPERATOR_ALLOW`) and
+//! no `--broker` of their own; anything else it refuses, and the client
+//! runs the line itself. Each line gets the limits, tenant, preopens and
+//! caps it would get in the client's own process, on a warm worker
+//! thread with a runtime of its own; instances come from the engine's
+//! pool. At most [`MAX_LINES`] run at once, and a
 //! line asking more memory per stage than a pool slot holds is refused:
 //! those run in the client.
 //!

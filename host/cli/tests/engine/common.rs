@@ -135,6 +135,7 @@ pub fn wbx_env(
         .env("WB_HOME", home)
         .env_remove("WB_LOG")
         .env_remove("WB_NET_ALLOW")
+        .env_remove("WB_OPERATOR_ALLOW")
         .env_remove("WB_FIRST_PARTY_TOOLKITS")
         .env_remove("WB_TRUSTED_SIGNERS")
         .env_remove("WB_OCI_SIGNERS")

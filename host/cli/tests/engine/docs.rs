@@ -132,6 +132,7 @@ fn bash_in(dir: &Path, path: &str, script: &str) -> std::process::Output {
         .env("PATH", path)
         .env("WB_HOME", dir.join(".home"))
         .env_remove("WB_NET_ALLOW")
+        .env_remove("WB_OPERATOR_ALLOW")
         .env_remove("WB_LOG")
         .env_remove("WB_OCI_SIGNERS")
         .env_remove("WB_SIGNING_KEY")

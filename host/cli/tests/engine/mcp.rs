@@ -40,6 +40,7 @@ fn client_saw(home: &std::path::Path) -> Value {
         .arg(home)
         .env_remove("WB_MCP_TOKEN")
         .env_remove("WB_NET_ALLOW")
+        .env_remove("WB_OPERATOR_ALLOW")
         .output()
         .expect("python3 runs");
     assert!(

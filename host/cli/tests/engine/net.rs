@@ -561,3 +561,45 @@ async fn net_llm() {
     }
     assert_eq!(server.requests().len(), 1);
 }
+
+/// The attack of issue 54 on descriptors: a guest with network holds a
+/// socket per `wasi:sockets` socket it makes. Under a service's usual
+/// soft limit (here 256, under a larger hard limit) it used to run the
+/// process out of descriptors; `wbx` raises the soft limit to the hard one
+/// at start, so the guest's thousand sockets fit and leave room besides.
+#[test]
+fn net_sockets_hold() {
+    let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .maximum
+        .unwrap_or(u64::MAX);
+    let want = 1000.min(hard.saturating_sub(128));
+    assert!(
+        want > 512,
+        "this machine's hard descriptor limit ({hard}) is too low to hold the attack's sockets"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let want = want.to_string();
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -S -n 256 && exec \"$@\"", "sh"])
+        .arg(env!("CARGO_BIN_EXE_wbx"))
+        .args(["--home"])
+        .arg(home.path())
+        .args([
+            "exec",
+            "--profile",
+            "network",
+            NET_SOCKETS_HOLD,
+            "--",
+            &want,
+        ])
+        .env_remove("WB_NET_ALLOW")
+        .env_remove("WB_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("created {want}\n"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

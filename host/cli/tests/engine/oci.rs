@@ -2,13 +2,14 @@
 //! registry (the CNCF distribution server on loopback).
 
 use crate::common::{text, wbx_env};
-use guest_artifacts::{CLI_EXIT_CODE, CLI_HELLO};
+use guest_artifacts::{CLI_EXIT_CODE, CLI_HELLO, NET_FETCH};
 use workbooks_oci::testing::DistributionServer;
 
 /// The author's key, and another one.
 const AUTHOR_SEED: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
 const STRANGER_SEED: &str = "BQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQU=";
-const OPEN: (&str, &str) = ("WB_NET_ALLOW", "127.0.0.1/32");
+/// The operator opens the loopback registry for itself (not for guests).
+const OPEN: (&str, &str) = ("WB_OPERATOR_ALLOW", "127.0.0.1/32");
 
 fn did_of(seed: &str) -> String {
     let home = tempfile::tempdir().unwrap();
@@ -41,7 +42,7 @@ fn a_pushed_component_runs_by_reference_in_a_fresh_home_and_only_through_the_flo
     let o = wbx_env(home.path(), &["exec", &reference], b"", &[]);
     assert_eq!(o.status.code(), Some(120), "{}", text(&o.stderr));
     assert!(
-        text(&o.stderr).contains("WB_NET_ALLOW=127.0.0.1/32"),
+        text(&o.stderr).contains("WB_OPERATOR_ALLOW=127.0.0.1/32"),
         "{}",
         text(&o.stderr)
     );
@@ -296,4 +297,35 @@ fn pull_output_onto_a_symlink_replaces_the_link_and_leaves_its_target_alone() {
         std::fs::read(&out).unwrap(),
         std::fs::read(CLI_HELLO).unwrap()
     );
+}
+
+/// The attack of issue 54: the operator opens a registry on this machine
+/// for itself, and a guest it pulls from there turns to the registry's
+/// API (or any other loopback port) through its own network.
+#[test]
+fn a_registry_opened_for_the_operator_is_closed_to_the_guests_it_pulls_from_there() {
+    let server = DistributionServer::start();
+    let reference = server.reference("tools/fetch:1");
+    push(&reference, NET_FETCH, AUTHOR_SEED);
+    let api = format!("http://{}/v2/_catalog", server.registry());
+    let home = tempfile::tempdir().unwrap();
+    let guest = |mode: &str, env: &[(&str, &str)]| {
+        let args = ["exec", "--profile", "network", &reference, "--", mode, &api];
+        let o = wbx_env(home.path(), &args, b"", env);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    // Through the engine's net interface and through wasi:http alike, the
+    // guest's floor holds: the registry's address is not the guests'.
+    for mode in ["fetch", "http"] {
+        let out = guest(mode, &[OPEN]);
+        assert!(
+            out.starts_with(&format!("{api}: error")) && !out.contains("repositories"),
+            "{mode}: {out}"
+        );
+    }
+    // The control: opened to guests on purpose, the same guest lists the
+    // registry's repositories, so the refusal above is the split's.
+    let out = guest("fetch", &[OPEN, ("WB_NET_ALLOW", "127.0.0.1/32")]);
+    assert!(out.contains("repositories"), "{out}");
 }

@@ -45,6 +45,7 @@ fn replay(home: &std::path::Path, workdir: &std::path::Path) -> std::process::Ou
         .env("WB_HOME", home)
         .env("WB_LLM_BASE_URL", "http://127.0.0.1:9/v1")
         .env_remove("WB_NET_ALLOW")
+        .env_remove("WB_OPERATOR_ALLOW")
         .output()
         .unwrap()
 }

@@ -316,20 +316,74 @@ async fn connections_are_capped_per_client_and_in_total() {
     }
     assert!(served, "the freed slot was never given back");
 
-    // The total cap holds across clients too.
+    // At the total cap the connection waiting longest for its headers
+    // makes room, and the newcomer is served.
     let opts = ServeOptions {
         max_connections: 2,
         ..ServeOptions::default()
     };
     let addr = start(&e, opts).await;
-    let _a = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let _b = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut oldest = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let _newer = tokio::net::TcpStream::connect(addr).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut third = tokio::net::TcpStream::connect(addr).await.unwrap();
+    assert_eq!(get(addr, "/hello").await.0, 200);
     assert_eq!(
-        closed_within(&mut third, Duration::from_secs(10)).await,
-        Some(Vec::new())
+        closed_within(&mut oldest, Duration::from_secs(5)).await,
+        Some(Vec::new()),
+        "the oldest waiting connection was not shed"
     );
+}
+
+/// A connection from `source` (any 127.0.0.0/8 address is this machine's).
+async fn connect_from(source: &str, addr: std::net::SocketAddr) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// The attack of issue 54: clients from several addresses, each within
+/// its per-client share, fill every slot with connections that trickle a
+/// header line at a time and never finish a request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_header_clients_from_many_addresses_are_shed_for_a_client_with_a_whole_request() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let opts = ServeOptions {
+        max_connections: 8,
+        max_connections_per_client: 2,
+        ..ServeOptions::default()
+    };
+    let addr = start(&e, opts).await;
+    let mut trickling = Vec::new();
+    for n in 2..6 {
+        for _ in 0..2 {
+            let mut s = connect_from(&format!("127.0.0.{n}"), addr).await;
+            s.write_all(b"GET /hello HTTP/1.1\r\n").await.unwrap();
+            trickling.push(s);
+        }
+    }
+    let trickle = tokio::spawn(async move {
+        loop {
+            for s in &mut trickling {
+                let _ = s.write_all(b"X-Slow: 1\r\n").await;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Every slot is taken by a trickler; a client with a whole request
+    // from another address is still answered.
+    let mut real = connect_from("127.0.0.9", addr).await;
+    real.write_all(b"GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let seen = closed_within(&mut real, Duration::from_secs(10)).await;
+    trickle.abort();
+    let seen =
+        String::from_utf8_lossy(&seen.expect("the real client was never answered")).to_string();
+    assert!(seen.contains("200 OK"), "the real client got: {seen:?}");
+    assert!(e.cadence().audit().summary().counts["shed_waiting_for_headers"] >= 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

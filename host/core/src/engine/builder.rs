@@ -33,6 +33,7 @@ pub struct EngineBuilder {
     rate_limit: (u64, Duration),
     wbx: Option<PathBuf>,
     net_allow: Vec<Cidr>,
+    operator_allow: Vec<Cidr>,
     resolver: Option<Arc<dyn Resolver>>,
     tls_roots: Vec<Vec<u8>>,
     net_max_body: usize,
@@ -55,6 +56,7 @@ impl std::fmt::Debug for EngineBuilder {
             .field("home", &self.home)
             .field("pooling", &self.pooling)
             .field("net_allow", &self.net_allow)
+            .field("operator_allow", &self.operator_allow)
             .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -71,6 +73,7 @@ impl Default for EngineBuilder {
             rate_limit: (RATE_LIMIT_CALLS, RATE_LIMIT_WINDOW),
             wbx: None,
             net_allow: Vec::new(),
+            operator_allow: Vec::new(),
             resolver: None,
             tls_roots: Vec::new(),
             net_max_body: NET_MAX_BODY_BYTES,
@@ -140,10 +143,20 @@ impl EngineBuilder {
         self
     }
 
-    /// CIDRs the operator opens through the SSRF floor (for example
-    /// loopback for local services and tests). Never set by a guest.
+    /// CIDRs the operator opens through the SSRF floor for guests (for
+    /// example loopback for a service every guest may reach). Never set
+    /// by a guest, and never used for the operator's own endpoints.
     pub fn net_allow(mut self, cidrs: Vec<Cidr>) -> Self {
         self.net_allow = cidrs;
+        self
+    }
+
+    /// CIDRs opened through the floor for the operator's own endpoints
+    /// alone (OCI registries, catalog downloads; see
+    /// [`Engine::operator_http`]): a registry on loopback opened here is
+    /// opened to no guest.
+    pub fn operator_allow(mut self, cidrs: Vec<Cidr>) -> Self {
+        self.operator_allow = cidrs;
         self
     }
 
@@ -341,11 +354,13 @@ impl EngineBuilder {
             );
         }
         let seal = crate::seal::Seal::open(key.as_deref());
-        let guard = NetGuard::new(
-            self.net_allow,
-            self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
-        );
+        let resolver = self.resolver.unwrap_or_else(|| Arc::new(SystemResolver));
+        let guard = NetGuard::new(self.net_allow, resolver.clone());
         let tls = crate::egress::tls::LazyTls::new(&self.tls_roots).map_err(EngineError::Config)?;
+        let operator_http = Arc::new(HttpClient::with_tls(
+            NetGuard::new(self.operator_allow, resolver),
+            tls.clone(),
+        ));
         let llm = self
             .llm
             .map(|e| Arc::new(crate::cap::llm::LlmService::new(e, tls.clone())));
@@ -384,6 +399,7 @@ impl EngineBuilder {
                 process_slots: Arc::default(),
                 wbx,
                 http,
+                operator_http,
                 llm,
                 tls,
                 keyring,

@@ -166,7 +166,12 @@ struct Inner {
     command_slots: Arc<Slots>,
     process_slots: Arc<Slots>,
     wbx: Option<PathBuf>,
+    /// Guests' egress: the floor with the guests' exceptions (`net_allow`).
     http: Arc<HttpClient>,
+    /// The operator's own egress (registries, catalog downloads): the
+    /// floor with the operator's exceptions (`operator_allow`), which no
+    /// guest request ever goes through.
+    operator_http: Arc<HttpClient>,
     llm: Option<Arc<crate::cap::llm::LlmService>>,
     /// The TLS roots every client of this engine trusts.
     tls: crate::egress::tls::LazyTls,
@@ -313,9 +318,19 @@ impl Engine {
         &self.inner.registry
     }
 
-    /// The guarded HTTP transport (its guard is the SSRF floor).
+    /// The guests' guarded HTTP transport: the SSRF floor with the
+    /// exceptions opened to guests ([`EngineBuilder::net_allow`]).
     pub fn http(&self) -> &Arc<HttpClient> {
         &self.inner.http
+    }
+
+    /// The operator's guarded HTTP transport, for endpoints the operator
+    /// named (an OCI registry, a catalog row's download): the same floor
+    /// with the operator's exceptions ([`EngineBuilder::operator_allow`]).
+    /// Threat: one list for both would open a loopback registry or model
+    /// server to every guest with network.
+    pub fn operator_http(&self) -> &Arc<HttpClient> {
+        &self.inner.operator_http
     }
 
     /// The signing keyring.

@@ -242,9 +242,10 @@ pub const SERVE_SHARED_IDLE: Duration = Duration::from_secs(10);
 /// stops a client from making the host buffer without bound.
 pub const SERVE_TCP_MAX_REQUEST_BYTES: usize = 1 << 20;
 
-/// Connections `wbx serve` keeps open at once, by default; past it new
-/// connections are closed as they are accepted, so idle clients cannot use
-/// up the process's file descriptors.
+/// Connections `wbx serve` keeps open at once, by default; past it the
+/// connection waiting longest for its headers is shed for a new one (a new
+/// one is closed when every connection is busy), so idle clients cannot
+/// use up the process's file descriptors or keep others out.
 pub const SERVE_MAX_CONNECTIONS: usize = 1024;
 
 /// Connections one client (an IPv4 address or an IPv6 /64) may keep open
@@ -255,6 +256,15 @@ pub const SERVE_MAX_CONNECTIONS_PER_CLIENT: usize = 32;
 /// keep-alive connection is kept, by default: a client trickling header
 /// lines is cut off here.
 pub const SERVE_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The share of `--max-connections` (percent) past which a server is under
+/// pressure: a connection admitted then has at most
+/// [`SERVE_PRESSURE_HEADER_TIMEOUT`] for its headers. Stops slow-header
+/// clients from holding slots for the whole timeout when slots run short.
+pub const SERVE_PRESSURE_PERCENT: usize = 75;
+
+/// The header timeout of a connection admitted under pressure.
+pub const SERVE_PRESSURE_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
 
 // ---- llm and the agent loop ----------------------------------------------
 

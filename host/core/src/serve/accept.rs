@@ -4,9 +4,12 @@
 //! Threat: a client that opens connections and never finishes a request
 //! (slowloris), or keeps idle keep-alives open, or stops reading its
 //! response (holding the response buffered for it), or opens so many that
-//! the process runs out of file descriptors. So: connections over the
-//! total cap or over the client's cap are closed as soon as they are
-//! accepted (counted, audited as `too_many_connections`); a connection must
+//! the process runs out of file descriptors. So: a connection over its
+//! client's cap, or over the total cap while every connection is busy, is
+//! closed as soon as it is accepted (audited as `too_many_connections`); at
+//! the total cap the connection waiting longest for its headers is shed
+//! instead (audited as `shed_waiting_for_headers`, see
+//! [`super::connections`]); a connection must
 //! deliver each request's headers, and an idle keep-alive its next request,
 //! within the header timeout, and a write to it may wait no longer than
 //! that for the client to read ([`WriteDeadline`]); and a failed accept
@@ -15,14 +18,13 @@
 //! end of the server. Denials coalesced in the audit log are written out
 //! every coalescing window while the server runs.
 
+use super::connections::{Admitted, Refused};
 use super::{Server, Serving};
 use crate::cadence::Denial;
 use crate::limits::AUDIT_COALESCE_WINDOW;
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -40,64 +42,6 @@ pub fn client_key(ip: IpAddr) -> String {
         IpAddr::V6(v6) => {
             let s = v6.segments();
             format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-        }
-    }
-}
-
-/// Open connections, in total and per client.
-#[derive(Debug)]
-pub(super) struct Connections {
-    max_total: usize,
-    max_per_client: usize,
-    open: Mutex<(usize, HashMap<String, usize>)>,
-}
-
-/// One admitted connection; its slot is given back when dropped.
-pub(super) struct Admitted {
-    connections: Arc<Connections>,
-    client: String,
-}
-
-impl Connections {
-    pub(super) fn new(max_total: usize, max_per_client: usize) -> Self {
-        Self {
-            max_total: max_total.max(1),
-            max_per_client: max_per_client.max(1),
-            open: Mutex::new((0, HashMap::new())),
-        }
-    }
-
-    /// A slot for a connection from `client`, if both caps allow one.
-    fn admit(self: &Arc<Self>, client: &str) -> Option<Admitted> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let (total, per_client) = &mut *open;
-        let mine = per_client.get(client).copied().unwrap_or(0);
-        if *total >= self.max_total || mine >= self.max_per_client {
-            return None;
-        }
-        *total += 1;
-        per_client.insert(client.to_string(), mine + 1);
-        Some(Admitted {
-            connections: self.clone(),
-            client: client.to_string(),
-        })
-    }
-}
-
-impl Drop for Admitted {
-    fn drop(&mut self) {
-        let mut open = self
-            .connections
-            .open
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let (total, per_client) = &mut *open;
-        *total = total.saturating_sub(1);
-        if let Some(n) = per_client.get_mut(&self.client) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                per_client.remove(&self.client);
-            }
         }
     }
 }
@@ -213,20 +157,30 @@ impl Server {
         accept_loop(listener, &serving, move |stream, peer, admitted| {
             let server = self.clone();
             tokio::spawn(async move {
-                let header_timeout = server.serving.opts.header_timeout;
+                let header_timeout = admitted.header_timeout();
+                let write_limit = server.serving.opts.header_timeout;
+                let slot = admitted.slot();
                 let service = hyper::service::service_fn(move |req| {
                     let server = server.clone();
-                    async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
+                    let slot = slot.clone();
+                    async move {
+                        slot.busy();
+                        let response = server.handle(req, peer).await;
+                        slot.waiting();
+                        Ok::<_, std::convert::Infallible>(response)
+                    }
                 });
-                let io = wasmtime_wasi_http::io::TokioIo::new(WriteDeadline::new(
-                    stream,
-                    header_timeout,
-                ));
-                let _ = hyper::server::conn::http1::Builder::new()
+                let io =
+                    wasmtime_wasi_http::io::TokioIo::new(WriteDeadline::new(stream, write_limit));
+                let connection = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer)
                     .header_read_timeout(header_timeout)
-                    .serve_connection(io, service)
-                    .await;
+                    .serve_connection(io, service);
+                let slot = admitted.slot();
+                tokio::select! {
+                    _ = connection => {}
+                    () = slot.shed() => {}
+                }
                 drop(admitted);
             });
         })
@@ -235,9 +189,11 @@ impl Server {
 }
 
 /// Accepts from `listener` for ever, handing each connection within
-/// `serving`'s caps to `serve` with its slot (closing the others, audited
-/// as `too_many_connections`), retrying failed accepts after a back-off,
-/// and writing out coalesced audit denials every window.
+/// `serving`'s caps to `serve` with its slot (shedding the connection that
+/// waited longest for its headers at the total cap, closing the newcomer
+/// when none waits or its client is at its own cap), retrying failed
+/// accepts after a back-off, and writing out coalesced audit denials every
+/// window.
 pub(super) async fn accept_loop(
     listener: tokio::net::TcpListener,
     serving: &Serving,
@@ -266,12 +222,19 @@ pub(super) async fn accept_loop(
             }
         };
         let client = client_key(peer.ip());
-        let Some(admitted) = serving.connections.admit(&client) else {
-            serving.deny("serve", Denial::Guard("too_many_connections"), &client);
-            drop(stream);
-            continue;
-        };
-        serve(stream, peer, admitted);
+        let header_timeout = serving.opts.header_timeout;
+        match serving.connections.admit(&client, header_timeout) {
+            Ok((admitted, shed)) => {
+                if let Some(shed) = shed {
+                    serving.deny("serve", Denial::Guard("shed_waiting_for_headers"), &shed);
+                }
+                serve(stream, peer, admitted);
+            }
+            Err(Refused::ClientFull | Refused::AllBusy) => {
+                serving.deny("serve", Denial::Guard("too_many_connections"), &client);
+                drop(stream);
+            }
+        }
     }
 }
 
@@ -288,17 +251,5 @@ mod tests {
         assert_ne!(client_key(a), client_key(c));
         let mapped: IpAddr = "::ffff:192.0.2.7".parse().unwrap();
         assert_eq!(client_key(mapped), "192.0.2.7");
-    }
-
-    #[test]
-    fn connections_are_capped_per_client_and_in_total_and_slots_come_back() {
-        let c = Arc::new(Connections::new(3, 2));
-        let a1 = c.admit("a").unwrap();
-        let _a2 = c.admit("a").unwrap();
-        assert!(c.admit("a").is_none(), "third from one client");
-        let _b1 = c.admit("b").unwrap();
-        assert!(c.admit("c").is_none(), "fourth in total");
-        drop(a1);
-        assert!(c.admit("a").is_some());
     }
 }

@@ -16,6 +16,7 @@
 //! of file descriptors, for one).
 
 mod accept;
+mod connections;
 mod service;
 mod shared;
 mod tcp;
@@ -145,7 +146,7 @@ struct Serving {
     opts: ServeOptions,
     budget: Duration,
     clients: Arc<RateLimiter>,
-    connections: Arc<accept::Connections>,
+    connections: Arc<connections::Connections>,
 }
 
 impl Serving {
@@ -171,7 +172,7 @@ impl Serving {
                 opts.per_client_per_minute,
                 Duration::from_secs(60),
             )),
-            connections: Arc::new(accept::Connections::new(
+            connections: Arc::new(connections::Connections::new(
                 opts.max_connections,
                 opts.max_connections_per_client,
             )),

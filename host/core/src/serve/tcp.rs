@@ -16,6 +16,7 @@
 //! timeout. Every refusal is audited against the serving tenant.
 
 use super::accept::{accept_loop, client_key};
+use super::connections::Admitted;
 use super::{ServeError, ServeOptions, Serving};
 use crate::artifact::Artifact;
 use crate::cadence::Denial;
@@ -80,7 +81,11 @@ impl TcpServer {
         accept_loop(listener, &serving, move |stream, peer, admitted| {
             let server = self.clone();
             tokio::spawn(async move {
-                server.connection(stream, peer).await;
+                let slot = admitted.slot();
+                tokio::select! {
+                    () = server.connection(stream, peer, &admitted) => {}
+                    () = slot.shed() => {}
+                }
                 drop(admitted);
             });
         })
@@ -88,9 +93,14 @@ impl TcpServer {
     }
 
     /// Handles one connection from `peer`: at most one request.
-    async fn connection(&self, mut stream: tokio::net::TcpStream, peer: SocketAddr) {
+    async fn connection(
+        &self,
+        mut stream: tokio::net::TcpStream,
+        peer: SocketAddr,
+        admitted: &Admitted,
+    ) {
         let client = client_key(peer.ip());
-        let outcome = self.answer(&mut stream, &client).await;
+        let outcome = self.answer(&mut stream, &client, admitted).await;
         match outcome {
             Ok(reply) => {
                 let limit = self.serving.opts.header_timeout;
@@ -112,11 +122,13 @@ impl TcpServer {
         &self,
         stream: &mut tokio::net::TcpStream,
         client: &str,
+        admitted: &Admitted,
     ) -> Result<Vec<u8>, Refusal> {
         if !self.serving.clients.admit(client) {
             return Err(Refusal::Denied(Denial::RateLimited));
         }
-        let request = self.read_request(stream).await?;
+        let request = self.read_request(stream, admitted.header_timeout()).await?;
+        admitted.slot().busy();
         if self.serving.revoked() {
             return Err(Refusal::Denied(Denial::Revoked));
         }
@@ -138,13 +150,17 @@ impl TcpServer {
     }
 
     /// The bytes the client sends before closing its sending half, within
-    /// the cap and the header timeout.
-    async fn read_request(&self, stream: &mut tokio::net::TcpStream) -> Result<Vec<u8>, Refusal> {
+    /// the cap and `timeout` (the connection's header timeout).
+    async fn read_request(
+        &self,
+        stream: &mut tokio::net::TcpStream,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<u8>, Refusal> {
         let mut request = Vec::new();
         let cap = SERVE_TCP_MAX_REQUEST_BYTES as u64 + 1;
         let mut limited = (&mut *stream).take(cap);
         let read = limited.read_to_end(&mut request);
-        match tokio::time::timeout(self.serving.opts.header_timeout, read).await {
+        match tokio::time::timeout(timeout, read).await {
             Err(_) => Err(Refusal::Denied(Denial::Guard("request_timeout"))),
             Ok(Err(e)) => Err(Refusal::Failed(format!("reading the request: {e}"))),
             Ok(Ok(_)) if request.len() > SERVE_TCP_MAX_REQUEST_BYTES => {

@@ -519,7 +519,7 @@ impl Catalog {
         };
         let got = self
             .engine
-            .http()
+            .operator_http()
             .fetch(HttpRequest::get(&row.url), &limits)
             .await;
         match got {
