@@ -110,6 +110,26 @@ fn provide(check_only: bool) -> Result<(), u8> {
     Ok(())
 }
 
+/// Whether `name` is one of the variables `cargo run` sets for the
+/// package it runs (this one). Left in the environment of the `cargo test`
+/// started here, they differ from a plain shell's, and build scripts that
+/// watch them (ring's watches `CARGO_PKG_NAME` and `CARGO_MANIFEST_DIR`)
+/// run again, so the next plain `cargo build` rebuilds everything above
+/// them: ring, rustls, reqwest and the engine, about 3 min on two cores.
+fn set_by_cargo_run(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || matches!(
+            name,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_RUSTC_CURRENT_DIR"
+        )
+}
+
 fn stop(why: &str) -> u8 {
     eprintln!("xtask: {why}");
     STOPPED
@@ -121,15 +141,47 @@ fn test(args: &[String]) -> u8 {
         return code;
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        // Every test binary runs, and the failures are listed together.
+    let mut command = Command::new(cargo);
+    // Every test binary runs, and the failures are listed together.
+    command
         .args(["test", "--workspace", "--no-fail-fast"])
         .args(args)
         .current_dir(root())
-        .env("WB_CATALOG_DIR", catalog_dir())
-        .status();
+        .env("WB_CATALOG_DIR", catalog_dir());
+    for (name, _) in std::env::vars_os() {
+        if let Some(name) = name.to_str().filter(|n| set_by_cargo_run(n)) {
+            command.env_remove(name);
+        }
+    }
+    let status = command.status();
     match status {
         Ok(s) => s.code().map_or(1, |c| u8::try_from(c).unwrap_or(1)),
         Err(e) => stop(&format!("cargo: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_by_cargo_run;
+
+    #[test]
+    fn the_variables_cargo_run_sets_are_kept_from_the_tests_and_the_users_are_not() {
+        for set in [
+            "CARGO_PKG_NAME",
+            "CARGO_PKG_VERSION_MAJOR",
+            "CARGO_MANIFEST_DIR",
+            "CARGO_CRATE_NAME",
+        ] {
+            assert!(set_by_cargo_run(set), "{set}");
+        }
+        for kept in [
+            "CARGO_HOME",
+            "CARGO_TARGET_DIR",
+            "CARGO_INCREMENTAL",
+            "CARGO",
+            "PATH",
+        ] {
+            assert!(!set_by_cargo_run(kept), "{kept}");
+        }
     }
 }
