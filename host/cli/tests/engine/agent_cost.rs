@@ -101,7 +101,12 @@ async fn without_usage_the_host_estimates_and_still_stops_the_run() {
         record.result
     );
     assert!(!record.turns.is_empty(), "no turn recorded");
-    assert!(record.turns.iter().all(|t| t.tokens.unwrap().estimated));
+    for (i, t) in record.turns.iter().enumerate() {
+        assert!(
+            t.tokens.unwrap().estimated,
+            "turn {i}: its tokens were not estimated"
+        );
+    }
     assert!(record.tokens >= 1500);
     // Far fewer turns than the step budget allowed.
     assert!(record.turns.len() < 12, "{} turns", record.turns.len());

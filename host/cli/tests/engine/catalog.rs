@@ -156,7 +156,10 @@ async fn rows_sharing_a_tarball_fetch_it_once_and_each_registers_and_proves() {
     assert_eq!(kitty.prefix, ["-n"], "the row's prefix is registered");
     let status = catalog.status(&rows);
     assert_eq!(status.len(), rows.len(), "a status per row");
-    assert!(!status.is_empty() && status.iter().all(|s| s.pinned));
+    assert!(!status.is_empty(), "no row has a status");
+    for (i, s) in status.iter().enumerate() {
+        assert!(s.pinned, "row {i} is not pinned");
+    }
 
     let proved: Vec<_> = futures::future::join_all(rows.iter().map(|r| catalog.prove(r))).await;
     assert!(proved[0].ok, "{:?}", proved[0].why);
