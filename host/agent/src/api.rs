@@ -386,15 +386,24 @@ pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
         .with_state(api)
 }
 
-/// Serves `router` on `listener` until `shutdown` completes.
+/// Serves `router` on `listener` until `shutdown` completes, behind the
+/// engine's front door: connections capped in total and per client, the
+/// one waiting longest for its headers shed at the cap, deadlines for
+/// headers and writes, refusals audited as `serve-api` for `tenant`.
 pub async fn serve(
+    engine: &workbooks::Engine,
+    tenant: &str,
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    use workbooks::serve::{Front, FrontLimits};
+    let front = Front::new(engine, "serve-api", tenant, FrontLimits::default());
+    let service = hyper_util::service::TowerToHyperService::new(router);
+    tokio::select! {
+        served = front.run(listener, service) => served,
+        () = shutdown => Ok(()),
+    }
 }
 
 #[cfg(test)]

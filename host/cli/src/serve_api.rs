@@ -65,6 +65,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             if args.seed_catalog {
                 workbooks_toolkit::catalog::Catalog::new(engine.clone()).seed();
             }
+            let front = engine.clone();
             let sessions = Sessions::open(crate::options::agents(engine)?);
             let router = api::router(
                 sessions,
@@ -89,7 +90,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;
             };
-            api::serve(listener, router, stop)
+            api::serve(&front, &args.tenant, listener, router, stop)
                 .await
                 .map_err(|e| fail("serve-api", e, exit::ENGINE))?;
             Ok(0)

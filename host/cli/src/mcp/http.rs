@@ -1,5 +1,7 @@
-//! `wbx mcp --listen ADDR`: the same tools over streamable HTTP, one
-//! hyper connection per client, each request checked for the bearer token
+//! `wbx mcp --listen ADDR`: the same tools over streamable HTTP behind the
+//! engine's front door (connections capped in total and per client, the
+//! one waiting longest for its headers shed at the cap, deadlines for
+//! headers and writes), each request checked for the bearer token
 //! (in constant time) before rmcp sees it; on loopback rmcp refuses a
 //! `Host` that is not a loopback name (DNS rebinding).
 
@@ -31,6 +33,12 @@ pub(super) async fn serve(
         // they reach it.
         config = config.disable_allowed_hosts();
     }
+    let front = workbooks::serve::Front::new(
+        &tools.engine,
+        "mcp",
+        &tools.opts.tenant,
+        workbooks::serve::FrontLimits::default(),
+    );
     let service = StreamableHttpService::new(
         move || Ok(tools.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -42,44 +50,30 @@ pub(super) async fn serve(
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     eprintln!("wbx: mcp: serving streamable HTTP on http://{bound}/mcp");
     let expected = token.map(|t| Arc::new(format!("Bearer {t}")));
-    loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(conn) => conn,
-            Err(e) => {
-                tracing::warn!(error = %e, "mcp: accept failed");
-                continue;
-            }
-        };
+    let handler = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
         let service = service.clone();
         let expected = expected.clone();
-        tokio::spawn(async move {
-            let handler =
-                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let service = service.clone();
-                    let expected = expected.clone();
-                    async move {
-                        let authorized = expected.as_deref().is_none_or(|want| {
-                            req.headers()
-                                .get(http::header::AUTHORIZATION)
-                                .is_some_and(|got| {
-                                    workbooks::identity::secret_eq(got.as_bytes(), want.as_bytes())
-                                })
-                        });
-                        if !authorized {
-                            return Ok::<_, Infallible>(unauthorized());
-                        }
-                        if req.uri().path() != "/mcp" {
-                            return Ok(not_found());
-                        }
-                        Ok(service.handle(req).await)
-                    }
-                });
-            let io = wasmtime_wasi_http::io::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, handler)
-                .await;
-        });
-    }
+        async move {
+            let authorized = expected.as_deref().is_none_or(|want| {
+                req.headers()
+                    .get(http::header::AUTHORIZATION)
+                    .is_some_and(|got| {
+                        workbooks::identity::secret_eq(got.as_bytes(), want.as_bytes())
+                    })
+            });
+            if !authorized {
+                return Ok::<_, Infallible>(unauthorized());
+            }
+            if req.uri().path() != "/mcp" {
+                return Ok(not_found());
+            }
+            Ok(service.handle(req).await)
+        }
+    });
+    front
+        .run(listener, handler)
+        .await
+        .map_err(|e| format!("serving {bound}: {e}"))
 }
 
 fn text_response(

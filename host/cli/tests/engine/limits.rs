@@ -187,3 +187,54 @@ async fn profile_timeouts_apply_when_none_is_given() {
         Duration::from_secs(30)
     );
 }
+
+/// The attack of issue 54 on host memory, at WASI 0.2: header maps filled
+/// to wasmtime-wasi-http's 128 KiB each, every one kept. The table's
+/// 10 000 entries let a guest hold 1.25 GiB of host memory that way; the
+/// store's budget (a quarter of its memory cap: 32 MiB under `network`)
+/// stops it with a trap naming the budget, since 0.2's `header-error` has
+/// no size case. Outgoing bodies written full and never sent (2 MiB each
+/// before) are refused by value once the budget is spent.
+#[test]
+fn limits_http_held() {
+    let home = tempfile::tempdir().unwrap();
+    let exec = |mode: &str| {
+        crate::common::wbx(
+            home.path(),
+            &["exec", "--profile", "network", LIMITS_HTTP_HELD, "--", mode],
+            b"",
+        )
+    };
+    let out = exec("fields");
+    let (stdout, stderr) = (
+        crate::common::text(&out.stdout),
+        crate::common::text(&out.stderr),
+    );
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("wasi:http host-memory budget exhausted"),
+        "{stdout}{stderr}"
+    );
+    // The probe reports every 64 maps; a map of seven 16 KiB values counts
+    // about 113 KiB, so 32 MiB holds under 300.
+    let held = stdout
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("held ")?
+                .strip_suffix(" maps")?
+                .parse::<usize>()
+                .ok()
+        })
+        .max()
+        .unwrap_or_else(|| panic!("no map held before the trap: {stdout}{stderr}"));
+    assert!((129..300).contains(&held), "{held} maps held: {stdout}");
+
+    let out = exec("bodies");
+    let stdout = crate::common::text(&out.stdout);
+    let refused_at = stdout
+        .strip_prefix("refused at body ")
+        .and_then(|rest| rest.split(',').next()?.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("{stdout}{}", crate::common::text(&out.stderr)));
+    // An unsent body holds at most two 64 KiB chunks: 32 MiB admits 256.
+    assert!((128..=256).contains(&refused_at), "{stdout}");
+}

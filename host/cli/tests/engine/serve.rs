@@ -386,6 +386,82 @@ async fn slow_header_clients_from_many_addresses_are_shed_for_a_client_with_a_wh
     assert!(e.cadence().audit().summary().counts["shed_waiting_for_headers"] >= 1);
 }
 
+/// The front door the other HTTP surfaces serve through (`serve-api`,
+/// `mcp --listen`): at its cap a whole request is answered by shedding a
+/// connection still trickling its headers, and a response still streaming
+/// (a stream of events) is never taken for one waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_front_door_sheds_a_trickler_for_a_whole_request_and_never_a_response_still_streaming()
+{
+    use http_body_util::BodyExt as _;
+    use std::convert::Infallible;
+    use workbooks::serve::{Front, FrontLimits};
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let service =
+        hyper::service::service_fn(|req: http::Request<hyper::body::Incoming>| async move {
+            let body = if req.uri().path() == "/slow" {
+                // Ten frames, 100 ms apart.
+                let ticks = futures::stream::unfold(0u8, |n| async move {
+                    if n == 10 {
+                        return None;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    let tick = hyper::body::Frame::data(bytes::Bytes::from_static(b"tick\n"));
+                    Some((Ok::<_, Infallible>(tick), n + 1))
+                });
+                http_body_util::StreamBody::new(ticks).boxed_unsync()
+            } else {
+                http_body_util::Full::new(bytes::Bytes::from_static(b"hello\n")).boxed_unsync()
+            };
+            Ok::<_, Infallible>(http::Response::new(body))
+        });
+    let limits = FrontLimits {
+        max_connections: 4,
+        max_connections_per_client: 2,
+        header_timeout: Duration::from_secs(10),
+    };
+    let front =
+        tokio::spawn(Front::new(&e, "front-test", "default", limits).run(listener, service));
+    let mut streaming = connect_from("127.0.0.2", addr).await;
+    streaming
+        .write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let mut trickling = Vec::new();
+    for n in 3..6 {
+        let mut s = connect_from(&format!("127.0.0.{n}"), addr).await;
+        s.write_all(b"GET /hello HTTP/1.1\r\n").await.unwrap();
+        trickling.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    // Every slot is taken: the streaming response, three tricklers.
+    let mut real = connect_from("127.0.0.7", addr).await;
+    real.write_all(b"GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let seen = closed_within(&mut real, Duration::from_secs(10)).await;
+    let seen =
+        String::from_utf8_lossy(&seen.expect("the whole request was never answered")).to_string();
+    assert!(
+        seen.contains("200 OK") && seen.contains("hello"),
+        "{seen:?}"
+    );
+    let streamed = closed_within(&mut streaming, Duration::from_secs(10)).await;
+    let streamed = String::from_utf8_lossy(&streamed.expect("the stream never ended")).to_string();
+    assert_eq!(
+        streamed.matches("tick").count(),
+        10,
+        "the streaming response was cut: {streamed:?}"
+    );
+    assert!(e.cadence().audit().summary().counts["shed_waiting_for_headers"] >= 1);
+    front.abort();
+    drop(trickling);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_runs_on_a_fuel_budget() {
     let home = tempfile::tempdir().unwrap();

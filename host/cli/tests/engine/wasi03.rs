@@ -759,3 +759,98 @@ fn a_component_whose_async_use_is_nested_below_its_outer_sections_still_docks() 
         .dock(&artifact, &Grant::profile("compute"))
         .unwrap();
 }
+
+/// The attack of issue 54 on host memory, at WASI 0.3: header maps filled
+/// and kept until the host refuses. The store's budget (a quarter of its
+/// memory cap: 32 MiB under `network`) answers `size-exceeded`, and while
+/// the guest holds what it was given, `wbx exec`'s peak resident memory
+/// stays within the guest's memory cap, the budget and a constant for the
+/// engine itself. The table's 10 000 entries let the same guest raise it
+/// to 1.25 GiB.
+#[test]
+fn wasi03_http_held() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let home = tempfile::tempdir().unwrap();
+    let exec = ["exec", "--profile", "network", WASI03_HTTP_HELD];
+    // Compiled once first, so the peak read below is the run's, not the
+    // compiler's.
+    let warm = crate::common::wbx(home.path(), &exec, b"");
+    assert!(warm.status.success(), "{}", text(&warm.stderr));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+        .args(exec)
+        .env("WB_HOME", home.path())
+        .env_remove("WB_LOG")
+        .env_remove("WB_NET_ALLOW")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn wbx");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the probe's report");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kib = status
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("VmHWM:")?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
+        .expect("VmHWM in /proc/PID/status");
+    drop(child.stdin.take());
+    let out = child
+        .wait_with_output()
+        .expect("wbx ends once its stdin closes");
+    assert!(out.status.success(), "{line}{}", text(&out.stderr));
+    assert!(
+        line.contains("refused:") && line.contains("SizeExceeded"),
+        "{line}"
+    );
+    let value_bytes = line
+        .split(", ")
+        .nth(1)
+        .and_then(|p| p.split(' ').next()?.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(value_bytes > 16 << 20 && value_bytes <= 32 << 20, "{line}");
+    // `network`'s memory cap (128 MiB), the budget (32 MiB), and 128 MiB
+    // for the engine itself.
+    let bound_kib = (128 + 32 + 128) << 10;
+    assert!(
+        peak_kib < bound_kib,
+        "wbx exec peaked at {} MiB holding the probe's maps: {line}",
+        peak_kib >> 10
+    );
+}
+
+/// The attack of issue 54 on descriptors, at WASI 0.3: a guest making TCP
+/// sockets and keeping them gets the store's 256, then an `other` error
+/// naming the limit, instead of a descriptor per table entry.
+#[test]
+fn wasi03_sockets_hold() {
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::common::wbx(
+        home.path(),
+        &[
+            "exec",
+            "--profile",
+            "network",
+            WASI03_SOCKETS_HOLD,
+            "--",
+            "1000",
+        ],
+        b"",
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("created 256\nerror ")
+            && stdout.contains("new-socket-limit: a store holds at most 256 sockets"),
+        "{stdout}{}",
+        text(&out.stderr)
+    );
+}

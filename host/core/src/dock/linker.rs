@@ -125,14 +125,16 @@ fn base_wasi_03<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()
 
 /// The `wasi:http/types` values: with `net`, or for a component served
 /// over HTTP (it reads its request through them); they reach nothing by
-/// themselves.
+/// themselves. The calls that grow what they hold in the host are counted
+/// against the store's budget ([`cap::net::held`]).
 fn http_types(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
     let options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
     wasmtime_wasi_http::p2::bindings::http::types::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(
         l,
         &(&options).into(),
         StoreState::http,
-    )
+    )?;
+    cap::net::held::add_to_linker_02(l)
 }
 
 /// The same at 0.3.0.
@@ -140,5 +142,6 @@ fn http_types_03(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
     wasmtime_wasi_http::p3::bindings::http::types::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(
         l,
         StoreState::http,
-    )
+    )?;
+    cap::net::held::add_to_linker_03(l)
 }

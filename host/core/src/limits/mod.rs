@@ -61,6 +61,40 @@ pub const MAX_TABLES_PER_STORE: usize = 64;
 /// call fails as `async_tasks`.
 pub const MAX_TABLE_ENTRIES: usize = 10_000;
 
+/// One store's `wasi:http` values may make the host hold this share of
+/// the store's own memory cap (1/4), and never less than
+/// [`MIN_HTTP_HELD_BYTES`]: header maps, the heads of requests and
+/// responses, and outgoing bodies buffered before they are sent
+/// ([`crate::cap::net::held`]). The table cap counts entries, not bytes:
+/// without this, 10 000 header maps of 128 KiB each held 1.25 GiB of host
+/// memory for a 128 MiB guest, and one request to a served handler did as
+/// much to `wbx serve`. Past it the call that would grow them fails
+/// (`header-error.size-exceeded` at 0.3, a trap naming the budget at 0.2,
+/// whose `header-error` has no such case; `outgoing-*.body` fails).
+pub const HTTP_HELD_SHARE: usize = 4;
+
+/// The floor under [`HTTP_HELD_SHARE`]: room for 64 requests in flight,
+/// each with its head and a buffered body, in the smallest store.
+pub const MIN_HTTP_HELD_BYTES: usize = 16 << 20;
+
+/// The host-memory budget of a store whose memory cap is `memory`.
+pub(crate) fn http_held_bytes(memory: usize) -> usize {
+    (memory / HTTP_HELD_SHARE).max(MIN_HTTP_HELD_BYTES)
+}
+
+/// The most a guest may write to a `wasi:http` 0.2 outgoing body in one
+/// write; with the one chunk wasmtime-wasi-http buffers, a body holds at
+/// most twice this in the host before it is sent. Its default of 1 MiB let
+/// each body a guest opened and never sent park 2 MiB.
+pub const HTTP_BODY_CHUNK_BYTES: usize = 64 << 10;
+
+/// Sockets one store may hold at once (`wasi:sockets`, either version),
+/// each an OS descriptor: without it the table's 10 000 entries let one
+/// guest run the process out of descriptors, so `wbx serve` stopped
+/// accepting and other tenants' runs waited. Past it the call that would
+/// make one more fails with `new-socket-limit`.
+pub const MAX_SOCKETS_PER_STORE: usize = 256;
+
 /// Bytes of stdout (and, separately, stderr) kept from one call when the
 /// output is captured. A guest printing without end fills it and its
 /// stream closes; the run reports `output_limit`.

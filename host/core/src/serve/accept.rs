@@ -18,13 +18,14 @@
 //! end of the server. Denials coalesced in the audit log are written out
 //! every coalescing window while the server runs.
 
-use super::connections::{Admitted, Refused};
-use super::{Server, Serving};
+use super::Server;
+use super::connections::{Admitted, Connections, Refused, Slot};
 use crate::cadence::Denial;
 use crate::limits::AUDIT_COALESCE_WINDOW;
 use std::net::IpAddr;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -49,18 +50,23 @@ pub fn client_key(ip: IpAddr) -> String {
 /// A connection whose writes must make progress within `limit`: a client
 /// that stops reading is dropped instead of holding its slot, and the
 /// response buffered for it, for ever.
+///
+/// It also holds the connection's admission, so the slot is counted for as
+/// long as the connection lives, an upgraded one (a WebSocket) included.
 struct WriteDeadline<S> {
     inner: S,
     limit: Duration,
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    _admitted: Admitted,
 }
 
 impl<S> WriteDeadline<S> {
-    fn new(inner: S, limit: Duration) -> Self {
+    fn new(inner: S, limit: Duration, admitted: Admitted) -> Self {
         Self {
             inner,
             limit,
             stalled: None,
+            _admitted: admitted,
         }
     }
 
@@ -154,37 +160,126 @@ impl Server {
     /// a back-off; the loop ends only when the task running it is dropped.
     pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         let serving = self.serving.clone();
-        accept_loop(listener, &serving, move |stream, peer, admitted| {
-            let server = self.clone();
-            tokio::spawn(async move {
-                let header_timeout = admitted.header_timeout();
-                let write_limit = server.serving.opts.header_timeout;
-                let slot = admitted.slot();
+        let write_limit = serving.opts.header_timeout;
+        accept_loop(
+            listener,
+            serving.gate("serve"),
+            move |stream, peer, admitted| {
+                let server = self.clone();
                 let service = hyper::service::service_fn(move |req| {
                     let server = server.clone();
-                    let slot = slot.clone();
-                    async move {
-                        slot.busy();
-                        let response = server.handle(req, peer).await;
-                        slot.waiting();
-                        Ok::<_, std::convert::Infallible>(response)
-                    }
+                    async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
                 });
-                let io =
-                    wasmtime_wasi_http::io::TokioIo::new(WriteDeadline::new(stream, write_limit));
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer)
-                    .header_read_timeout(header_timeout)
-                    .serve_connection(io, service);
-                let slot = admitted.slot();
-                tokio::select! {
-                    _ = connection => {}
-                    () = slot.shed() => {}
-                }
-                drop(admitted);
-            });
-        })
+                spawn_http(stream, admitted, write_limit, service);
+            },
+        )
         .await
+    }
+}
+
+/// Serves HTTP/1 on one admitted connection in a task of its own: the
+/// header deadline its admission set, writes that must progress within
+/// `write_limit`, its slot marked busy from a request's headers to the end
+/// of its response body, and closed when the slot is shed.
+pub(super) fn spawn_http<S, B>(
+    stream: tokio::net::TcpStream,
+    admitted: Admitted,
+    write_limit: Duration,
+    service: S,
+) where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: http_body::Body + Unpin + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use hyper::service::Service as _;
+    tokio::spawn(async move {
+        let header_timeout = admitted.header_timeout();
+        let slot = admitted.slot();
+        let shed = admitted.slot();
+        let tracked = hyper::service::service_fn(move |req| {
+            slot.busy();
+            let answer = service.call(req);
+            let slot = slot.clone();
+            async move {
+                let response = answer.await?;
+                // An upgraded connection stays busy for as long as it lives.
+                let upgraded = response.status() == http::StatusCode::SWITCHING_PROTOCOLS;
+                let slot = (!upgraded).then_some(slot);
+                Ok::<_, S::Error>(response.map(|body| Tracked { body, slot }))
+            }
+        });
+        // The admission lives with the connection's IO (the upgraded IO
+        // too) and ends with it.
+        let io = WriteDeadline::new(stream, write_limit, admitted);
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer)
+            .header_read_timeout(header_timeout)
+            .serve_connection(wasmtime_wasi_http::io::TokioIo::new(io), tracked)
+            .with_upgrades();
+        tokio::select! {
+            _ = connection => {}
+            () = shed.shed() => {}
+        }
+    });
+}
+
+/// A response body that marks its connection as waiting for the next
+/// request's headers once it is written (or dropped): a long response
+/// (a stream of events) is a request being served, never shed.
+struct Tracked<B> {
+    body: B,
+    slot: Option<Arc<Slot>>,
+}
+
+impl<B> Drop for Tracked<B> {
+    fn drop(&mut self) {
+        if let Some(slot) = &self.slot {
+            slot.waiting();
+        }
+    }
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for Tracked<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Whom an accept loop admits and how it audits: the connection caps, the
+/// header deadline, and the tenant and surface its refusals are audited
+/// under.
+pub(super) struct Gate<'a> {
+    pub(super) connections: &'a Arc<Connections>,
+    pub(super) header_timeout: Duration,
+    pub(super) engine: &'a crate::engine::Engine,
+    pub(super) tenant: &'a str,
+    pub(super) surface: &'static str,
+}
+
+impl Gate<'_> {
+    fn deny(&self, denial: Denial, client: &str) {
+        self.engine
+            .cadence()
+            .deny(self.tenant, self.surface, denial, client);
     }
 }
 
@@ -196,7 +291,7 @@ impl Server {
 /// window.
 pub(super) async fn accept_loop(
     listener: tokio::net::TcpListener,
-    serving: &Serving,
+    gate: Gate<'_>,
     mut serve: impl FnMut(tokio::net::TcpStream, SocketAddr, Admitted),
 ) -> std::io::Result<()> {
     let mut backoff = ACCEPT_BACKOFF_MIN;
@@ -205,7 +300,7 @@ pub(super) async fn accept_loop(
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = audit_sweep.tick() => {
-                serving.engine.cadence().audit().flush_expired();
+                gate.engine.cadence().audit().flush_expired();
                 continue;
             }
         };
@@ -215,23 +310,22 @@ pub(super) async fn accept_loop(
                 accepted
             }
             Err(e) => {
-                tracing::warn!(error = %e, wait_ms = backoff.as_millis() as u64, "serve: accept failed; retrying");
+                tracing::warn!(error = %e, wait_ms = backoff.as_millis() as u64, surface = gate.surface, "accept failed; retrying");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
                 continue;
             }
         };
         let client = client_key(peer.ip());
-        let header_timeout = serving.opts.header_timeout;
-        match serving.connections.admit(&client, header_timeout) {
+        match gate.connections.admit(&client, gate.header_timeout) {
             Ok((admitted, shed)) => {
                 if let Some(shed) = shed {
-                    serving.deny("serve", Denial::Guard("shed_waiting_for_headers"), &shed);
+                    gate.deny(Denial::Guard("shed_waiting_for_headers"), &shed);
                 }
                 serve(stream, peer, admitted);
             }
             Err(Refused::ClientFull | Refused::AllBusy) => {
-                serving.deny("serve", Denial::Guard("too_many_connections"), &client);
+                gate.deny(Denial::Guard("too_many_connections"), &client);
                 drop(stream);
             }
         }

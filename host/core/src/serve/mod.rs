@@ -17,6 +17,7 @@
 
 mod accept;
 mod connections;
+mod front;
 mod service;
 mod shared;
 mod tcp;
@@ -40,6 +41,7 @@ use std::time::Duration;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 pub use accept::client_key;
+pub use front::{Front, FrontLimits};
 pub use tcp::TcpServer;
 
 /// How long a revocation may take to stop a request in flight.
@@ -225,6 +227,17 @@ impl Serving {
             self.engine
                 .new_store(self.docked.flavor, self.docked.grant(), &session)?;
         Ok(store)
+    }
+
+    /// The accept loop's gate for this component's connections.
+    fn gate(&self, surface: &'static str) -> accept::Gate<'_> {
+        accept::Gate {
+            connections: &self.connections,
+            header_timeout: self.opts.header_timeout,
+            engine: &self.engine,
+            tenant: &self.opts.tenant,
+            surface,
+        }
     }
 
     /// Audits a denial against the serving tenant.

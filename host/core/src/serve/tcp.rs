@@ -78,17 +78,21 @@ impl TcpServer {
     /// dropped.
     pub async fn run(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         let serving = self.serving.clone();
-        accept_loop(listener, &serving, move |stream, peer, admitted| {
-            let server = self.clone();
-            tokio::spawn(async move {
-                let slot = admitted.slot();
-                tokio::select! {
-                    () = server.connection(stream, peer, &admitted) => {}
-                    () = slot.shed() => {}
-                }
-                drop(admitted);
-            });
-        })
+        accept_loop(
+            listener,
+            serving.gate("serve"),
+            move |stream, peer, admitted| {
+                let server = self.clone();
+                tokio::spawn(async move {
+                    let slot = admitted.slot();
+                    tokio::select! {
+                        () = server.connection(stream, peer, &admitted) => {}
+                        () = slot.shed() => {}
+                    }
+                    drop(admitted);
+                });
+            },
+        )
         .await
     }
 

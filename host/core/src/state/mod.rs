@@ -420,7 +420,9 @@ pub(crate) fn new_store(
 ) -> Result<(Store<StoreState>, Captured), SessionError> {
     let (mut wasi, captured) = wasi_for(host.home, grant, opts)?;
 
-    let contexts = caps::open(&host, grant, opts, &mut wasi, |_| true)?;
+    let mut contexts = caps::open(&host, grant, opts, &mut wasi, |_| true)?;
+    contexts.net.held =
+        crate::cap::net::held::Held::new(crate::limits::http_held_bytes(host.memory));
     let profile = grant.profile.effective;
     let state = StoreState {
         wasi: wasi.build(),

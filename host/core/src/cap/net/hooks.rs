@@ -96,6 +96,12 @@ type Sent = (
 );
 
 impl WasiHttpHooks for GuardedHooks {
+    /// Smaller writes to a 0.2 outgoing body, so one unsent body holds
+    /// little in the host (see the limit).
+    fn p2_outgoing_body_chunk_size(&mut self) -> usize {
+        crate::limits::HTTP_BODY_CHUNK_BYTES
+    }
+
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,

@@ -28,8 +28,10 @@
 //! socket gate already hold every guard a broker would add. All of it is
 //! linked only with `net`.
 
+pub(crate) mod held;
 pub(crate) mod hooks;
 mod host;
+mod socket_count;
 pub(crate) mod sockets;
 
 use crate::cap::bindings::workbooks::engine::net;
@@ -47,6 +49,9 @@ pub(crate) struct NetCtx {
     pub(crate) http: WasiHttpCtx,
     pub(crate) hooks: hooks::GuardedHooks,
     pub(crate) gate: Option<Arc<sockets::SocketGate>>,
+    /// What the store's `wasi:http` values hold in the host, counted
+    /// against its budget; set from the store's memory cap.
+    pub(crate) held: held::Held,
 }
 
 impl std::fmt::Debug for NetCtx {
@@ -65,6 +70,7 @@ impl NetCtx {
             access: Some(access),
             http: WasiHttpCtx::new(),
             gate: None,
+            held: held::Held::default(),
         }
     }
 }
@@ -89,7 +95,9 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     wasi_sockets::udp::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     wasi_sockets::instance_network::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     wasi_sockets::network::add_to_linker::<T, WasiSockets>(linker, &(&options).into(), T::sockets)?;
-    wasi_sockets::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(linker, lookup)
+    wasi_sockets::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(linker, lookup)?;
+    // Each socket is a descriptor: the calls that make one are counted.
+    socket_count::add_to_linker(linker)
 }
 
 /// Links the 0.3.0 `wasi:sockets` and `wasi:http` client.
@@ -104,6 +112,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     // hook (`wasi:http/types@0.3.0` is linked by dock::linker, as at 0.2).
     use wasmtime_wasi::p3::bindings::sockets as wasi_sockets_03;
     wasi_sockets_03::types::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
+    socket_count::add_03_to_linker(linker)?;
     wasi_sockets_03::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(
         linker, lookup,
     )?;

@@ -1,0 +1,37 @@
+//! WASI 0.3 sockets held: `wasi03_sockets_hold N` makes N TCP sockets and
+//! keeps every one; prints `created N`, then the error that stopped it.
+
+use test_programs_03::{args, out};
+use wasip3::exports::cli::run::Guest;
+use wasip3::sockets::types::{IpAddressFamily, TcpSocket};
+
+struct Probe;
+
+wasip3::cli::command::export!(Probe);
+
+impl Guest for Probe {
+    async fn run() -> Result<(), ()> {
+        let want: usize = args().first().and_then(|a| a.parse().ok()).unwrap_or(100);
+        let mut held = Vec::with_capacity(want);
+        let mut stopped = None;
+        for _ in 0..want {
+            match TcpSocket::create(IpAddressFamily::Ipv4) {
+                Ok(socket) => held.push(socket),
+                Err(e) => {
+                    stopped = Some(e);
+                    break;
+                }
+            }
+        }
+        let mut report = format!("created {}\n", held.len());
+        if let Some(e) = stopped {
+            report.push_str(&format!("error {e:?}\n"));
+        }
+        out(report.as_bytes()).await;
+        Ok(())
+    }
+}
+
+fn main() {
+    unreachable!("a WASI 0.3 command runs through wasi:cli/run@0.3.0");
+}

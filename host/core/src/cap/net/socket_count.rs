@@ -1,0 +1,178 @@
+//! How many sockets one store holds.
+//!
+//! Threat: a `wasi:sockets` socket is an OS descriptor from the moment it
+//! is made, and the store's table (10 000 entries) let one guest hold as
+//! many: past a service's usual soft limit of 1 024, so one request to a
+//! served handler stopped `wbx serve` accepting and made another tenant's
+//! run in the daemon wait for the first to end.
+//!
+//! Served here: the calls that make a socket (`create-tcp-socket`,
+//! `create-udp-socket` and `tcp-socket.accept` at 0.2, `tcp-socket.create`
+//! and `udp-socket.create` at 0.3) are linked over wasmtime-wasi's and
+//! first count the sockets in the store's table (a sweep: a socket dropped
+//! or closed is simply no longer there).
+//!
+//! Invariant: a store holds at most [`MAX_SOCKETS_PER_STORE`] sockets; the
+//! call that would make one more fails with `new-socket-limit` (0.2) or
+//! `other` naming the limit (0.3), and the descriptor is never opened. Not
+//! covered: connections a 0.3 listener accepts, which wasmtime-wasi hands
+//! the guest through a stream it fills itself; each still needs a peer to
+//! connect, and the listener's own backlog bounds them.
+
+use crate::limits::MAX_SOCKETS_PER_STORE;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource, ResourceTable};
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::p2::bindings::sockets as p2;
+use wasmtime_wasi::p2::{DynInputStream, DynOutputStream};
+use wasmtime_wasi::p3::bindings::sockets::types as p3;
+use wasmtime_wasi::sockets::WasiSocketsView;
+
+/// The instances whose socket-making calls are counted: the exact names
+/// wasmtime-wasi 48 links. `net_sockets_hold` and `wasi03_sockets_hold`
+/// fail if these stop matching.
+const TCP_CREATE_02: &str = "wasi:sockets/tcp-create-socket@0.2.12";
+const UDP_CREATE_02: &str = "wasi:sockets/udp-create-socket@0.2.12";
+const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
+const TYPES_03: &str = "wasi:sockets/types@0.3.0";
+
+/// The sockets in `table`, at either version.
+pub(crate) fn live(table: &mut ResourceTable) -> usize {
+    table
+        .iter_mut()
+        .filter(|entry| {
+            let entry: &(dyn std::any::Any + Send) = &**entry;
+            entry.is::<wasmtime_wasi::p2::TcpSocket>()
+                || entry.is::<wasmtime_wasi::p2::UdpSocket>()
+                || entry.is::<wasmtime_wasi::sockets::TcpSocket>()
+                || entry.is::<wasmtime_wasi::sockets::UdpSocket>()
+        })
+        .count()
+}
+
+/// Whether the store already holds all the sockets it may.
+fn full<T: WasiView>(state: &mut T) -> bool {
+    live(state.ctx().table) >= MAX_SOCKETS_PER_STORE
+}
+
+type Made02<R> = wasmtime::Result<(Result<R, p2::network::ErrorCode>,)>;
+
+fn made_02<R>(r: Result<R, wasmtime_wasi::p2::SocketError>) -> Made02<R> {
+    match r {
+        Ok(v) => Ok((Ok(v),)),
+        Err(e) => Ok((Err(e.downcast()?),)),
+    }
+}
+
+/// Links the counted 0.2 calls over wasmtime-wasi's; called right after
+/// those are linked.
+pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
+    l: &mut Linker<T>,
+) -> wasmtime::Result<()> {
+    use p2::network::{ErrorCode, IpAddressFamily};
+    type Tcp = wasmtime_wasi::p2::TcpSocket;
+    type Accepted = (
+        Resource<Tcp>,
+        Resource<DynInputStream>,
+        Resource<DynOutputStream>,
+    );
+    l.allow_shadowing(true);
+    l.instance(TCP_CREATE_02)?.func_wrap(
+        "create-tcp-socket",
+        |mut store: StoreContextMut<'_, T>,
+         (family,): (IpAddressFamily,)|
+         -> Made02<Resource<Tcp>> {
+            let state = store.data_mut();
+            if full(state) {
+                return Ok((Err(ErrorCode::NewSocketLimit),));
+            }
+            made_02(p2::tcp_create_socket::Host::create_tcp_socket(
+                &mut state.sockets(),
+                family,
+            ))
+        },
+    )?;
+    l.instance(UDP_CREATE_02)?.func_wrap_async(
+        "create-udp-socket",
+        |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                if full(state) {
+                    return Ok((Err(ErrorCode::NewSocketLimit),));
+                }
+                let made =
+                    p2::udp_create_socket::Host::create_udp_socket(&mut state.sockets(), family)
+                        .await;
+                made_02::<Resource<wasmtime_wasi::p2::UdpSocket>>(made)
+            })
+        },
+    )?;
+    l.instance(TCP_02)?.func_wrap(
+        "[method]tcp-socket.accept",
+        |mut store: StoreContextMut<'_, T>, (listener,): (Resource<Tcp>,)| -> Made02<Accepted> {
+            let state = store.data_mut();
+            if full(state) {
+                return Ok((Err(ErrorCode::NewSocketLimit),));
+            }
+            made_02(p2::tcp::HostTcpSocket::accept(
+                &mut state.sockets(),
+                listener,
+            ))
+        },
+    )?;
+    l.allow_shadowing(false);
+    Ok(())
+}
+
+type Made03<R> = wasmtime::Result<(Result<R, p3::ErrorCode>,)>;
+
+fn made_03<R>(r: Result<R, wasmtime_wasi::TrappableError<p3::ErrorCode>>) -> Made03<R> {
+    match r {
+        Ok(v) => Ok((Ok(v),)),
+        Err(e) => Ok((Err(e.downcast()?),)),
+    }
+}
+
+/// The refusal at 0.3, whose `error-code` has no socket-limit case.
+fn limit_03() -> p3::ErrorCode {
+    p3::ErrorCode::Other(Some(format!(
+        "new-socket-limit: a store holds at most {MAX_SOCKETS_PER_STORE} sockets"
+    )))
+}
+
+/// The same over the 0.3 calls.
+pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
+    l: &mut Linker<T>,
+) -> wasmtime::Result<()> {
+    use p3::IpAddressFamily;
+    use wasmtime_wasi::sockets::{TcpSocket, UdpSocket};
+    l.allow_shadowing(true);
+    let mut types = l.instance(TYPES_03)?;
+    types.func_wrap(
+        "[static]tcp-socket.create",
+        |mut store: StoreContextMut<'_, T>,
+         (family,): (IpAddressFamily,)|
+         -> Made03<Resource<TcpSocket>> {
+            let state = store.data_mut();
+            if full(state) {
+                return Ok((Err(limit_03()),));
+            }
+            made_03(p3::HostTcpSocket::create(&mut state.sockets(), family))
+        },
+    )?;
+    types.func_wrap_async(
+        "[static]udp-socket.create",
+        |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                if full(state) {
+                    return Ok((Err(limit_03()),));
+                }
+                let made = p3::HostUdpSocket::create(&mut state.sockets(), family).await;
+                made_03::<Resource<UdpSocket>>(made)
+            })
+        },
+    )?;
+    l.allow_shadowing(false);
+    Ok(())
+}
