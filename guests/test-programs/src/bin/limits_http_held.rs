@@ -11,7 +11,7 @@ fn fields(value: &[u8]) {
     for n in 0..10_000usize {
         let map = Fields::new();
         for i in 0..7 {
-            if let Err(e) = map.append(&format!("x-fill-{i}"), &value.to_vec()) {
+            if let Err(e) = map.append(&format!("x-fill-{i}"), value) {
                 println!("refused at map {n}: {e:?}");
                 return;
             }

@@ -125,14 +125,14 @@ async fn the_api_stops_a_tenant_whose_window_is_spent_and_refuses_its_next_run()
         tenant_tokens: Some((1000, std::time::Duration::from_secs(3600))),
         ..ApiOptions::new("acme", addr)
     };
-    tokio::spawn(serve(
-        listener,
-        router(
-            Sessions::open(workbooks_agent::Agents::new(e.clone())),
+    let front = e.clone();
+    tokio::spawn(async move {
+        let app = router(
+            Sessions::open(workbooks_agent::Agents::new(front.clone())),
             opts,
-        ),
-        std::future::pending(),
-    ));
+        );
+        serve(&front, "acme", listener, app, std::future::pending()).await
+    });
     let post = |body: &'static str| async move {
         let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
         let req = format!(

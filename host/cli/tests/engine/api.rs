@@ -51,8 +51,12 @@ async fn serve_capped(
         allow_exec,
         ..ApiOptions::new(tenant, addr)
     };
+    let front = engine.clone();
     let app = router(Sessions::open(workbooks_agent::Agents::new(engine)), opts);
-    tokio::spawn(serve(listener, app, std::future::pending()));
+    let tenant = tenant.to_string();
+    tokio::spawn(
+        async move { serve(&front, &tenant, listener, app, std::future::pending()).await },
+    );
     addr
 }
 

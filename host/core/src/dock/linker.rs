@@ -134,7 +134,7 @@ fn http_types(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
         &(&options).into(),
         StoreState::http,
     )?;
-    cap::net::held::add_to_linker_02(l)
+    cap::net::held::add_to_linker_02(l, StoreState::http_held)
 }
 
 /// The same at 0.3.0.
@@ -143,5 +143,5 @@ fn http_types_03(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
         l,
         StoreState::http,
     )?;
-    cap::net::held::add_to_linker_03(l)
+    cap::net::held::add_to_linker_03(l, StoreState::http_held)
 }

@@ -196,7 +196,6 @@ pub(super) fn spawn_http<S, B>(
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    use hyper::service::Service as _;
     tokio::spawn(async move {
         let header_timeout = admitted.header_timeout();
         let slot = admitted.slot();

@@ -234,6 +234,18 @@ impl StoreState {
             hooks: &mut self.caps.net.hooks,
         }
     }
+
+    /// The `wasi:http` view with the store's count of what its values hold.
+    pub(crate) fn http_held(&mut self) -> crate::cap::net::held::HttpHeld<'_> {
+        crate::cap::net::held::HttpHeld {
+            held: &mut self.caps.net.held,
+            view: wasmtime_wasi_http::WasiHttpCtxView {
+                ctx: &mut self.caps.net.http,
+                table: &mut self.table,
+                hooks: &mut self.caps.net.hooks,
+            },
+        }
+    }
 }
 
 /// For the bindings that take the view by trait (a 0.3 handler's

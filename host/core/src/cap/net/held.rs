@@ -30,7 +30,6 @@
 //! buffer two chunks; those are bounded by the calls in flight.
 
 use crate::limits::HTTP_BODY_CHUNK_BYTES;
-use crate::state::StoreState;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use std::collections::HashSet;
 use wasmtime::StoreContextMut;
@@ -58,6 +57,13 @@ const BODY_HELD: usize = 2 * HTTP_BODY_CHUNK_BYTES;
 /// a guest looping on a refused call at 0.3 (an error value, not a trap)
 /// makes the host walk its maps once per this many calls, not on each.
 const REFUSALS_PER_SWEEP: u32 = 16;
+
+/// What the counted calls need of a store: its count and its `wasi:http`
+/// view (whose table is swept).
+pub(crate) struct HttpHeld<'a> {
+    pub(crate) held: &'a mut Held,
+    pub(crate) view: WasiHttpCtxView<'a>,
+}
 
 /// A store's count of the bytes its `wasi:http` values hold.
 #[derive(Debug)]
@@ -203,26 +209,44 @@ fn map_of(table: &ResourceTable, rep: u32) -> Option<*const HeaderMap> {
 /// Runs `call` on the fields `rep` after admitting `need`, and counts the
 /// whole map if the call copied it out of a shared one.
 fn grow<R>(
-    s: &mut StoreState,
+    parts: HttpHeld<'_>,
     rep: u32,
     need: usize,
     call: impl FnOnce(&mut WasiHttpCtxView<'_>) -> R,
 ) -> Result<R, Exhausted> {
-    s.caps.net.held.admit(&mut s.table, need)?;
-    let before = map_of(&s.table, rep);
-    let out = call(&mut s.http());
-    let after = map_of(&s.table, rep);
+    let HttpHeld { held, mut view } = parts;
+    held.admit(view.table, need)?;
+    let before = map_of(view.table, rep);
+    let out = call(&mut view);
+    let after = map_of(view.table, rep);
     if after.is_some() && after != before {
         let fields = Resource::<FieldMap>::new_borrow(rep);
-        let bytes = s.table.get(&fields).map_or(0, |f| map_bytes(f));
-        s.caps.net.held.charge(bytes);
+        let bytes = view.table.get(&fields).map_or(0, |f| map_bytes(f));
+        held.charge(bytes);
     }
     Ok(out)
 }
 
+type Body = Result<Resource<HostOutgoingBody>, ()>;
+
+/// A 0.2 outgoing body, taken by `take` once the store can hold one more.
+fn body_02(
+    parts: HttpHeld<'_>,
+    take: impl FnOnce(&mut WasiHttpCtxView<'_>) -> wasmtime::Result<Body>,
+) -> wasmtime::Result<(Body,)> {
+    let HttpHeld { held, mut view } = parts;
+    if held.admit(view.table, BODY_HELD).is_err() {
+        return Ok((Err(()),));
+    }
+    Ok((take(&mut view)?,))
+}
+
 /// Links the counted calls over wasmtime-wasi-http's 0.2 ones; called
 /// right after those are linked.
-pub(crate) fn add_to_linker_02(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker_02<T: Send + 'static>(
+    l: &mut Linker<T>,
+    parts: fn(&mut T) -> HttpHeld<'_>,
+) -> wasmtime::Result<()> {
     use p2::HostFields;
     type Header = wasmtime::Result<(Result<(), p2::HeaderError>,)>;
     fn header(r: Result<(), wasmtime_wasi_http::p2::HeaderError>) -> Header {
@@ -231,18 +255,17 @@ pub(crate) fn add_to_linker_02(l: &mut Linker<StoreState>) -> wasmtime::Result<(
             Err(e) => Ok((Err(e.downcast()?),)),
         }
     }
-    type Body = wasmtime::Result<(Result<Resource<HostOutgoingBody>, ()>,)>;
     l.allow_shadowing(true);
     let mut i = l.instance(TYPES_02)?;
     i.func_wrap(
         "[static]fields.from-list",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (entries,): (Vec<(String, Vec<u8>)>,)|
-         -> wasmtime::Result<(Result<Resource<FieldMap>, p2::HeaderError>,)> {
-            let s = store.data_mut();
+        move |mut store: StoreContextMut<'_, T>,
+              (entries,): (Vec<(String, Vec<u8>)>,)|
+              -> wasmtime::Result<(Result<Resource<FieldMap>, p2::HeaderError>,)> {
+            let mut p = parts(store.data_mut());
             let need = entries.iter().map(|(n, v)| entry_bytes(n, &[v])).sum();
-            s.caps.net.held.admit(&mut s.table, need)?;
-            let made = match HostFields::from_list(&mut s.http(), entries) {
+            p.held.admit(p.view.table, need)?;
+            let made = match HostFields::from_list(&mut p.view, entries) {
                 Ok(fields) => Ok(fields),
                 Err(e) => Err(e.downcast()?),
             };
@@ -251,12 +274,12 @@ pub(crate) fn add_to_linker_02(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     )?;
     i.func_wrap(
         "[method]fields.set",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (fields, name, values): (Resource<FieldMap>, String, Vec<Vec<u8>>)|
-         -> Header {
+        move |mut store: StoreContextMut<'_, T>,
+              (fields, name, values): (Resource<FieldMap>, String, Vec<Vec<u8>>)|
+              -> Header {
             let need = entry_bytes(&name, &values);
             let rep = fields.rep();
-            let r = grow(store.data_mut(), rep, need, |v| {
+            let r = grow(parts(store.data_mut()), rep, need, |v| {
                 HostFields::set(v, fields, name, values)
             })?;
             header(r)
@@ -264,12 +287,12 @@ pub(crate) fn add_to_linker_02(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     )?;
     i.func_wrap(
         "[method]fields.append",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (fields, name, value): (Resource<FieldMap>, String, Vec<u8>)|
-         -> Header {
+        move |mut store: StoreContextMut<'_, T>,
+              (fields, name, value): (Resource<FieldMap>, String, Vec<u8>)|
+              -> Header {
             let need = entry_bytes(&name, &[&value]);
             let rep = fields.rep();
-            let r = grow(store.data_mut(), rep, need, |v| {
+            let r = grow(parts(store.data_mut()), rep, need, |v| {
                 HostFields::append(v, fields, name, value)
             })?;
             header(r)
@@ -277,11 +300,11 @@ pub(crate) fn add_to_linker_02(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     )?;
     i.func_wrap(
         "[method]fields.delete",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (fields, name): (Resource<FieldMap>, String)|
-         -> Header {
+        move |mut store: StoreContextMut<'_, T>,
+              (fields, name): (Resource<FieldMap>, String)|
+              -> Header {
             let rep = fields.rep();
-            let r = grow(store.data_mut(), rep, 0, |v| {
+            let r = grow(parts(store.data_mut()), rep, 0, |v| {
                 HostFields::delete(v, fields, name)
             })?;
             header(r)
@@ -289,26 +312,22 @@ pub(crate) fn add_to_linker_02(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     )?;
     i.func_wrap(
         "[method]outgoing-request.body",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (request,): (Resource<HostOutgoingRequest>,)|
-         -> Body {
-            let s = store.data_mut();
-            if s.caps.net.held.admit(&mut s.table, BODY_HELD).is_err() {
-                return Ok((Err(()),));
-            }
-            Ok((p2::HostOutgoingRequest::body(&mut s.http(), request)?,))
+        move |mut store: StoreContextMut<'_, T>,
+              (request,): (Resource<HostOutgoingRequest>,)|
+              -> wasmtime::Result<(Body,)> {
+            body_02(parts(store.data_mut()), |v| {
+                p2::HostOutgoingRequest::body(v, request)
+            })
         },
     )?;
     i.func_wrap(
         "[method]outgoing-response.body",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (response,): (Resource<HostOutgoingResponse>,)|
-         -> Body {
-            let s = store.data_mut();
-            if s.caps.net.held.admit(&mut s.table, BODY_HELD).is_err() {
-                return Ok((Err(()),));
-            }
-            Ok((p2::HostOutgoingResponse::body(&mut s.http(), response)?,))
+        move |mut store: StoreContextMut<'_, T>,
+              (response,): (Resource<HostOutgoingResponse>,)|
+              -> wasmtime::Result<(Body,)> {
+            body_02(parts(store.data_mut()), |v| {
+                p2::HostOutgoingResponse::body(v, response)
+            })
         },
     )?;
     l.allow_shadowing(false);
@@ -317,7 +336,10 @@ pub(crate) fn add_to_linker_02(l: &mut Linker<StoreState>) -> wasmtime::Result<(
 
 /// The same over the 0.3 calls; past the budget they fail with
 /// `size-exceeded`.
-pub(crate) fn add_to_linker_03(l: &mut Linker<StoreState>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker_03<T: Send + 'static>(
+    l: &mut Linker<T>,
+    parts: fn(&mut T) -> HttpHeld<'_>,
+) -> wasmtime::Result<()> {
     use p3::HostFields;
     type Header<T> = wasmtime::Result<(Result<T, p3::HeaderError>,)>;
     type Crate<T> = Result<T, wasmtime_wasi::TrappableError<p3::HeaderError>>;
@@ -332,13 +354,13 @@ pub(crate) fn add_to_linker_03(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     let mut i = l.instance(TYPES_03)?;
     i.func_wrap(
         "[static]fields.from-list",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (entries,): (Vec<(String, Vec<u8>)>,)|
-         -> Header<Resource<FieldMap>> {
-            let s = store.data_mut();
+        move |mut store: StoreContextMut<'_, T>,
+              (entries,): (Vec<(String, Vec<u8>)>,)|
+              -> Header<Resource<FieldMap>> {
+            let mut p = parts(store.data_mut());
             let need = entries.iter().map(|(n, v)| entry_bytes(n, &[v])).sum();
-            let r = match s.caps.net.held.admit(&mut s.table, need) {
-                Ok(()) => Ok(HostFields::from_list(&mut s.http(), entries)),
+            let r = match p.held.admit(p.view.table, need) {
+                Ok(()) => Ok(HostFields::from_list(&mut p.view, entries)),
                 Err(e) => Err(e),
             };
             header(r)
@@ -346,12 +368,12 @@ pub(crate) fn add_to_linker_03(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     )?;
     i.func_wrap(
         "[method]fields.set",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (fields, name, values): (Resource<FieldMap>, String, Vec<Vec<u8>>)|
-         -> Header<()> {
+        move |mut store: StoreContextMut<'_, T>,
+              (fields, name, values): (Resource<FieldMap>, String, Vec<Vec<u8>>)|
+              -> Header<()> {
             let need = entry_bytes(&name, &values);
             let rep = fields.rep();
-            let r = grow(store.data_mut(), rep, need, |v| {
+            let r = grow(parts(store.data_mut()), rep, need, |v| {
                 HostFields::set(v, fields, name, values)
             });
             header(r)
@@ -359,12 +381,12 @@ pub(crate) fn add_to_linker_03(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     )?;
     i.func_wrap(
         "[method]fields.append",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (fields, name, value): (Resource<FieldMap>, String, Vec<u8>)|
-         -> Header<()> {
+        move |mut store: StoreContextMut<'_, T>,
+              (fields, name, value): (Resource<FieldMap>, String, Vec<u8>)|
+              -> Header<()> {
             let need = entry_bytes(&name, &[&value]);
             let rep = fields.rep();
-            let r = grow(store.data_mut(), rep, need, |v| {
+            let r = grow(parts(store.data_mut()), rep, need, |v| {
                 HostFields::append(v, fields, name, value)
             });
             header(r)
@@ -372,11 +394,11 @@ pub(crate) fn add_to_linker_03(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     )?;
     i.func_wrap(
         "[method]fields.delete",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (fields, name): (Resource<FieldMap>, String)|
-         -> Header<()> {
+        move |mut store: StoreContextMut<'_, T>,
+              (fields, name): (Resource<FieldMap>, String)|
+              -> Header<()> {
             let rep = fields.rep();
-            let r = grow(store.data_mut(), rep, 0, |v| {
+            let r = grow(parts(store.data_mut()), rep, 0, |v| {
                 HostFields::delete(v, fields, name)
             });
             header(r)
@@ -384,11 +406,11 @@ pub(crate) fn add_to_linker_03(l: &mut Linker<StoreState>) -> wasmtime::Result<(
     )?;
     i.func_wrap(
         "[method]fields.get-and-delete",
-        |mut store: StoreContextMut<'_, StoreState>,
-         (fields, name): (Resource<FieldMap>, String)|
-         -> Header<Vec<Vec<u8>>> {
+        move |mut store: StoreContextMut<'_, T>,
+              (fields, name): (Resource<FieldMap>, String)|
+              -> Header<Vec<Vec<u8>>> {
             let rep = fields.rep();
-            let r = grow(store.data_mut(), rep, 0, |v| {
+            let r = grow(parts(store.data_mut()), rep, 0, |v| {
                 HostFields::get_and_delete(v, fields, name)
             });
             header(r)
