@@ -129,9 +129,26 @@ pub fn wbx_env(
     env: &[(&str, &str)],
 ) -> std::process::Output {
     use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wbx"))
+    let mut child = wbx_command(home)
         .args(args)
+        .envs(env.iter().copied())
+        .spawn()
+        .expect("spawn wbx");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("wbx output")
+}
+
+/// The `wbx` binary homed in `home`, its stdio piped, with no log,
+/// allow-list, signer or registry credential from the test's environment.
+pub fn wbx_command(home: &Path) -> std::process::Command {
+    use std::process::{Command, Stdio};
+    let mut command = Command::new(env!("CARGO_BIN_EXE_wbx"));
+    command
         .env("WB_HOME", home)
         .env_remove("WB_LOG")
         .env_remove("WB_NET_ALLOW")
@@ -142,19 +159,10 @@ pub fn wbx_env(
         .env_remove("WB_OCI_USERNAME")
         .env_remove("WB_OCI_PASSWORD")
         .env("DOCKER_CONFIG", home.join("no-docker-config"))
-        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn wbx");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("write stdin");
-    child.wait_with_output().expect("wbx output")
+        .stderr(Stdio::piped());
+    command
 }
 
 /// Bytes as text, lossily.

@@ -62,4 +62,5 @@ mod toolkit_ship;
 mod verbs;
 mod vfs;
 mod wasi03;
+mod wasi03_shared;
 mod wasip1;
