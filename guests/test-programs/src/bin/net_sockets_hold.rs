@@ -1,16 +1,31 @@
-//! Creates TCP sockets through wasi:sockets and holds every one: argv[1]
-//! is how many; prints `created N`, then the first error if one stopped it.
-use test_programs::wasi::sockets::{network::IpAddressFamily, tcp_create_socket};
+//! Creates sockets through wasi:sockets and holds every one: argv[1] is
+//! how many, argv[2] `udp` for UDP sockets (TCP otherwise); prints
+//! `created N`, then the first error if one stopped it.
+use test_programs::wasi::sockets::{
+    network::IpAddressFamily, tcp_create_socket, udp_create_socket,
+};
+
+/// A socket of either kind, kept open.
+enum Held {
+    Tcp(#[expect(dead_code, reason = "held, never used")] tcp_create_socket::TcpSocket),
+    Udp(#[expect(dead_code, reason = "held, never used")] udp_create_socket::UdpSocket),
+}
 
 fn main() {
     let want: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(100);
+    let udp = std::env::args().nth(2).as_deref() == Some("udp");
     let mut held = Vec::with_capacity(want);
     let mut stopped = None;
     for _ in 0..want {
-        match tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4) {
+        let made = if udp {
+            udp_create_socket::create_udp_socket(IpAddressFamily::Ipv4).map(Held::Udp)
+        } else {
+            tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4).map(Held::Tcp)
+        };
+        match made {
             Ok(socket) => held.push(socket),
             Err(e) => {
                 stopped = Some(e);

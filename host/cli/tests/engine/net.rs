@@ -566,7 +566,8 @@ async fn net_llm() {
 /// descriptor per `wasi:sockets` socket it makes, and the table let it make
 /// 10 000. Under a service's usual soft limit (here 256, under a larger
 /// hard limit) that ran the process out of descriptors. Now a store holds
-/// at most 256 sockets (the 257th fails with `new-socket-limit`), and
+/// at most 256 sockets, TCP or UDP (the 257th fails with
+/// `new-socket-limit`), and
 /// `wbx` raises its soft limit to the hard one at start, so the guest's
 /// 256 fit beside the engine's own descriptors.
 #[test]
@@ -579,27 +580,30 @@ fn net_sockets_hold() {
         "this machine's hard descriptor limit ({hard}) is too low to hold the attack's sockets"
     );
     let home = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("sh")
-        .args(["-c", "ulimit -S -n 256 && exec \"$@\"", "sh"])
-        .arg(env!("CARGO_BIN_EXE_wbx"))
-        .args(["--home"])
-        .arg(home.path())
-        .args([
-            "exec",
-            "--profile",
-            "network",
-            NET_SOCKETS_HOLD,
-            "--",
-            "1000",
-        ])
-        .env_remove("WB_NET_ALLOW")
-        .env_remove("WB_LOG")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.starts_with("created 256\nerror ") && stdout.contains("new-socket-limit"),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    for kind in ["tcp", "udp"] {
+        let out = std::process::Command::new("sh")
+            .args(["-c", "ulimit -S -n 256 && exec \"$@\"", "sh"])
+            .arg(env!("CARGO_BIN_EXE_wbx"))
+            .args(["--home"])
+            .arg(home.path())
+            .args([
+                "exec",
+                "--profile",
+                "network",
+                NET_SOCKETS_HOLD,
+                "--",
+                "1000",
+                kind,
+            ])
+            .env_remove("WB_NET_ALLOW")
+            .env_remove("WB_LOG")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.starts_with("created 256\nerror ") && stdout.contains("new-socket-limit"),
+            "{kind}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -473,4 +473,36 @@ mod tests {
             .admit(&mut table, 200)
             .expect("room again once the map is gone");
     }
+
+    #[test]
+    fn a_change_that_copies_a_shared_map_counts_the_copy_whole() {
+        let mut table = ResourceTable::new();
+        let mut ctx = wasmtime_wasi_http::WasiHttpCtx::new();
+        let mut hooks = super::super::hooks::GuardedHooks::default();
+        let mut count = Held::new(usize::MAX);
+        let original = map_with(8, 1000);
+        let mut copy = original.clone();
+        copy.set_mutable(1 << 20);
+        table.push(original).expect("push");
+        let rep = table.push(copy).expect("push").rep();
+        let parts = HttpHeld {
+            held: &mut count,
+            view: WasiHttpCtxView {
+                ctx: &mut ctx,
+                table: &mut table,
+                hooks: &mut hooks,
+            },
+        };
+        // Deleting one name admits nothing, but copies the shared map.
+        let deleted = grow(parts, rep, 0, |v| {
+            p3::HostFields::delete(v, Resource::new_borrow(rep), "x-0".into())
+        });
+        assert!(matches!(deleted, Ok(Ok(()))));
+        let after = table
+            .get(&Resource::<FieldMap>::new_borrow(rep))
+            .map(|f| map_bytes(f))
+            .expect("the copy");
+        assert!(after > 7000, "seven values of 1 000 bytes count {after}");
+        assert_eq!(count.estimate, after);
+    }
 }
