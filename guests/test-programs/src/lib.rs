@@ -36,3 +36,15 @@ pub fn exit(code: u8) -> ! {
 pub fn args() -> Vec<String> {
     std::env::args().skip(1).collect()
 }
+
+/// A socket address as `A.B.C.D:PORT` (IPv6 as `[v6]:PORT`).
+pub fn show(addr: &wasi::sockets::network::IpSocketAddress) -> String {
+    use wasi::sockets::network::IpSocketAddress;
+    match addr {
+        IpSocketAddress::Ipv4(a) => {
+            let (x, y, z, w) = a.address;
+            format!("{x}.{y}.{z}.{w}:{}", a.port)
+        }
+        IpSocketAddress::Ipv6(a) => format!("[v6]:{}", a.port),
+    }
+}

@@ -390,6 +390,9 @@ pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
 /// engine's front door: connections capped in total and per client, the
 /// one waiting longest for its headers shed at the cap, deadlines for
 /// headers and writes, refusals audited as `serve-api` for `tenant`.
+/// Once `shutdown` completes nothing new is accepted and the requests in
+/// flight are answered (for up to the front door's drain grace) before it
+/// returns.
 pub async fn serve(
     engine: &workbooks::Engine,
     tenant: &str,
@@ -400,10 +403,7 @@ pub async fn serve(
     use workbooks::serve::{Front, FrontLimits};
     let front = Front::new(engine, "serve-api", tenant, FrontLimits::default());
     let service = hyper_util::service::TowerToHyperService::new(router);
-    tokio::select! {
-        served = front.run(listener, service) => served,
-        () = shutdown => Ok(()),
-    }
+    front.run_until(listener, service, shutdown).await
 }
 
 #[cfg(test)]

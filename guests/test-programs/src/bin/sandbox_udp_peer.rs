@@ -1,19 +1,10 @@
 //! Binds a UDP socket to 0.0.0.0:0 through wasi:sockets, sends `hello` to
 //! 127.0.0.1:argv[1], then prints every datagram it receives (`from ADDR:
 //! TEXT`) until one reads `done` or 3 s pass.
+use test_programs::show;
 use test_programs::wasi::sockets::network::{IpAddressFamily, IpSocketAddress, Ipv4SocketAddress};
 use test_programs::wasi::sockets::udp::OutgoingDatagram;
 use test_programs::wasi::sockets::{instance_network, udp_create_socket};
-
-fn show(addr: &IpSocketAddress) -> String {
-    match addr {
-        IpSocketAddress::Ipv4(a) => {
-            let (x, y, z, w) = a.address;
-            format!("{x}.{y}.{z}.{w}:{}", a.port)
-        }
-        IpSocketAddress::Ipv6(a) => format!("[v6]:{}", a.port),
-    }
-}
 
 fn main() {
     let port: u16 = test_programs::args()

@@ -15,7 +15,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// Serves `tools` on `addr` until the process is stopped.
+/// Serves `tools` on `addr` until Ctrl-C, then drains.
 pub(super) async fn serve(
     tools: Tools,
     addr: SocketAddr,
@@ -70,8 +70,12 @@ pub(super) async fn serve(
             Ok(service.handle(req).await)
         }
     });
+    // Ctrl-C stops accepting and lets the requests in flight finish.
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
     front
-        .run(listener, handler)
+        .run_until(listener, handler, stop)
         .await
         .map_err(|e| format!("serving {bound}: {e}"))
 }

@@ -33,6 +33,7 @@ mod exec;
 mod fabric;
 mod home;
 mod instance;
+mod knock;
 mod kv;
 mod lanes;
 mod ledger;

@@ -607,3 +607,27 @@ fn net_sockets_hold() {
         );
     }
 }
+
+/// A 0.2 guest binds the wildcard address at a port of the system's
+/// choosing and listens, as a server that means to be reached from
+/// everywhere would. Where loopback is closed it may not listen at all;
+/// with 127.0.0.1 opened the host puts the listener there, so another
+/// address of this host (where another host would connect) finds no port
+/// open, and a loopback peer is served.
+#[test]
+fn net_listen() {
+    use crate::knock::{assert_seen_only_on_loopback, listen_in_wbx};
+    let shut = listen_in_wbx(NET_LISTEN, &[], "");
+    assert!(
+        shut.first.starts_with("listen ") && shut.first.contains("access-denied"),
+        "{}{}",
+        shut.first,
+        shut.rest
+    );
+    let seen = listen_in_wbx(NET_LISTEN, &[], "127.0.0.1/32");
+    let all = format!("{}{}", seen.first, seen.rest);
+    assert_eq!(seen.knocked.answer.as_deref(), Some("echo:hello"), "{all}");
+    assert_seen_only_on_loopback(&seen.knocked);
+    assert!(seen.first.starts_with("bound 127.0.0.1:"), "{all}");
+    assert!(seen.rest.contains("accepted hello"), "{all}");
+}

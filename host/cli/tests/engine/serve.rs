@@ -422,9 +422,13 @@ async fn the_front_door_sheds_a_trickler_for_a_whole_request_and_never_a_respons
         max_connections: 4,
         max_connections_per_client: 2,
         header_timeout: Duration::from_secs(10),
+        ..FrontLimits::default()
     };
-    let front =
-        tokio::spawn(Front::new(&e, "front-test", "default", limits).run(listener, service));
+    let front = tokio::spawn(Front::new(&e, "front-test", "default", limits).run_until(
+        listener,
+        service,
+        std::future::pending(),
+    ));
     let mut streaming = connect_from("127.0.0.2", addr).await;
     streaming
         .write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
@@ -460,6 +464,80 @@ async fn the_front_door_sheds_a_trickler_for_a_whole_request_and_never_a_respons
     assert!(e.cadence().audit().summary().counts["shed_waiting_for_headers"] >= 1);
     front.abort();
     drop(trickling);
+}
+
+/// Told to stop (`serve-api` on Ctrl-C), the front door accepts nothing
+/// more, answers the request in flight, and returns; a response that never
+/// ends is closed at the drain grace, so stopping always ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_front_door_told_to_stop_answers_the_request_in_flight_then_returns() {
+    use http_body_util::BodyExt as _;
+    use std::convert::Infallible;
+    use workbooks::serve::{Front, FrontLimits};
+    let home = tempfile::tempdir().unwrap();
+    let e = own_engine(home.path());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let service =
+        hyper::service::service_fn(|req: http::Request<hyper::body::Incoming>| async move {
+            let body = if req.uri().path() == "/forever" {
+                let ticks = futures::stream::unfold((), |()| async {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let tick = hyper::body::Frame::data(bytes::Bytes::from_static(b"tick\n"));
+                    Some((Ok::<_, Infallible>(tick), ()))
+                });
+                http_body_util::StreamBody::new(ticks).boxed_unsync()
+            } else {
+                tokio::time::sleep(Duration::from_millis(800)).await;
+                http_body_util::Full::new(bytes::Bytes::from_static(b"done\n")).boxed_unsync()
+            };
+            Ok::<_, Infallible>(http::Response::new(body))
+        });
+    let limits = FrontLimits {
+        drain_grace: Duration::from_secs(2),
+        ..FrontLimits::default()
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let front = tokio::spawn(Front::new(&e, "front-test", "default", limits).run_until(
+        listener,
+        service,
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let mut forever = tokio::net::TcpStream::connect(addr).await.unwrap();
+    forever
+        .write_all(b"GET /forever HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "a connection was accepted after the stop"
+    );
+    let answered = closed_within(&mut slow, Duration::from_secs(10)).await;
+    let answered =
+        String::from_utf8_lossy(&answered.expect("the request in flight was cut")).to_string();
+    assert!(
+        answered.contains("200 OK") && answered.ends_with("done\n"),
+        "{answered:?}"
+    );
+    let returned = tokio::time::timeout(Duration::from_secs(10), front).await;
+    assert!(
+        matches!(returned, Ok(Ok(Ok(())))),
+        "the front door never returned: {returned:?}"
+    );
+    let streamed = closed_within(&mut forever, Duration::from_secs(5)).await;
+    assert!(
+        streamed.is_some_and(|s| s.windows(4).any(|w| w == b"tick")),
+        "the endless response was not closed at the grace"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

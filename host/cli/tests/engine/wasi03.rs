@@ -249,78 +249,38 @@ async fn an_operators_allow_list_lets_a_wasi_03_socket_reach_loopback_so_the_flo
     assert!(listener.accept().is_ok());
 }
 
-/// A loopback port nothing listens on now.
-fn unused_loopback_port() -> u16 {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    probe.local_addr().unwrap().port()
-}
-
-/// Connects to `127.0.0.1:port` (retrying while nothing listens, until
-/// `stop`), sends `hello` and returns the answer; `None` if it never got
-/// through.
-fn client(port: u16, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Option<String> {
-    use std::io::{Read, Write};
-    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-            std::thread::sleep(Duration::from_millis(20));
-            continue;
-        };
-        stream.write_all(b"hello").unwrap();
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        return Some(answer);
-    }
-    None
-}
-
 #[tokio::test]
 async fn wasi03_listen() {
-    use std::sync::{Arc, atomic::AtomicBool, atomic::Ordering};
-    // On the default floor loopback is closed to guests: no listener, no
-    // port of the guest's choosing, anywhere, and nothing reaches it.
-    let port = unused_loopback_port();
-    let stop = Arc::new(AtomicBool::new(false));
-    let knocking = std::thread::spawn({
-        let stop = stop.clone();
-        move || client(port, stop)
-    });
-    let out = ok_stdout(run(WASI03_LISTEN, Profile::Network, &[&port.to_string()]).await);
-    stop.store(true, Ordering::SeqCst);
+    use crate::knock::{assert_seen_only_on_loopback, listen_in_wbx, unused_loopback_port};
+    // On the default floor loopback is closed to guests: no listener and
+    // no port of the guest's choosing, anywhere.
+    let port = unused_loopback_port().to_string();
+    let out = ok_stdout(run(WASI03_LISTEN, Profile::Network, &[&port]).await);
     for refused in ["wildcard listen", "wildcard port", "loopback port"] {
         assert!(
             out.contains(&format!("{refused} Err(ErrorCode::AccessDenied)")),
             "{refused}: {out}"
         );
     }
-    assert_eq!(knocking.join().unwrap(), None, "a connection got through");
-    // With loopback opened by the operator, a guest listens there and
-    // takes a loopback connection; a port of its choosing on the wildcard
-    // address is still refused.
-    let home = tempfile::tempdir().unwrap();
-    let e = crate::common::own_builder(home.path())
-        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
-        .build()
-        .unwrap();
-    let docked = e
-        .dock(&artifact(WASI03_LISTEN), &Grant::profile("network"))
-        .unwrap();
-    let port = unused_loopback_port();
-    let stop = Arc::new(AtomicBool::new(false));
-    let knocking = std::thread::spawn({
-        let stop = stop.clone();
-        move || client(port, stop)
-    });
-    let out = e.run(&docked, opts(&[&port.to_string()])).await.unwrap();
-    stop.store(true, Ordering::SeqCst);
-    let out = stdout(&out);
-    assert!(out.contains("wildcard listen Ok(())"), "{out}");
+    // With 127.0.0.1 opened by the operator, a listener the guest asks for
+    // on the wildcard address (by listening unbound, or binding 0.0.0.0)
+    // sits on 127.0.0.1 only: a peer at any other address of this host
+    // is refused as at a closed port, and a loopback peer is served.
+    let seen = listen_in_wbx(WASI03_LISTEN, &[&port], "127.0.0.1/32");
+    let all = format!("{}{}", seen.first, seen.rest);
+    assert_eq!(seen.knocked.answer.as_deref(), Some("echo:hello"), "{all}");
+    assert_seen_only_on_loopback(&seen.knocked);
     assert!(
-        out.contains("wildcard port Err(ErrorCode::AccessDenied)"),
-        "{out}"
+        seen.first.starts_with("wildcard listen Ok(127.0.0.1:"),
+        "{all}"
     );
-    assert!(out.contains("loopback port Ok(())"), "{out}");
-    assert!(out.contains("accepted hello"), "{out}");
-    assert_eq!(knocking.join().unwrap().as_deref(), Some("echo:hello"));
+    assert!(seen.rest.contains("accepted hello"), "{all}");
+    assert!(
+        seen.rest
+            .contains(&format!("wildcard port Ok(()) 127.0.0.1:{port}")),
+        "{all}"
+    );
+    assert!(seen.rest.contains("loopback port Ok(())"), "{all}");
 }
 
 #[tokio::test]

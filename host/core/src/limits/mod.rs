@@ -291,6 +291,11 @@ pub const SERVE_MAX_CONNECTIONS_PER_CLIENT: usize = 32;
 /// lines is cut off here.
 pub const SERVE_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a front door told to stop (`serve-api` on Ctrl-C) waits for
+/// the requests in flight to be answered: a stream of events that never
+/// ends is cut here, so stopping always ends.
+pub const SERVE_DRAIN_GRACE: Duration = Duration::from_secs(10);
+
 /// The share of `--max-connections` (percent) past which a server is under
 /// pressure: a connection admitted then has at most
 /// [`SERVE_PRESSURE_HEADER_TIMEOUT`] for its headers. Stops slow-header

@@ -170,7 +170,7 @@ impl Server {
                     let server = server.clone();
                     async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
                 });
-                spawn_http(stream, admitted, write_limit, service);
+                spawn_http(stream, admitted, write_limit, service, None);
             },
         )
         .await
@@ -180,12 +180,16 @@ impl Server {
 /// Serves HTTP/1 on one admitted connection in a task of its own: the
 /// header deadline its admission set, writes that must progress within
 /// `write_limit`, its slot marked busy from a request's headers to the end
-/// of its response body, and closed when the slot is shed.
+/// of its response body, and closed when the slot is shed. A connection
+/// given `stopping` follows it: at [`Stopping::Drain`] the request in
+/// flight is answered and the connection closed after it (an idle one at
+/// once); at [`Stopping::Close`] (or with its sender gone) it is closed.
 pub(super) fn spawn_http<S, B>(
     stream: tokio::net::TcpStream,
     admitted: Admitted,
     write_limit: Duration,
     service: S,
+    stopping: Option<tokio::sync::watch::Receiver<Stopping>>,
 ) where
     S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
         + Send
@@ -220,11 +224,37 @@ pub(super) fn spawn_http<S, B>(
             .header_read_timeout(header_timeout)
             .serve_connection(wasmtime_wasi_http::io::TokioIo::new(io), tracked)
             .with_upgrades();
+        let mut connection = std::pin::pin!(connection);
+        let Some(mut stopping) = stopping else {
+            tokio::select! {
+                _ = connection => {}
+                () = shed.shed() => {}
+            }
+            return;
+        };
+        tokio::select! {
+            _ = connection.as_mut() => return,
+            () = shed.shed() => return,
+            _ = stopping.wait_for(|s| *s != Stopping::No) => {}
+        }
+        connection.as_mut().graceful_shutdown();
         tokio::select! {
             _ = connection => {}
             () = shed.shed() => {}
+            _ = stopping.wait_for(|s| *s == Stopping::Close) => {}
         }
     });
+}
+
+/// What a front door tells its connections when it stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stopping {
+    /// Serving.
+    No,
+    /// Answer the request in flight, then close.
+    Drain,
+    /// Close now.
+    Close,
 }
 
 /// A response body that marks its connection as waiting for the next

@@ -22,17 +22,21 @@
 //!         http_body_util::Full::new(bytes::Bytes::from_static(b"hello\n")),
 //!     ))
 //! });
+//! let stop = async {
+//!     let _ = tokio::signal::ctrl_c().await;
+//! };
 //! Front::new(&engine, "hello", "default", FrontLimits::default())
-//!     .run(listener, hello)
+//!     .run_until(listener, hello, stop)
 //!     .await
 //! # }
 //! ```
 
-use super::accept::{Gate, accept_loop, spawn_http};
+use super::accept::{Gate, Stopping, accept_loop, spawn_http};
 use super::connections::Connections;
 use crate::engine::Engine;
 use crate::limits::{
-    SERVE_HEADER_TIMEOUT, SERVE_MAX_CONNECTIONS, SERVE_MAX_CONNECTIONS_PER_CLIENT,
+    SERVE_DRAIN_GRACE, SERVE_HEADER_TIMEOUT, SERVE_MAX_CONNECTIONS,
+    SERVE_MAX_CONNECTIONS_PER_CLIENT,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,6 +53,9 @@ pub struct FrontLimits {
     /// an idle keep-alive stays open, and how long a write may wait for
     /// the client to read.
     pub header_timeout: Duration,
+    /// How long [`Front::run_until`], told to stop, waits for the requests
+    /// in flight to be answered before it returns.
+    pub drain_grace: Duration,
 }
 
 impl Default for FrontLimits {
@@ -57,6 +64,7 @@ impl Default for FrontLimits {
             max_connections: SERVE_MAX_CONNECTIONS,
             max_connections_per_client: SERVE_MAX_CONNECTIONS_PER_CLIENT,
             header_timeout: SERVE_HEADER_TIMEOUT,
+            drain_grace: SERVE_DRAIN_GRACE,
         }
     }
 }
@@ -86,11 +94,17 @@ impl Front {
     }
 
     /// Serves `service` on every connection admitted from `listener`
-    /// (HTTP/1, upgrades allowed), until the task running it is dropped.
-    pub async fn run<S, B>(
+    /// (HTTP/1, upgrades allowed) until `shutdown` completes (or the task
+    /// running it is dropped, which closes its connections), then drains: accepts
+    /// nothing more, answers each request in flight and closes its
+    /// connection after it (an idle one at once), closes what is still
+    /// open when [`FrontLimits::drain_grace`] has passed, and returns once
+    /// every connection is closed.
+    pub async fn run_until<S, B>(
         self,
         listener: tokio::net::TcpListener,
         service: S,
+        shutdown: impl std::future::Future<Output = ()>,
     ) -> std::io::Result<()>
     where
         S: hyper::service::Service<
@@ -113,9 +127,35 @@ impl Front {
             surface: self.surface,
         };
         let write_limit = self.limits.header_timeout;
-        accept_loop(listener, gate, move |stream, _peer, admitted| {
-            spawn_http(stream, admitted, write_limit, service.clone());
-        })
-        .await
+        let (stop, stopping) = tokio::sync::watch::channel(Stopping::No);
+        let mut accepting = Box::pin(accept_loop(
+            listener,
+            gate,
+            move |stream, _peer, admitted| {
+                spawn_http(
+                    stream,
+                    admitted,
+                    write_limit,
+                    service.clone(),
+                    Some(stopping.clone()),
+                );
+            },
+        ));
+        tokio::select! {
+            served = accepting.as_mut() => return served,
+            () = shutdown => {}
+        }
+        // The listener closes with the loop; each connection holds a
+        // receiver until it ends.
+        drop(accepting);
+        let _ = stop.send(Stopping::Drain);
+        if tokio::time::timeout(self.limits.drain_grace, stop.closed())
+            .await
+            .is_err()
+        {
+            let _ = stop.send(Stopping::Close);
+            stop.closed().await;
+        }
+        Ok(())
     }
 }

@@ -31,6 +31,7 @@
 pub(crate) mod held;
 pub(crate) mod hooks;
 mod host;
+mod listen_at;
 mod socket_count;
 pub(crate) mod sockets;
 
@@ -96,8 +97,10 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     wasi_sockets::instance_network::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     wasi_sockets::network::add_to_linker::<T, WasiSockets>(linker, &(&options).into(), T::sockets)?;
     wasi_sockets::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(linker, lookup)?;
-    // Each socket is a descriptor: the calls that make one are counted.
-    socket_count::add_to_linker(linker)
+    // Each socket is a descriptor: the calls that make one are counted;
+    // a wildcard bind is placed on loopback.
+    socket_count::add_to_linker(linker)?;
+    listen_at::add_to_linker(linker, lookup)
 }
 
 /// Links the 0.3.0 `wasi:sockets` and `wasi:http` client.
@@ -113,6 +116,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     use wasmtime_wasi::p3::bindings::sockets as wasi_sockets_03;
     wasi_sockets_03::types::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     socket_count::add_03_to_linker(linker)?;
+    listen_at::add_03_to_linker(linker, lookup)?;
     wasi_sockets_03::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(
         linker, lookup,
     )?;

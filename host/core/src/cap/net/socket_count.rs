@@ -55,9 +55,9 @@ fn full<T: WasiView>(state: &mut T) -> bool {
     live(state.ctx().table) >= MAX_SOCKETS_PER_STORE
 }
 
-type Made02<R> = wasmtime::Result<(Result<R, p2::network::ErrorCode>,)>;
+pub(super) type Made02<R> = wasmtime::Result<(Result<R, p2::network::ErrorCode>,)>;
 
-fn made_02<R>(r: Result<R, wasmtime_wasi::p2::SocketError>) -> Made02<R> {
+pub(super) fn made_02<R>(r: Result<R, wasmtime_wasi::p2::SocketError>) -> Made02<R> {
     match r {
         Ok(v) => Ok((Ok(v),)),
         Err(e) => Ok((Err(e.downcast()?),)),
@@ -124,9 +124,9 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     Ok(())
 }
 
-type Made03<R> = wasmtime::Result<(Result<R, p3::ErrorCode>,)>;
+pub(super) type Made03<R> = wasmtime::Result<(Result<R, p3::ErrorCode>,)>;
 
-fn made_03<R>(r: Result<R, wasmtime_wasi::TrappableError<p3::ErrorCode>>) -> Made03<R> {
+pub(super) fn made_03<R>(r: Result<R, wasmtime_wasi::TrappableError<p3::ErrorCode>>) -> Made03<R> {
     match r {
         Ok(v) => Ok((Ok(v),)),
         Err(e) => Ok((Err(e.downcast()?),)),

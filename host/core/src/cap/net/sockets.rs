@@ -11,8 +11,9 @@
 //! A guest listens and takes connections on this host's loopback only,
 //! and only where the operator opened loopback to guests (`WB_NET_ALLOW`
 //! covering `127.0.0.1`, `::1`): a listener it asks for on another
-//! address is refused, one on the wildcard address is granted but every
-//! connection from outside loopback is reset before the guest sees it, and
+//! address is refused, a TCP bind to the wildcard address binds the opened
+//! loopback instead (`listen_at`), a connection from a loopback address
+//! that is not opened is reset before the guest sees it, and
 //! each accepted connection passes revocation and the rate limit (inbound
 //! traffic from the network is `wbx serve`'s, with its own limits). A port
 //! is chosen by the guest only on an opened loopback address (elsewhere it
@@ -137,16 +138,28 @@ impl SocketGate {
         addr.port() == 0 || self.opened_loopback(addr.ip())
     }
 
-    /// A listener sits on an opened loopback address, or on the wildcard
-    /// address of a family whose loopback is opened (what it accepts is
-    /// then judged one connection at a time).
+    /// A listener sits on an opened loopback address only: never on the
+    /// wildcard address, which [`Self::tcp_bind_at`] turns into loopback
+    /// wherever loopback is opened.
     fn may_listen(&self, local: SocketAddr) -> bool {
-        let ip = match local.ip() {
+        self.opened_loopback(local.ip())
+    }
+
+    /// Where a TCP bind to `addr` goes: the wildcard address of a family
+    /// whose loopback is opened to guests binds that loopback at the same
+    /// port, so a listener is never a port on every interface; any other
+    /// address (a wildcard where loopback is closed included) is kept.
+    pub(crate) fn tcp_bind_at(&self, addr: SocketAddr) -> SocketAddr {
+        let loopback: IpAddr = match addr.ip() {
             IpAddr::V4(v4) if v4.is_unspecified() => Ipv4Addr::LOCALHOST.into(),
             IpAddr::V6(v6) if v6.is_unspecified() => Ipv6Addr::LOCALHOST.into(),
-            ip => ip,
+            _ => return addr,
         };
-        self.opened_loopback(ip)
+        if self.opened_loopback(loopback) {
+            SocketAddr::new(loopback, addr.port())
+        } else {
+            addr
+        }
     }
 
     /// Whether a lookup may tell the guest about `address`: only if the
@@ -330,8 +343,11 @@ mod tests {
             "another interface"
         );
         assert!(g.check(at("127.0.0.1:41000"), U::TcpListen));
-        assert!(g.check(at("0.0.0.0:41000"), U::TcpListen));
-        assert!(g.check(at("[::]:41000"), U::TcpListen));
+        assert!(
+            !g.check(at("0.0.0.0:41000"), U::TcpListen),
+            "every interface"
+        );
+        assert!(!g.check(at("[::]:41000"), U::TcpListen), "every interface");
         assert!(!g.check(at("10.1.2.3:41000"), U::TcpListen));
         assert!(!g.check(at("192.168.1.2:41000"), U::TcpListen));
         assert!(g.check(at("127.0.0.1:5000"), U::TcpAccept));
@@ -348,9 +364,22 @@ mod tests {
     #[test]
     fn only_the_loopback_the_operator_opened_is_listened_on() {
         let (_, g) = gate_allowing(100, "127.0.0.0/8");
-        assert!(g.check(at("0.0.0.0:41000"), U::TcpListen));
-        assert!(!g.check(at("[::]:41000"), U::TcpListen), "::1 is not open");
+        assert!(g.check(at("127.0.0.1:41000"), U::TcpListen));
+        assert!(!g.check(at("[::1]:41000"), U::TcpListen), "::1 is not open");
         assert!(!g.check(at("[::1]:8080"), U::TcpBind));
+    }
+
+    #[test]
+    fn a_wildcard_bind_goes_to_the_opened_loopback_of_its_family_and_nowhere_else() {
+        let (_, g) = gate_allowing(100, "127.0.0.0/8");
+        assert_eq!(g.tcp_bind_at(at("0.0.0.0:8080")), at("127.0.0.1:8080"));
+        assert_eq!(g.tcp_bind_at(at("0.0.0.0:0")), at("127.0.0.1:0"));
+        assert_eq!(g.tcp_bind_at(at("[::]:8080")), at("[::]:8080"), "::1 shut");
+        assert_eq!(g.tcp_bind_at(at("10.1.2.3:0")), at("10.1.2.3:0"));
+        let (_, shut) = gate(100);
+        assert_eq!(shut.tcp_bind_at(at("0.0.0.0:0")), at("0.0.0.0:0"));
+        let (_, both) = gate_allowing(100, "127.0.0.1/32,::1/128");
+        assert_eq!(both.tcp_bind_at(at("[::]:9")), at("[::1]:9"));
     }
 
     #[test]
