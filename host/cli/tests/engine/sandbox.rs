@@ -305,3 +305,31 @@ async fn a_preopen_that_holds_the_engine_home_is_refused() {
         );
     }
 }
+
+/// A guest with a preopened directory opens one file a thousand times and
+/// keeps every descriptor, under a descriptor soft limit of 256 (the
+/// engine raises it to the hard one): it gets the store's 512 descriptors
+/// (its preopen is one of them), then `quota`.
+#[test]
+fn sandbox_files_hold() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -S -n 256 && exec \"$@\"", "sh"])
+        .arg(env!("CARGO_BIN_EXE_wbx"))
+        .arg("--home")
+        .arg(home.path())
+        .args(["exec", "--profile", "compute", "--dir"])
+        .arg(format!("{}::/data::ro", dir.path().display()))
+        .args([SANDBOX_FILES_HOLD, "--", "1000", "/data/f"])
+        .env_remove("WB_LOG")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("opened 511\nerror ") && stdout.to_lowercase().contains("quota"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

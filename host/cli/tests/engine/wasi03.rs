@@ -694,3 +694,35 @@ fn wasi03_sockets_hold() {
         );
     }
 }
+
+/// The same attack on files at 0.3: a guest opens one file of its preopen
+/// a thousand times and keeps every descriptor; it gets the store's 512
+/// (its preopen is one), then `other` naming the limit.
+#[test]
+fn wasi03_files_hold() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let preopen = format!("{}::/data::ro", dir.path().display());
+    let out = crate::common::wbx(
+        home.path(),
+        &[
+            "exec",
+            "--profile",
+            "compute",
+            "--dir",
+            &preopen,
+            WASI03_FILES_HOLD,
+            "--",
+            "1000",
+        ],
+        b"",
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("opened 511\nerror ")
+            && stdout.contains("too-many-open-files: a store holds at most 512 open files"),
+        "{stdout}{}",
+        text(&out.stderr)
+    );
+}

@@ -645,3 +645,50 @@ fn wbx_conformance_reads_the_wasi_suite_format_and_fails_below_the_required_pass
         "{v}"
     );
 }
+
+/// Opens `f` under the first preopen up to 1 000 times, keeping every
+/// descriptor; exits 0 if all opened, else with the number opened less
+/// 400 when the refusal was `mfile` (so 111 for 511), else 250.
+const P1_FILES_HOLD: &str = r#"(module
+  (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 100) "f")
+  (func (export "_start")
+    (local $n i32) (local $errno i32)
+    (block $done
+      (loop $again
+        (br_if $done (i32.eq (local.get $n) (i32.const 1000)))
+        (local.set $errno (call $open (i32.const 3) (i32.const 0) (i32.const 100) (i32.const 1)
+          (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 400)))
+        (if (i32.ne (local.get $errno) (i32.const 0))
+          (then
+            (if (i32.eq (local.get $errno) (i32.const 33))
+              (then (call $exit (i32.sub (local.get $n) (i32.const 400)))))
+            (call $exit (i32.const 250))))
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (br $again)))
+    (call $exit (i32.const 0))))"#;
+
+/// The descriptor attack in the core-module lane: a preview 1 module
+/// opens one file a thousand times and keeps every descriptor; it gets the
+/// store's 512 (its preopen is one), then `mfile`.
+#[test]
+fn a_core_module_holds_no_more_open_files_than_a_component() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let hold = module_file(dir.path(), "hold", P1_FILES_HOLD);
+    let preopen = format!("{}::/data::ro", dir.path().display());
+    let out = wbx(
+        home.path(),
+        &["exec", "--dir", &preopen, hold.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(111),
+        "0 is all 1 000 opened: {}",
+        text(&out.stderr)
+    );
+}

@@ -21,4 +21,5 @@ pub(crate) mod queue;
 pub(crate) mod relay;
 pub mod secrets;
 pub(crate) mod session_info;
+pub(crate) mod shadow;
 pub(crate) mod vfs;

@@ -197,7 +197,8 @@ fn check(imports: &[Import], grant: &Grant) -> Result<Vec<ImportReceipt>, DockEr
 }
 
 /// Builds the core-module linker for a cap set: preview 1, with
-/// `path_symlink`'s target checked, and the exec calls only under `exec`.
+/// `path_symlink`'s target checked and `path_open` counted, and the exec
+/// calls only under `exec`.
 fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<ModuleState>> {
     let mut linker: Linker<ModuleState> = Linker::new(engine);
     fn wasi(s: &mut ModuleState) -> &mut wasmtime_wasi::p1::WasiP1Ctx {
@@ -205,6 +206,7 @@ fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<Modu
     }
     wasmtime_wasi::p1::add_to_linker_async(&mut linker, wasi)?;
     crate::cap::vfs::guard_preview1(&mut linker, wasi)?;
+    crate::cap::vfs::count_preview1(&mut linker, wasi)?;
     if caps.contains(Cap::Exec) {
         fn launch(s: &mut ModuleState) -> &mut ModuleLaunch {
             &mut s.launch

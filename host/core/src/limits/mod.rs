@@ -95,6 +95,11 @@ pub const HTTP_BODY_CHUNK_BYTES: usize = 64 << 10;
 /// make one more fails with `new-socket-limit`.
 pub const MAX_SOCKETS_PER_STORE: usize = 256;
 
+/// The `wasi:filesystem` descriptors one store may hold open, its preopens
+/// included: each is an OS descriptor, and the table alone let one guest
+/// hold 10 000.
+pub const MAX_FILES_PER_STORE: usize = 512;
+
 /// Bytes of stdout (and, separately, stderr) kept from one call when the
 /// output is captured. A guest printing without end fills it and its
 /// stream closes; the run reports `output_limit`.

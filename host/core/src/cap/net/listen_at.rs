@@ -21,8 +21,8 @@
 //! connects without binding first (what the standard libraries do) is
 //! unaffected.
 
-use super::socket_count::{made_02, made_03};
 use super::sockets::GuardedLookup;
+use crate::cap::shadow::answered;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Access, Linker, Resource};
@@ -74,7 +74,7 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
                     local,
                 )
                 .await;
-                made_02::<()>(bound)
+                answered(bound)
             })
         },
     )?;
@@ -99,7 +99,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
                 let state = store.data_mut();
                 let local = placed(state, lookup, local.into()).into();
                 let bound = p3::HostTcpSocket::bind(&mut state.sockets(), socket, local).await;
-                made_03(bound)
+                answered(bound)
             })
         },
     )?;
@@ -113,7 +113,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
                     socket,
                 )
                 .await;
-                made_03::<Accepting>(listening)
+                answered::<Accepting, _>(listening)
             })
         },
     )?;

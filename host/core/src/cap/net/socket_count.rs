@@ -19,6 +19,7 @@
 //! the guest through a stream it fills itself; each still needs a peer to
 //! connect, and the listener's own backlog bounds them.
 
+use crate::cap::shadow::answered;
 use crate::limits::MAX_SOCKETS_PER_STORE;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceTable};
@@ -55,14 +56,7 @@ fn full<T: WasiView>(state: &mut T) -> bool {
     live(state.ctx().table) >= MAX_SOCKETS_PER_STORE
 }
 
-pub(super) type Made02<R> = wasmtime::Result<(Result<R, p2::network::ErrorCode>,)>;
-
-pub(super) fn made_02<R>(r: Result<R, wasmtime_wasi::p2::SocketError>) -> Made02<R> {
-    match r {
-        Ok(v) => Ok((Ok(v),)),
-        Err(e) => Ok((Err(e.downcast()?),)),
-    }
-}
+type Made02<R> = wasmtime::Result<(Result<R, p2::network::ErrorCode>,)>;
 
 /// Links the counted 0.2 calls over wasmtime-wasi's; called right after
 /// those are linked.
@@ -86,7 +80,7 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
             if full(state) {
                 return Ok((Err(ErrorCode::NewSocketLimit),));
             }
-            made_02(p2::tcp_create_socket::Host::create_tcp_socket(
+            answered(p2::tcp_create_socket::Host::create_tcp_socket(
                 &mut state.sockets(),
                 family,
             ))
@@ -103,7 +97,7 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
                 let made =
                     p2::udp_create_socket::Host::create_udp_socket(&mut state.sockets(), family)
                         .await;
-                made_02::<Resource<wasmtime_wasi::p2::UdpSocket>>(made)
+                answered::<Resource<wasmtime_wasi::p2::UdpSocket>, _>(made)
             })
         },
     )?;
@@ -114,7 +108,7 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
             if full(state) {
                 return Ok((Err(ErrorCode::NewSocketLimit),));
             }
-            made_02(p2::tcp::HostTcpSocket::accept(
+            answered(p2::tcp::HostTcpSocket::accept(
                 &mut state.sockets(),
                 listener,
             ))
@@ -124,14 +118,7 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     Ok(())
 }
 
-pub(super) type Made03<R> = wasmtime::Result<(Result<R, p3::ErrorCode>,)>;
-
-pub(super) fn made_03<R>(r: Result<R, wasmtime_wasi::TrappableError<p3::ErrorCode>>) -> Made03<R> {
-    match r {
-        Ok(v) => Ok((Ok(v),)),
-        Err(e) => Ok((Err(e.downcast()?),)),
-    }
-}
+type Made03<R> = wasmtime::Result<(Result<R, p3::ErrorCode>,)>;
 
 /// The refusal at 0.3, whose `error-code` has no socket-limit case.
 fn limit_03() -> p3::ErrorCode {
@@ -157,7 +144,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
             if full(state) {
                 return Ok((Err(limit_03()),));
             }
-            made_03(p3::HostTcpSocket::create(&mut state.sockets(), family))
+            answered(p3::HostTcpSocket::create(&mut state.sockets(), family))
         },
     )?;
     types.func_wrap_async(
@@ -169,7 +156,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
                     return Ok((Err(limit_03()),));
                 }
                 let made = p3::HostUdpSocket::create(&mut state.sockets(), family).await;
-                made_03::<Resource<UdpSocket>>(made)
+                answered::<Resource<UdpSocket>, _>(made)
             })
         },
     )?;

@@ -12,11 +12,15 @@
 //! same id; every path is normalised and refused if it could escape
 //! ([`crate::store::normalize_vfs_path`]). A guest cannot plant a symlink in
 //! a preopened directory that points out of it ([`symlink`]): the host's own
-//! tools, which do follow links, would otherwise be led outside later.
+//! tools, which do follow links, would otherwise be led outside later. A
+//! store holds at most [`crate::limits::MAX_FILES_PER_STORE`] open files
+//! ([`file_count`]).
 
+mod file_count;
 mod host;
 mod symlink;
 
+pub(crate) use file_count::count_preview1;
 pub(crate) use symlink::guard_preview1;
 
 use crate::cap::bindings::workbooks::engine::vfs;
@@ -65,7 +69,8 @@ pub(crate) fn add_to_linker<T: WasiView + 'static>(
     vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, get)?;
     filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
     filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
-    symlink::guard(linker)
+    symlink::guard(linker)?;
+    file_count::add_to_linker(linker)
 }
 
 /// Links `wasi:filesystem` 0.3.0: the same preopens, through the async
@@ -74,5 +79,6 @@ pub(crate) fn add_03_to_linker<T: WasiView + 'static>(
     linker: &mut Linker<T>,
 ) -> wasmtime::Result<()> {
     wasmtime_wasi::p3::filesystem::add_to_linker(linker)?;
-    symlink::guard_03(linker)
+    symlink::guard_03(linker)?;
+    file_count::add_03_to_linker(linker)
 }

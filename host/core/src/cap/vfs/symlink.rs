@@ -14,6 +14,7 @@
 //! implementation; in the core-module lane, [`guard_preview1`] puts the
 //! same check in front of `path_symlink`.
 
+use crate::cap::shadow::answered;
 use wasmtime::component::{Linker, Resource};
 use wasmtime::{AsContextMut, StoreContextMut};
 use wasmtime_wasi::WasiView;
@@ -52,10 +53,7 @@ pub(super) fn guard<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::
                         return Ok((Err(ErrorCode::NotPermitted),));
                     }
                     let mut view = store.data_mut().filesystem();
-                    match HostDescriptor::symlink_at(&mut view, dir, target, link).await {
-                        Ok(()) => Ok((Ok(()),)),
-                        Err(e) => Ok((Err(e.downcast()?),)),
-                    }
+                    answered(HostDescriptor::symlink_at(&mut view, dir, target, link).await)
                 })
             },
         )
@@ -104,10 +102,7 @@ pub(super) fn guard_03<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtim
                             &fs, dir, target, link,
                         )
                         .await;
-                    match made {
-                        Ok(()) => Ok((Ok(()),)),
-                        Err(e) => Ok((Err(e.downcast()?),)),
-                    }
+                    answered(made)
                 })
             },
         )

@@ -1,0 +1,174 @@
+//! How many files one store holds open.
+//!
+//! Threat: every `wasi:filesystem` descriptor a guest opens is an OS
+//! descriptor until it drops it, and the store's table (10 000 entries) let
+//! one guest with a preopened directory hold that many: past a service's
+//! usual soft limit of 1 024, so one call could stop `wbx serve` accepting
+//! or starve another tenant's line in the daemon, as sockets did.
+//!
+//! Served here: `descriptor.open-at` at 0.2 and 0.3 is linked over
+//! wasmtime-wasi's and first counts the descriptors in the store's table
+//! (a sweep: a descriptor dropped is simply no longer there).
+//!
+//! Invariant: a store holds at most [`MAX_FILES_PER_STORE`] descriptors
+//! (its preopens included); the open that would pass it fails with
+//! `quota` (0.2, which has no code for a descriptor limit) or `other`
+//! naming the limit (0.3), and no file is opened. The core-module lane's
+//! preview 1 `path_open` is counted the same way ([`count_preview1`],
+//! `mfile` past the limit).
+
+use crate::cap::shadow::answered;
+use crate::limits::MAX_FILES_PER_STORE;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Accessor, Linker, Resource, ResourceTable};
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystem, WasiFilesystemView};
+
+/// The instances whose open is counted: the exact names wasmtime-wasi 48
+/// links. `sandbox_files_hold` fails if these stop matching.
+const TYPES_02: &str = "wasi:filesystem/types@0.2.12";
+const TYPES_03: &str = "wasi:filesystem/types@0.3.0";
+
+/// The open descriptors in `table`, at either version.
+pub(crate) fn live(table: &mut ResourceTable) -> usize {
+    table
+        .iter_mut()
+        .filter(|entry| {
+            let entry: &(dyn std::any::Any + Send) = &**entry;
+            entry.is::<Descriptor>()
+        })
+        .count()
+}
+
+/// Whether the store already holds all the descriptors it may.
+fn full<T: WasiView>(state: &mut T) -> bool {
+    live(state.ctx().table) >= MAX_FILES_PER_STORE
+}
+
+/// Links the counted 0.2 `open-at` over wasmtime-wasi's; called right
+/// after `wasi:filesystem/types` is linked.
+pub(super) fn add_to_linker<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::p2::bindings::filesystem::types::{
+        DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
+    };
+    type Args = (
+        Resource<Descriptor>,
+        PathFlags,
+        String,
+        OpenFlags,
+        DescriptorFlags,
+    );
+    l.allow_shadowing(true);
+    let linked = l.instance(TYPES_02).and_then(|mut types| {
+        types.func_wrap_async(
+            "[method]descriptor.open-at",
+            |mut store: StoreContextMut<'_, T>, (dir, path_flags, path, open, flags): Args| {
+                Box::new(async move {
+                    let state = store.data_mut();
+                    if full(state) {
+                        return Ok((Err(ErrorCode::Quota),));
+                    }
+                    let mut view = state.filesystem();
+                    let opened =
+                        HostDescriptor::open_at(&mut view, dir, path_flags, path, open, flags)
+                            .await;
+                    answered(opened)
+                })
+            },
+        )
+    });
+    l.allow_shadowing(false);
+    linked
+}
+
+/// The same over 0.3's `open-at`, an async function there.
+pub(super) fn add_03_to_linker<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::p3::bindings::filesystem::types as p3;
+    use wasmtime_wasi::p3::filesystem::FilesystemResult;
+    type Args = (
+        Resource<Descriptor>,
+        p3::PathFlags,
+        String,
+        p3::OpenFlags,
+        p3::DescriptorFlags,
+    );
+    l.allow_shadowing(true);
+    let linked = l.instance(TYPES_03).and_then(|mut types| {
+        types.func_wrap_concurrent(
+            "[method]descriptor.open-at",
+            |accessor: &Accessor<T>, (dir, path_flags, path, open, flags): Args| {
+                Box::pin(async move {
+                    if accessor.with(|mut access| full(access.get())) {
+                        return Ok((Err(p3::ErrorCode::Other(Some(format!(
+                            "too-many-open-files: a store holds at most {MAX_FILES_PER_STORE} open files"
+                        )))),));
+                    }
+                    let fs = accessor.with_getter::<WasiFilesystem>(T::filesystem);
+                    let opened: FilesystemResult<Resource<Descriptor>> =
+                        <WasiFilesystem as p3::HostDescriptorWithStore<T>>::open_at(
+                            &fs, dir, path_flags, path, open, flags,
+                        )
+                        .await;
+                    answered(opened)
+                })
+            },
+        )
+    });
+    l.allow_shadowing(false);
+    linked
+}
+
+/// `errno::mfile`, preview 1's answer to one descriptor too many.
+const ERRNO_MFILE: i32 = 33;
+
+/// The same count in front of preview 1's `path_open`, in the core-module
+/// lane: its descriptors are wasmtime-wasi's, in its context's table.
+pub(crate) fn count_preview1<T: Send + 'static>(
+    linker: &mut wasmtime::Linker<T>,
+    get: fn(&mut T) -> &mut wasmtime_wasi::p1::WasiP1Ctx,
+) -> wasmtime::Result<()> {
+    use wasmtime::AsContextMut;
+    use wasmtime_wasi::p1::wasi_snapshot_preview1::{self, WasiSnapshotPreview1};
+    type Args = (i32, i32, i32, i32, i32, i64, i64, i32, i32);
+    linker.allow_shadowing(true);
+    let linked = linker
+        .func_wrap_async(
+            "wasi_snapshot_preview1",
+            "path_open",
+            move |mut caller: wasmtime::Caller<'_, T>,
+                  (fd, dirflags, path, len, oflags, base, inheriting, fdflags, opened): Args| {
+                Box::new(async move {
+                    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
+                        return Err(wasmtime::format_err!(
+                            "path_open: the module exports no memory"
+                        ));
+                    };
+                    let fuel = caller.as_context_mut().hostcall_fuel();
+                    let (bytes, state) = memory.data_and_store_mut(&mut caller);
+                    let ctx = get(state);
+                    if full(ctx) {
+                        return Ok(ERRNO_MFILE);
+                    }
+                    ctx.set_hostcall_fuel(fuel);
+                    let mut memory = wiggle::GuestMemory::Unshared(bytes);
+                    wasi_snapshot_preview1::path_open(
+                        ctx,
+                        &mut memory,
+                        fd,
+                        dirflags,
+                        path,
+                        len,
+                        oflags,
+                        base,
+                        inheriting,
+                        fdflags,
+                        opened,
+                    )
+                    .await
+                })
+            },
+        )
+        .map(|_| ());
+    linker.allow_shadowing(false);
+    linked
+}
