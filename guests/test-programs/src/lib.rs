@@ -48,3 +48,27 @@ pub fn show(addr: &wasi::sockets::network::IpSocketAddress) -> String {
         IpSocketAddress::Ipv6(a) => format!("[v6]:{}", a.port),
     }
 }
+
+/// Makes up to `want` things with `make` and keeps every one until it
+/// returns: prints `VERB N`, then the first error if one stopped it.
+pub fn hold<T, E: std::fmt::Debug>(
+    want: usize,
+    verb: &str,
+    mut make: impl FnMut() -> Result<T, E>,
+) {
+    let mut held = Vec::with_capacity(want);
+    let mut stopped = None;
+    for _ in 0..want {
+        match make() {
+            Ok(thing) => held.push(thing),
+            Err(e) => {
+                stopped = Some(e);
+                break;
+            }
+        }
+    }
+    println!("{verb} {}", held.len());
+    if let Some(e) = stopped {
+        println!("error {e:?}");
+    }
+}

@@ -17,24 +17,11 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(100);
     let udp = std::env::args().nth(2).as_deref() == Some("udp");
-    let mut held = Vec::with_capacity(want);
-    let mut stopped = None;
-    for _ in 0..want {
-        let made = if udp {
+    test_programs::hold(want, "created", || {
+        if udp {
             udp_create_socket::create_udp_socket(IpAddressFamily::Ipv4).map(Held::Udp)
         } else {
             tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4).map(Held::Tcp)
-        };
-        match made {
-            Ok(socket) => held.push(socket),
-            Err(e) => {
-                stopped = Some(e);
-                break;
-            }
         }
-    }
-    println!("created {}", held.len());
-    if let Some(e) = stopped {
-        println!("error {e:?}");
-    }
+    });
 }

@@ -5,19 +5,5 @@ fn main() {
     let args = test_programs::args();
     let want: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100);
     let path = args.get(1).map(String::as_str).unwrap_or("/data/f");
-    let mut held = Vec::with_capacity(want);
-    let mut stopped = None;
-    for _ in 0..want {
-        match std::fs::File::open(path) {
-            Ok(file) => held.push(file),
-            Err(e) => {
-                stopped = Some(e);
-                break;
-            }
-        }
-    }
-    println!("opened {}", held.len());
-    if let Some(e) = stopped {
-        println!("error {e}");
-    }
+    test_programs::hold(want, "opened", || std::fs::File::open(path));
 }

@@ -225,25 +225,33 @@ pub(super) fn spawn_http<S, B>(
             .serve_connection(wasmtime_wasi_http::io::TokioIo::new(io), tracked)
             .with_upgrades();
         let mut connection = std::pin::pin!(connection);
-        let Some(mut stopping) = stopping else {
-            tokio::select! {
-                _ = connection => {}
-                () = shed.shed() => {}
-            }
-            return;
-        };
+        let mut stopping = stopping;
         tokio::select! {
             _ = connection.as_mut() => return,
             () = shed.shed() => return,
-            _ = stopping.wait_for(|s| *s != Stopping::No) => {}
+            () = told(&mut stopping, |s| s != Stopping::No) => {}
         }
         connection.as_mut().graceful_shutdown();
         tokio::select! {
             _ = connection => {}
             () = shed.shed() => {}
-            _ = stopping.wait_for(|s| *s == Stopping::Close) => {}
+            () = told(&mut stopping, |s| s == Stopping::Close) => {}
         }
     });
+}
+
+/// Completes once `stopping` says `now` (or its sender is gone); never
+/// for a connection given no `stopping`.
+async fn told(
+    stopping: &mut Option<tokio::sync::watch::Receiver<Stopping>>,
+    now: fn(Stopping) -> bool,
+) {
+    match stopping {
+        Some(stopping) => {
+            let _ = stopping.wait_for(|s| now(*s)).await;
+        }
+        None => std::future::pending().await,
+    }
 }
 
 /// What a front door tells its connections when it stops.

@@ -19,7 +19,7 @@
 //! the guest through a stream it fills itself; each still needs a peer to
 //! connect, and the listener's own backlog bounds them.
 
-use crate::cap::shadow::answered;
+use crate::cap::shadow::{answered, count};
 use crate::limits::MAX_SOCKETS_PER_STORE;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceTable};
@@ -39,16 +39,12 @@ const TYPES_03: &str = "wasi:sockets/types@0.3.0";
 
 /// The sockets in `table`, at either version.
 pub(crate) fn live(table: &mut ResourceTable) -> usize {
-    table
-        .iter_mut()
-        .filter(|entry| {
-            let entry: &(dyn std::any::Any + Send) = &**entry;
-            entry.is::<wasmtime_wasi::p2::TcpSocket>()
-                || entry.is::<wasmtime_wasi::p2::UdpSocket>()
-                || entry.is::<wasmtime_wasi::sockets::TcpSocket>()
-                || entry.is::<wasmtime_wasi::sockets::UdpSocket>()
-        })
-        .count()
+    count(table, |entry| {
+        entry.is::<wasmtime_wasi::p2::TcpSocket>()
+            || entry.is::<wasmtime_wasi::p2::UdpSocket>()
+            || entry.is::<wasmtime_wasi::sockets::TcpSocket>()
+            || entry.is::<wasmtime_wasi::sockets::UdpSocket>()
+    })
 }
 
 /// Whether the store already holds all the sockets it may.

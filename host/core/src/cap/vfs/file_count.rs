@@ -17,7 +17,7 @@
 //! preview 1 `path_open` is counted the same way ([`count_preview1`],
 //! `mfile` past the limit).
 
-use crate::cap::shadow::answered;
+use crate::cap::shadow::{answered, count, preview1_parts};
 use crate::limits::MAX_FILES_PER_STORE;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Accessor, Linker, Resource, ResourceTable};
@@ -30,14 +30,8 @@ const TYPES_02: &str = "wasi:filesystem/types@0.2.12";
 const TYPES_03: &str = "wasi:filesystem/types@0.3.0";
 
 /// The open descriptors in `table`, at either version.
-pub(crate) fn live(table: &mut ResourceTable) -> usize {
-    table
-        .iter_mut()
-        .filter(|entry| {
-            let entry: &(dyn std::any::Any + Send) = &**entry;
-            entry.is::<Descriptor>()
-        })
-        .count()
+fn live(table: &mut ResourceTable) -> usize {
+    count(table, |entry| entry.is::<Descriptor>())
 }
 
 /// Whether the store already holds all the descriptors it may.
@@ -127,8 +121,7 @@ pub(crate) fn count_preview1<T: Send + 'static>(
     linker: &mut wasmtime::Linker<T>,
     get: fn(&mut T) -> &mut wasmtime_wasi::p1::WasiP1Ctx,
 ) -> wasmtime::Result<()> {
-    use wasmtime::AsContextMut;
-    use wasmtime_wasi::p1::wasi_snapshot_preview1::{self, WasiSnapshotPreview1};
+    use wasmtime_wasi::p1::wasi_snapshot_preview1;
     type Args = (i32, i32, i32, i32, i32, i64, i64, i32, i32);
     linker.allow_shadowing(true);
     let linked = linker
@@ -138,18 +131,10 @@ pub(crate) fn count_preview1<T: Send + 'static>(
             move |mut caller: wasmtime::Caller<'_, T>,
                   (fd, dirflags, path, len, oflags, base, inheriting, fdflags, opened): Args| {
                 Box::new(async move {
-                    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
-                        return Err(wasmtime::format_err!(
-                            "path_open: the module exports no memory"
-                        ));
-                    };
-                    let fuel = caller.as_context_mut().hostcall_fuel();
-                    let (bytes, state) = memory.data_and_store_mut(&mut caller);
-                    let ctx = get(state);
+                    let (bytes, ctx) = preview1_parts(&mut caller, get, "path_open")?;
                     if full(ctx) {
                         return Ok(ERRNO_MFILE);
                     }
-                    ctx.set_hostcall_fuel(fuel);
                     let mut memory = wiggle::GuestMemory::Unshared(bytes);
                     wasi_snapshot_preview1::path_open(
                         ctx,

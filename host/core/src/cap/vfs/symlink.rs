@@ -14,13 +14,13 @@
 //! implementation; in the core-module lane, [`guard_preview1`] puts the
 //! same check in front of `path_symlink`.
 
-use crate::cap::shadow::answered;
+use crate::cap::shadow::{answered, preview1_parts};
+use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
-use wasmtime::{AsContextMut, StoreContextMut};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::p1::WasiP1Ctx;
-use wasmtime_wasi::p1::wasi_snapshot_preview1::{self, WasiSnapshotPreview1};
+use wasmtime_wasi::p1::wasi_snapshot_preview1;
 use wasmtime_wasi::p2::bindings::filesystem::types::{Descriptor, ErrorCode, HostDescriptor};
 
 /// The `wasi:filesystem/types` instance wasmtime-wasi links (its WIT
@@ -125,13 +125,7 @@ pub(crate) fn guard_preview1<T: Send + 'static>(
             "path_symlink",
             move |mut caller: wasmtime::Caller<'_, T>, (old, old_len, fd, new, new_len): Args| {
                 Box::new(async move {
-                    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
-                        return Err(wasmtime::format_err!(
-                            "path_symlink: the module exports no memory"
-                        ));
-                    };
-                    let fuel = caller.as_context_mut().hostcall_fuel();
-                    let (bytes, state) = memory.data_and_store_mut(&mut caller);
+                    let (bytes, ctx) = preview1_parts(&mut caller, get, "path_symlink")?;
                     let target = usize::try_from(old)
                         .ok()
                         .zip(usize::try_from(old_len).ok())
@@ -144,8 +138,6 @@ pub(crate) fn guard_preview1<T: Send + 'static>(
                         tracing::info!(%target, why, "refused a symlink out of a preopen");
                         return Ok(ERRNO_PERM);
                     }
-                    let ctx = get(state);
-                    ctx.set_hostcall_fuel(fuel);
                     let mut memory = wiggle::GuestMemory::Unshared(bytes);
                     wasi_snapshot_preview1::path_symlink(
                         ctx,
