@@ -18,6 +18,7 @@ wit_bindgen::generate!({
             import wasi:sockets/udp@0.2.12;
             import wasi:filesystem/preopens@0.2.12;
             import wasi:http/outgoing-handler@0.2.12;
+            import wasi:clocks/monotonic-clock@0.2.12;
         }
     "#,
     path: ["../../wit", "../../wit/host"],

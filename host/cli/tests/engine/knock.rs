@@ -137,3 +137,38 @@ pub fn listen_in_wbx(probe: &str, args: &[&str], allow: &str) -> Listened {
         rest,
     }
 }
+
+/// Runs the listening `probe` with `args` (loopback opened), connects 300
+/// peers to the port of its first line (`listening PORT`) and holds them
+/// until it ends; what it printed after that line.
+pub fn accepted_of_300(probe: &str, args: &[&str]) -> String {
+    use std::io::BufRead;
+    let home = tempfile::tempdir().unwrap();
+    let mut command = crate::common::wbx_command(home.path());
+    command
+        .args(["exec", "--profile", "network", probe, "--"])
+        .args(args)
+        .env("WB_NET_ALLOW", "127.0.0.1/32");
+    let mut child = command.spawn().expect("spawn wbx");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let port: u16 = first
+        .trim_end()
+        .strip_prefix("listening ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{first}"));
+    let peers: Vec<_> = (0..300)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).expect("connect"))
+        .collect();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let output = child.wait_with_output().unwrap();
+    drop(peers);
+    assert!(
+        output.status.success(),
+        "{rest}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    rest
+}

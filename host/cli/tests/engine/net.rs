@@ -562,6 +562,21 @@ async fn net_llm() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// The attack through a listener: a guest accepts every connection its
+/// peers make (300 here) and keeps each one. Accepted sockets count
+/// toward the store's 256: it holds 255 beside its listener, and each
+/// connection past them is reset by the host before it is handed over. A
+/// guest that drops each connection once done with it takes all 300.
+#[test]
+fn net_accepts_hold() {
+    use crate::knock::accepted_of_300;
+    assert_eq!(accepted_of_300(NET_ACCEPTS_HOLD, &[]), "accepted 255\n");
+    assert_eq!(
+        accepted_of_300(NET_ACCEPTS_HOLD, &["drop"]),
+        "accepted 300\n"
+    );
+}
+
 /// The attack of issue 54 on descriptors: a guest with network holds a
 /// descriptor per `wasi:sockets` socket it makes, and the table let it make
 /// 10 000. Under a service's usual soft limit (here 256, under a larger

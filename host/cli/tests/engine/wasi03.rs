@@ -695,6 +695,21 @@ fn wasi03_sockets_hold() {
     }
 }
 
+/// The same attack through a listener: a guest takes every connection its
+/// peers make (300 here) and keeps each one. Those sockets count too: it
+/// gets 255 beside its listener, and each connection past them is reset
+/// by the host, never handed to it. A guest that drops each connection
+/// once done with it takes all 300.
+#[test]
+fn wasi03_accepts_hold() {
+    use crate::knock::accepted_of_300;
+    assert_eq!(accepted_of_300(WASI03_ACCEPTS_HOLD, &[]), "accepted 255\n");
+    assert_eq!(
+        accepted_of_300(WASI03_ACCEPTS_HOLD, &["drop"]),
+        "accepted 300\n"
+    );
+}
+
 /// The same attack on files at 0.3: a guest opens one file of its preopen
 /// a thousand times and keeps every descriptor; it gets the store's 512
 /// (its preopen is one), then `other` naming the limit.

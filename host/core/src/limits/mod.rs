@@ -92,7 +92,8 @@ pub const HTTP_BODY_CHUNK_BYTES: usize = 64 << 10;
 /// each an OS descriptor: without it the table's 10 000 entries let one
 /// guest run the process out of descriptors, so `wbx serve` stopped
 /// accepting and other tenants' runs waited. Past it the call that would
-/// make one more fails with `new-socket-limit`.
+/// make one more fails with `new-socket-limit`, and a connection one of
+/// its listeners would take is reset.
 pub const MAX_SOCKETS_PER_STORE: usize = 256;
 
 /// The `wasi:filesystem` descriptors one store may hold open, its preopens

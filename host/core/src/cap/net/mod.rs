@@ -99,7 +99,7 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     wasi_sockets::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(linker, lookup)?;
     // Each socket is a descriptor: the calls that make one are counted;
     // a wildcard bind is placed on loopback.
-    socket_count::add_to_linker(linker)?;
+    socket_count::add_to_linker(linker, lookup)?;
     listen_at::add_to_linker(linker, lookup)
 }
 
@@ -115,7 +115,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     // hook (`wasi:http/types@0.3.0` is linked by dock::linker, as at 0.2).
     use wasmtime_wasi::p3::bindings::sockets as wasi_sockets_03;
     wasi_sockets_03::types::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
-    socket_count::add_03_to_linker(linker)?;
+    socket_count::add_03_to_linker(linker, lookup)?;
     listen_at::add_03_to_linker(linker, lookup)?;
     wasi_sockets_03::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(
         linker, lookup,

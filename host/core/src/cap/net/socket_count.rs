@@ -14,15 +14,21 @@
 //!
 //! Invariant: a store holds at most [`MAX_SOCKETS_PER_STORE`] sockets; the
 //! call that would make one more fails with `new-socket-limit` (0.2) or
-//! `other` naming the limit (0.3), and the descriptor is never opened. Not
-//! covered: connections a 0.3 listener accepts, which wasmtime-wasi hands
-//! the guest through a stream it fills itself; each still needs a peer to
-//! connect, and the listener's own backlog bounds them.
+//! `other` naming the limit (0.3), and the descriptor is never opened.
+//! Connections a 0.3 listener accepts come through a stream wasmtime-wasi
+//! fills itself, past any call linked here: so the count is also told to
+//! the store's socket gate after every socket made and every socket
+//! dropped (each socket resource's drop is linked over wasmtime-wasi's,
+//! and deletes it as that does), and the gate resets a connection that
+//! would take the store past the cap (`SocketGate::tally`). Not covered:
+//! a connection accepted while the stream was being dropped is counted
+//! until the store's next socket call or drop.
 
+use super::sockets::GuardedLookup;
 use crate::cap::shadow::{answered, count};
 use crate::limits::MAX_SOCKETS_PER_STORE;
 use wasmtime::StoreContextMut;
-use wasmtime::component::{Linker, Resource, ResourceTable};
+use wasmtime::component::{Linker, LinkerInstance, Resource, ResourceTable, ResourceType};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::p2::bindings::sockets as p2;
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream};
@@ -35,6 +41,7 @@ use wasmtime_wasi::sockets::WasiSocketsView;
 const TCP_CREATE_02: &str = "wasi:sockets/tcp-create-socket@0.2.12";
 const UDP_CREATE_02: &str = "wasi:sockets/udp-create-socket@0.2.12";
 const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
+const UDP_02: &str = "wasi:sockets/udp@0.2.12";
 const TYPES_03: &str = "wasi:sockets/types@0.3.0";
 
 /// The sockets in `table`, at either version.
@@ -44,6 +51,34 @@ pub(crate) fn live(table: &mut ResourceTable) -> usize {
             || entry.is::<wasmtime_wasi::p2::UdpSocket>()
             || entry.is::<wasmtime_wasi::sockets::TcpSocket>()
             || entry.is::<wasmtime_wasi::sockets::UdpSocket>()
+    })
+}
+
+/// The store's socket gate, where it has one.
+type Lookup<T> = fn(&mut T) -> GuardedLookup<'_>;
+
+/// Counts the store's sockets and tells its gate, which admits accepted
+/// connections by that count.
+fn tally<T: WasiView>(state: &mut T, lookup: Lookup<T>) {
+    let held = live(state.ctx().table);
+    if let Some(gate) = lookup(state).gate {
+        gate.tally(held);
+    }
+}
+
+/// Links the drop of the socket resource `name` (of host type `S`) over
+/// wasmtime-wasi's: it deletes the socket from the table, as wasmtime-wasi
+/// does (closing it), then tallies.
+fn drop_tallied<T: WasiView + 'static, S: Send + 'static>(
+    instance: &mut LinkerInstance<'_, T>,
+    name: &str,
+    lookup: Lookup<T>,
+) -> wasmtime::Result<()> {
+    instance.resource(name, ResourceType::host::<S>(), move |mut store, rep| {
+        let state = store.data_mut();
+        drop(state.ctx().table.delete(Resource::<S>::new_own(rep))?);
+        tally(state, lookup);
+        Ok(())
     })
 }
 
@@ -58,6 +93,7 @@ type Made02<R> = wasmtime::Result<(Result<R, p2::network::ErrorCode>,)>;
 /// those are linked.
 pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     l: &mut Linker<T>,
+    lookup: Lookup<T>,
 ) -> wasmtime::Result<()> {
     use p2::network::{ErrorCode, IpAddressFamily};
     type Tcp = wasmtime_wasi::p2::TcpSocket;
@@ -69,22 +105,21 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     l.allow_shadowing(true);
     l.instance(TCP_CREATE_02)?.func_wrap(
         "create-tcp-socket",
-        |mut store: StoreContextMut<'_, T>,
-         (family,): (IpAddressFamily,)|
-         -> Made02<Resource<Tcp>> {
+        move |mut store: StoreContextMut<'_, T>,
+              (family,): (IpAddressFamily,)|
+              -> Made02<Resource<Tcp>> {
             let state = store.data_mut();
             if full(state) {
                 return Ok((Err(ErrorCode::NewSocketLimit),));
             }
-            answered(p2::tcp_create_socket::Host::create_tcp_socket(
-                &mut state.sockets(),
-                family,
-            ))
+            let made = p2::tcp_create_socket::Host::create_tcp_socket(&mut state.sockets(), family);
+            tally(state, lookup);
+            answered(made)
         },
     )?;
     l.instance(UDP_CREATE_02)?.func_wrap_async(
         "create-udp-socket",
-        |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
+        move |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
             Box::new(async move {
                 let state = store.data_mut();
                 if full(state) {
@@ -93,22 +128,31 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
                 let made =
                     p2::udp_create_socket::Host::create_udp_socket(&mut state.sockets(), family)
                         .await;
+                tally(state, lookup);
                 answered::<Resource<wasmtime_wasi::p2::UdpSocket>, _>(made)
             })
         },
     )?;
-    l.instance(TCP_02)?.func_wrap(
+    let mut tcp = l.instance(TCP_02)?;
+    tcp.func_wrap(
         "[method]tcp-socket.accept",
-        |mut store: StoreContextMut<'_, T>, (listener,): (Resource<Tcp>,)| -> Made02<Accepted> {
+        move |mut store: StoreContextMut<'_, T>,
+              (listener,): (Resource<Tcp>,)|
+              -> Made02<Accepted> {
             let state = store.data_mut();
             if full(state) {
                 return Ok((Err(ErrorCode::NewSocketLimit),));
             }
-            answered(p2::tcp::HostTcpSocket::accept(
-                &mut state.sockets(),
-                listener,
-            ))
+            let accepted = p2::tcp::HostTcpSocket::accept(&mut state.sockets(), listener);
+            tally(state, lookup);
+            answered(accepted)
         },
+    )?;
+    drop_tallied::<T, Tcp>(&mut tcp, "tcp-socket", lookup)?;
+    drop_tallied::<T, wasmtime_wasi::p2::UdpSocket>(
+        &mut l.instance(UDP_02)?,
+        "udp-socket",
+        lookup,
     )?;
     l.allow_shadowing(false);
     Ok(())
@@ -126,6 +170,7 @@ fn limit_03() -> p3::ErrorCode {
 /// The same over the 0.3 calls.
 pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     l: &mut Linker<T>,
+    lookup: Lookup<T>,
 ) -> wasmtime::Result<()> {
     use p3::IpAddressFamily;
     use wasmtime_wasi::sockets::{TcpSocket, UdpSocket};
@@ -133,29 +178,34 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     let mut types = l.instance(TYPES_03)?;
     types.func_wrap(
         "[static]tcp-socket.create",
-        |mut store: StoreContextMut<'_, T>,
-         (family,): (IpAddressFamily,)|
-         -> Made03<Resource<TcpSocket>> {
+        move |mut store: StoreContextMut<'_, T>,
+              (family,): (IpAddressFamily,)|
+              -> Made03<Resource<TcpSocket>> {
             let state = store.data_mut();
             if full(state) {
                 return Ok((Err(limit_03()),));
             }
-            answered(p3::HostTcpSocket::create(&mut state.sockets(), family))
+            let made = p3::HostTcpSocket::create(&mut state.sockets(), family);
+            tally(state, lookup);
+            answered(made)
         },
     )?;
     types.func_wrap_async(
         "[static]udp-socket.create",
-        |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
+        move |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
             Box::new(async move {
                 let state = store.data_mut();
                 if full(state) {
                     return Ok((Err(limit_03()),));
                 }
                 let made = p3::HostUdpSocket::create(&mut state.sockets(), family).await;
+                tally(state, lookup);
                 answered::<Resource<UdpSocket>, _>(made)
             })
         },
     )?;
+    drop_tallied::<T, TcpSocket>(&mut types, "tcp-socket", lookup)?;
+    drop_tallied::<T, UdpSocket>(&mut types, "udp-socket", lookup)?;
     l.allow_shadowing(false);
     Ok(())
 }

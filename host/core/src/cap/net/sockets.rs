@@ -15,7 +15,11 @@
 //! loopback instead (`listen_at`), a connection from a loopback address
 //! that is not opened is reset before the guest sees it, and
 //! each accepted connection passes revocation and the rate limit (inbound
-//! traffic from the network is `wbx serve`'s, with its own limits). A port
+//! traffic from the network is `wbx serve`'s, with its own limits) and is
+//! taken only while the store holds fewer sockets than its cap (a
+//! connection past it is reset: a 0.3 listener hands connections through
+//! a stream wasmtime-wasi fills itself, so the count it is admitted by is
+//! the one [`SocketGate::tally`] was last told, plus the accepts since). A port
 //! is chosen by the guest only on an opened loopback address (elsewhere it
 //! binds port 0, so it cannot squat a port the host's services want), and
 //! it receives datagrams only from addresses this store sent to or from an
@@ -28,9 +32,10 @@
 
 use crate::cadence::{Cadence, Denial};
 use crate::egress::NetGuard;
-use crate::limits::SOCKET_MAX_UDP_PEERS;
+use crate::limits::{MAX_SOCKETS_PER_STORE, SOCKET_MAX_UDP_PEERS};
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Resource;
 use wasmtime_wasi::p2::SocketError;
@@ -55,6 +60,9 @@ pub(crate) struct SocketGate {
     /// Where this store's guest has sent datagrams: the only sources it
     /// may receive from.
     udp_peers: Mutex<HashSet<SocketAddr>>,
+    /// The sockets the store held at its last count
+    /// ([`Self::tally`]), plus the connections accepted since.
+    held: AtomicUsize,
 }
 
 impl SocketGate {
@@ -65,7 +73,25 @@ impl SocketGate {
             cadence,
             tenant,
             udp_peers: Mutex::new(HashSet::new()),
+            held: AtomicUsize::new(0),
         }
+    }
+
+    /// Records the sockets the store holds now: its table is counted
+    /// after every call that makes a socket and every socket dropped, and
+    /// the next accepted connection is admitted by that count.
+    pub(crate) fn tally(&self, sockets: usize) {
+        self.held.store(sockets, Ordering::Relaxed);
+    }
+
+    /// Takes one more socket, for an accepted connection, if the store has
+    /// room for it.
+    fn take_one(&self) -> bool {
+        self.held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < MAX_SOCKETS_PER_STORE).then_some(n + 1)
+            })
+            .is_ok()
     }
 
     fn deny(&self, why: &'static str, addr: SocketAddr) -> bool {
@@ -89,7 +115,10 @@ impl SocketGate {
                 if !self.opened_loopback(addr.ip()) {
                     return self.deny("socket_accept", addr);
                 }
-                self.cadence.admit(&self.tenant, AUDITED_AS).is_ok()
+                if self.cadence.admit(&self.tenant, AUDITED_AS).is_err() {
+                    return false;
+                }
+                self.take_one() || self.deny("new_socket_limit", addr)
             }
             U::TcpConnect | U::UdpSend => {
                 if self.cadence.admit(&self.tenant, AUDITED_AS).is_err() {
@@ -388,6 +417,18 @@ mod tests {
         assert!(g.check(at("127.0.0.1:5000"), U::TcpAccept));
         assert!(g.check(at("127.0.0.1:5001"), U::TcpAccept));
         assert!(!g.check(at("127.0.0.1:5002"), U::TcpAccept));
+    }
+
+    #[test]
+    fn a_connection_is_accepted_only_while_the_store_has_room_for_its_socket() {
+        let (_, g) = gate_allowing(10_000, "127.0.0.0/8");
+        g.tally(MAX_SOCKETS_PER_STORE - 2);
+        assert!(g.check(at("127.0.0.1:5000"), U::TcpAccept));
+        assert!(g.check(at("127.0.0.1:5001"), U::TcpAccept), "the last");
+        assert!(!g.check(at("127.0.0.1:5002"), U::TcpAccept), "one past");
+        g.tally(MAX_SOCKETS_PER_STORE - 1);
+        assert!(g.check(at("127.0.0.1:5003"), U::TcpAccept), "one dropped");
+        assert!(!g.check(at("127.0.0.1:5004"), U::TcpAccept));
     }
 
     #[test]
