@@ -604,3 +604,62 @@ async fn exec_is_granted_over_http_only_where_the_operator_allows_it() {
         assert!(!tools.as_array().unwrap().contains(&json!("run")));
     }
 }
+
+/// `wbx serve-api` told to stop (SIGINT, as Ctrl-C sends) while a request
+/// is in flight: it accepts no new connection, answers that request once
+/// its body arrives, and then exits cleanly. Before the drain the process
+/// ended at the signal and the request's connection closed unanswered.
+#[test]
+fn wbx_serve_api_answers_the_request_in_flight_at_ctrl_c_then_exits() {
+    use std::io::{BufRead, Read, Write};
+    use std::time::Instant;
+    let home = tempfile::tempdir().unwrap();
+    let mut child = crate::common::wbx_command(home.path())
+        .args(["serve-api", "--listen", "127.0.0.1:0"])
+        .env_remove("WB_API_TOKEN")
+        .spawn()
+        .expect("spawn wbx serve-api");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let addr: SocketAddr = loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "no address told");
+        if let Some(at) = line.split("http://").nth(1) {
+            break at.split('/').next().unwrap().parse().unwrap();
+        }
+    };
+    let body = br#"{"not_a_task": 1}"#;
+    let mut request = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        request,
+        "POST /api/run HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    request.write_all(&body[..4]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let stopped = Instant::now();
+    let refused = loop {
+        match std::net::TcpStream::connect(addr) {
+            Err(e) => break e.kind(),
+            Ok(_) if stopped.elapsed() < Duration::from_secs(5) => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(_) => panic!("a new connection was still taken 5 s after the stop"),
+        }
+    };
+    assert_eq!(refused, std::io::ErrorKind::ConnectionRefused);
+    request.write_all(&body[4..]).unwrap();
+    request
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = String::new();
+    let _ = request.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 4"), "{answer:?}");
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    let _ = stderr.read_to_string(&mut rest);
+    assert!(status.success(), "{status:?}: {rest}");
+}
