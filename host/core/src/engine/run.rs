@@ -107,6 +107,12 @@ impl RunError {
     }
 }
 
+/// What a guest is told when its calls led wasmtime into one of its own
+/// defects (a `WasmtimeBug`, which ends the store): that error's text names
+/// the build machine's paths, so it goes to the operator's log only.
+pub(crate) const RUNTIME_DEFECT: &str = "the runtime reached a state it does not support \
+     (a defect of wasmtime's that this guest's calls reached); the store is ended";
+
 /// Names what stopped a call, from the error and the store's state.
 pub(crate) fn classify(err: wasmtime::Error, state: &StoreState, fuel: Option<u64>) -> RunError {
     classify_with(err, &state.limiter, state.deadline, fuel)
@@ -129,6 +135,10 @@ pub(crate) fn classify_with(
 ) -> RunError {
     if let Some(d) = err.downcast_ref::<DeadlineExceeded>() {
         return RunError::Timeout { budget: d.budget };
+    }
+    if err.chain().any(|cause| cause.is::<wasmtime::WasmtimeBug>()) {
+        tracing::warn!(error = %err, "a guest reached a defect of wasmtime's");
+        return RunError::Trap(RUNTIME_DEFECT.into());
     }
     let trap = err.downcast_ref::<Trap>().copied();
     match trap {
