@@ -103,19 +103,7 @@ pub struct Listened {
 /// listens at, `…ADDR:PORT` or `…ADDR:PORT)`), knocks on that port, and
 /// collects the rest. A probe that does not listen is not knocked on.
 pub fn listen_in_wbx(probe: &str, args: &[&str], allow: &str) -> Listened {
-    use std::io::BufRead;
-    let home = tempfile::tempdir().unwrap();
-    let mut command = crate::common::wbx_command(home.path());
-    command
-        .args(["exec", "--profile", "network", probe, "--"])
-        .args(args);
-    if !allow.is_empty() {
-        command.env("WB_NET_ALLOW", allow);
-    }
-    let mut child = command.spawn().expect("spawn wbx");
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
+    let (_home, child, mut stdout, first) = spawn_listening(probe, args, allow);
     let port = first
         .trim_end()
         .trim_end_matches(')')
@@ -138,21 +126,48 @@ pub fn listen_in_wbx(probe: &str, args: &[&str], allow: &str) -> Listened {
     }
 }
 
-/// Runs the listening `probe` with `args` (loopback opened), connects 300
-/// peers to the port of its first line (`listening PORT`) and holds them
-/// until it ends; what it printed after that line.
-pub fn accepted_of_300(probe: &str, args: &[&str]) -> String {
+/// Starts `probe ARGS` under `wbx exec --profile network` in a fresh home
+/// (returned, to keep it) with the operator's allow-list `allow` (none if
+/// empty), and reads its first line.
+fn spawn_listening(
+    probe: &str,
+    args: &[&str],
+    allow: &str,
+) -> (
+    tempfile::TempDir,
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+    String,
+) {
     use std::io::BufRead;
     let home = tempfile::tempdir().unwrap();
     let mut command = crate::common::wbx_command(home.path());
     command
         .args(["exec", "--profile", "network", probe, "--"])
-        .args(args)
-        .env("WB_NET_ALLOW", "127.0.0.1/32");
+        .args(args);
+    if !allow.is_empty() {
+        command.env("WB_NET_ALLOW", allow);
+    }
     let mut child = command.spawn().expect("spawn wbx");
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
+    (home, child, stdout, first)
+}
+
+/// The attack of a listening `probe` (`*_accepts_hold`) that keeps every
+/// connection 300 peers make: it gets 255 beside its listener (the store's
+/// 256 sockets); run with `drop`, dropping each, it takes all 300.
+pub fn assert_accepts_hold_at_the_socket_cap(probe: &str) {
+    assert_eq!(accepted_of_300(probe, &[]), "accepted 255\n");
+    assert_eq!(accepted_of_300(probe, &["drop"]), "accepted 300\n");
+}
+
+/// Runs the listening `probe` with `args` (loopback opened), connects 300
+/// peers to the port of its first line (`listening PORT`) and holds them
+/// until it ends; what it printed after that line.
+fn accepted_of_300(probe: &str, args: &[&str]) -> String {
+    let (_home, child, mut stdout, first) = spawn_listening(probe, args, "127.0.0.1/32");
     let port: u16 = first
         .trim_end()
         .strip_prefix("listening ")

@@ -57,13 +57,18 @@ pub(crate) fn live(table: &mut ResourceTable) -> usize {
 /// The store's socket gate, where it has one.
 type Lookup<T> = fn(&mut T) -> GuardedLookup<'_>;
 
-/// Counts the store's sockets and tells its gate, which admits accepted
-/// connections by that count.
-fn tally<T: WasiView>(state: &mut T, lookup: Lookup<T>) {
-    let held = live(state.ctx().table);
+/// Tells the store's gate it holds `held` sockets: the count accepted
+/// connections are admitted by.
+fn tell<T>(state: &mut T, lookup: Lookup<T>, held: usize) {
     if let Some(gate) = lookup(state).gate {
         gate.tally(held);
     }
+}
+
+/// Counts the store's sockets and tells its gate.
+fn tally<T: WasiView>(state: &mut T, lookup: Lookup<T>) {
+    let held = live(state.ctx().table);
+    tell(state, lookup, held);
 }
 
 /// Links the drop of the socket resource `name` (of host type `S`) over
@@ -82,9 +87,11 @@ fn drop_tallied<T: WasiView + 'static, S: Send + 'static>(
     })
 }
 
-/// Whether the store already holds all the sockets it may.
-fn full<T: WasiView>(state: &mut T) -> bool {
-    live(state.ctx().table) >= MAX_SOCKETS_PER_STORE
+/// The sockets the store holds (one sweep), if it may make one more: the
+/// caller then tells the gate that count plus the one it made.
+fn room<T: WasiView>(state: &mut T) -> Option<usize> {
+    let held = live(state.ctx().table);
+    (held < MAX_SOCKETS_PER_STORE).then_some(held)
 }
 
 type Made02<R> = wasmtime::Result<(Result<R, p2::network::ErrorCode>,)>;
@@ -109,11 +116,11 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
               (family,): (IpAddressFamily,)|
               -> Made02<Resource<Tcp>> {
             let state = store.data_mut();
-            if full(state) {
+            let Some(held) = room(state) else {
                 return Ok((Err(ErrorCode::NewSocketLimit),));
-            }
+            };
             let made = p2::tcp_create_socket::Host::create_tcp_socket(&mut state.sockets(), family);
-            tally(state, lookup);
+            tell(state, lookup, held + usize::from(made.is_ok()));
             answered(made)
         },
     )?;
@@ -122,13 +129,13 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
         move |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
             Box::new(async move {
                 let state = store.data_mut();
-                if full(state) {
+                let Some(held) = room(state) else {
                     return Ok((Err(ErrorCode::NewSocketLimit),));
-                }
+                };
                 let made =
                     p2::udp_create_socket::Host::create_udp_socket(&mut state.sockets(), family)
                         .await;
-                tally(state, lookup);
+                tell(state, lookup, held + usize::from(made.is_ok()));
                 answered::<Resource<wasmtime_wasi::p2::UdpSocket>, _>(made)
             })
         },
@@ -140,11 +147,11 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
               (listener,): (Resource<Tcp>,)|
               -> Made02<Accepted> {
             let state = store.data_mut();
-            if full(state) {
+            let Some(held) = room(state) else {
                 return Ok((Err(ErrorCode::NewSocketLimit),));
-            }
+            };
             let accepted = p2::tcp::HostTcpSocket::accept(&mut state.sockets(), listener);
-            tally(state, lookup);
+            tell(state, lookup, held + usize::from(accepted.is_ok()));
             answered(accepted)
         },
     )?;
@@ -182,11 +189,11 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
               (family,): (IpAddressFamily,)|
               -> Made03<Resource<TcpSocket>> {
             let state = store.data_mut();
-            if full(state) {
+            let Some(held) = room(state) else {
                 return Ok((Err(limit_03()),));
-            }
+            };
             let made = p3::HostTcpSocket::create(&mut state.sockets(), family);
-            tally(state, lookup);
+            tell(state, lookup, held + usize::from(made.is_ok()));
             answered(made)
         },
     )?;
@@ -195,11 +202,11 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
         move |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
             Box::new(async move {
                 let state = store.data_mut();
-                if full(state) {
+                let Some(held) = room(state) else {
                     return Ok((Err(limit_03()),));
-                }
+                };
                 let made = p3::HostUdpSocket::create(&mut state.sockets(), family).await;
-                tally(state, lookup);
+                tell(state, lookup, held + usize::from(made.is_ok()));
                 answered::<Resource<UdpSocket>, _>(made)
             })
         },
