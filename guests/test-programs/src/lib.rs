@@ -50,13 +50,13 @@ pub fn show(addr: &wasi::sockets::network::IpSocketAddress) -> String {
     }
 }
 
-/// Makes up to `want` things with `make` and keeps every one until it
-/// returns: prints `VERB N`, then the first error if one stopped it.
+/// Makes up to `want` things with `make` and hands every one back: prints
+/// `VERB N`, then the first error if one stopped it.
 pub fn hold<T, E: std::fmt::Debug>(
     want: usize,
     verb: &str,
     mut make: impl FnMut() -> Result<T, E>,
-) {
+) -> Vec<T> {
     let mut held = Vec::with_capacity(want);
     let mut stopped = None;
     for _ in 0..want {
@@ -72,4 +72,5 @@ pub fn hold<T, E: std::fmt::Debug>(
     if let Some(e) = stopped {
         println!("error {e:?}");
     }
+    held
 }

@@ -1,9 +1,11 @@
-//! WASI 0.3 connections held: `wasi03_accepts_hold [drop]` listens on
-//! `127.0.0.1` at a port the system picks, prints `listening PORT`, then
-//! takes every connection its peers make and keeps each one (with `drop`,
-//! drops each at once, as a server done with it would). Once at least one
-//! came, it stops when none has come for three seconds (or after a minute
-//! with none at all) and prints `accepted N`.
+//! WASI 0.3 connections held: `wasi03_accepts_hold [drop|release]`
+//! listens on `127.0.0.1` at a port the system picks, prints `listening
+//! PORT`, then takes every connection its peers make and keeps each one
+//! (with `drop`, drops each at once, as a server done with it would). Once
+//! at least one came, it stops when none has come for three seconds (or
+//! after a minute with none at all) and prints `accepted N`. With
+//! `release`, the first three quiet seconds instead print `released N`,
+//! drop every connection held and wait on for more.
 
 use std::future::Future;
 use std::pin::pin;
@@ -40,7 +42,9 @@ wasip3::cli::command::export!(Probe);
 
 impl Guest for Probe {
     async fn run() -> Result<(), ()> {
-        let keep = args().first().map(String::as_str) != Some("drop");
+        let mode = args().first().cloned().unwrap_or_default();
+        let keep = mode != "drop";
+        let mut release = mode == "release";
         let listener = TcpSocket::create(IpAddressFamily::Ipv4).map_err(|_| ())?;
         let loopback = IpSocketAddress::Ipv4(Ipv4SocketAddress {
             port: 0,
@@ -72,6 +76,10 @@ impl Guest for Probe {
                     if keep {
                         held.push(peer);
                     }
+                }
+                None if std::mem::take(&mut release) => {
+                    out(format!("released {}\n", held.len()).as_bytes()).await;
+                    held.clear();
                 }
                 Some(None) | None => break,
             }

@@ -1,11 +1,49 @@
 //! Opens the file `f` of the first preopen again and again through WASI
 //! 0.3 and holds every descriptor: argv[1] is how many; prints `opened N`,
-//! then the first error if one stopped it.
+//! then the first error if one stopped it. With argv[2] `together` it
+//! makes every call at once, each in flight before any is answered.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use test_programs_03::{args, out};
 use wasip3::exports::cli::run::Guest;
 use wasip3::filesystem::preopens::get_directories;
-use wasip3::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+use wasip3::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+
+/// One open of `f` in `dir`.
+async fn open(dir: &Descriptor) -> Result<Descriptor, ErrorCode> {
+    dir.open_at(
+        PathFlags::empty(),
+        "f".into(),
+        OpenFlags::empty(),
+        DescriptorFlags::READ,
+    )
+    .await
+}
+
+/// Every call in `calls` polled together until all are answered.
+async fn all<T>(calls: Vec<Pin<Box<dyn Future<Output = T> + '_>>>) -> Vec<T> {
+    let mut calls: Vec<_> = calls.into_iter().map(Some).collect();
+    let mut answers: Vec<Option<T>> = calls.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        for (call, answer) in calls.iter_mut().zip(answers.iter_mut()) {
+            if let Some(pending) = call
+                && let Poll::Ready(done) = pending.as_mut().poll(cx)
+            {
+                *answer = Some(done);
+                *call = None;
+            }
+        }
+        if calls.iter().all(Option::is_none) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    answers.into_iter().flatten().collect()
+}
 
 struct Probe;
 
@@ -21,20 +59,22 @@ impl Guest for Probe {
         };
         let mut held = Vec::with_capacity(want);
         let mut stopped = None;
-        for _ in 0..want {
-            let opened = dir
-                .open_at(
-                    PathFlags::empty(),
-                    "f".into(),
-                    OpenFlags::empty(),
-                    DescriptorFlags::READ,
-                )
-                .await;
-            match opened {
-                Ok(file) => held.push(file),
-                Err(e) => {
-                    stopped = Some(e);
-                    break;
+        if args().get(1).map(String::as_str) == Some("together") {
+            let calls = (0..want).map(|_| Box::pin(open(dir)) as Pin<Box<dyn Future<Output = _>>>);
+            for opened in all(calls.collect()).await {
+                match opened {
+                    Ok(file) => held.push(file),
+                    Err(e) => stopped = stopped.or(Some(e)),
+                }
+            }
+        } else {
+            for _ in 0..want {
+                match open(dir).await {
+                    Ok(file) => held.push(file),
+                    Err(e) => {
+                        stopped = Some(e);
+                        break;
+                    }
                 }
             }
         }

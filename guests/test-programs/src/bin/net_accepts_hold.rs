@@ -1,10 +1,13 @@
-//! WASI 0.2 connections held: `net_accepts_hold [drop]` listens on
-//! `127.0.0.1` at a port the system picks, prints `listening PORT`, then
-//! accepts every connection its peers make and keeps each one (with
+//! WASI 0.2 connections held: `net_accepts_hold [drop|release]` listens
+//! on `127.0.0.1` at a port the system picks, prints `listening PORT`,
+//! then accepts every connection its peers make and keeps each one (with
 //! `drop`, drops each at once, as a server done with it would). Once at
 //! least one came, it stops when none has come for three seconds (or
 //! after a minute with none at all) and prints `accepted N`, and the
-//! error that stopped an accept, if one did.
+//! error that stopped an accept, if one did. With `release`, the first
+//! three quiet seconds instead print `released N`, drop every connection
+//! held and wait on for more, as a server that waits for its listener to
+//! be ready before it accepts again.
 use test_programs::wasi::clocks::monotonic_clock;
 use test_programs::wasi::io::poll;
 use test_programs::wasi::sockets::network::{
@@ -18,7 +21,9 @@ const QUIET_NS: u64 = 3_000_000_000;
 const FIRST_NS: u64 = 60_000_000_000;
 
 fn main() {
-    let keep = test_programs::args().first().map(String::as_str) != Some("drop");
+    let mode = test_programs::args().first().cloned().unwrap_or_default();
+    let keep = mode != "drop";
+    let mut release = mode == "release";
     let net = instance_network::instance_network();
     let socket = tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4).expect("socket");
     let loopback = IpSocketAddress::Ipv4(Ipv4SocketAddress {
@@ -53,6 +58,11 @@ fn main() {
         let wait = if accepted == 0 { FIRST_NS } else { QUIET_NS };
         let timer = monotonic_clock::subscribe_duration(wait);
         if !poll::poll(&[&ready, &timer]).contains(&0) {
+            if std::mem::take(&mut release) {
+                println!("released {}", held.len());
+                held.clear();
+                continue;
+            }
             break;
         }
         match socket.accept() {

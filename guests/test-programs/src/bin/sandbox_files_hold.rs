@@ -1,9 +1,24 @@
 //! Opens one file through wasi:filesystem again and again and holds every
 //! descriptor: argv[1] is how many, argv[2] the file; prints `opened N`,
-//! then the first error if one stopped it.
+//! then the first error if one stopped it. With argv[3] `wait` it keeps
+//! them until its stdin ends; with `release` it closes them all first,
+//! prints `released N`, and then waits.
+use std::io::{Read, Write};
+
 fn main() {
     let args = test_programs::args();
     let want: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100);
     let path = args.get(1).map(String::as_str).unwrap_or("/data/f");
-    test_programs::hold(want, "opened", || std::fs::File::open(path));
+    let then = args.get(2).map(String::as_str).unwrap_or_default();
+    let mut held = test_programs::hold(want, "opened", || std::fs::File::open(path));
+    if then == "release" {
+        println!("released {}", held.len());
+        held.clear();
+    }
+    if then == "wait" || then == "release" {
+        std::io::stdout().flush().expect("stdout");
+        let mut rest = Vec::new();
+        std::io::stdin().read_to_end(&mut rest).expect("stdin");
+    }
+    drop(held);
 }

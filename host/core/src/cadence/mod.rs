@@ -11,13 +11,18 @@
 //! [`Audit`]); an audit entry names the tenant, the broker, the reason
 //! and a short detail (a command name, a host), never a payload or a
 //! secret. Neither the audit log nor the rate limiter's buckets grow with
-//! the number of refusals or of distinct callers ([`RateLimiter`]).
+//! the number of refusals or of distinct callers ([`RateLimiter`]). What a
+//! tenant's stores hold together (descriptors) is bounded per tenant as
+//! well ([`Descriptors`]).
 
 mod audit;
+mod descriptors;
 mod rate;
 mod revocation;
 
 pub use audit::{Audit, AuditEntry, AuditSummary};
+pub use descriptors::{Descriptors, tenant_descriptor_cap};
+pub(crate) use descriptors::{Holding, Kind};
 pub use rate::RateLimiter;
 pub use revocation::Revocations;
 

@@ -206,7 +206,10 @@ fn link(engine: &wasmtime::Engine, caps: CapSet) -> wasmtime::Result<Linker<Modu
     }
     wasmtime_wasi::p1::add_to_linker_async(&mut linker, wasi)?;
     crate::cap::vfs::guard_preview1(&mut linker, wasi)?;
-    crate::cap::vfs::count_preview1(&mut linker, wasi)?;
+    fn descriptors(s: &ModuleState) -> std::sync::Arc<crate::cadence::Holding> {
+        s.descriptors.clone()
+    }
+    crate::cap::vfs::count_preview1(&mut linker, wasi, descriptors)?;
     if caps.contains(Cap::Exec) {
         fn launch(s: &mut ModuleState) -> &mut ModuleLaunch {
             &mut s.launch

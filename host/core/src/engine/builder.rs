@@ -31,6 +31,7 @@ pub struct EngineBuilder {
     disk_cache: bool,
     max_instances: u32,
     rate_limit: (u64, Duration),
+    max_descriptors_per_tenant: Option<usize>,
     wbx: Option<PathBuf>,
     net_allow: Vec<Cidr>,
     operator_allow: Vec<Cidr>,
@@ -71,6 +72,7 @@ impl Default for EngineBuilder {
             disk_cache: true,
             max_instances: 256,
             rate_limit: (RATE_LIMIT_CALLS, RATE_LIMIT_WINDOW),
+            max_descriptors_per_tenant: None,
             wbx: None,
             net_allow: Vec::new(),
             operator_allow: Vec::new(),
@@ -133,6 +135,15 @@ impl EngineBuilder {
     /// 60 s).
     pub fn rate_limit(mut self, calls: u64, window: Duration) -> Self {
         self.rate_limit = (calls, window);
+        self
+    }
+
+    /// The sockets and files all stores of one tenant may hold at once
+    /// (default [`crate::cadence::tenant_descriptor_cap`]: a quarter of the
+    /// process's descriptor soft limit, within 256 and 4 096). Past it the
+    /// call that would open one more is refused, as at a store's own cap.
+    pub fn max_descriptors_per_tenant(mut self, n: usize) -> Self {
+        self.max_descriptors_per_tenant = Some(n);
         self
     }
 
@@ -392,6 +403,10 @@ impl EngineBuilder {
                 cadence: Cadence::new(
                     Some(&home),
                     RateLimiter::new(self.rate_limit.0, self.rate_limit.1),
+                ),
+                descriptors: crate::cadence::Descriptors::new(
+                    self.max_descriptors_per_tenant
+                        .unwrap_or_else(crate::cadence::tenant_descriptor_cap),
                 ),
                 registry: Registry::new(&home),
                 kernels: Registry::kernels(&home),

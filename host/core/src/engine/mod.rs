@@ -161,6 +161,8 @@ struct Inner {
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
     storage: Arc<StorageSlot>,
     cadence: Arc<Cadence>,
+    /// The descriptors each tenant's stores hold.
+    descriptors: Arc<crate::cadence::Descriptors>,
     registry: Registry,
     kernels: Registry,
     command_slots: Arc<Slots>,
@@ -446,6 +448,7 @@ impl Engine {
             home: &self.inner.home,
             storage: &self.inner.storage,
             cadence: &self.inner.cadence,
+            descriptors: Arc::new(self.inner.descriptors.holding(&opts.tenant)),
             keyring: &self.inner.keyring,
             llm: self.inner.llm.as_ref(),
             access: self.net_access(&opts.tenant),

@@ -101,6 +101,18 @@ pub const MAX_SOCKETS_PER_STORE: usize = 256;
 /// hold 10 000.
 pub const MAX_FILES_PER_STORE: usize = 512;
 
+/// Descriptors (sockets and files) all stores of one tenant may hold at
+/// once: the per-store caps bound one store, and a tenant runs many, so
+/// without it one tenant's stores could take every descriptor the process
+/// has. Engines default to a [`TENANT_DESCRIPTOR_SHARE`] of the process's
+/// soft limit, at most this (`EngineBuilder::max_descriptors_per_tenant`
+/// sets another).
+pub const MAX_DESCRIPTORS_PER_TENANT: usize = 4096;
+
+/// The part of the process's descriptor soft limit one tenant may hold by
+/// default (a quarter): what is left serves other tenants and the host.
+pub const TENANT_DESCRIPTOR_SHARE: usize = 4;
+
 /// Bytes of stdout (and, separately, stderr) kept from one call when the
 /// output is captured. A guest printing without end fills it and its
 /// stream closes; the run reports `output_limit`.

@@ -82,8 +82,8 @@ pub(crate) const TABLE: [Row; 9] = [
     Row {
         interface: "workbooks:engine/vfs",
         per_tenant: true,
-        link: |l| cap::vfs::add_to_linker(l, |s| &mut s.caps.vfs),
-        link_03: Some(cap::vfs::add_03_to_linker),
+        link: |l| cap::vfs::add_to_linker(l, |s| &mut s.caps.vfs, StoreState::descriptors),
+        link_03: Some(|l| cap::vfs::add_03_to_linker(l, StoreState::descriptors)),
         open: |o, c, _| {
             c.vfs = match o.host.relay {
                 Some(relay) => cap::vfs::VfsCtx::relayed(relay.clone()),
@@ -182,6 +182,7 @@ pub(crate) const TABLE: [Row; 9] = [
                 guard,
                 o.host.cadence.clone(),
                 o.opts.tenant.clone(),
+                o.host.descriptors.clone(),
             ));
             c.net = cap::net::NetCtx::new(access);
             c.net.gate = Some(gate.clone());

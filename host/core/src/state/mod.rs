@@ -6,7 +6,7 @@
 //! memory cap always set. Each cap's context starts deny-all and is filled
 //! only when that cap is granted.
 
-use crate::cadence::Cadence;
+use crate::cadence::{Cadence, Holding};
 use crate::cap::launch::Launcher;
 use crate::cap::launch::module::ModuleLaunch;
 use crate::cap::net::sockets::GuardedLookup;
@@ -211,6 +211,8 @@ pub(crate) struct StoreState {
     /// Each cap's context, opened from the cap table.
     pub(crate) caps: Contexts,
     pub(crate) agent: crate::cap::agent::AgentCtx,
+    /// The sockets and files this store holds, in its tenant's count.
+    pub(crate) descriptors: Arc<Holding>,
 }
 
 impl StoreState {
@@ -224,6 +226,11 @@ impl StoreState {
             },
             gate: self.caps.net.gate.as_ref(),
         }
+    }
+
+    /// The store's descriptors, for the socket and file counts.
+    pub(crate) fn descriptors(&mut self) -> &Holding {
+        &self.descriptors
     }
 
     /// The wasi:http view: the net cap's context with its guarded hooks.
@@ -339,6 +346,8 @@ pub(crate) struct ModuleState {
     pub(crate) limiter: MemoryLimiter,
     pub(crate) deadline: Deadline,
     pub(crate) launch: ModuleLaunch,
+    /// The files this store holds, in its tenant's count.
+    pub(crate) descriptors: Arc<Holding>,
 }
 
 impl HasDeadline for ModuleState {
@@ -357,6 +366,8 @@ pub(crate) struct StoreHost<'a> {
     pub(crate) storage: &'a Arc<StorageSlot>,
     /// Revocation, rate and audit for every brokered call.
     pub(crate) cadence: &'a Arc<Cadence>,
+    /// The new store's descriptors, in the engine's per-tenant ledger.
+    pub(crate) descriptors: Arc<Holding>,
     /// The signing keys (`secrets`).
     pub(crate) keyring: &'a Arc<Keyring>,
     /// The operator's model endpoint, when one is configured.
@@ -450,6 +461,7 @@ pub(crate) fn new_store(
         },
         caps: contexts,
         agent: Default::default(),
+        descriptors: host.descriptors.clone(),
     };
     let mut store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;
     bound_tables(&mut store);
@@ -503,6 +515,7 @@ pub(crate) fn new_module_store(
         limiter: MemoryLimiter::new(host.memory),
         deadline: Deadline::after(opts.timeout.unwrap_or(grant.profile.effective.timeout())),
         launch: ModuleLaunch::new(contexts.launch),
+        descriptors: host.descriptors.clone(),
     };
     let store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;
     Ok((store, captured))

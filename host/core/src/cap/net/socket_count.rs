@@ -12,9 +12,11 @@
 //! first count the sockets in the store's table (a sweep: a socket dropped
 //! or closed is simply no longer there).
 //!
-//! Invariant: a store holds at most [`MAX_SOCKETS_PER_STORE`] sockets; the
-//! call that would make one more fails with `new-socket-limit` (0.2) or
-//! `other` naming the limit (0.3), and the descriptor is never opened.
+//! Invariant: a store holds at most [`MAX_SOCKETS_PER_STORE`] sockets, and
+//! all stores of its tenant at most their per-tenant count of descriptors
+//! (`crate::cadence::Descriptors`); the call that would make one more
+//! fails with `new-socket-limit` (0.2) or `other` naming the limits (0.3),
+//! and the descriptor is never opened.
 //! Connections a 0.3 listener accepts come through a stream wasmtime-wasi
 //! fills itself, past any call linked here: so the count is also told to
 //! the store's socket gate after every socket made and every socket
@@ -25,6 +27,7 @@
 //! until the store's next socket call or drop.
 
 use super::sockets::GuardedLookup;
+use crate::cadence::Kind;
 use crate::cap::shadow::{answered, count};
 use crate::limits::MAX_SOCKETS_PER_STORE;
 use wasmtime::StoreContextMut;
@@ -87,11 +90,26 @@ fn drop_tallied<T: WasiView + 'static, S: Send + 'static>(
     })
 }
 
-/// The sockets the store holds (one sweep), if it may make one more: the
-/// caller then tells the gate that count plus the one it made.
-fn room<T: WasiView>(state: &mut T) -> Option<usize> {
+/// The sockets the store holds (one sweep), if it and its tenant may hold
+/// one more (taken for the call in the tenant's count): the caller is then
+/// [`done`].
+fn room<T: WasiView>(state: &mut T, lookup: Lookup<T>) -> Option<usize> {
     let held = live(state.ctx().table);
-    (held < MAX_SOCKETS_PER_STORE).then_some(held)
+    match lookup(state).gate {
+        Some(gate) => gate.descriptors().reserve(Kind::Socket, held),
+        None => held < MAX_SOCKETS_PER_STORE,
+    }
+    .then_some(held)
+}
+
+/// The call [`room`] found `held` sockets for is done and `made` one or
+/// not: the store holds `held` plus the one it made (no other call of the
+/// store ran meanwhile).
+fn done<T>(state: &mut T, lookup: Lookup<T>, held: usize, made: bool) {
+    if let Some(gate) = lookup(state).gate {
+        let now = held + usize::from(made);
+        gate.descriptors().finish(Kind::Socket, made, Some(now));
+    }
 }
 
 type Made02<R> = wasmtime::Result<(Result<R, p2::network::ErrorCode>,)>;
@@ -116,11 +134,11 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
               (family,): (IpAddressFamily,)|
               -> Made02<Resource<Tcp>> {
             let state = store.data_mut();
-            let Some(held) = room(state) else {
+            let Some(held) = room(state, lookup) else {
                 return Ok((Err(ErrorCode::NewSocketLimit),));
             };
             let made = p2::tcp_create_socket::Host::create_tcp_socket(&mut state.sockets(), family);
-            tell(state, lookup, held + usize::from(made.is_ok()));
+            done(state, lookup, held, made.is_ok());
             answered(made)
         },
     )?;
@@ -129,13 +147,13 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
         move |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
             Box::new(async move {
                 let state = store.data_mut();
-                let Some(held) = room(state) else {
+                let Some(held) = room(state, lookup) else {
                     return Ok((Err(ErrorCode::NewSocketLimit),));
                 };
                 let made =
                     p2::udp_create_socket::Host::create_udp_socket(&mut state.sockets(), family)
                         .await;
-                tell(state, lookup, held + usize::from(made.is_ok()));
+                done(state, lookup, held, made.is_ok());
                 answered::<Resource<wasmtime_wasi::p2::UdpSocket>, _>(made)
             })
         },
@@ -147,11 +165,11 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
               (listener,): (Resource<Tcp>,)|
               -> Made02<Accepted> {
             let state = store.data_mut();
-            let Some(held) = room(state) else {
+            let Some(held) = room(state, lookup) else {
                 return Ok((Err(ErrorCode::NewSocketLimit),));
             };
             let accepted = p2::tcp::HostTcpSocket::accept(&mut state.sockets(), listener);
-            tell(state, lookup, held + usize::from(accepted.is_ok()));
+            done(state, lookup, held, accepted.is_ok());
             answered(accepted)
         },
     )?;
@@ -168,9 +186,13 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
 type Made03<R> = wasmtime::Result<(Result<R, p3::ErrorCode>,)>;
 
 /// The refusal at 0.3, whose `error-code` has no socket-limit case.
-fn limit_03() -> p3::ErrorCode {
+fn limit_03<T: WasiView>(state: &mut T, lookup: Lookup<T>) -> p3::ErrorCode {
+    let tenant = lookup(state)
+        .gate
+        .map_or(0, |g| g.descriptors().tenant_cap());
     p3::ErrorCode::Other(Some(format!(
-        "new-socket-limit: a store holds at most {MAX_SOCKETS_PER_STORE} sockets"
+        "new-socket-limit: a store holds at most {MAX_SOCKETS_PER_STORE} sockets, \
+         and a tenant's stores {tenant} sockets and files together"
     )))
 }
 
@@ -189,11 +211,11 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
               (family,): (IpAddressFamily,)|
               -> Made03<Resource<TcpSocket>> {
             let state = store.data_mut();
-            let Some(held) = room(state) else {
-                return Ok((Err(limit_03()),));
+            let Some(held) = room(state, lookup) else {
+                return Ok((Err(limit_03(state, lookup)),));
             };
             let made = p3::HostTcpSocket::create(&mut state.sockets(), family);
-            tell(state, lookup, held + usize::from(made.is_ok()));
+            done(state, lookup, held, made.is_ok());
             answered(made)
         },
     )?;
@@ -202,11 +224,11 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
         move |mut store: StoreContextMut<'_, T>, (family,): (IpAddressFamily,)| {
             Box::new(async move {
                 let state = store.data_mut();
-                let Some(held) = room(state) else {
-                    return Ok((Err(limit_03()),));
+                let Some(held) = room(state, lookup) else {
+                    return Ok((Err(limit_03(state, lookup)),));
                 };
                 let made = p3::HostUdpSocket::create(&mut state.sockets(), family).await;
-                tell(state, lookup, held + usize::from(made.is_ok()));
+                done(state, lookup, held, made.is_ok());
                 answered::<Resource<UdpSocket>, _>(made)
             })
         },

@@ -16,8 +16,9 @@
 //! that is not opened is reset before the guest sees it, and
 //! each accepted connection passes revocation and the rate limit (inbound
 //! traffic from the network is `wbx serve`'s, with its own limits) and is
-//! taken only while the store holds fewer sockets than its cap (a
-//! connection past it is reset: a 0.3 listener hands connections through
+//! taken only while the store holds fewer sockets than its cap and its
+//! tenant's stores fewer descriptors than theirs (a connection past either
+//! is reset: a 0.3 listener hands connections through
 //! a stream wasmtime-wasi fills itself, so the count it is admitted by is
 //! the one [`SocketGate::tally`] was last told, plus the accepts since). A port
 //! is chosen by the guest only on an opened loopback address (elsewhere it
@@ -30,12 +31,11 @@
 //! connected (or accepted) before a revocation runs on until the guest
 //! closes it or its call ends.
 
-use crate::cadence::{Cadence, Denial};
+use crate::cadence::{Cadence, Denial, Holding, Kind};
 use crate::egress::NetGuard;
-use crate::limits::{MAX_SOCKETS_PER_STORE, SOCKET_MAX_UDP_PEERS};
+use crate::limits::SOCKET_MAX_UDP_PEERS;
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Resource;
 use wasmtime_wasi::p2::SocketError;
@@ -60,20 +60,27 @@ pub(crate) struct SocketGate {
     /// Where this store's guest has sent datagrams: the only sources it
     /// may receive from.
     udp_peers: Mutex<HashSet<SocketAddr>>,
-    /// The sockets the store held at its last count
-    /// ([`Self::tally`]), plus the connections accepted since.
-    held: AtomicUsize,
+    /// The store's descriptors: the sockets it held at its last count
+    /// ([`Self::tally`]), plus the connections accepted since, in its
+    /// tenant's ledger.
+    descriptors: Arc<Holding>,
 }
 
 impl SocketGate {
-    /// A gate for `tenant` judging addresses with `guard`.
-    pub(crate) fn new(guard: NetGuard, cadence: Arc<Cadence>, tenant: String) -> Self {
+    /// A gate for `tenant` judging addresses with `guard`, counting the
+    /// store's sockets in `descriptors`.
+    pub(crate) fn new(
+        guard: NetGuard,
+        cadence: Arc<Cadence>,
+        tenant: String,
+        descriptors: Arc<Holding>,
+    ) -> Self {
         Self {
             guard,
             cadence,
             tenant,
             udp_peers: Mutex::new(HashSet::new()),
-            held: AtomicUsize::new(0),
+            descriptors,
         }
     }
 
@@ -81,17 +88,12 @@ impl SocketGate {
     /// after every call that makes a socket and every socket dropped, and
     /// the next accepted connection is admitted by that count.
     pub(crate) fn tally(&self, sockets: usize) {
-        self.held.store(sockets, Ordering::Relaxed);
+        self.descriptors.set(Kind::Socket, sockets);
     }
 
-    /// Takes one more socket, for an accepted connection, if the store has
-    /// room for it.
-    fn take_one(&self) -> bool {
-        self.held
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                (n < MAX_SOCKETS_PER_STORE).then_some(n + 1)
-            })
-            .is_ok()
+    /// The store's descriptors, for the calls that make a socket.
+    pub(crate) fn descriptors(&self) -> &Holding {
+        &self.descriptors
     }
 
     fn deny(&self, why: &'static str, addr: SocketAddr) -> bool {
@@ -118,7 +120,7 @@ impl SocketGate {
                 if self.cadence.admit(&self.tenant, AUDITED_AS).is_err() {
                     return false;
                 }
-                self.take_one() || self.deny("new_socket_limit", addr)
+                self.descriptors.take_one(Kind::Socket) || self.deny("new_socket_limit", addr)
             }
             U::TcpConnect | U::UdpSend => {
                 if self.cadence.admit(&self.tenant, AUDITED_AS).is_err() {
@@ -325,8 +327,9 @@ impl p3_lookup::Host for GuardedLookup<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cadence::RateLimiter;
+    use crate::cadence::{Descriptors, RateLimiter};
     use crate::egress::SystemResolver;
+    use crate::limits::MAX_SOCKETS_PER_STORE;
     use wasmtime_wasi::sockets::SocketAddrUse as U;
 
     fn gate(calls: u64) -> (Arc<Cadence>, SocketGate) {
@@ -340,7 +343,11 @@ mod tests {
         );
         let allow = crate::egress::Cidr::parse_list(allow).unwrap();
         let guard = NetGuard::new(allow, Arc::new(SystemResolver));
-        (cadence.clone(), SocketGate::new(guard, cadence, "t".into()))
+        let descriptors = Arc::new(Descriptors::new(10_000).holding("t"));
+        (
+            cadence.clone(),
+            SocketGate::new(guard, cadence, "t".into(), descriptors),
+        )
     }
 
     fn at(s: &str) -> SocketAddr {

@@ -11,16 +11,22 @@
 //! (a sweep: a descriptor dropped is simply no longer there).
 //!
 //! Invariant: a store holds at most [`MAX_FILES_PER_STORE`] descriptors
-//! (its preopens included); the open that would pass it fails with
-//! `quota` (0.2, which has no code for a descriptor limit) or `other`
-//! naming the limit (0.3), and no file is opened. The core-module lane's
-//! preview 1 `path_open` is counted the same way ([`count_preview1`],
-//! `mfile` past the limit).
+//! (its preopens included), and all stores of its tenant at most their
+//! per-tenant count of descriptors (`crate::cadence::Descriptors`); the
+//! open that would pass either fails with `quota` (0.2, which has no code
+//! for a descriptor limit) or `other` naming the limits (0.3), and no file
+//! is opened. A descriptor dropped leaves the tenant's count (its drop is
+//! linked over wasmtime-wasi's and deletes it as that does). The
+//! core-module lane's preview 1 `path_open` is counted the same way
+//! ([`count_preview1`], `mfile` past the limit).
 
+use crate::cadence::{Holding, Kind};
 use crate::cap::shadow::{answered, count, preview1_parts};
 use crate::limits::MAX_FILES_PER_STORE;
 use wasmtime::StoreContextMut;
-use wasmtime::component::{Accessor, Linker, Resource, ResourceTable};
+use wasmtime::component::{
+    Accessor, Linker, LinkerInstance, Resource, ResourceTable, ResourceType,
+};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystem, WasiFilesystemView};
 
@@ -34,14 +40,48 @@ fn live(table: &mut ResourceTable) -> usize {
     count(table, |entry| entry.is::<Descriptor>())
 }
 
-/// Whether the store already holds all the descriptors it may.
-fn full<T: WasiView>(state: &mut T) -> bool {
-    live(state.ctx().table) >= MAX_FILES_PER_STORE
+/// The store's descriptors in its tenant's count.
+type Held<T> = fn(&mut T) -> &Holding;
+
+/// The descriptors the store holds (one sweep), if it and its tenant may
+/// hold one more, counting the opens in flight (one is taken for the call
+/// in the tenant's count): the caller then
+/// [`finish`](Holding::finish)es.
+fn room<T: WasiView>(state: &mut T, held: Held<T>) -> Option<usize> {
+    let n = live(state.ctx().table);
+    held(state).reserve(Kind::File, n).then_some(n)
+}
+
+/// Links the drop of `descriptor` over wasmtime-wasi's: it deletes the
+/// descriptor from the table, as wasmtime-wasi does (closing it), and
+/// takes it out of the tenant's count.
+fn drop_released<T: WasiView + 'static>(
+    types: &mut LinkerInstance<'_, T>,
+    held: Held<T>,
+) -> wasmtime::Result<()> {
+    types.resource(
+        "descriptor",
+        ResourceType::host::<Descriptor>(),
+        move |mut store, rep| {
+            let state = store.data_mut();
+            drop(
+                state
+                    .ctx()
+                    .table
+                    .delete(Resource::<Descriptor>::new_own(rep))?,
+            );
+            held(state).release(Kind::File);
+            Ok(())
+        },
+    )
 }
 
 /// Links the counted 0.2 `open-at` over wasmtime-wasi's; called right
 /// after `wasi:filesystem/types` is linked.
-pub(super) fn add_to_linker<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
+pub(super) fn add_to_linker<T: WasiView + 'static>(
+    l: &mut Linker<T>,
+    held: Held<T>,
+) -> wasmtime::Result<()> {
     use wasmtime_wasi::p2::bindings::filesystem::types::{
         DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
     };
@@ -56,27 +96,33 @@ pub(super) fn add_to_linker<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtim
     let linked = l.instance(TYPES_02).and_then(|mut types| {
         types.func_wrap_async(
             "[method]descriptor.open-at",
-            |mut store: StoreContextMut<'_, T>, (dir, path_flags, path, open, flags): Args| {
+            move |mut store: StoreContextMut<'_, T>, (dir, path_flags, path, open, flags): Args| {
                 Box::new(async move {
                     let state = store.data_mut();
-                    if full(state) {
+                    let Some(n) = room(state, held) else {
                         return Ok((Err(ErrorCode::Quota),));
-                    }
+                    };
                     let mut view = state.filesystem();
                     let opened =
                         HostDescriptor::open_at(&mut view, dir, path_flags, path, open, flags)
                             .await;
+                    let made = opened.is_ok();
+                    held(state).finish(Kind::File, made, Some(n + usize::from(made)));
                     answered(opened)
                 })
             },
-        )
+        )?;
+        drop_released(&mut types, held)
     });
     l.allow_shadowing(false);
     linked
 }
 
 /// The same over 0.3's `open-at`, an async function there.
-pub(super) fn add_03_to_linker<T: WasiView + 'static>(l: &mut Linker<T>) -> wasmtime::Result<()> {
+pub(super) fn add_03_to_linker<T: WasiView + 'static>(
+    l: &mut Linker<T>,
+    held: Held<T>,
+) -> wasmtime::Result<()> {
     use wasmtime_wasi::p3::bindings::filesystem::types as p3;
     use wasmtime_wasi::p3::filesystem::FilesystemResult;
     type Args = (
@@ -90,11 +136,13 @@ pub(super) fn add_03_to_linker<T: WasiView + 'static>(l: &mut Linker<T>) -> wasm
     let linked = l.instance(TYPES_03).and_then(|mut types| {
         types.func_wrap_concurrent(
             "[method]descriptor.open-at",
-            |accessor: &Accessor<T>, (dir, path_flags, path, open, flags): Args| {
+            move |accessor: &Accessor<T>, (dir, path_flags, path, open, flags): Args| {
                 Box::pin(async move {
-                    if accessor.with(|mut access| full(access.get())) {
+                    if accessor.with(|mut access| room(access.get(), held)).is_none() {
+                        let tenant = accessor.with(|mut access| held(access.get()).tenant_cap());
                         return Ok((Err(p3::ErrorCode::Other(Some(format!(
-                            "too-many-open-files: a store holds at most {MAX_FILES_PER_STORE} open files"
+                            "too-many-open-files: a store holds at most {MAX_FILES_PER_STORE} open files, \
+                             and a tenant's stores {tenant} files and sockets together"
                         )))),));
                     }
                     let fs = accessor.with_getter::<WasiFilesystem>(T::filesystem);
@@ -103,10 +151,15 @@ pub(super) fn add_03_to_linker<T: WasiView + 'static>(l: &mut Linker<T>) -> wasm
                             &fs, dir, path_flags, path, open, flags,
                         )
                         .await;
+                    // Other opens of the store may have finished meanwhile:
+                    // the count moves by this one alone.
+                    let made = opened.is_ok();
+                    accessor.with(|mut access| held(access.get()).finish(Kind::File, made, None));
                     answered(opened)
                 })
             },
-        )
+        )?;
+        drop_released(&mut types, held)
     });
     l.allow_shadowing(false);
     linked
@@ -120,6 +173,7 @@ const ERRNO_MFILE: i32 = 33;
 pub(crate) fn count_preview1<T: Send + 'static>(
     linker: &mut wasmtime::Linker<T>,
     get: fn(&mut T) -> &mut wasmtime_wasi::p1::WasiP1Ctx,
+    held: fn(&T) -> std::sync::Arc<Holding>,
 ) -> wasmtime::Result<()> {
     use wasmtime_wasi::p1::wasi_snapshot_preview1;
     type Args = (i32, i32, i32, i32, i32, i64, i64, i32, i32);
@@ -131,12 +185,14 @@ pub(crate) fn count_preview1<T: Send + 'static>(
             move |mut caller: wasmtime::Caller<'_, T>,
                   (fd, dirflags, path, len, oflags, base, inheriting, fdflags, opened): Args| {
                 Box::new(async move {
+                    let descriptors = held(caller.data());
                     let (bytes, ctx) = preview1_parts(&mut caller, get, "path_open")?;
-                    if full(ctx) {
+                    let n = live(ctx.ctx().table);
+                    if !descriptors.reserve(Kind::File, n) {
                         return Ok(ERRNO_MFILE);
                     }
                     let mut memory = wiggle::GuestMemory::Unshared(bytes);
-                    wasi_snapshot_preview1::path_open(
+                    let errno = wasi_snapshot_preview1::path_open(
                         ctx,
                         &mut memory,
                         fd,
@@ -149,7 +205,10 @@ pub(crate) fn count_preview1<T: Send + 'static>(
                         fdflags,
                         opened,
                     )
-                    .await
+                    .await;
+                    let made = matches!(errno, Ok(0));
+                    descriptors.finish(Kind::File, made, Some(n + usize::from(made)));
+                    errno
                 })
             },
         )

@@ -23,6 +23,7 @@ mod symlink;
 pub(crate) use file_count::count_preview1;
 pub(crate) use symlink::guard_preview1;
 
+use crate::cadence::Holding;
 use crate::cap::bindings::workbooks::engine::vfs;
 use crate::cap::relay::Relay;
 use crate::store::{StorageSlot, Volumes};
@@ -64,21 +65,23 @@ impl VfsCtx {
 pub(crate) fn add_to_linker<T: WasiView + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut VfsCtx,
+    held: fn(&mut T) -> &Holding,
 ) -> wasmtime::Result<()> {
     use wasmtime_wasi::p2::bindings::filesystem;
     vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, get)?;
     filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
     filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
     symlink::guard(linker)?;
-    file_count::add_to_linker(linker)
+    file_count::add_to_linker(linker, held)
 }
 
 /// Links `wasi:filesystem` 0.3.0: the same preopens, through the async
 /// interfaces, with the same guard.
 pub(crate) fn add_03_to_linker<T: WasiView + 'static>(
     linker: &mut Linker<T>,
+    held: fn(&mut T) -> &Holding,
 ) -> wasmtime::Result<()> {
     wasmtime_wasi::p3::filesystem::add_to_linker(linker)?;
     symlink::guard_03(linker)?;
-    file_count::add_03_to_linker(linker)
+    file_count::add_03_to_linker(linker, held)
 }
