@@ -16,9 +16,10 @@
 //! Invariant: the sockets and files all stores of one tenant hold stay
 //! within the engine's per-tenant cap ([`tenant_descriptor_cap`] by
 //! default): the call that would pass it is refused as the per-store cap
-//! refuses it. Preopens are opened by the host, so they count but are
-//! never refused. Not covered: a preview 1 file closed is counted until
-//! the store's next open.
+//! refuses it. Preopens are opened by the host, so they are never
+//! refused; they count from the store's first open on (the first sweep).
+//! Not covered: a preview 1 file closed is counted until the store's next
+//! open.
 
 use crate::limits::{
     MAX_DESCRIPTORS_PER_TENANT, MAX_FILES_PER_STORE, MAX_SOCKETS_PER_STORE, TENANT_DESCRIPTOR_SHARE,
@@ -62,7 +63,7 @@ pub fn tenant_descriptor_cap() -> usize {
 #[derive(Debug)]
 pub struct Descriptors {
     cap: usize,
-    tenants: Mutex<HashMap<String, usize>>,
+    tenants: Mutex<HashMap<Arc<str>, usize>>,
 }
 
 impl Descriptors {
@@ -88,12 +89,12 @@ impl Descriptors {
     pub(crate) fn holding(self: &Arc<Self>, tenant: &str) -> Holding {
         Holding {
             ledger: self.clone(),
-            tenant: tenant.to_string(),
+            tenant: tenant.into(),
             counts: Default::default(),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, usize>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, usize>> {
         self.tenants.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -113,7 +114,8 @@ struct Count {
 #[derive(Debug)]
 pub(crate) struct Holding {
     ledger: Arc<Descriptors>,
-    tenant: String,
+    /// The tenant, shared with the ledger's key (a clone is a count).
+    tenant: Arc<str>,
     /// Sockets, files.
     counts: [Count; 2],
 }
@@ -204,9 +206,14 @@ impl Holding {
 }
 
 impl Drop for Holding {
+    /// A store that never held a descriptor (most never make a socket or
+    /// open a file) leaves without taking the ledger's lock.
     fn drop(&mut self) {
         for kind in [Kind::Socket, Kind::File] {
-            self.settle(kind, |mine, pending, _| (*mine, *pending) = (0, 0));
+            let count = &self.counts[kind as usize];
+            if count.mine.load(Ordering::Relaxed) + count.pending.load(Ordering::Relaxed) > 0 {
+                self.settle(kind, |mine, pending, _| (*mine, *pending) = (0, 0));
+            }
         }
     }
 }
