@@ -74,3 +74,12 @@ pub fn hold<T, E: std::fmt::Debug>(
     }
     held
 }
+
+/// Waits until stdin ends (what a probe that keeps what it holds waits
+/// on), with what it printed flushed first.
+pub fn wait_for_stdin_end() {
+    use std::io::{Read, Write};
+    std::io::stdout().flush().expect("stdout");
+    let mut rest = Vec::new();
+    std::io::stdin().read_to_end(&mut rest).expect("stdin");
+}

@@ -27,10 +27,7 @@ fn main() {
         }
     });
     if wait {
-        use std::io::{Read, Write};
-        std::io::stdout().flush().expect("stdout");
-        let mut rest = Vec::new();
-        std::io::stdin().read_to_end(&mut rest).expect("stdin");
+        test_programs::wait_for_stdin_end();
     }
     drop(held);
 }

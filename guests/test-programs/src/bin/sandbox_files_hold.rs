@@ -3,8 +3,6 @@
 //! then the first error if one stopped it. With argv[3] `wait` it keeps
 //! them until its stdin ends; with `release` it closes them all first,
 //! prints `released N`, and then waits.
-use std::io::{Read, Write};
-
 fn main() {
     let args = test_programs::args();
     let want: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100);
@@ -16,9 +14,7 @@ fn main() {
         held.clear();
     }
     if then == "wait" || then == "release" {
-        std::io::stdout().flush().expect("stdout");
-        let mut rest = Vec::new();
-        std::io::stdin().read_to_end(&mut rest).expect("stdin");
+        test_programs::wait_for_stdin_end();
     }
     drop(held);
 }

@@ -9,9 +9,10 @@
 //! Served here: one [`Descriptors`] ledger per engine, and a [`Holding`]
 //! per store, through which the store's socket and file counts (taken by
 //! `cap::net::socket_count` and `cap::vfs::file_count`) reach the ledger.
-//! A call that would make a descriptor first takes one from its store's
-//! holding; the sweep after it sets the true count; a store's descriptors
-//! leave the ledger when the store is dropped.
+//! A call that would make a descriptor first reserves one in its store's
+//! holding (counting the table and the calls still in flight) and keeps or
+//! returns it when done; a descriptor dropped is released; a store's
+//! descriptors leave the ledger when the store is dropped.
 //!
 //! Invariant: the sockets and files all stores of one tenant hold stay
 //! within the engine's per-tenant cap ([`tenant_descriptor_cap`] by
@@ -73,11 +74,6 @@ impl Descriptors {
             cap,
             tenants: Mutex::new(HashMap::new()),
         })
-    }
-
-    /// The per-tenant cap.
-    pub fn cap(&self) -> usize {
-        self.cap
     }
 
     /// The descriptors `tenant`'s stores hold now, as last counted.
@@ -148,6 +144,7 @@ impl Holding {
 
     /// Records that the store's table holds `n` of `kind` (a sweep's
     /// count; the calls in flight come on top).
+    #[cfg(test)]
     pub(crate) fn set(&self, kind: Kind, n: usize) {
         self.settle(kind, |mine, pending, _| *mine = n + *pending);
     }

@@ -2,7 +2,8 @@
 //! check, then wasmtime-wasi's implementation unchanged, and hands its
 //! answer back in the shape a linked function returns.
 
-use wasmtime_wasi::TrappableError;
+use wasmtime::component::{LinkerInstance, Resource, ResourceType};
+use wasmtime_wasi::{TrappableError, WasiView};
 
 /// wasmtime-wasi's answer as a linked function's result: a WASI error
 /// code stays the guest's error value; anything else (a host bug, a
@@ -48,4 +49,21 @@ pub(crate) fn preview1_parts<'a, T: 'static>(
     let ctx = get(state);
     ctx.set_hostcall_fuel(fuel);
     Ok((bytes, ctx))
+}
+
+/// Links the drop of the resource `name` (host type `R`) over
+/// wasmtime-wasi's: it deletes the value from the table as wasmtime-wasi's
+/// own drop does (closing what it holds), then runs `then` on the store's
+/// data (a count the value leaves).
+pub(crate) fn drop_then<T: WasiView + 'static, R: Send + 'static>(
+    instance: &mut LinkerInstance<'_, T>,
+    name: &str,
+    then: impl Fn(&mut T) + Send + Sync + 'static,
+) -> wasmtime::Result<()> {
+    instance.resource(name, ResourceType::host::<R>(), move |mut store, rep| {
+        let state = store.data_mut();
+        drop(state.ctx().table.delete(Resource::<R>::new_own(rep))?);
+        then(state);
+        Ok(())
+    })
 }

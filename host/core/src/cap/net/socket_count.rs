@@ -18,20 +18,20 @@
 //! fails with `new-socket-limit` (0.2) or `other` naming the limits (0.3),
 //! and the descriptor is never opened.
 //! Connections a 0.3 listener accepts come through a stream wasmtime-wasi
-//! fills itself, past any call linked here: so the count is also told to
-//! the store's socket gate after every socket made and every socket
-//! dropped (each socket resource's drop is linked over wasmtime-wasi's,
-//! and deletes it as that does), and the gate resets a connection that
-//! would take the store past the cap (`SocketGate::tally`). Not covered:
-//! a connection accepted while the stream was being dropped is counted
-//! until the store's next socket call or drop.
+//! fills itself, past any call linked here: so the store keeps its count
+//! in its holding (`crate::cadence::Holding`), set after every socket made
+//! and lowered by every socket dropped (each socket resource's drop is
+//! linked over wasmtime-wasi's, and deletes it as that does), and the
+//! socket gate resets a connection that would take the store or its tenant
+//! past the cap. Not covered: a connection accepted while the stream was
+//! being dropped is counted until the store's next socket call.
 
 use super::sockets::GuardedLookup;
 use crate::cadence::Kind;
-use crate::cap::shadow::{answered, count};
+use crate::cap::shadow::{answered, count, drop_then};
 use crate::limits::MAX_SOCKETS_PER_STORE;
 use wasmtime::StoreContextMut;
-use wasmtime::component::{Linker, LinkerInstance, Resource, ResourceTable, ResourceType};
+use wasmtime::component::{Linker, Resource, ResourceTable};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::p2::bindings::sockets as p2;
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream};
@@ -60,34 +60,12 @@ pub(crate) fn live(table: &mut ResourceTable) -> usize {
 /// The store's socket gate, where it has one.
 type Lookup<T> = fn(&mut T) -> GuardedLookup<'_>;
 
-/// Tells the store's gate it holds `held` sockets: the count accepted
-/// connections are admitted by.
-fn tell<T>(state: &mut T, lookup: Lookup<T>, held: usize) {
+/// A socket dropped leaves the store's count, and its tenant's, at once:
+/// the count the next accepted connection is admitted by.
+fn released<T>(state: &mut T, lookup: Lookup<T>) {
     if let Some(gate) = lookup(state).gate {
-        gate.tally(held);
+        gate.descriptors().release(Kind::Socket);
     }
-}
-
-/// Counts the store's sockets and tells its gate.
-fn tally<T: WasiView>(state: &mut T, lookup: Lookup<T>) {
-    let held = live(state.ctx().table);
-    tell(state, lookup, held);
-}
-
-/// Links the drop of the socket resource `name` (of host type `S`) over
-/// wasmtime-wasi's: it deletes the socket from the table, as wasmtime-wasi
-/// does (closing it), then tallies.
-fn drop_tallied<T: WasiView + 'static, S: Send + 'static>(
-    instance: &mut LinkerInstance<'_, T>,
-    name: &str,
-    lookup: Lookup<T>,
-) -> wasmtime::Result<()> {
-    instance.resource(name, ResourceType::host::<S>(), move |mut store, rep| {
-        let state = store.data_mut();
-        drop(state.ctx().table.delete(Resource::<S>::new_own(rep))?);
-        tally(state, lookup);
-        Ok(())
-    })
 }
 
 /// The sockets the store holds (one sweep), if it and its tenant may hold
@@ -173,12 +151,9 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
             answered(accepted)
         },
     )?;
-    drop_tallied::<T, Tcp>(&mut tcp, "tcp-socket", lookup)?;
-    drop_tallied::<T, wasmtime_wasi::p2::UdpSocket>(
-        &mut l.instance(UDP_02)?,
-        "udp-socket",
-        lookup,
-    )?;
+    let release = move |state: &mut T| released(state, lookup);
+    drop_then::<T, Tcp>(&mut tcp, "tcp-socket", release)?;
+    drop_then::<T, wasmtime_wasi::p2::UdpSocket>(&mut l.instance(UDP_02)?, "udp-socket", release)?;
     l.allow_shadowing(false);
     Ok(())
 }
@@ -233,8 +208,9 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
             })
         },
     )?;
-    drop_tallied::<T, TcpSocket>(&mut types, "tcp-socket", lookup)?;
-    drop_tallied::<T, UdpSocket>(&mut types, "udp-socket", lookup)?;
+    let release = move |state: &mut T| released(state, lookup);
+    drop_then::<T, TcpSocket>(&mut types, "tcp-socket", release)?;
+    drop_then::<T, UdpSocket>(&mut types, "udp-socket", release)?;
     l.allow_shadowing(false);
     Ok(())
 }

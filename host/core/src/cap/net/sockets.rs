@@ -20,7 +20,7 @@
 //! tenant's stores fewer descriptors than theirs (a connection past either
 //! is reset: a 0.3 listener hands connections through
 //! a stream wasmtime-wasi fills itself, so the count it is admitted by is
-//! the one [`SocketGate::tally`] was last told, plus the accepts since). A port
+//! the store's holding as last counted, plus the accepts since). A port
 //! is chosen by the guest only on an opened loopback address (elsewhere it
 //! binds port 0, so it cannot squat a port the host's services want), and
 //! it receives datagrams only from addresses this store sent to or from an
@@ -60,9 +60,8 @@ pub(crate) struct SocketGate {
     /// Where this store's guest has sent datagrams: the only sources it
     /// may receive from.
     udp_peers: Mutex<HashSet<SocketAddr>>,
-    /// The store's descriptors: the sockets it held at its last count
-    /// ([`Self::tally`]), plus the connections accepted since, in its
-    /// tenant's ledger.
+    /// The store's descriptors, in its tenant's ledger: the sockets it
+    /// holds, the connections accepted included.
     descriptors: Arc<Holding>,
 }
 
@@ -82,13 +81,6 @@ impl SocketGate {
             udp_peers: Mutex::new(HashSet::new()),
             descriptors,
         }
-    }
-
-    /// Records the sockets the store holds now: its table is counted
-    /// after every call that makes a socket and every socket dropped, and
-    /// the next accepted connection is admitted by that count.
-    pub(crate) fn tally(&self, sockets: usize) {
-        self.descriptors.set(Kind::Socket, sockets);
     }
 
     /// The store's descriptors, for the calls that make a socket.
@@ -429,11 +421,11 @@ mod tests {
     #[test]
     fn a_connection_is_accepted_only_while_the_store_has_room_for_its_socket() {
         let (_, g) = gate_allowing(10_000, "127.0.0.0/8");
-        g.tally(MAX_SOCKETS_PER_STORE - 2);
+        g.descriptors().set(Kind::Socket, MAX_SOCKETS_PER_STORE - 2);
         assert!(g.check(at("127.0.0.1:5000"), U::TcpAccept));
         assert!(g.check(at("127.0.0.1:5001"), U::TcpAccept), "the last");
         assert!(!g.check(at("127.0.0.1:5002"), U::TcpAccept), "one past");
-        g.tally(MAX_SOCKETS_PER_STORE - 1);
+        g.descriptors().set(Kind::Socket, MAX_SOCKETS_PER_STORE - 1);
         assert!(g.check(at("127.0.0.1:5003"), U::TcpAccept), "one dropped");
         assert!(!g.check(at("127.0.0.1:5004"), U::TcpAccept));
     }

@@ -21,12 +21,10 @@
 //! ([`count_preview1`], `mfile` past the limit).
 
 use crate::cadence::{Holding, Kind};
-use crate::cap::shadow::{answered, count, preview1_parts};
+use crate::cap::shadow::{answered, count, drop_then, preview1_parts};
 use crate::limits::MAX_FILES_PER_STORE;
 use wasmtime::StoreContextMut;
-use wasmtime::component::{
-    Accessor, Linker, LinkerInstance, Resource, ResourceTable, ResourceType,
-};
+use wasmtime::component::{Accessor, Linker, Resource, ResourceTable};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystem, WasiFilesystemView};
 
@@ -50,30 +48,6 @@ type Held<T> = fn(&mut T) -> &Holding;
 fn room<T: WasiView>(state: &mut T, held: Held<T>) -> Option<usize> {
     let n = live(state.ctx().table);
     held(state).reserve(Kind::File, n).then_some(n)
-}
-
-/// Links the drop of `descriptor` over wasmtime-wasi's: it deletes the
-/// descriptor from the table, as wasmtime-wasi does (closing it), and
-/// takes it out of the tenant's count.
-fn drop_released<T: WasiView + 'static>(
-    types: &mut LinkerInstance<'_, T>,
-    held: Held<T>,
-) -> wasmtime::Result<()> {
-    types.resource(
-        "descriptor",
-        ResourceType::host::<Descriptor>(),
-        move |mut store, rep| {
-            let state = store.data_mut();
-            drop(
-                state
-                    .ctx()
-                    .table
-                    .delete(Resource::<Descriptor>::new_own(rep))?,
-            );
-            held(state).release(Kind::File);
-            Ok(())
-        },
-    )
 }
 
 /// Links the counted 0.2 `open-at` over wasmtime-wasi's; called right
@@ -112,7 +86,9 @@ pub(super) fn add_to_linker<T: WasiView + 'static>(
                 })
             },
         )?;
-        drop_released(&mut types, held)
+        drop_then::<T, Descriptor>(&mut types, "descriptor", move |state| {
+            held(state).release(Kind::File);
+        })
     });
     l.allow_shadowing(false);
     linked
@@ -159,7 +135,9 @@ pub(super) fn add_03_to_linker<T: WasiView + 'static>(
                 })
             },
         )?;
-        drop_released(&mut types, held)
+        drop_then::<T, Descriptor>(&mut types, "descriptor", move |state| {
+            held(state).release(Kind::File);
+        })
     });
     l.allow_shadowing(false);
     linked
