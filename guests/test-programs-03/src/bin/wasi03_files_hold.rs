@@ -1,7 +1,9 @@
 //! Opens the file `f` of the first preopen again and again through WASI
 //! 0.3 and holds every descriptor: argv[1] is how many; prints `opened N`,
 //! then the first error if one stopped it. With argv[2] `together` it
-//! makes every call at once, each in flight before any is answered.
+//! makes every call at once, each in flight before any is answered; with
+//! `cancelled` it first makes N at once and drops them all in flight,
+//! then opens one at a time.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -45,6 +47,20 @@ async fn all<T>(calls: Vec<Pin<Box<dyn Future<Output = T> + '_>>>) -> Vec<T> {
     answers.into_iter().flatten().collect()
 }
 
+/// Starts `want` opens at once, each polled once (in flight, where the
+/// host has not answered it yet), then drops them all: a call in flight
+/// is cancelled.
+async fn cancel_all(dir: &Descriptor, want: usize) {
+    let mut calls: Vec<_> = (0..want).map(|_| Box::pin(open(dir))).collect();
+    std::future::poll_fn(|cx| {
+        for call in &mut calls {
+            let _ = call.as_mut().poll(cx);
+        }
+        Poll::Ready(())
+    })
+    .await;
+}
+
 struct Probe;
 
 wasip3::cli::command::export!(Probe);
@@ -59,7 +75,11 @@ impl Guest for Probe {
         };
         let mut held = Vec::with_capacity(want);
         let mut stopped = None;
-        if args().get(1).map(String::as_str) == Some("together") {
+        let mode = args().get(1).cloned().unwrap_or_default();
+        if mode == "cancelled" {
+            cancel_all(dir, want).await;
+        }
+        if mode == "together" {
             let calls = (0..want).map(|_| Box::pin(open(dir)) as Pin<Box<dyn Future<Output = _>>>);
             for opened in all(calls.collect()).await {
                 match opened {

@@ -143,6 +143,44 @@ pub fn wbx_env(
     child.wait_with_output().expect("wbx output")
 }
 
+/// `wbx` run with `args` in `home` until it has printed `lines` lines, and
+/// measured while the guest holds what it made: those lines, its peak
+/// resident memory in KiB (its `VmHWM`) read then, and its output once its
+/// stdin is closed. It runs once to its end first, so the compile is not
+/// in the peak.
+pub fn wbx_peak(home: &Path, args: &[&str], lines: usize) -> (String, usize, std::process::Output) {
+    use std::io::BufRead;
+    let warm = wbx(home, args, b"");
+    assert!(
+        warm.status.success(),
+        "{}",
+        String::from_utf8_lossy(&warm.stderr)
+    );
+    let mut child = wbx_command(home).args(args).spawn().expect("spawn wbx");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut said = String::new();
+    for _ in 0..lines {
+        stdout.read_line(&mut said).expect("the probe's report");
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kib = status
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("VmHWM:")?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
+        .expect("VmHWM in /proc/PID/status");
+    drop(child.stdin.take());
+    let out = child
+        .wait_with_output()
+        .expect("wbx ends once its stdin closes");
+    (said, peak_kib, out)
+}
+
 /// The `wbx` binary homed in `home`, its stdio piped, with no log,
 /// allow-list, signer or registry credential from the test's environment.
 pub fn wbx_command(home: &Path) -> std::process::Command {

@@ -179,22 +179,38 @@ async fn a_tenants_stores_share_one_descriptor_count_and_another_tenant_keeps_it
     assert!(again.starts_with("created 256\nerror "), "after: {again}");
 }
 
-/// The counts hold for calls made together too: a 0.3 guest makes a
-/// thousand `open-at` calls at once, each in flight before any is answered
-/// (its file I/O off the calling thread, as under `wbx serve`). Before,
-/// each call counted the table before any open had filled it, and all
-/// thousand files were opened; now the calls in flight count, and it gets
-/// the store's 511 beside its preopen.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_03_guest_opening_files_all_at_once_gets_no_more_than_one_at_a_time() {
+/// Asserts a 0.3 guest that opens one file a thousand times in `mode`
+/// (`wasi03_files_hold`'s) gets the store's 511 beside its preopen, then
+/// the refusal; its file I/O is off the calling thread, as under
+/// `wbx serve`, so its calls are in flight together.
+async fn assert_03_opens_get_511(mode: &str) {
     let home = tempfile::tempdir().unwrap();
     let e = own_builder(home.path()).build().unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f"), "x").unwrap();
-    let opts = with_data(session("a", &["1000", "together"]), dir.path());
+    let opts = with_data(session("a", &["1000", mode]), dir.path());
     let opened = run_to_end(&e, WASI03_FILES_HOLD, "compute", opts).await;
     assert!(
         opened.starts_with("opened 511\nerror ") && opened.contains("too-many-open-files"),
-        "{opened}"
+        "{mode}: {opened}"
     );
+}
+
+/// The counts hold for calls made together too: a 0.3 guest makes a
+/// thousand `open-at` calls at once, each in flight before any is
+/// answered. Before, each call counted the table before any open had
+/// filled it, and all thousand files were opened; now the calls in flight
+/// count, and it gets the store's 511.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_03_guest_opening_files_all_at_once_gets_no_more_than_one_at_a_time() {
+    assert_03_opens_get_511("together").await;
+}
+
+/// A call the guest cancels in flight gives back what it took: a 0.3
+/// guest starts a thousand `open-at` calls at once, drops them all before
+/// the host answers (cancelling each), then opens one at a time and still
+/// gets the store's 511 (488 before: each cancelled call kept its place).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_03_guest_cancelling_its_opens_in_flight_keeps_its_whole_count() {
+    assert_03_opens_get_511("cancelled").await;
 }

@@ -180,6 +180,17 @@ impl Holding {
         });
     }
 
+    /// [`reserve`](Self::reserve) for a call that may be cancelled while
+    /// in flight (an async call the guest drops): the one taken is given
+    /// back when the [`Reserved`] is dropped unfinished.
+    pub(crate) fn reserved(self: &Arc<Self>, kind: Kind, n: usize) -> Option<Reserved> {
+        self.reserve(kind, n).then(|| Reserved {
+            holding: self.clone(),
+            kind,
+            finished: false,
+        })
+    }
+
     /// Takes one of `kind` made outside any call (a connection a listener
     /// accepted) if the store and its tenant have room, by the count as
     /// last set.
@@ -199,6 +210,31 @@ impl Holding {
     /// The tenant's cap, for the refusal's text.
     pub(crate) fn tenant_cap(&self) -> usize {
         self.ledger.cap
+    }
+}
+
+/// One descriptor taken for a call in flight ([`Holding::reserved`]).
+#[derive(Debug)]
+pub(crate) struct Reserved {
+    holding: Arc<Holding>,
+    kind: Kind,
+    finished: bool,
+}
+
+impl Reserved {
+    /// The call is done: [`Holding::finish`].
+    pub(crate) fn finish(mut self, made: bool, now: Option<usize>) {
+        self.finished = true;
+        self.holding.finish(self.kind, made, now);
+    }
+}
+
+impl Drop for Reserved {
+    /// A call cancelled in flight made nothing.
+    fn drop(&mut self) {
+        if !self.finished {
+            self.holding.finish(self.kind, false, None);
+        }
     }
 }
 
@@ -271,6 +307,23 @@ mod tests {
             3,
             "a sweep is the truth once none is in flight"
         );
+    }
+
+    #[test]
+    fn a_reservation_dropped_unfinished_gives_its_one_back_and_a_finished_one_keeps_it() {
+        let ledger = Descriptors::new(10_000);
+        let store = Arc::new(ledger.holding("a"));
+        let cancelled = store.reserved(Kind::File, 0).unwrap();
+        let opened = store.reserved(Kind::File, 0).unwrap();
+        assert_eq!(ledger.held("a"), 2);
+        drop(cancelled);
+        assert_eq!(
+            ledger.held("a"),
+            1,
+            "a call cancelled in flight made nothing"
+        );
+        opened.finish(true, None);
+        assert_eq!(ledger.held("a"), 1, "the file it opened is held");
     }
 
     #[test]

@@ -267,6 +267,13 @@ pub const SOCKET_TIMEOUT: Duration = Duration::from_secs(10);
 /// those may send datagrams back, so the set is kept; this bounds it.
 pub const SOCKET_MAX_UDP_PEERS: usize = 1024;
 
+/// WASI 0.3 datagram calls (`udp-socket.send` and `receive`) one store may
+/// have waiting at once. Each holds a datagram's buffer in the host (up to
+/// 64 KiB) until it is answered, and the calls are async: without this one
+/// socket and a 64 KiB guest buffer made the host hold 64 KiB per call, as
+/// many calls as the guest cared to start.
+pub const UDP_CALLS_WAITING_PER_STORE: usize = 64;
+
 /// Largest response body `wbx serve` sends; a guest producing more gets a
 /// 502 instead.
 pub const SERVE_MAX_RESPONSE_BYTES: usize = 8 << 20;

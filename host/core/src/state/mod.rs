@@ -229,7 +229,7 @@ impl StoreState {
     }
 
     /// The store's descriptors, for the socket and file counts.
-    pub(crate) fn descriptors(&mut self) -> &Holding {
+    pub(crate) fn descriptors(&mut self) -> &Arc<Holding> {
         &self.descriptors
     }
 

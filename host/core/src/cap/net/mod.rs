@@ -28,6 +28,7 @@
 //! socket gate already hold every guard a broker would add. All of it is
 //! linked only with `net`.
 
+mod datagrams;
 pub(crate) mod held;
 pub(crate) mod hooks;
 mod host;
@@ -117,6 +118,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     wasi_sockets_03::types::add_to_linker::<T, WasiSockets>(linker, T::sockets)?;
     socket_count::add_03_to_linker(linker, lookup)?;
     listen_at::add_03_to_linker(linker, lookup)?;
+    datagrams::add_03_to_linker(linker, lookup)?;
     wasi_sockets_03::ip_name_lookup::add_to_linker::<T, sockets::GuardedLookupData>(
         linker, lookup,
     )?;

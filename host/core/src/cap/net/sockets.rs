@@ -36,6 +36,7 @@ use crate::egress::NetGuard;
 use crate::limits::SOCKET_MAX_UDP_PEERS;
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Resource;
 use wasmtime_wasi::p2::SocketError;
@@ -63,6 +64,8 @@ pub(crate) struct SocketGate {
     /// The store's descriptors, in its tenant's ledger: the sockets it
     /// holds, the connections accepted included.
     descriptors: Arc<Holding>,
+    /// The store's 0.3 datagram calls waiting now (`datagrams`).
+    pub(super) datagram_calls: AtomicUsize,
 }
 
 impl SocketGate {
@@ -79,6 +82,7 @@ impl SocketGate {
             cadence,
             tenant,
             udp_peers: Mutex::new(HashSet::new()),
+            datagram_calls: AtomicUsize::new(0),
             descriptors,
         }
     }

@@ -16,13 +16,15 @@
 //! open that would pass either fails with `quota` (0.2, which has no code
 //! for a descriptor limit) or `other` naming the limits (0.3), and no file
 //! is opened. A descriptor dropped leaves the tenant's count (its drop is
-//! linked over wasmtime-wasi's and deletes it as that does). The
+//! linked over wasmtime-wasi's and deletes it as that does), and so does
+//! the one a 0.3 open took while in flight when the guest cancels it. The
 //! core-module lane's preview 1 `path_open` is counted the same way
 //! ([`count_preview1`], `mfile` past the limit).
 
 use crate::cadence::{Holding, Kind};
 use crate::cap::shadow::{answered, count, drop_then, preview1_parts};
 use crate::limits::MAX_FILES_PER_STORE;
+use std::sync::Arc;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Accessor, Linker, Resource, ResourceTable};
 use wasmtime_wasi::WasiView;
@@ -39,7 +41,7 @@ fn live(table: &mut ResourceTable) -> usize {
 }
 
 /// The store's descriptors in its tenant's count.
-type Held<T> = fn(&mut T) -> &Holding;
+type Held<T> = fn(&mut T) -> &Arc<Holding>;
 
 /// The descriptors the store holds (one sweep), if it and its tenant may
 /// hold one more, counting the opens in flight (one is taken for the call
@@ -114,13 +116,20 @@ pub(super) fn add_03_to_linker<T: WasiView + 'static>(
             "[method]descriptor.open-at",
             move |accessor: &Accessor<T>, (dir, path_flags, path, open, flags): Args| {
                 Box::pin(async move {
-                    if accessor.with(|mut access| room(access.get(), held)).is_none() {
+                    // Taken for as long as the call runs: a call the
+                    // guest cancels in flight gives it back.
+                    let reserved = accessor.with(|mut access| {
+                        let state = access.get();
+                        let n = live(state.ctx().table);
+                        held(state).reserved(Kind::File, n)
+                    });
+                    let Some(reserved) = reserved else {
                         let tenant = accessor.with(|mut access| held(access.get()).tenant_cap());
                         return Ok((Err(p3::ErrorCode::Other(Some(format!(
                             "too-many-open-files: a store holds at most {MAX_FILES_PER_STORE} open files, \
                              and a tenant's stores {tenant} files and sockets together"
                         )))),));
-                    }
+                    };
                     let fs = accessor.with_getter::<WasiFilesystem>(T::filesystem);
                     let opened: FilesystemResult<Resource<Descriptor>> =
                         <WasiFilesystem as p3::HostDescriptorWithStore<T>>::open_at(
@@ -129,8 +138,7 @@ pub(super) fn add_03_to_linker<T: WasiView + 'static>(
                         .await;
                     // Other opens of the store may have finished meanwhile:
                     // the count moves by this one alone.
-                    let made = opened.is_ok();
-                    accessor.with(|mut access| held(access.get()).finish(Kind::File, made, None));
+                    reserved.finish(opened.is_ok(), None);
                     answered(opened)
                 })
             },

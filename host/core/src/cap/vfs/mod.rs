@@ -65,7 +65,7 @@ impl VfsCtx {
 pub(crate) fn add_to_linker<T: WasiView + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> &mut VfsCtx,
-    held: fn(&mut T) -> &Holding,
+    held: fn(&mut T) -> &Arc<Holding>,
 ) -> wasmtime::Result<()> {
     use wasmtime_wasi::p2::bindings::filesystem;
     vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, get)?;
@@ -79,7 +79,7 @@ pub(crate) fn add_to_linker<T: WasiView + 'static>(
 /// interfaces, with the same guard.
 pub(crate) fn add_03_to_linker<T: WasiView + 'static>(
     linker: &mut Linker<T>,
-    held: fn(&mut T) -> &Holding,
+    held: fn(&mut T) -> &Arc<Holding>,
 ) -> wasmtime::Result<()> {
     wasmtime_wasi::p3::filesystem::add_to_linker(linker)?;
     symlink::guard_03(linker)?;
