@@ -7,23 +7,25 @@
 //! stores until the process has none left for the others.
 //!
 //! Served here: one [`Descriptors`] ledger per engine, and a [`Holding`]
-//! per store, through which the store's socket and file counts (taken by
-//! `cap::net::socket_count` and `cap::vfs::file_count`) reach the ledger.
+//! per store, through which the store's socket, file and request counts
+//! (taken by `cap::net::socket_count`, `cap::vfs::file_count` and
+//! `cap::net::hooks`) reach the ledger.
 //! A call that would make a descriptor first reserves one in its store's
 //! holding (counting the table and the calls still in flight) and keeps or
 //! returns it when done; a descriptor dropped is released; a store's
 //! descriptors leave the ledger when the store is dropped.
 //!
-//! Invariant: the sockets and files all stores of one tenant hold stay
-//! within the engine's per-tenant cap ([`tenant_descriptor_cap`] by
-//! default): the call that would pass it is refused as the per-store cap
-//! refuses it. Preopens are opened by the host, so they are never
+//! Invariant: the sockets, files and request connections all stores of
+//! one tenant hold stay within the engine's per-tenant cap
+//! ([`tenant_descriptor_cap`] by default): the call that would pass it is
+//! refused as the per-store cap refuses it. Preopens are opened by the host, so they are never
 //! refused; they count from the store's first open on (the first sweep).
 //! Not covered: a preview 1 file closed is counted until the store's next
 //! open.
 
 use crate::limits::{
-    MAX_DESCRIPTORS_PER_TENANT, MAX_FILES_PER_STORE, MAX_SOCKETS_PER_STORE, TENANT_DESCRIPTOR_SHARE,
+    MAX_DESCRIPTORS_PER_TENANT, MAX_FILES_PER_STORE, MAX_REQUESTS_PER_STORE, MAX_SOCKETS_PER_STORE,
+    TENANT_DESCRIPTOR_SHARE,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,6 +38,14 @@ pub(crate) enum Kind {
     Socket,
     /// A `wasi:filesystem` descriptor (a preopen, a file, a directory).
     File,
+    /// An outgoing `wasi:http` request's connection, from its send until
+    /// its response is dropped (`cap::net::hooks`).
+    Request,
+}
+
+impl Kind {
+    /// Every kind, in the order of a holding's counts.
+    const ALL: [Kind; 3] = [Kind::Socket, Kind::File, Kind::Request];
 }
 
 impl Kind {
@@ -44,6 +54,7 @@ impl Kind {
         match self {
             Kind::Socket => MAX_SOCKETS_PER_STORE,
             Kind::File => MAX_FILES_PER_STORE,
+            Kind::Request => MAX_REQUESTS_PER_STORE,
         }
     }
 }
@@ -112,8 +123,8 @@ pub(crate) struct Holding {
     ledger: Arc<Descriptors>,
     /// The tenant, shared with the ledger's key (a clone is a count).
     tenant: Arc<str>,
-    /// Sockets, files.
-    counts: [Count; 2],
+    /// Sockets, files, requests ([`Kind::ALL`]).
+    counts: [Count; 3],
 }
 
 impl Holding {
@@ -242,7 +253,7 @@ impl Drop for Holding {
     /// A store that never held a descriptor (most never make a socket or
     /// open a file) leaves without taking the ledger's lock.
     fn drop(&mut self) {
-        for kind in [Kind::Socket, Kind::File] {
+        for kind in Kind::ALL {
             let count = &self.counts[kind as usize];
             if count.mine.load(Ordering::Relaxed) + count.pending.load(Ordering::Relaxed) > 0 {
                 self.settle(kind, |mine, pending, _| (*mine, *pending) = (0, 0));

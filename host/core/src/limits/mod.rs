@@ -96,6 +96,13 @@ pub const HTTP_BODY_CHUNK_BYTES: usize = 64 << 10;
 /// its listeners would take is reset.
 pub const MAX_SOCKETS_PER_STORE: usize = 256;
 
+/// Outgoing `wasi:http` requests one store may have in flight: each holds
+/// a connection, an OS descriptor, from its send until its response is
+/// dropped, and `outgoing-handler.handle` returns before the answer, so a
+/// guest sending without waiting held one per table entry. Past it a
+/// request is answered `connection-limit-reached` and opens nothing.
+pub const MAX_REQUESTS_PER_STORE: usize = 256;
+
 /// The `wasi:filesystem` descriptors one store may hold open, its preopens
 /// included: each is an OS descriptor, and the table alone let one guest
 /// hold 10 000.

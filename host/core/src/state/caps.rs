@@ -184,7 +184,7 @@ pub(crate) const TABLE: [Row; 9] = [
                 o.opts.tenant.clone(),
                 o.host.descriptors.clone(),
             ));
-            c.net = cap::net::NetCtx::new(access);
+            c.net = cap::net::NetCtx::new(access, o.host.descriptors.clone());
             c.net.gate = Some(gate.clone());
             wasi.allow_tcp(true)
                 .allow_udp(true)

@@ -25,9 +25,11 @@
 //! `header-error.size-exceeded`, a 0.2 header call traps naming the budget
 //! (0.2's `header-error` has no size case; wasmtime-wasi-http traps the
 //! same way at its own per-map limit), and `outgoing-*.body` fails. Not
-//! counted: a request or response once it has left the table (sent by
-//! `outgoing-handler.handle`, returned to the host), whose body may still
-//! buffer two chunks; those are bounded by the calls in flight.
+//! counted here: a request or response once it has left the table (sent
+//! by `outgoing-handler.handle`, returned to the host), whose body may
+//! still buffer two chunks; a store has at most
+//! [`crate::limits::MAX_REQUESTS_PER_STORE`] requests in flight (`hooks`),
+//! and a handler returns one response.
 
 use crate::limits::HTTP_BODY_CHUNK_BYTES;
 use http::{HeaderMap, HeaderName, HeaderValue};

@@ -2,13 +2,21 @@
 //! `wasi:http/outgoing-handler` passes the cadence and the floor, and goes
 //! over a connection to the pinned address; the response body is capped as
 //! it streams, and the whole exchange (head and body) shares one deadline.
+//!
+//! Each request's connection is a descriptor, and `handle` returns before
+//! the request is answered, so a guest sending without waiting could hold
+//! one per table entry. So each request takes one of the store's
+//! [`crate::limits::MAX_REQUESTS_PER_STORE`] (and its tenant's descriptors) before it
+//! connects and keeps it until its response body is dropped; a request
+//! past either is answered `connection-limit-reached` and opens nothing.
 
-use crate::cadence::Denial;
+use crate::cadence::{Denial, Holding, Kind};
 use crate::egress::{EgressFailure, HttpError, NetAccess, NetDenial};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
@@ -16,23 +24,48 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 #[derive(Default)]
 pub(crate) struct GuardedHooks {
     access: Option<NetAccess>,
+    /// The store's descriptors, where each request's connection counts.
+    descriptors: Option<Arc<Holding>>,
 }
 
 impl GuardedHooks {
-    pub(crate) fn new(access: NetAccess) -> Self {
+    pub(crate) fn new(access: NetAccess, descriptors: Arc<Holding>) -> Self {
         Self {
             access: Some(access),
+            descriptors: Some(descriptors),
         }
     }
 }
 
+/// One request's connection in its store's count, given back when the
+/// request fails or its response body is dropped.
+struct Connection(Arc<Holding>);
+
+impl Connection {
+    /// A place for one more connection, if the store and its tenant have
+    /// room.
+    fn take(descriptors: &Arc<Holding>) -> Option<Self> {
+        descriptors
+            .take_one(Kind::Request)
+            .then(|| Self(descriptors.clone()))
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.0.release(Kind::Request);
+    }
+}
+
 /// A response body that fails once more than `left` bytes have passed or
-/// its `deadline` has.
+/// its `deadline` has; it holds its request's place among the store's
+/// connections.
 struct Capped {
     inner: hyper::body::Incoming,
     left: usize,
     limit: usize,
     deadline: Pin<Box<tokio::time::Sleep>>,
+    _connection: Option<Connection>,
 }
 
 impl Body for Capped {
@@ -109,9 +142,14 @@ impl WasiHttpHooks for GuardedHooks {
         _fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
     ) -> Box<dyn Future<Output = Result<Sent, Error>> + Send> {
         let access = self.access.clone();
+        let descriptors = self.descriptors.clone();
         Box::new(async move {
             let Some(access) = access else {
                 return Err(Error::HttpRequestDenied);
+            };
+            let connection = match &descriptors {
+                Some(held) => Some(Connection::take(held).ok_or(Error::ConnectionLimitReached)?),
+                None => None,
             };
             let url = request.uri().to_string();
             let host = request.uri().host().unwrap_or_default().to_string();
@@ -134,6 +172,7 @@ impl WasiHttpHooks for GuardedHooks {
                     left: limit,
                     limit,
                     deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                    _connection: connection,
                 }
                 .boxed_unsync()
             });

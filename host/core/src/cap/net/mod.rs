@@ -36,6 +36,7 @@ mod listen_at;
 mod socket_count;
 pub(crate) mod sockets;
 
+use crate::cadence::Holding;
 use crate::cap::bindings::workbooks::engine::net;
 use crate::egress::NetAccess;
 use std::sync::Arc;
@@ -65,10 +66,11 @@ impl std::fmt::Debug for NetCtx {
 }
 
 impl NetCtx {
-    /// Reach through `access`.
-    pub(crate) fn new(access: NetAccess) -> Self {
+    /// Reach through `access`, each request's connection counted in
+    /// `descriptors`.
+    pub(crate) fn new(access: NetAccess, descriptors: Arc<Holding>) -> Self {
         Self {
-            hooks: hooks::GuardedHooks::new(access.clone()),
+            hooks: hooks::GuardedHooks::new(access.clone(), descriptors),
             access: Some(access),
             http: WasiHttpCtx::new(),
             gate: None,
