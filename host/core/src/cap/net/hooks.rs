@@ -6,9 +6,10 @@
 //! Each request's connection is a descriptor, and `handle` returns before
 //! the request is answered, so a guest sending without waiting could hold
 //! one per table entry. So each request takes one of the store's
-//! [`crate::limits::MAX_REQUESTS_PER_STORE`] (and its tenant's descriptors) before it
-//! connects and keeps it until its response body is dropped; a request
-//! past either is answered `connection-limit-reached` and opens nothing.
+//! [`crate::limits::MAX_REQUESTS_PER_STORE`] (and of its tenant's
+//! descriptors) before it connects, and keeps it until its response body
+//! is dropped; a request past either is answered
+//! `connection-limit-reached` and opens nothing.
 
 use crate::cadence::{Denial, Holding, Kind};
 use crate::egress::{EgressFailure, HttpError, NetAccess, NetDenial};
