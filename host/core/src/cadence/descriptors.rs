@@ -18,8 +18,9 @@
 //! Invariant: the sockets, files and request connections all stores of
 //! one tenant hold stay within the engine's per-tenant cap
 //! ([`tenant_descriptor_cap`] by default): the call that would pass it is
-//! refused as the per-store cap refuses it. Preopens are opened by the host, so they are never
-//! refused; they count from the store's first open on (the first sweep).
+//! refused as the per-store cap refuses it. Preopens are opened by the
+//! host, so they are never refused; they count from the store's first
+//! open on (the first sweep).
 //! Not covered: a preview 1 file closed is counted until the store's next
 //! open.
 

@@ -19,6 +19,7 @@
 //! and holds nothing. At 0.2 a datagram call is synchronous (it sends or
 //! receives what is ready and returns), so nothing waits there.
 
+use super::SOCKETS_03;
 use super::sockets::{GuardedLookup, SocketGate};
 use crate::cap::shadow::answered;
 use crate::limits::UDP_CALLS_WAITING_PER_STORE;
@@ -28,10 +29,6 @@ use wasmtime::component::{Accessor, Linker, Resource};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::p3::bindings::sockets::types as p3;
 use wasmtime_wasi::sockets::{UdpSocket, WasiSockets, WasiSocketsView};
-
-/// The instance whose datagram calls are counted: the exact name
-/// wasmtime-wasi 48 links. `wasi03_udp_held` fails if it stops matching.
-const TYPES_03: &str = "wasi:sockets/types@0.3.0";
 
 /// One datagram call's place among its store's calls waiting; the call
 /// gives it back when its future ends or is dropped.
@@ -83,7 +80,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + 'static>(
 ) -> wasmtime::Result<()> {
     type Send = (Resource<UdpSocket>, Vec<u8>, Option<p3::IpSocketAddress>);
     l.allow_shadowing(true);
-    let linked = l.instance(TYPES_03).and_then(|mut types| {
+    let linked = l.instance(SOCKETS_03).and_then(|mut types| {
         types.func_wrap_concurrent(
             "[method]udp-socket.send",
             move |accessor: &Accessor<T>, (socket, data, remote): Send| {

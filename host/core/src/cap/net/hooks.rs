@@ -21,19 +21,18 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-/// The hooks of one store; without access every request is denied.
+/// The hooks of one store; without reach every request is denied.
 #[derive(Default)]
 pub(crate) struct GuardedHooks {
-    access: Option<NetAccess>,
-    /// The store's descriptors, where each request's connection counts.
-    descriptors: Option<Arc<Holding>>,
+    /// The store's access, and its descriptors, where each request's
+    /// connection counts.
+    reach: Option<(NetAccess, Arc<Holding>)>,
 }
 
 impl GuardedHooks {
     pub(crate) fn new(access: NetAccess, descriptors: Arc<Holding>) -> Self {
         Self {
-            access: Some(access),
-            descriptors: Some(descriptors),
+            reach: Some((access, descriptors)),
         }
     }
 }
@@ -66,7 +65,7 @@ struct Capped {
     left: usize,
     limit: usize,
     deadline: Pin<Box<tokio::time::Sleep>>,
-    _connection: Option<Connection>,
+    _connection: Connection,
 }
 
 impl Body for Capped {
@@ -142,16 +141,12 @@ impl WasiHttpHooks for GuardedHooks {
         _options: Option<RequestOptions>,
         _fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
     ) -> Box<dyn Future<Output = Result<Sent, Error>> + Send> {
-        let access = self.access.clone();
-        let descriptors = self.descriptors.clone();
+        let reach = self.reach.clone();
         Box::new(async move {
-            let Some(access) = access else {
+            let Some((access, descriptors)) = reach else {
                 return Err(Error::HttpRequestDenied);
             };
-            let connection = match &descriptors {
-                Some(held) => Some(Connection::take(held).ok_or(Error::ConnectionLimitReached)?),
-                None => None,
-            };
+            let connection = Connection::take(&descriptors).ok_or(Error::ConnectionLimitReached)?;
             let url = request.uri().to_string();
             let host = request.uri().host().unwrap_or_default().to_string();
             let client = access.client.clone();

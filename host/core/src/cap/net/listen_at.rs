@@ -22,6 +22,7 @@
 //! unaffected.
 
 use super::sockets::GuardedLookup;
+use super::{SOCKETS_03, TCP_02};
 use crate::cap::shadow::answered;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use wasmtime::StoreContextMut;
@@ -30,12 +31,6 @@ use wasmtime_wasi::WasiView;
 use wasmtime_wasi::p2::bindings::sockets as p2;
 use wasmtime_wasi::p3::bindings::sockets::types as p3;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
-
-/// The instances whose binds and listens are placed: the exact names
-/// wasmtime-wasi 48 links. `wasi03_listen` and `net_listen` fail if these
-/// stop matching.
-const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
-const TYPES_03: &str = "wasi:sockets/types@0.3.0";
 
 /// Where the store's gate puts a TCP bind to `addr`; a store without a
 /// gate is never linked this way, and keeps the address.
@@ -90,7 +85,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     use wasmtime_wasi::sockets::TcpSocket;
     type Accepting = wasmtime::component::StreamReader<Resource<TcpSocket>>;
     l.allow_shadowing(true);
-    let mut types = l.instance(TYPES_03)?;
+    let mut types = l.instance(SOCKETS_03)?;
     types.func_wrap_async(
         "[method]tcp-socket.bind",
         move |mut store: StoreContextMut<'_, T>,

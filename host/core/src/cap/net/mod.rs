@@ -29,6 +29,14 @@
 //! linked only with `net`.
 
 mod datagrams;
+
+/// The `wasi:sockets` instances the socket count (`socket_count`), the
+/// listener placement (`listen_at`) and the datagram calls (`datagrams`)
+/// link over, by the exact names wasmtime-wasi 48 links:
+/// `net_sockets_hold`, `net_listen`, `wasi03_sockets_hold`,
+/// `wasi03_listen` and `wasi03_udp_held` fail if these stop matching.
+const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
+const SOCKETS_03: &str = "wasi:sockets/types@0.3.0";
 pub(crate) mod held;
 pub(crate) mod hooks;
 mod host;

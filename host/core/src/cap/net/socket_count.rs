@@ -27,6 +27,7 @@
 //! being dropped is counted until the store's next socket call.
 
 use super::sockets::GuardedLookup;
+use super::{SOCKETS_03, TCP_02};
 use crate::cadence::Kind;
 use crate::cap::shadow::{answered, count, drop_then};
 use crate::limits::MAX_SOCKETS_PER_STORE;
@@ -43,9 +44,7 @@ use wasmtime_wasi::sockets::WasiSocketsView;
 /// fail if these stop matching.
 const TCP_CREATE_02: &str = "wasi:sockets/tcp-create-socket@0.2.12";
 const UDP_CREATE_02: &str = "wasi:sockets/udp-create-socket@0.2.12";
-const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
 const UDP_02: &str = "wasi:sockets/udp@0.2.12";
-const TYPES_03: &str = "wasi:sockets/types@0.3.0";
 
 /// The sockets in `table`, at either version.
 pub(crate) fn live(table: &mut ResourceTable) -> usize {
@@ -179,7 +178,7 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     use p3::IpAddressFamily;
     use wasmtime_wasi::sockets::{TcpSocket, UdpSocket};
     l.allow_shadowing(true);
-    let mut types = l.instance(TYPES_03)?;
+    let mut types = l.instance(SOCKETS_03)?;
     types.func_wrap(
         "[static]tcp-socket.create",
         move |mut store: StoreContextMut<'_, T>,
