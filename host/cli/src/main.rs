@@ -199,25 +199,10 @@ enum Command {
     Vfs(vfs::VfsCommand),
 }
 
-/// Raises this process's descriptor soft limit to its hard limit (a
-/// service's soft limit is often 1 024 under a hard limit hundreds of
-/// times larger): the sockets and files guests make the host hold are
-/// counted against the larger figure, so they do not stop `serve` or the
-/// daemon from accepting at the first thousand. A limit that cannot be
-/// raised is left as it is.
-fn raise_descriptor_limit() {
-    use rustix::process::{Resource, getrlimit, setrlimit};
-    let mut limit = getrlimit(Resource::Nofile);
-    if let (Some(soft), Some(hard)) = (limit.current, limit.maximum)
-        && soft < hard
-    {
-        limit.current = Some(hard);
-        let _ = setrlimit(Resource::Nofile, limit);
-    }
-}
-
 fn main() -> ExitCode {
-    raise_descriptor_limit();
+    // Guests' sockets and files count against the hard limit, not a
+    // service's usual soft 1 024.
+    workbooks::cadence::raise_descriptor_limit();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     // A plain `run` line skips building the parser of every verb, and one
     // a daemon serves needs no logging and no engine either.

@@ -4,8 +4,8 @@
 //! (with `drop`, drops each at once, as a server done with it would). Once
 //! at least one came, it stops when none has come for three seconds (or
 //! after a minute with none at all) and prints `accepted N`. With
-//! `release`, the first three quiet seconds instead print `released N`,
-//! drop every connection held and wait on for more.
+//! `release`, the first three quiet seconds instead drop every connection
+//! held, print `released N` and wait on for more.
 
 use std::future::Future;
 use std::pin::pin;
@@ -78,8 +78,9 @@ impl Guest for Probe {
                     }
                 }
                 None if std::mem::take(&mut release) => {
-                    out(format!("released {}\n", held.len()).as_bytes()).await;
+                    let released = held.len();
                     held.clear();
+                    out(format!("released {released}\n").as_bytes()).await;
                 }
                 Some(None) | None => break,
             }

@@ -5,9 +5,9 @@
 //! least one came, it stops when none has come for three seconds (or
 //! after a minute with none at all) and prints `accepted N`, and the
 //! error that stopped an accept, if one did. With `release`, the first
-//! three quiet seconds instead print `released N`, drop every connection
-//! held and wait on for more, as a server that waits for its listener to
-//! be ready before it accepts again.
+//! three quiet seconds instead drop every connection held, print
+//! `released N` and wait on for more, as a server that waits for its
+//! listener to be ready before it accepts again.
 use test_programs::wasi::clocks::monotonic_clock;
 use test_programs::wasi::io::poll;
 use test_programs::wasi::sockets::network::{
@@ -59,8 +59,9 @@ fn main() {
         let timer = monotonic_clock::subscribe_duration(wait);
         if !poll::poll(&[&ready, &timer]).contains(&0) {
             if std::mem::take(&mut release) {
-                println!("released {}", held.len());
+                let released = held.len();
                 held.clear();
+                println!("released {released}");
                 continue;
             }
             break;

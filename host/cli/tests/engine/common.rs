@@ -15,7 +15,7 @@ pub fn engine() -> &'static Engine {
     &ENGINE
         .get_or_init(|| {
             let home = tempfile::tempdir().expect("temp home");
-            let engine = Engine::builder()
+            let engine = builder()
                 .home(home.path())
                 .max_instances(64)
                 .build()
@@ -29,7 +29,19 @@ pub fn engine() -> &'static Engine {
 /// allocation: many such engines live at once in this binary, and pools
 /// would reserve address space for each.
 pub fn own_builder(home: &Path) -> EngineBuilder {
-    Engine::builder().home(home).pooling(false)
+    builder().home(home).pooling(false)
+}
+
+/// A builder, once this process's descriptor soft limit is raised as
+/// `wbx` raises its own: the tenant cap is a share of it, and the tests
+/// run beside each other hold hundreds of descriptors each, which a
+/// machine's usual soft 1 024 would not fit.
+fn builder() -> EngineBuilder {
+    static RAISED: std::sync::Once = std::sync::Once::new();
+    RAISED.call_once(|| {
+        workbooks::cadence::raise_descriptor_limit();
+    });
+    Engine::builder()
 }
 
 /// An engine a test owns, on the defaults, homed in `home`.

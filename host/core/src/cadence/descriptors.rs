@@ -72,6 +72,34 @@ pub fn tenant_descriptor_cap() -> usize {
     (soft / TENANT_DESCRIPTOR_SHARE).clamp(MAX_SOCKETS_PER_STORE, MAX_DESCRIPTORS_PER_TENANT)
 }
 
+/// Raises this process's descriptor soft limit to its hard limit, and
+/// returns the soft limit it leaves.
+///
+/// A service's soft limit is often 1 024 under a hard limit hundreds of
+/// times larger; the default per-tenant cap ([`tenant_descriptor_cap`]) is
+/// a share of the soft limit, and the sockets and files guests make the
+/// host hold come out of it. An embedder serving many tenants calls this
+/// once at start, before it builds its engine, as `wbx` does; a limit that
+/// cannot be raised is left as it is.
+///
+/// ```
+/// let soft = workbooks::cadence::raise_descriptor_limit();
+/// assert!(soft.is_none_or(|n| n > 0));
+/// ```
+pub fn raise_descriptor_limit() -> Option<u64> {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if let (Some(soft), Some(hard)) = (limit.current, limit.maximum)
+        && soft < hard
+    {
+        limit.current = Some(hard);
+        if setrlimit(Resource::Nofile, limit).is_err() {
+            limit.current = Some(soft);
+        }
+    }
+    limit.current
+}
+
 /// The descriptors every tenant's stores hold, in one engine.
 #[derive(Debug)]
 pub struct Descriptors {

@@ -21,7 +21,7 @@ mod rate;
 mod revocation;
 
 pub use audit::{Audit, AuditEntry, AuditSummary};
-pub use descriptors::{Descriptors, tenant_descriptor_cap};
+pub use descriptors::{Descriptors, raise_descriptor_limit, tenant_descriptor_cap};
 pub(crate) use descriptors::{Holding, Kind};
 pub use rate::RateLimiter;
 pub use revocation::Revocations;
