@@ -5,12 +5,12 @@
 
 use crate::common::own_builder;
 use guest_artifacts::{
-    NET_SOCKETS_HOLD, SANDBOX_FILES_HOLD, WASI03_FILES_HOLD, WASI03_SOCKETS_HOLD,
+    NET_REQUESTS_HOLD, NET_SOCKETS_HOLD, SANDBOX_FILES_HOLD, WASI03_FILES_HOLD, WASI03_SOCKETS_HOLD,
 };
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
 use workbooks::{
-    Artifact, Engine, Grant, Output, Preopen, RunOutput, SessionOptions, SessionOutput, Stdin,
+    Artifact, Cidr, Engine, Grant, Output, Preopen, RunOutput, SessionOptions, SessionOutput, Stdin,
 };
 
 /// The per-tenant cap the attack runs under: one store's 256 sockets and
@@ -177,6 +177,41 @@ async fn a_tenants_stores_share_one_descriptor_count_and_another_tenant_keeps_it
     first.end().await;
     let again = run_to_end(&e, NET_SOCKETS_HOLD, "network", session("a", &["1000"])).await;
     assert!(again.starts_with("created 256\nerror "), "after: {again}");
+}
+
+/// The tenant's count takes outgoing requests too: beside a store of its
+/// tenant holding 256 sockets, a store sending a thousand `wasi:http`
+/// requests at once to a loopback server that never answers holds the 44
+/// connections left of the tenant's 300, and the rest are answered
+/// `connection-limit-reached` with no connection opened (counted by the
+/// store alone, it would have held 256).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenants_requests_take_from_the_count_its_sockets_hold() {
+    let home = tempfile::tempdir().unwrap();
+    let e = own_builder(home.path())
+        .max_descriptors_per_tenant(TENANT_CAP)
+        .net_allow(Cidr::parse_list("127.0.0.0/8").unwrap())
+        .build()
+        .unwrap();
+    let sockets = session("a", &["1000", "tcp", "wait"]);
+    let first = holding(&e, NET_SOCKETS_HOLD, "network", sockets, "created").await;
+    assert_eq!(first.said, "created 256\n", "a store's own cap");
+
+    let silent = crate::requests::Silent::start();
+    let addr = silent.addr.to_string();
+    let sent = session("a", &["1000", &addr]);
+    let requests = holding(&e, NET_REQUESTS_HOLD, "network", sent, "pending").await;
+    let connections = silent.accepted();
+    assert_eq!(
+        requests.said, "pending 44; refused 956\n",
+        "the server took {connections} connections"
+    );
+    assert!(
+        connections <= 44,
+        "the server took {connections} connections"
+    );
+    requests.end().await;
+    first.end().await;
 }
 
 /// Asserts a 0.3 guest that opens one file a thousand times in `mode`

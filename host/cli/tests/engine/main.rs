@@ -50,6 +50,7 @@ mod operator;
 mod pipe;
 mod queue;
 mod replay;
+mod requests;
 mod sandbox;
 mod secrets;
 mod serve;

@@ -646,75 +646,9 @@ fn net_listen() {
 /// guest sends holds a connection (a descriptor) from its send until its
 /// response is dropped, and `outgoing-handler.handle` returns before the
 /// request is answered, so a guest sending without waiting held one per
-/// request, as many as its table took. Against a loopback server that
-/// accepts and never answers, a thousand requests sent at once: the store
-/// holds 256 connections, and the rest are answered
-/// `connection-limit-reached` without one (the server took all 1 000
-/// before). A guest that waits for each answer sends as many as it likes.
+/// request, as many as its table took (the server took all 1 000 before).
+/// See [`crate::requests`].
 #[test]
 fn net_requests_hold() {
-    use std::io::BufRead;
-    use std::sync::atomic::AtomicBool;
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    server.set_nonblocking(true).unwrap();
-    let addr = server.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let accepting = {
-        let (accepted, stop) = (accepted.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let mut held = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                match server.accept() {
-                    Ok((stream, _)) => {
-                        held.push(stream);
-                        accepted.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                }
-            }
-        })
-    };
-    let home = tempfile::tempdir().unwrap();
-    let mut child = crate::common::wbx_command(home.path())
-        .env("WB_NET_ALLOW", "127.0.0.1/32")
-        .args(["exec", "--profile", "network", NET_REQUESTS_HOLD, "--"])
-        .args(["1000", &addr.to_string()])
-        .spawn()
-        .expect("spawn wbx");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("the probe's report");
-    let connections = accepted.load(Ordering::Relaxed);
-    drop(child.stdin.take());
-    let out = child.wait_with_output().expect("wbx ends");
-    stop.store(true, Ordering::Relaxed);
-    accepting.join().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        line, "pending 256; refused 744\n",
-        "the server took {connections} connections: {stderr}"
-    );
-    assert!(
-        connections <= 256,
-        "the server took {connections} connections: {line}"
-    );
-    // Each connection leaves the count once its response is dropped: a
-    // guest waiting for each answer before the next sends 300.
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(servers::http());
-    let each = crate::common::wbx_command(home.path())
-        .env("WB_NET_ALLOW", "127.0.0.1/32")
-        .args(["exec", "--profile", "network", NET_REQUESTS_HOLD, "--"])
-        .args(["300", &server.addr.to_string(), "each"])
-        .output()
-        .expect("wbx");
-    assert_eq!(
-        String::from_utf8_lossy(&each.stdout),
-        "answered 300; refused 0\n",
-        "{}",
-        String::from_utf8_lossy(&each.stderr)
-    );
-    assert_eq!(server.hits.load(Ordering::SeqCst), 300);
+    crate::requests::assert_requests_hold_at_the_store_cap(NET_REQUESTS_HOLD);
 }

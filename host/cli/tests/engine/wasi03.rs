@@ -777,3 +777,14 @@ fn wasi03_udp_held() {
         peak_kib >> 10
     );
 }
+
+/// The attack of issue 54 on descriptors through `wasi:http` at 0.3: a
+/// thousand `send` calls started at once, each in flight before any is
+/// answered, to a loopback server that never answers. Each holds a
+/// connection from its send until its response is dropped, so the store
+/// holds 256 and the rest are answered `connection-limit-reached`; a
+/// guest awaiting each answer sends 300. See [`crate::requests`].
+#[test]
+fn wasi03_requests_hold() {
+    crate::requests::assert_requests_hold_at_the_store_cap(WASI03_REQUESTS_HOLD);
+}
