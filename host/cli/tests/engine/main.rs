@@ -32,6 +32,7 @@ mod dock;
 mod docs;
 mod exec;
 mod fabric;
+mod front;
 mod home;
 mod instance;
 mod knock;

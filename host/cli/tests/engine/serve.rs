@@ -199,7 +199,10 @@ fn wbx_serve_answers_on_its_port() {
 /// Reads until the server closes the connection; `None` if it is still
 /// open after `bound` (a bound so a broken server fails the test instead
 /// of hanging it, not a measure of speed).
-async fn closed_within(s: &mut tokio::net::TcpStream, bound: Duration) -> Option<Vec<u8>> {
+pub(crate) async fn closed_within(
+    s: &mut tokio::net::TcpStream,
+    bound: Duration,
+) -> Option<Vec<u8>> {
     let mut seen = Vec::new();
     let read = async {
         let mut buf = [0u8; 4096];
@@ -336,7 +339,10 @@ async fn connections_are_capped_per_client_and_in_total() {
 }
 
 /// A connection from `source` (any 127.0.0.0/8 address is this machine's).
-async fn connect_from(source: &str, addr: std::net::SocketAddr) -> tokio::net::TcpStream {
+pub(crate) async fn connect_from(
+    source: &str,
+    addr: std::net::SocketAddr,
+) -> tokio::net::TcpStream {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
     socket.connect(addr).await.unwrap()
