@@ -336,7 +336,6 @@ pub(crate) fn llm_endpoint() -> workbooks::LlmEndpoint {
 /// Extra trust anchors for TLS, from the PEM file `WB_TLS_CA_FILE` (for
 /// a network behind an inspecting proxy); the built-in web roots stay.
 pub(crate) fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
-    use base64::Engine as _;
     let Some(path) = std::env::var_os("WB_TLS_CA_FILE").filter(|p| !p.is_empty()) else {
         return Ok(Vec::new());
     };
@@ -344,23 +343,7 @@ pub(crate) fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
     let pem =
         workbooks::files::read_capped(path.as_ref(), workbooks::limits::CONFIG_MAX_FILE_BYTES)
             .map_err(|e| usage(e.to_string()))?;
-    let pem = String::from_utf8(pem).map_err(|_| usage("not a PEM file (not UTF-8)".into()))?;
-    let mut roots = Vec::new();
-    for block in pem.split("-----BEGIN CERTIFICATE-----").skip(1) {
-        let body = block
-            .split("-----END CERTIFICATE-----")
-            .next()
-            .unwrap_or_default();
-        let b64: String = body.split_whitespace().collect();
-        let der = base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .map_err(|e| usage(format!("a certificate is not base64: {e}")))?;
-        roots.push(der);
-    }
-    if roots.is_empty() {
-        return Err(usage("no PEM certificate in the file".into()));
-    }
-    Ok(roots)
+    workbooks::egress::pem_roots(&pem).map_err(usage)
 }
 
 /// The agent service on `engine`, with the outside services the

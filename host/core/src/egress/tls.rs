@@ -16,6 +16,28 @@ pub fn tls_config(extra_roots: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, 
     Ok(config_with(&parse_extra(extra_roots)?))
 }
 
+/// The certificates of a PEM file (the operator's `WB_TLS_CA_FILE`) as
+/// DER, for the engine's extra roots; sections of other kinds are passed
+/// over. A file with no certificate, or a section that is not PEM, is an
+/// error saying which.
+///
+/// ```
+/// let none = workbooks::egress::pem_roots(b"not a certificate");
+/// assert_eq!(none.unwrap_err(), "no PEM certificate in the file");
+/// ```
+pub fn pem_roots(pem: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let roots = CertificateDer::pem_slice_iter(pem)
+        .map(|cert| cert.map(|der| der.to_vec()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("a certificate is not PEM: {e}"))?;
+    if roots.is_empty() {
+        return Err("no PEM certificate in the file".into());
+    }
+    Ok(roots)
+}
+
 /// The extra roots as trust anchors, or why one is not a root.
 fn parse_extra(extra_roots: &[Vec<u8>]) -> Result<RootCertStore, String> {
     let mut roots = RootCertStore::empty();
