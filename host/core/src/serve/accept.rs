@@ -206,7 +206,10 @@ pub(super) fn spawn_http<S, B>(
         let shed = admitted.slot();
         let tracked = hyper::service::service_fn(move |req| {
             slot.busy();
-            let answer = service.call(req);
+            // Boxed: hyper moves this future into its dispatcher for each
+            // request, and held inline the service's future made that a
+            // copy of several KB (+9 % instructions per request served).
+            let answer = Box::pin(service.call(req));
             let slot = slot.clone();
             async move {
                 let response = answer.await?;
