@@ -1,67 +1,8 @@
-//! Requests a guest sends and holds (issue 54), at either version: a
-//! loopback peer that accepts and never answers, and the assertion a
-//! `*_requests_hold` probe meets.
+//! Requests a guest sends and holds (issue 54), at either version: the
+//! assertion a `*_requests_hold` probe meets.
 
-use crate::servers;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
-
-/// A loopback server that accepts every connection and never answers,
-/// holding each until it is dropped.
-pub struct Silent {
-    /// Where it listens.
-    pub addr: std::net::SocketAddr,
-    accepted: Arc<AtomicUsize>,
-    stop: Arc<AtomicBool>,
-    accepting: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Silent {
-    /// Starts one on a port the system picks.
-    pub fn start() -> Self {
-        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        server.set_nonblocking(true).unwrap();
-        let addr = server.local_addr().unwrap();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let accepting = {
-            let (accepted, stop) = (accepted.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let mut held = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
-                    match server.accept() {
-                        Ok((stream, _)) => {
-                            held.push(stream);
-                            accepted.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                    }
-                }
-            })
-        };
-        Self {
-            addr,
-            accepted,
-            stop,
-            accepting: Some(accepting),
-        }
-    }
-
-    /// The connections it took so far.
-    pub fn accepted(&self) -> usize {
-        self.accepted.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Silent {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(accepting) = self.accepting.take() {
-            let _ = accepting.join();
-        }
-    }
-}
+use crate::servers::{self, Silent};
+use std::sync::atomic::Ordering;
 
 /// Against a loopback server that accepts and never answers, a thousand
 /// requests `probe` sends at once: the store holds 256 connections, and

@@ -29,14 +29,6 @@
 //! linked only with `net`.
 
 mod datagrams;
-
-/// The `wasi:sockets` instances the socket count (`socket_count`), the
-/// listener placement (`listen_at`) and the datagram calls (`datagrams`)
-/// link over, by the exact names wasmtime-wasi 48 links:
-/// `net_sockets_hold`, `net_listen`, `wasi03_sockets_hold`,
-/// `wasi03_listen` and `wasi03_udp_held` fail if these stop matching.
-const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
-const SOCKETS_03: &str = "wasi:sockets/types@0.3.0";
 pub(crate) mod held;
 pub(crate) mod hooks;
 mod host;
@@ -48,6 +40,18 @@ use crate::cadence::Holding;
 use crate::cap::bindings::workbooks::engine::net;
 use crate::egress::NetAccess;
 use std::sync::Arc;
+
+// The `wasi:sockets` instances the socket count (`socket_count`), the
+// listener placement (`listen_at`) and the datagram calls (`datagrams`)
+// link over, by the exact names wasmtime-wasi 48 links:
+// `net_sockets_hold`, `net_listen`, `wasi03_sockets_hold`,
+// `wasi03_listen` and `wasi03_udp_held` fail if these stop matching.
+
+/// `wasi:sockets/tcp` at 0.2 (socket count, listener placement).
+const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
+/// `wasi:sockets/types` at 0.3 (socket count, listener placement,
+/// datagram calls).
+const SOCKETS_03: &str = "wasi:sockets/types@0.3.0";
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
