@@ -378,6 +378,23 @@ mod tests {
         assert_eq!(ledger.held("a"), 0);
     }
 
+    /// A service's soft limit under a larger hard one is taken to the hard
+    /// one (lowered here first, so the raise has something to do).
+    #[test]
+    fn raising_the_descriptor_limit_takes_the_soft_limit_to_the_hard_one() {
+        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+        let hard = getrlimit(Resource::Nofile)
+            .maximum
+            .expect("Linux bounds the descriptor limit");
+        let lowered = Rlimit {
+            current: Some(hard.min(256)),
+            maximum: Some(hard),
+        };
+        setrlimit(Resource::Nofile, lowered).unwrap();
+        assert_eq!(raise_descriptor_limit(), Some(hard));
+        assert_eq!(getrlimit(Resource::Nofile).current, Some(hard));
+    }
+
     #[test]
     fn the_default_cap_is_a_share_of_the_soft_limit_within_its_bounds() {
         let cap = tenant_descriptor_cap();
