@@ -64,7 +64,7 @@ pub(crate) struct PullArgs {
 /// The exit code of a registry failure.
 fn code(e: &OciError) -> u8 {
     match e {
-        OciError::BadReference { .. } | OciError::Trust(_) => exit::USAGE,
+        OciError::BadReference { .. } | OciError::Trust(_) | OciError::TlsRoots(_) => exit::USAGE,
         OciError::Floor { .. } | OciError::Unsigned { .. } | OciError::Denied { .. } => {
             exit::REFUSED
         }
@@ -110,11 +110,11 @@ fn transport(login: Option<(&Login, &str)>) -> Result<Transport, u8> {
             password.trim_end_matches(['\r', '\n']).to_string(),
         );
     }
-    Ok(Transport::new(
-        guard,
-        crate::options::tls_roots()?,
-        credentials,
-    ))
+    let transport = Transport::new(guard, Vec::new(), credentials);
+    Ok(match crate::options::tls_roots_file() {
+        Some(path) => transport.with_roots_file(path),
+        None => transport,
+    })
 }
 
 /// Runs `op` to its end, under a spinner saying `what` when `show`, with

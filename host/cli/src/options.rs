@@ -279,8 +279,10 @@ pub(crate) fn engine_built(
         .net_allow(allow)
         .operator_allow(operator)
         .llm(llm_endpoint())
-        .tls_roots(tls_roots()?)
         .pooling(pooling);
+    if let Some(path) = tls_roots_file() {
+        builder = builder.tls_roots_file(path);
+    }
     if let Some(bytes) = memory {
         builder = builder.max_memory(bytes.max(workbooks::Profile::Posix.memory_bytes()));
     }
@@ -333,17 +335,14 @@ pub(crate) fn llm_endpoint() -> workbooks::LlmEndpoint {
     endpoint
 }
 
-/// Extra trust anchors for TLS, from the PEM file `WB_TLS_CA_FILE` (for
-/// a network behind an inspecting proxy); the built-in web roots stay.
-pub(crate) fn tls_roots() -> Result<Vec<Vec<u8>>, u8> {
-    let Some(path) = std::env::var_os("WB_TLS_CA_FILE").filter(|p| !p.is_empty()) else {
-        return Ok(Vec::new());
-    };
-    let usage = |why: String| fail("usage", format!("WB_TLS_CA_FILE: {why}"), exit::USAGE);
-    let pem =
-        workbooks::files::read_capped(path.as_ref(), workbooks::limits::CONFIG_MAX_FILE_BYTES)
-            .map_err(|e| usage(e.to_string()))?;
-    workbooks::egress::pem_roots(&pem).map_err(usage)
+/// The PEM file of extra TLS roots beside the web's, `WB_TLS_CA_FILE`
+/// (for a network behind an inspecting proxy). Nothing reads it until a
+/// connection needs TLS: the engine's (a guest's, the model's, a
+/// download's) or a push or pull's.
+pub(crate) fn tls_roots_file() -> Option<PathBuf> {
+    std::env::var_os("WB_TLS_CA_FILE")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
 }
 
 /// The agent service on `engine`, with the outside services the

@@ -82,11 +82,16 @@ fn replace(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
 /// Reads the file at `path` whole, up to `max` bytes: for the files an
 /// operator names (trust roots, credentials), which may be anything,
 /// `/dev/zero` included. A longer file is an `InvalidData` error saying
-/// the cap, with nothing more read.
+/// the cap, with nothing more read. It is opened without blocking, so a
+/// FIFO no one writes to reads as empty instead of hanging the caller.
 pub fn read_capped(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?
         .take(max + 1)
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
@@ -164,4 +169,26 @@ impl FileIdentity {
 
     /// Bytes of [`FileIdentity::to_bytes`].
     pub(crate) const BYTES: usize = 56;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Path, read_capped};
+
+    #[test]
+    fn a_fifo_no_one_writes_to_reads_as_empty_rather_than_hanging() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("roots.pem");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success(), "mkfifo");
+        assert_eq!(read_capped(&fifo, 1 << 20).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_file_past_the_cap_is_refused_saying_the_cap() {
+        let err = read_capped(Path::new("/dev/zero"), 1 << 10).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        let said = "longer than the 1024 bytes a configuration file may hold";
+        assert_eq!(err.to_string(), said);
+    }
 }

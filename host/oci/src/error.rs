@@ -102,6 +102,9 @@ pub enum OciError {
     /// A trust file or signer list does not parse.
     #[error("trust: {0}")]
     Trust(String),
+    /// The operator's TLS roots file is unusable (it names the file).
+    #[error("{0}")]
+    TlsRoots(String),
     /// The registry answered against the protocol.
     #[error("{registry}: {why}")]
     Registry {
@@ -146,6 +149,7 @@ impl OciError {
             OciError::Unsigned { .. } => "unsigned",
             OciError::Sign(_) => "sign",
             OciError::Trust(_) => "trust",
+            OciError::TlsRoots(_) => "tls_roots",
             OciError::Credentials(_) => "credentials",
             OciError::Registry { .. } => "registry",
             OciError::Timeout { .. } => "timeout",

@@ -2,8 +2,10 @@
 //! with the operator's trust roots and credentials, and its errors named.
 //!
 //! TLS: the platform's roots (on Linux the system store, which honours the
-//! conventional `SSL_CERT_FILE` and `SSL_CERT_DIR`) plus the engine's extra
-//! roots (`WB_TLS_CA_FILE`). Plain HTTP only to a loopback registry.
+//! conventional `SSL_CERT_FILE` and `SSL_CERT_DIR`) plus the operator's
+//! extra roots (`WB_TLS_CA_FILE`), read when a session first connects, so
+//! a pull the store already holds reads no file. Plain HTTP only to a
+//! loopback registry.
 
 use crate::gate::Gate;
 use crate::limits::{OCI_CONNECT_TIMEOUT, OCI_TIMEOUT};
@@ -12,6 +14,7 @@ use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientP
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, RegistryOperation};
+use std::path::PathBuf;
 use workbooks::NetGuard;
 
 /// How this engine reaches registries: its floor, its trust roots, the
@@ -19,10 +22,38 @@ use workbooks::NetGuard;
 #[derive(Debug, Clone)]
 pub struct Transport {
     guard: NetGuard,
-    roots: Vec<Vec<u8>>,
+    roots: Roots,
     credentials: Credentials,
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     budget: std::time::Duration,
+}
+
+/// The extra roots a transport trusts besides the platform's.
+#[derive(Debug, Clone)]
+enum Roots {
+    /// Given as DER.
+    Der(Vec<Vec<u8>>),
+    /// A PEM file, read by each session that connects.
+    File(PathBuf),
+    /// An engine's ([`workbooks::Engine::tls_roots`]): its file is read
+    /// by the first connection that needs it.
+    Engine(workbooks::Engine),
+}
+
+impl Roots {
+    /// The roots as DER, or why the file holding them is unusable.
+    fn der(&self) -> Result<Vec<Vec<u8>>, OciError> {
+        match self {
+            Roots::Der(der) => Ok(der.clone()),
+            Roots::File(path) => {
+                workbooks::egress::pem_roots_file(path).map_err(OciError::TlsRoots)
+            }
+            Roots::Engine(engine) => engine
+                .tls_roots()
+                .map(<[Vec<u8>]>::to_vec)
+                .map_err(|e| OciError::TlsRoots(e.to_string())),
+        }
+    }
 }
 
 /// One operation's client, gate and credentials, and the instant it must
@@ -42,7 +73,7 @@ impl Transport {
     pub fn new(guard: NetGuard, extra_roots: Vec<Vec<u8>>, credentials: Credentials) -> Self {
         Transport {
             guard,
-            roots: extra_roots,
+            roots: Roots::Der(extra_roots),
             credentials,
             progress: None,
             budget: OCI_TIMEOUT,
@@ -57,6 +88,15 @@ impl Transport {
         self
     }
 
+    /// This transport, trusting the certificates of the PEM file at `path`
+    /// besides the platform's (in place of any given), read by each
+    /// session before it connects (capped as every configuration file
+    /// is); an unusable file is an [`OciError::TlsRoots`] naming it.
+    pub fn with_roots_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.roots = Roots::File(path.into());
+        self
+    }
+
     /// This transport, adding every byte its sessions read from a
     /// registry to `progress` (how the CLI shows bytes and rate).
     pub fn with_progress(mut self, progress: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
@@ -65,13 +105,17 @@ impl Transport {
     }
 
     /// As `engine` reaches the operator's endpoints: its floor with the
-    /// operator's exceptions (never the guests'), and its TLS roots.
+    /// operator's exceptions (never the guests'), and its TLS roots (an
+    /// unusable roots file is an [`OciError::TlsRoots`] naming it, when a
+    /// session first connects).
     pub fn of_engine(engine: &workbooks::Engine, credentials: Credentials) -> Self {
-        Transport::new(
+        let mut transport = Transport::new(
             engine.operator_http().guard().clone(),
-            engine.tls_roots().to_vec(),
+            Vec::new(),
             credentials,
-        )
+        );
+        transport.roots = Roots::Engine(engine.clone());
+        transport
     }
 
     /// A session with `r`'s registry, reading at most `budget` bytes.
@@ -84,6 +128,7 @@ impl Transport {
         // One deadline for the whole operation: a registry that answers
         // each step just in time must not stretch a pull to many budgets.
         let deadline = tokio::time::Instant::now() + self.budget;
+        let roots = self.roots.der()?;
         // reqwest is built without a default crypto provider; this process
         // uses ring's, as the engine's own TLS does.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -97,12 +142,11 @@ impl Transport {
         };
         let config = ClientConfig {
             protocol,
-            extra_root_certificates: self
-                .roots
-                .iter()
-                .map(|der| Certificate {
+            extra_root_certificates: roots
+                .into_iter()
+                .map(|data| Certificate {
                     encoding: CertificateEncoding::Der,
-                    data: der.clone(),
+                    data,
                 })
                 .collect(),
             platform_resolver: None,

@@ -409,6 +409,38 @@ fn an_extra_tls_root_that_is_not_a_certificate_stops_the_engine_being_built() {
     assert!(err.to_string().contains("bad extra TLS root"), "{err}");
 }
 
+/// The operator's roots file is read when a connection first needs TLS:
+/// an engine given `/dev/zero` is built and runs, and its first TLS
+/// connection fails with an error that tells the guest neither the file
+/// nor why (the operator's log does); a file written after the engine was
+/// built, holding the peer's certificate, is trusted.
+#[tokio::test]
+async fn a_tls_roots_file_is_read_only_when_a_connection_first_needs_tls() {
+    let (tls, pem) = servers::tls_echo_pem().await;
+    let home = tempfile::tempdir().unwrap();
+    let port = tls.port().to_string();
+    let args = ["tls", "localhost", port.as_str(), "ping"];
+    let endless = builder(&home, true)
+        .tls_roots_file("/dev/zero")
+        .build()
+        .expect("the engine read its roots file when built");
+    assert_eq!(
+        run_on(&endless, CLI_HELLO, "compute", "t", &[]).await,
+        "hello\n"
+    );
+    let refused = run_on(&endless, NET_ONESHOT, "minimal", "t", &args).await;
+    assert!(
+        refused.contains("the host's extra TLS roots are unusable"),
+        "{refused}"
+    );
+    assert!(!refused.contains("/dev/zero"), "{refused}");
+    let path = home.path().join("roots.pem");
+    let later = builder(&home, true).tls_roots_file(&path).build().unwrap();
+    std::fs::write(&path, pem).unwrap();
+    let reply = run_on(&later, NET_ONESHOT, "minimal", "t", &args).await;
+    assert_eq!(reply, "reply 13 bytes: tls-echo:ping\n");
+}
+
 #[tokio::test]
 async fn net_oneshot() {
     let tcp = servers::tcp_echo().await;

@@ -1,29 +1,30 @@
 //! What an operator's own settings can make the host read or keep: a
-//! configuration file that never ends, a tenant name that is a path.
+//! configuration file that never ends (read only by a command that
+//! connects), a tenant name that is a path.
 
 use crate::common::{text, wbx, wbx_env};
 use guest_artifacts::CLI_HELLO;
 
+/// A pull from nowhere in particular: it reads the roots file just before
+/// it connects, so the file's errors come first.
+const PULL: [&str; 2] = ["pull", "oci://127.0.0.1:9/tools/none:1"];
+
 #[test]
-fn a_tls_roots_file_that_never_ends_is_refused_by_its_cap_not_read_whole() {
+fn a_tls_roots_file_is_not_read_by_a_command_that_never_connects_and_never_read_whole() {
     let home = tempfile::tempdir().unwrap();
-    let o = wbx_env(
-        home.path(),
-        &["exec", CLI_HELLO],
-        b"",
-        &[("WB_TLS_CA_FILE", "/dev/zero")],
-    );
+    let endless = [("WB_TLS_CA_FILE", "/dev/zero")];
+    let o = wbx_env(home.path(), &["exec", CLI_HELLO], b"", &endless);
+    assert_eq!(text(&o.stdout), "hello\n", "{}", text(&o.stderr));
+    let o = wbx_env(home.path(), &PULL, b"", &endless);
     assert_eq!(o.status.code(), Some(64), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("WB_TLS_CA_FILE: longer than the 1048576 bytes"),
-        "{}",
-        text(&o.stderr)
-    );
+    let said = "the TLS roots file /dev/zero: longer than the 1048576 bytes";
+    assert!(text(&o.stderr).contains(said), "{}", text(&o.stderr));
 }
 
 /// `WB_TLS_CA_FILE` is read as PEM: a file holding a key beside its
-/// certificate runs (the key is passed over), one with no certificate or
-/// with a section that is not PEM is a usage error saying which.
+/// certificate is used (the key is passed over), one with no certificate
+/// or with a section that is not PEM is a usage error naming the file and
+/// saying which.
 #[test]
 fn a_tls_roots_file_is_read_as_pem_and_a_broken_one_is_named() {
     let home = tempfile::tempdir().unwrap();
@@ -46,12 +47,18 @@ fn a_tls_roots_file_is_read_as_pem_and_a_broken_one_is_named() {
         let path = home.path().join(name);
         std::fs::write(&path, pem).unwrap();
         let env = [("WB_TLS_CA_FILE", path.to_str().unwrap())];
-        let o = wbx_env(home.path(), &["exec", CLI_HELLO], b"", &env);
+        let o = wbx_env(home.path(), &PULL, b"", &env);
         match refused {
-            None => assert_eq!(text(&o.stdout), "hello\n", "{name}: {}", text(&o.stderr)),
+            // Read and used: the pull goes on to the floor, which refuses
+            // loopback.
+            None => assert!(
+                text(&o.stderr).contains("refused by the egress floor"),
+                "{name}: {}",
+                text(&o.stderr)
+            ),
             Some(why) => {
                 assert_eq!(o.status.code(), Some(64), "{name}: {}", text(&o.stderr));
-                let said = format!("WB_TLS_CA_FILE: {why}");
+                let said = format!("the TLS roots file {}: {why}", path.display());
                 assert!(
                     text(&o.stderr).contains(&said),
                     "{name}: {}",

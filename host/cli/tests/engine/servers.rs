@@ -141,8 +141,17 @@ pub async fn udp_echo() -> SocketAddr {
 /// A TLS echo server with a fresh certificate for `localhost`; returns its
 /// address and the certificate (DER) to trust.
 pub async fn tls_echo() -> (SocketAddr, Vec<u8>) {
+    let (addr, cert) = tls_echo_pem().await;
+    use rustls::pki_types::pem::PemObject;
+    let der = rustls::pki_types::CertificateDer::from_pem_slice(cert.as_bytes()).unwrap();
+    (addr, der.to_vec())
+}
+
+/// [`tls_echo`], its certificate as PEM (for a roots file).
+pub async fn tls_echo_pem() -> (SocketAddr, String) {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
     let der = cert.cert.der().to_vec();
+    let pem = cert.cert.pem();
     let key = rustls::pki_types::PrivateKeyDer::try_from(cert.key_pair.serialize_der()).unwrap();
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
@@ -177,7 +186,7 @@ pub async fn tls_echo() -> (SocketAddr, Vec<u8>) {
             });
         }
     });
-    (addr, der)
+    (addr, pem)
 }
 
 /// A loopback server that accepts every connection and never answers,

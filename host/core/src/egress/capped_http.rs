@@ -224,9 +224,13 @@ impl HttpClient {
         &self.guard
     }
 
-    /// The TLS configuration.
-    pub fn tls(&self) -> &Arc<rustls::ClientConfig> {
-        self.tls.get()
+    /// The TLS configuration. When the operator's roots file is unusable,
+    /// an error that does not say which file or why: it may reach a guest,
+    /// and the log has said both.
+    pub fn tls(&self) -> Result<&Arc<rustls::ClientConfig>, HttpError> {
+        self.tls
+            .get()
+            .map_err(|_| HttpError::Tls(super::tls::ROOTS_UNUSABLE.into()))
     }
 
     /// Connects to the pinned address, with TLS (SNI = the URL's host,
@@ -252,7 +256,7 @@ impl HttpClient {
                 .to_string(),
         )
         .map_err(|e| HttpError::Tls(format!("bad server name {host}: {e}")))?;
-        let stream = tokio_rustls::TlsConnector::from(self.tls.get().clone())
+        let stream = tokio_rustls::TlsConnector::from(self.tls()?.clone())
             .connect(name, tcp)
             .await
             .map_err(|e| HttpError::Tls(e.to_string()))?;

@@ -13,7 +13,7 @@ pub(crate) mod tls;
 
 pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
 pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};
-pub use tls::pem_roots;
+pub use tls::{pem_roots, pem_roots_file};
 
 use crate::cadence::{Cadence, Denial};
 use std::sync::Arc;

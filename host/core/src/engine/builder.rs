@@ -37,6 +37,7 @@ pub struct EngineBuilder {
     operator_allow: Vec<Cidr>,
     resolver: Option<Arc<dyn Resolver>>,
     tls_roots: Vec<Vec<u8>>,
+    tls_roots_file: Option<PathBuf>,
     net_max_body: usize,
     net_timeout: Duration,
     secrets: HashMap<(String, String), Secret>,
@@ -78,6 +79,7 @@ impl Default for EngineBuilder {
             operator_allow: Vec::new(),
             resolver: None,
             tls_roots: Vec::new(),
+            tls_roots_file: None,
             net_max_body: NET_MAX_BODY_BYTES,
             net_timeout: crate::limits::NET_FETCH_TIMEOUT,
             secrets: HashMap::new(),
@@ -177,9 +179,23 @@ impl EngineBuilder {
         self
     }
 
-    /// Extra TLS root certificates (DER), trusted besides the web PKI.
+    /// Extra TLS root certificates (DER), trusted besides the web PKI;
+    /// a bad one stops [`build`](Self::build).
     pub fn tls_roots(mut self, roots: Vec<Vec<u8>>) -> Self {
         self.tls_roots = roots;
+        self
+    }
+
+    /// A PEM file of extra TLS roots (the CLI's `WB_TLS_CA_FILE`), read
+    /// only when a connection first needs TLS, and at most
+    /// [`CONFIG_MAX_FILE_BYTES`](crate::limits::CONFIG_MAX_FILE_BYTES):
+    /// an engine that never connects never reads it. An unusable file
+    /// fails each TLS connection; the log names it and says why, once,
+    /// and the connection (which may be a guest's) is told neither. What
+    /// was read is kept for the engine's life: a fixed file takes a new
+    /// engine.
+    pub fn tls_roots_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls_roots_file = Some(path.into());
         self
     }
 
@@ -367,7 +383,8 @@ impl EngineBuilder {
         let seal = crate::seal::Seal::open(key.as_deref());
         let resolver = self.resolver.unwrap_or_else(|| Arc::new(SystemResolver));
         let guard = NetGuard::new(self.net_allow, resolver.clone());
-        let tls = crate::egress::tls::LazyTls::new(&self.tls_roots).map_err(EngineError::Config)?;
+        let tls = crate::egress::tls::LazyTls::new(&self.tls_roots, self.tls_roots_file)
+            .map_err(EngineError::Config)?;
         let operator_http = Arc::new(HttpClient::with_tls(
             NetGuard::new(self.operator_allow, resolver),
             tls.clone(),

@@ -92,6 +92,9 @@ pub enum EngineError {
     /// Wasmtime refused the configuration.
     #[error("engine configuration refused: {0}")]
     Config(String),
+    /// The operator's TLS roots file is unusable.
+    #[error("{0}")]
+    TlsRoots(String),
     /// The epoch ticker thread could not start.
     #[error("cannot start the epoch ticker: {0}")]
     Ticker(std::io::Error),
@@ -310,9 +313,11 @@ impl Engine {
     }
 
     /// The operator's extra TLS roots (DER), beside the web roots: what
-    /// every client of this engine trusts.
-    pub fn tls_roots(&self) -> &[Vec<u8>] {
-        self.inner.tls.extra_der()
+    /// every client of this engine trusts. Reads the roots file
+    /// ([`EngineBuilder::tls_roots_file`]) if nothing has yet; an unusable
+    /// one is an error naming it.
+    pub fn tls_roots(&self) -> Result<&[Vec<u8>], EngineError> {
+        self.inner.tls.extra_der().map_err(EngineError::TlsRoots)
     }
 
     /// The command registry.

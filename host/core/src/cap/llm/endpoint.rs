@@ -246,7 +246,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_past_its_cap_is_refused_before_anything_is_sent() {
-        let tls = crate::egress::tls::LazyTls::new(&[]).unwrap();
+        let tls = crate::egress::tls::LazyTls::new(&[], None).unwrap();
         // Port 9 on loopback: a send would fail as a transport error.
         let service = LlmService::new(LlmEndpoint::new("http://127.0.0.1:9/v1", None, "m"), tls);
         let got = service.post(vec![b'x'; LLM_MAX_REQUEST_BYTES + 1]).await;
