@@ -5,24 +5,8 @@
 //! as a read end, then reads from the real read end. Prints each step's
 //! return code; the last call ends the store.
 
-use test_programs_03::out;
+use test_programs_03::{out, unit_stream};
 use wasip3::exports::cli::run::Guest;
-
-// The canonical built-ins for a `stream` of no payload, which
-// wit-component recognises by these names in the `$root` module.
-#[link(wasm_import_module = "$root")]
-unsafe extern "C" {
-    #[link_name = "[stream-new-unit]"]
-    fn unit_new() -> u64;
-    #[link_name = "[async-lower][stream-write-unit]"]
-    fn unit_write(stream: u32, val: *const u8, amt: usize) -> u32;
-    #[link_name = "[async-lower][stream-read-unit]"]
-    fn unit_read(stream: u32, val: *mut u8, amt: usize) -> u32;
-    #[link_name = "[stream-cancel-read-unit]"]
-    fn unit_cancel_read(stream: u32) -> u32;
-    #[link_name = "[stream-drop-readable-unit]"]
-    fn unit_drop_readable(stream: u32);
-}
 
 struct Probe;
 
@@ -30,19 +14,14 @@ wasip3::cli::command::export!(Probe);
 
 impl Guest for Probe {
     async fn run() -> Result<(), ()> {
-        // SAFETY: each built-in gets handles it made and a buffer that
-        // outlives the call (a unit stream never writes into it).
-        let handles = unsafe { unit_new() };
-        let (read_end, write_end) = (handles as u32, (handles >> 32) as u32);
-        let buffer = [0u8; 1];
-        let wrote = unsafe { unit_write(write_end, buffer.as_ptr(), 1) };
+        let (read_end, write_end) = unit_stream::new();
+        let wrote = unit_stream::write(write_end);
         out(format!("write {wrote:#x}\n").as_bytes()).await;
-        let cancelled = unsafe { unit_cancel_read(write_end) };
+        let cancelled = unit_stream::cancel_read(write_end);
         out(format!("cancel-read on the write end {cancelled:#x}\n").as_bytes()).await;
-        unsafe { unit_drop_readable(write_end) };
+        unit_stream::drop_readable(write_end);
         out(b"dropped the write end as a read end\n").await;
-        let mut into = [0u8; 1];
-        let read = unsafe { unit_read(read_end, into.as_mut_ptr(), 1) };
+        let read = unit_stream::read(read_end);
         out(format!("read {read:#x}\n").as_bytes()).await;
         Ok(())
     }

@@ -3,8 +3,10 @@
 //! carry, `/hang` never answers, `/count` how many requests this instance
 //! has seen, `/inflight` (after 300 ms) the most requests this instance
 //! held at once, `/linger` leaves a task ticking for ever after it answers
-//! and `/ticks` says how far it got, `/chatty` after writing 1 MiB to stderr and working for
-//! 20 ms; anything else, its method and path.
+//! and `/ticks` says how far it got, `/chatty` after writing 1 MiB to
+//! stderr and working for 20 ms, `/wrong-end` leads wasmtime 48.0.8 into
+//! its wrong-end defect (as the probe `wasi03_cancel_wrong_end`), which
+//! ends the instance; anything else, its method and path.
 
 use wasip3::exports::http::handler::Guest;
 use wasip3::http::types::{ErrorCode, Fields, Request, Response};
@@ -78,6 +80,15 @@ impl Guest for Probe {
                 IN_FLIGHT.fetch_sub(1, SeqCst);
                 let most = MOST_IN_FLIGHT.load(SeqCst);
                 Ok(respond(format!("{most}\n").into_bytes()))
+            }
+            "/wrong-end" => {
+                use test_programs_03::unit_stream;
+                let (read_end, write_end) = unit_stream::new();
+                unit_stream::write(write_end);
+                unit_stream::cancel_read(write_end);
+                unit_stream::drop_readable(write_end);
+                unit_stream::read(read_end);
+                Ok(respond(b"the runtime let this pass\n".to_vec()))
             }
             "/hang" => {
                 wasip3::clocks::monotonic_clock::wait_for(3_600_000_000_000).await;

@@ -27,6 +27,7 @@ mod compiler;
 mod compose;
 mod container;
 mod daemon;
+mod defects;
 mod descriptors;
 mod dock;
 mod docs;

@@ -269,12 +269,22 @@ fn internal(e: wasmtime::Error) -> http::Response<Full<Bytes>> {
     plain(500, "the handler failed")
 }
 
-/// What stopped a handler that set no response, in a few words.
+/// What stopped a handler that set no response, in a few words (never
+/// the error's own text: a wasmtime defect's names the build machine's
+/// paths).
 fn failure(e: &wasmtime::Error) -> &'static str {
     if e.downcast_ref::<crate::limits::DeadlineExceeded>()
         .is_some()
     {
         return "ran out of time";
+    }
+    if e.chain().any(|cause| cause.is::<wasmtime::WasmtimeBug>()) {
+        return "reached a state the runtime does not support; its instance is ended";
+    }
+    // A shared instance's trap, or defect, ends every request it held;
+    // what it was goes to the log when the instance is dropped.
+    if e.is::<wasmtime_wasi_http::handler::TrapOrPanicError>() {
+        return "trapped; its instance is ended";
     }
     match e.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::OutOfFuel) => "ran out of fuel",

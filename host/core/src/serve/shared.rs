@@ -131,8 +131,12 @@ impl WorkerState for Worker {
     }
 
     fn drop(&self, _store: wasmtime::Store<StoreState>, result: wasmtime::Result<()>) {
-        if let Err(e) = result {
-            tracing::info!(error = %e.root_cause(), "serve: a shared instance stopped");
+        match result {
+            Err(e) if e.chain().any(|c| c.is::<wasmtime::WasmtimeBug>()) => {
+                tracing::warn!(error = %e, "serve: a shared instance reached a defect of wasmtime's");
+            }
+            Err(e) => tracing::info!(error = %e.root_cause(), "serve: a shared instance stopped"),
+            Ok(()) => {}
         }
     }
 }
