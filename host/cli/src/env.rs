@@ -107,7 +107,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var(
         "WB_TLS_CA_FILE",
         Operator,
-        "a PEM file of extra TLS roots, trusted beside the web's (a network behind an inspecting proxy)",
+        "a PEM file of extra TLS roots, trusted beside the web's (a network behind an inspecting proxy); read (at most 1 MiB) by the first connection that needs TLS, the engine's (a guest's, the model's, a download's) or a push or pull's, never by a command that does not connect",
     ),
     var(
         "WB_FIRST_PARTY_TOOLKITS",
