@@ -172,10 +172,17 @@ pub fn assert_accepts_hold_at_the_socket_cap(probe: &str) {
     );
 }
 
-/// `count` peers connected to `port` on loopback, held.
+/// `count` peers connected to `port` on loopback, held. A peer the host
+/// resets (one past the guest's cap) is not held: on a busy machine the
+/// reset can come before `connect` returns, which then fails with it.
+/// What the guest took is what it prints, asserted by the caller.
 fn peers(port: u16, count: usize) -> Vec<TcpStream> {
     (0..count)
-        .map(|_| TcpStream::connect(("127.0.0.1", port)).expect("connect"))
+        .filter_map(|_| match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(peer) => Some(peer),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => None,
+            Err(e) => panic!("connect: {e}"),
+        })
         .collect()
 }
 
