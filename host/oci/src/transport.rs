@@ -71,9 +71,13 @@ impl Transport {
     /// Judging with `guard`, trusting `extra_roots` (DER) besides the
     /// platform's, presenting `credentials`.
     pub fn new(guard: NetGuard, extra_roots: Vec<Vec<u8>>, credentials: Credentials) -> Self {
+        Self::trusting(guard, Roots::Der(extra_roots), credentials)
+    }
+
+    fn trusting(guard: NetGuard, roots: Roots, credentials: Credentials) -> Self {
         Transport {
             guard,
-            roots: Roots::Der(extra_roots),
+            roots,
             credentials,
             progress: None,
             budget: OCI_TIMEOUT,
@@ -109,13 +113,8 @@ impl Transport {
     /// unusable roots file is an [`OciError::TlsRoots`] naming it, when a
     /// session first connects).
     pub fn of_engine(engine: &workbooks::Engine, credentials: Credentials) -> Self {
-        let mut transport = Transport::new(
-            engine.operator_http().guard().clone(),
-            Vec::new(),
-            credentials,
-        );
-        transport.roots = Roots::Engine(engine.clone());
-        transport
+        let guard = engine.operator_http().guard().clone();
+        Self::trusting(guard, Roots::Engine(engine.clone()), credentials)
     }
 
     /// A session with `r`'s registry, reading at most `budget` bytes.

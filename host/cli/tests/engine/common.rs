@@ -8,6 +8,15 @@ use workbooks::{
     SessionOptions,
 };
 
+/// The wasmtime version the workspace's `Cargo.lock` pins.
+pub fn locked_wasmtime() -> String {
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
+    let text = std::fs::read_to_string(lock).unwrap();
+    let key = "\nname = \"wasmtime\"\nversion = \"";
+    let rest = &text[text.find(key).unwrap() + key.len()..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
 /// The engine shared by the tests of this binary, homed in a temp dir that
 /// lives as long as the process.
 pub fn engine() -> &'static Engine {

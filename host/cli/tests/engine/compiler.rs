@@ -3,7 +3,7 @@
 //! entry the helper sealed; a helper that fails, or leaves nothing the
 //! engine can load, is a named compile error and nothing runs.
 
-use crate::common::{artifact, own_builder, text, wbx};
+use crate::common::{artifact, locked_wasmtime, own_builder, text, wbx};
 use guest_artifacts::*;
 use std::path::{Path, PathBuf};
 use workbooks::commands::{ArgMode, Tier};
@@ -220,14 +220,6 @@ fn precompile_fills_the_cache_that_a_helped_engine_reads() {
 }
 
 /// The wasmtime version Cargo.lock pins, read independently of the build.
-fn locked_wasmtime() -> String {
-    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
-    let text = std::fs::read_to_string(lock).unwrap();
-    let key = "\nname = \"wasmtime\"\nversion = \"";
-    let rest = &text[text.find(key).unwrap() + key.len()..];
-    rest[..rest.find('"').unwrap()].to_string()
-}
-
 #[test]
 fn version_says_how_this_binary_compiles_and_on_which_wasmtime() {
     let home = tempfile::tempdir().unwrap();

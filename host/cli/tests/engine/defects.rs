@@ -18,24 +18,11 @@ const WRONG_END_FIXED_IN: [u32; 3] = [48, 0, 9];
 /// What a trap's text must never carry to a guest or a client.
 const LEAKS: [&str; 4] = ["panicked", "location:", "/.cargo/", "BUG"];
 
-/// The wasmtime version `Cargo.lock` pins.
-fn locked_wasmtime() -> [u32; 3] {
-    let lock = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock");
-    let lock = std::fs::read_to_string(lock).expect("the workspace's Cargo.lock");
-    let at = lock
-        .find("\nname = \"wasmtime\"\nversion = \"")
-        .expect("wasmtime in Cargo.lock");
-    let version = lock[at..].lines().nth(2).expect("a version line");
-    let version = version
-        .trim_start_matches("version = \"")
-        .trim_end_matches('"');
-    let parts: Vec<u32> = version.split('.').map(|n| n.parse().unwrap()).collect();
-    parts.try_into().expect("major.minor.patch")
-}
-
 /// Whether the pinned wasmtime still has the wrong-end defect.
 fn wrong_end_open() -> bool {
-    locked_wasmtime() < WRONG_END_FIXED_IN
+    let version = crate::common::locked_wasmtime();
+    let parts: Vec<u32> = version.split('.').map(|n| n.parse().unwrap()).collect();
+    parts.as_slice() < WRONG_END_FIXED_IN.as_slice()
 }
 
 /// A guest that leads wasmtime 48.0.8 into one of its own defects (a

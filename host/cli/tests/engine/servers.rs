@@ -141,17 +141,20 @@ pub async fn udp_echo() -> SocketAddr {
 /// A TLS echo server with a fresh certificate for `localhost`; returns its
 /// address and the certificate (DER) to trust.
 pub async fn tls_echo() -> (SocketAddr, Vec<u8>) {
-    let (addr, cert) = tls_echo_pem().await;
-    use rustls::pki_types::pem::PemObject;
-    let der = rustls::pki_types::CertificateDer::from_pem_slice(cert.as_bytes()).unwrap();
-    (addr, der.to_vec())
+    let (addr, cert) = tls_echo_certified().await;
+    (addr, cert.cert.der().to_vec())
 }
 
 /// [`tls_echo`], its certificate as PEM (for a roots file).
 pub async fn tls_echo_pem() -> (SocketAddr, String) {
+    let (addr, cert) = tls_echo_certified().await;
+    (addr, cert.cert.pem())
+}
+
+/// [`tls_echo`], with its certificate and key.
+async fn tls_echo_certified() -> (SocketAddr, rcgen::CertifiedKey) {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
     let der = cert.cert.der().to_vec();
-    let pem = cert.cert.pem();
     let key = rustls::pki_types::PrivateKeyDer::try_from(cert.key_pair.serialize_der()).unwrap();
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
@@ -159,7 +162,7 @@ pub async fn tls_echo_pem() -> (SocketAddr, String) {
     .with_safe_default_protocol_versions()
     .unwrap()
     .with_no_client_auth()
-    .with_single_cert(vec![der.clone().into()], key)
+    .with_single_cert(vec![der.into()], key)
     .unwrap();
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -186,7 +189,7 @@ pub async fn tls_echo_pem() -> (SocketAddr, String) {
             });
         }
     });
-    (addr, pem)
+    (addr, cert)
 }
 
 /// A loopback server that accepts every connection and never answers,

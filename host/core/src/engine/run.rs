@@ -113,6 +113,13 @@ impl RunError {
 pub(crate) const RUNTIME_DEFECT: &str = "the runtime reached a state it does not support \
      (a defect of wasmtime's that this guest's calls reached); the store is ended";
 
+/// Whether `err` is a defect of wasmtime's that a guest's calls reached
+/// (a `WasmtimeBug` anywhere in its chain): its text names the build
+/// machine's paths, and the store it happened in is ended.
+pub(crate) fn is_runtime_defect(err: &wasmtime::Error) -> bool {
+    err.chain().any(|cause| cause.is::<wasmtime::WasmtimeBug>())
+}
+
 /// Names what stopped a call, from the error and the store's state.
 pub(crate) fn classify(err: wasmtime::Error, state: &StoreState, fuel: Option<u64>) -> RunError {
     classify_with(err, &state.limiter, state.deadline, fuel)
@@ -136,7 +143,7 @@ pub(crate) fn classify_with(
     if let Some(d) = err.downcast_ref::<DeadlineExceeded>() {
         return RunError::Timeout { budget: d.budget };
     }
-    if err.chain().any(|cause| cause.is::<wasmtime::WasmtimeBug>()) {
+    if is_runtime_defect(&err) {
         tracing::warn!(error = %err, "a guest reached a defect of wasmtime's");
         return RunError::Trap(RUNTIME_DEFECT.into());
     }

@@ -278,7 +278,7 @@ fn failure(e: &wasmtime::Error) -> &'static str {
     {
         return "ran out of time";
     }
-    if e.chain().any(|cause| cause.is::<wasmtime::WasmtimeBug>()) {
+    if crate::engine::run::is_runtime_defect(e) {
         return "reached a state the runtime does not support; its instance is ended";
     }
     // A shared instance's trap, or defect, ends every request it held;

@@ -132,7 +132,7 @@ impl WorkerState for Worker {
 
     fn drop(&self, _store: wasmtime::Store<StoreState>, result: wasmtime::Result<()>) {
         match result {
-            Err(e) if e.chain().any(|c| c.is::<wasmtime::WasmtimeBug>()) => {
+            Err(e) if crate::engine::run::is_runtime_defect(&e) => {
                 tracing::warn!(error = %e, "serve: a shared instance reached a defect of wasmtime's");
             }
             Err(e) => tracing::info!(error = %e.root_cause(), "serve: a shared instance stopped"),
