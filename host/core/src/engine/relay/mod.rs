@@ -15,6 +15,8 @@
 //! it is read, and a job number it makes up is refused.
 
 pub(crate) mod channel;
+#[cfg(test)]
+mod tests;
 
 use crate::cap::bindings::workbooks::engine::vfs;
 use crate::cap::bindings::workbooks::host::{kv, launch, queue, secrets};
