@@ -80,8 +80,13 @@ impl Cap {
             .ok_or_else(|| PolicyError::UnknownCap(word.to_string()))
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u64 {
+        1 << (self as u32)
+    }
+
+    /// Every word, space-separated, in table order.
+    fn all_words() -> String {
+        Cap::ALL.map(Cap::word).join(" ")
     }
 }
 
@@ -91,9 +96,11 @@ impl fmt::Display for Cap {
     }
 }
 
-/// A set of cap words.
+/// A set of cap words: one bit each, so at most 64 words.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct CapSet(u16);
+pub struct CapSet(u64);
+
+const _: () = assert!(Cap::ALL.len() <= 64, "a CapSet holds at most 64 cap words");
 
 impl CapSet {
     /// The empty set.
@@ -114,7 +121,7 @@ impl CapSet {
 
     /// This set plus `cap`.
     pub const fn with(self, cap: Cap) -> CapSet {
-        CapSet(self.0 | (1 << (cap as u16)))
+        CapSet(self.0 | (1 << (cap as u32)))
     }
 
     /// This set plus every cap of `other`.
@@ -421,9 +428,7 @@ pub enum PolicyError {
     #[error("unknown profile `{0}` (valid profiles: compute, minimal, network, posix)")]
     UnknownProfile(String),
     /// The cap word is not one of the table's.
-    #[error(
-        "unknown capability `{0}` (valid: vfs commands exec kv secrets queue tcp udp tls net llm browse posix parallel)"
-    )]
+    #[error("unknown capability `{0}` (valid: {valid})", valid = Cap::all_words())]
     UnknownCap(String),
     /// Caps were asked for beyond what the profile grants.
     #[error("capabilities not in profile {profile}: {caps}")]
@@ -470,11 +475,17 @@ mod tests {
     }
 
     #[test]
-    fn allow_http_agrees_with_the_cap_list_for_every_subset() {
-        for bits in 0u16..(1 << Cap::ALL.len()) {
-            let set = CapSet(bits);
-            let expected = set.words().iter().any(|w| *w == "net" || *w == "browse");
-            assert_eq!(allow_http(set), expected, "{set:?}");
+    fn allow_http_agrees_with_the_cap_list_for_every_word_and_union() {
+        let network = |set: CapSet| set.words().iter().any(|w| *w == "net" || *w == "browse");
+        for cap in Cap::ALL {
+            let alone = CapSet::of(&[cap]);
+            assert_eq!(allow_http(alone), network(alone), "{cap}");
+            for other in Cap::ALL {
+                let pair = alone.with(other);
+                assert_eq!(allow_http(pair), network(pair), "{pair:?}");
+                let rest = CapSet::of(&Cap::ALL).minus(pair);
+                assert_eq!(allow_http(rest), network(rest), "{rest:?}");
+            }
         }
         assert!(!Grant::profile("minimal").allow_http());
         assert!(Grant::profile("network").allow_http());
@@ -496,11 +507,14 @@ mod tests {
             assert_eq!(Cap::from_word(c.word()), Ok(c));
         }
         assert_eq!(CapSet::parse("kv,vfs").unwrap().words(), vec!["vfs", "kv"]);
-        assert!(
-            CapSet::parse("kv,root")
-                .unwrap_err()
-                .to_string()
-                .contains("`root`")
+        let err = CapSet::parse("kv,root").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "unknown capability `root` (valid: vfs commands exec kv secrets queue tcp udp tls net llm browse posix parallel)"
         );
+        // The last word's bit is in the set, and only in its own set.
+        let last = *Cap::ALL.last().unwrap();
+        assert!(CapSet::of(&[last]).contains(last));
+        assert!(!CapSet::of(&Cap::ALL[..Cap::ALL.len() - 1]).contains(last));
     }
 }
