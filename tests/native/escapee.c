@@ -124,11 +124,11 @@ int main(void) {
     said("fork", fork());
     /* The relay: calls of caps the command may not have, a job number
      * made up, a key of another tenant, then a frame far past the cap. */
-    static const unsigned char kv_put[] = {1, 5, 'p', 'w', 'n', 'e', 'd', 1, 'x'};
+    static const unsigned char kv_put[] = {0, 1, 5, 'p', 'w', 'n', 'e', 'd', 1, 'x'};
     relayed("relay_kv_put", 1, kv_put, sizeof kv_put);
-    static const unsigned char keys_sign[] = {14, 10, 'v', 'i', 'c', 't', 'i', 'm', '-', 'k', 'e', 'y', 1, 'x'};
+    static const unsigned char keys_sign[] = {3, 1, 10, 'v', 'i', 'c', 't', 'i', 'm', '-', 'k', 'e', 'y', 1, 'x'};
     relayed("relay_sign_victim_key", 2, keys_sign, sizeof keys_sign);
-    static const unsigned char job_wait[] = {20, 7};
+    static const unsigned char job_wait[] = {4, 4, 7};
     relayed("relay_wait_made_up_job", 3, job_wait, sizeof job_wait);
     unsigned char bomb[12];
     uint32_t huge = 0xffffffffu;

@@ -12,89 +12,49 @@
 //! call: a cap it was not granted is refused as it would be in process.
 //! This side trusts the answers: they come from the parent that started it.
 
-use crate::cap::bindings::workbooks::engine::command_types::{PipelineStage, TaskInput};
-use crate::cap::bindings::workbooks::engine::vfs::Volume;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
-/// One relayed operation, with its arguments as the guest gave them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One relayed call: the cap it is for, then that cap's own call (each
+/// relayed cap declares its operations with [`relay_calls!`], in its
+/// folder). The variant order is the wire's.
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Call {
-    /// `kv.get`.
-    KvGet { key: Vec<u8> },
-    /// `kv.put`.
-    KvPut { key: Vec<u8>, value: Vec<u8> },
-    /// `kv.delete`.
-    KvDelete { key: Vec<u8> },
-    /// `kv.contains`.
-    KvContains { key: Vec<u8> },
-    /// `kv.keys`.
-    KvKeys { prefix: Vec<u8>, limit: u32 },
-    /// `vfs.read`.
-    VfsRead { volume: Volume, path: String },
-    /// `vfs.write`.
-    VfsWrite {
-        volume: Volume,
-        path: String,
-        data: Vec<u8>,
-    },
-    /// `vfs.list-dir`.
-    VfsList { volume: Volume, dir: String },
-    /// `vfs.remove`.
-    VfsRemove { volume: Volume, path: String },
-    /// `vfs.stat`.
-    VfsStat { volume: Volume, path: String },
-    /// `queue.push`.
-    QueuePush { name: String, message: Vec<u8> },
-    /// `queue.pop`.
-    QueuePop { name: String, timeout_ms: u32 },
-    /// `queue.len`.
-    QueueLen { name: String },
-    /// `secrets.hmac-sha256`.
-    SecretsHmac { name: String, data: Vec<u8> },
-    /// `secrets.ed25519-sign`.
-    SecretsSign { name: String, data: Vec<u8> },
-    /// `secrets.ed25519-public-key`.
-    SecretsPublic { name: String },
-    /// `launch.run` (needs `commands`).
-    Run {
-        name: String,
-        argv: Vec<String>,
-        stdin: Vec<u8>,
-    },
-    /// `launch.pipeline` (needs `commands`).
-    Pipeline { stages: Vec<PipelineStage> },
-    /// `launch.start` (needs `exec`); answered with the job's number.
-    Start {
-        name: String,
-        argv: Vec<String>,
-        stdin: Vec<u8>,
-    },
-    /// `launch.run-many` (needs `parallel`).
-    RunMany {
-        name: String,
-        inputs: Vec<TaskInput>,
-        width: u32,
-    },
-    /// `job.wait` of a job [`Call::Start`] numbered.
-    JobWait { job: u32 },
-    /// `job.kill`.
-    JobKill { job: u32 },
-    /// A job dropped: it stops, and its number means nothing after.
-    JobDrop { job: u32 },
-    /// A preview 1 module's `workbooks.exec` (needs `exec`).
-    ModuleExec {
-        name: String,
-        argv: Vec<String>,
-        stdin: Vec<u8>,
-    },
+    /// A `kv` call.
+    Kv(crate::cap::kv::Call),
+    /// A `vfs` volume call.
+    Vfs(crate::cap::vfs::Call),
+    /// A `queue` call.
+    Queue(crate::cap::queue::Call),
+    /// A `secrets` call.
+    Secrets(crate::cap::secrets::Call),
+    /// A `launch` call (`commands`, `exec`, `parallel`, a module's exec).
+    Launch(crate::cap::launch::Call),
+}
+
+/// [`Call`] by reference: what an operation is encoded as without giving
+/// it up (it is still needed if the relay fails). Same variants, same
+/// order, so the same bytes.
+#[derive(Serialize)]
+pub(crate) enum CallRef<'a> {
+    /// See [`Call::Kv`].
+    Kv(crate::cap::kv::CallRef<'a>),
+    /// See [`Call::Vfs`].
+    Vfs(crate::cap::vfs::CallRef<'a>),
+    /// See [`Call::Queue`].
+    Queue(crate::cap::queue::CallRef<'a>),
+    /// See [`Call::Secrets`].
+    Secrets(crate::cap::secrets::CallRef<'a>),
+    /// See [`Call::Launch`].
+    Launch(crate::cap::launch::CallRef<'a>),
 }
 
 /// Why a relayed call got no answer: the channel failed, or the serving
-/// side could not read the call. Guests see it as their cap's
-/// `unavailable` (or `refused`) error.
+/// side could not read the call. Each operation turns it into its cap's
+/// own error ([`Op::unanswered`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("relay: {0}")]
 pub(crate) struct RelayError(pub(crate) String);
@@ -102,53 +62,114 @@ pub(crate) struct RelayError(pub(crate) String);
 /// An answer on its way.
 pub(crate) type Answering = Pin<Box<dyn Future<Output = Result<Vec<u8>, RelayError>> + Send>>;
 
-/// Where a store's relayed calls go. The answer is the serving side's
-/// typed result, encoded with `postcard`.
+/// Where a store's relayed calls go: each an encoded [`Call`]; the answer
+/// is the serving side's typed result, encoded with `postcard`.
 pub(crate) trait Relay: Send + Sync + std::fmt::Debug {
     /// Sends `call` and blocks the thread until its answer comes.
-    fn call(&self, call: &Call) -> Result<Vec<u8>, RelayError>;
+    fn call(&self, call: Vec<u8>) -> Result<Vec<u8>, RelayError>;
     /// Sends `call`; its answer, when it comes.
-    fn call_async(&self, call: &Call) -> Answering;
+    fn call_async(&self, call: Vec<u8>) -> Answering;
     /// Sends `call` and does not wait for an answer (a dropped job).
-    fn tell(&self, call: &Call);
+    fn tell(&self, call: Vec<u8>);
+}
+
+/// One operation of a relayed cap: its arguments as the guest gave them
+/// (never a tenant, an instance or a grant), and the answer it gets.
+pub(crate) trait Op: Send + Sync {
+    /// What the guest gets back, as the serving side encodes it.
+    type Answer: Serialize + DeserializeOwned + Send;
+    /// This operation as the channel carries it.
+    fn encoded(&self) -> Result<Vec<u8>, RelayError>;
+    /// The answer when the relay fails: the cap's own error naming `why`
+    /// (`unavailable` for storage, `refused` for launch, and so on).
+    fn unanswered(&self, why: RelayError) -> Self::Answer;
+}
+
+/// A local backend's answer to one operation, on the calling thread.
+pub(crate) trait Serve<O: Op> {
+    /// Answers `op` here.
+    fn serve(&mut self, op: O) -> O::Answer;
+}
+
+/// A local backend's answer to one operation that may wait.
+pub(crate) trait ServeAsync<O: Op>: Send {
+    /// Answers `op` here.
+    fn serve(&mut self, op: O) -> impl Future<Output = O::Answer> + Send;
+}
+
+/// Where a cap context's calls are answered: here, or by the relay's
+/// serving side. The default is local, and a default local backend
+/// reaches nothing.
+#[derive(Debug)]
+pub(crate) enum Backend<L> {
+    /// Answered in this process.
+    Local(L),
+    /// Sent to the serving side (see the module docs).
+    Relayed(Arc<dyn Relay>),
+}
+
+impl<L: Default> Default for Backend<L> {
+    fn default() -> Self {
+        Backend::Local(L::default())
+    }
+}
+
+impl<L> Backend<L> {
+    /// Relayed through `relay` when there is one, else `local`.
+    pub(crate) fn open(relay: Option<&Arc<dyn Relay>>, local: impl FnOnce() -> L) -> Self {
+        match relay {
+            Some(relay) => Backend::Relayed(relay.clone()),
+            None => Backend::Local(local()),
+        }
+    }
+
+    /// `op`'s answer, here or through the relay.
+    pub(crate) fn run<O: Op>(&mut self, op: O) -> O::Answer
+    where
+        L: Serve<O>,
+    {
+        match self {
+            Backend::Local(local) => local.serve(op),
+            Backend::Relayed(relay) => ask(&**relay, op),
+        }
+    }
+
+    /// `op`'s answer, here or through the relay, without blocking.
+    pub(crate) async fn run_async<O: Op>(&mut self, op: O) -> O::Answer
+    where
+        L: ServeAsync<O>,
+    {
+        match self {
+            Backend::Local(local) => local.serve(op).await,
+            Backend::Relayed(relay) => ask_async(&**relay, op).await,
+        }
+    }
 }
 
 fn decoded<T: DeserializeOwned>(bytes: Result<Vec<u8>, RelayError>) -> Result<T, RelayError> {
     postcard::from_bytes(&bytes?).map_err(|e| RelayError(format!("unreadable answer: {e}")))
 }
 
-/// `call` through `relay`, its answer decoded as `T`.
-pub(crate) fn ask<T: DeserializeOwned>(relay: &dyn Relay, call: Call) -> Result<T, RelayError> {
-    decoded(relay.call(&call))
+/// `op`'s answer from `relay`, blocking the thread.
+pub(crate) fn ask<O: Op>(relay: &dyn Relay, op: O) -> O::Answer {
+    let answer = op.encoded().and_then(|call| decoded(relay.call(call)));
+    answer.unwrap_or_else(|why| op.unanswered(why))
 }
 
-/// `call` through `relay` without blocking the thread.
-pub(crate) async fn ask_async<T: DeserializeOwned>(
-    relay: &dyn Relay,
-    call: Call,
-) -> Result<T, RelayError> {
-    decoded(relay.call_async(&call).await)
+/// `op`'s answer from `relay`, without blocking the thread.
+pub(crate) async fn ask_async<O: Op>(relay: &dyn Relay, op: O) -> O::Answer {
+    let answer = match op.encoded() {
+        Ok(call) => decoded(relay.call_async(call).await),
+        Err(why) => Err(why),
+    };
+    answer.unwrap_or_else(|why| op.unanswered(why))
 }
 
-/// A cap call's own result from `relay`; a relay that fails becomes the
-/// error `failed` makes of why.
-pub(crate) fn answered<T: DeserializeOwned, E: DeserializeOwned>(
-    relay: &dyn Relay,
-    call: Call,
-    failed: impl FnOnce(String) -> E,
-) -> Result<T, E> {
-    ask::<Result<T, E>>(relay, call).unwrap_or_else(|e| Err(failed(e.to_string())))
-}
-
-/// [`answered`] without blocking the thread.
-pub(crate) async fn answered_async<T: DeserializeOwned, E: DeserializeOwned>(
-    relay: &dyn Relay,
-    call: Call,
-    failed: impl FnOnce(String) -> E,
-) -> Result<T, E> {
-    ask_async::<Result<T, E>>(relay, call)
-        .await
-        .unwrap_or_else(|e| Err(failed(e.to_string())))
+/// Sends `op` to `relay` without waiting for its answer.
+pub(crate) fn tell<O: Op>(relay: &dyn Relay, op: &O) {
+    if let Ok(call) = op.encoded() {
+        relay.tell(call);
+    }
 }
 
 /// An answer as the serving side encodes it.
@@ -157,7 +178,7 @@ pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, RelayError> {
 }
 
 /// A call as the channel carries it.
-pub(crate) fn encode_call(call: &Call) -> Result<Vec<u8>, RelayError> {
+pub(crate) fn encode_call(call: &CallRef<'_>) -> Result<Vec<u8>, RelayError> {
     postcard::to_allocvec(call).map_err(|e| RelayError(format!("cannot encode a call: {e}")))
 }
 
@@ -166,22 +187,156 @@ pub(crate) fn decode_call(bytes: &[u8]) -> Result<Call, RelayError> {
     postcard::from_bytes(bytes).map_err(|e| RelayError(format!("not a call: {e}")))
 }
 
+/// Declares one relayed cap's operations, each once: its struct (the
+/// guest's arguments), its answer and, where the cap's usual one does
+/// not fit, what it answers when the relay fails. Makes the cap's `Call`
+/// (owned, read by the serving side) and `CallRef` (borrowed, sent),
+/// [`Op`] for each operation, and, for a cap served by a [`Backend`],
+/// `Call::answer`, which the serving side calls.
+///
+/// ```ignore
+/// relay_calls! {
+///     Kv, serve sync Local, unanswered |_, why| Err(Error::Unavailable(why.to_string()));
+///     /// `kv.get`.
+///     Get { key: Vec<u8> } -> Result<Option<Vec<u8>>, Error>;
+/// }
+/// ```
+macro_rules! relay_calls {
+    (
+        $unit:ident, serve $mode:ident $($local:ty)?, unanswered $default:expr;
+        $(
+            $(#[$doc:meta])*
+            $op:ident { $($field:ident: $fty:ty),* $(,)? } -> $answer:ty $(, unanswered $fail:expr)?;
+        )*
+    ) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, serde::Serialize, serde::Deserialize)]
+            pub(crate) struct $op { $(pub(crate) $field: $fty),* }
+
+            impl $crate::cap::relay::Op for $op {
+                type Answer = $answer;
+
+                fn encoded(&self) -> Result<Vec<u8>, $crate::cap::relay::RelayError> {
+                    $crate::cap::relay::encode_call(&$crate::cap::relay::CallRef::$unit(CallRef::$op(self)))
+                }
+
+                fn unanswered(&self, why: $crate::cap::relay::RelayError) -> $answer {
+                    $crate::cap::relay::relay_calls!(@fallback self, why, [$($fail)?] [$default])
+                }
+            }
+        )*
+
+        /// One relayed call of this cap, as the serving side reads it.
+        #[derive(Debug, serde::Serialize, serde::Deserialize)]
+        pub(crate) enum Call { $($(#[$doc])* $op($op),)* }
+
+        /// [`Call`] by reference, as the calling side sends it.
+        #[derive(serde::Serialize)]
+        pub(crate) enum CallRef<'a> { $($(#[$doc])* $op(&'a $op),)* }
+
+        $crate::cap::relay::relay_calls!(@answer $mode [$($local)?] [$($op)*]);
+    };
+    (@fallback $this:ident, $why:ident, [$fail:expr] [$default:expr]) => {
+        $crate::cap::relay::unanswered($this, $why, $fail)
+    };
+    (@fallback $this:ident, $why:ident, [] [$default:expr]) => {
+        $crate::cap::relay::unanswered($this, $why, $default)
+    };
+    (@answer sync [$local:ty] [$($op:ident)*]) => {
+        impl Call {
+            /// Answers this call from `backend`, encoded.
+            pub(crate) fn answer(
+                self,
+                backend: &mut $crate::cap::relay::Backend<$local>,
+            ) -> Result<Vec<u8>, $crate::cap::relay::RelayError> {
+                match self { $(Call::$op(op) => $crate::cap::relay::encode(&backend.run(op)),)* }
+            }
+        }
+    };
+    (@answer async [$local:ty] [$($op:ident)*]) => {
+        impl Call {
+            /// Answers this call from `backend`, encoded.
+            pub(crate) async fn answer(
+                self,
+                backend: &mut $crate::cap::relay::Backend<$local>,
+            ) -> Result<Vec<u8>, $crate::cap::relay::RelayError> {
+                match self { $(Call::$op(op) => $crate::cap::relay::encode(&backend.run_async(op).await),)* }
+            }
+        }
+    };
+    (@answer by_hand [] [$($op:ident)*]) => {};
+}
+pub(crate) use relay_calls;
+
+/// Applies an operation's fallback: typed by the operation, so the
+/// closure in [`relay_calls!`] needs no annotations.
+pub(crate) fn unanswered<O: Op>(
+    op: &O,
+    why: RelayError,
+    fallback: impl FnOnce(&O, RelayError) -> O::Answer,
+) -> O::Answer {
+    fallback(op, why)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_call_round_trips_and_garbage_is_not_a_call() {
-        let call = Call::VfsWrite {
+        use crate::cap::bindings::workbooks::engine::vfs::Volume;
+        use crate::cap::{kv, vfs};
+        let write = vfs::relay::Write {
             volume: Volume::Workspace,
             path: "a/b".into(),
             data: vec![0, 1, 255],
         };
-        let bytes = encode_call(&call).unwrap();
-        assert_eq!(encode_call(&decode_call(&bytes).unwrap()).unwrap(), bytes);
+        let bytes = write.encoded().unwrap();
+        let Call::Vfs(vfs::Call::Write(back)) = decode_call(&bytes).unwrap() else {
+            panic!("not the vfs write it was");
+        };
+        assert_eq!(back.encoded().unwrap(), bytes);
         assert!(decode_call(&[0xff, 0xff, 0xff]).is_err());
-        // A call's bytes carry no tenant: the first byte is the variant.
-        let bytes = encode_call(&Call::KvGet { key: b"k".to_vec() }).unwrap();
-        assert_eq!(bytes, [0, 1, b'k']);
+        // A call's bytes carry no tenant: the cap's variant, the
+        // operation's, then its arguments.
+        let bytes = kv::relay::Get { key: b"k".to_vec() }.encoded().unwrap();
+        assert_eq!(bytes, [0, 0, 1, b'k']);
+    }
+
+    /// The bytes of `name[]` in the container tests' escapee, which
+    /// hand-writes its forged calls.
+    fn escapee_array(name: &str) -> Vec<u8> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/native/escapee.c");
+        let source = std::fs::read_to_string(path).expect("escapee.c");
+        let start = source.find(&format!("{name}[] = {{")).expect(name);
+        let body = &source[start..];
+        let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+        body.split(',')
+            .map(|t| match t.trim() {
+                c if c.starts_with('\'') => c.as_bytes()[1],
+                n => n.parse().expect(n),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_escapees_forged_calls_are_the_calls_they_are_named_for() {
+        use crate::cap::{kv, launch, secrets};
+        let put = decode_call(&escapee_array("kv_put")).unwrap();
+        let Call::Kv(kv::Call::Put(put)) = put else {
+            panic!("kv_put decodes to {put:?}");
+        };
+        assert_eq!((put.key, put.value), (b"pwned".to_vec(), b"x".to_vec()));
+        let sign = decode_call(&escapee_array("keys_sign")).unwrap();
+        let Call::Secrets(secrets::Call::Sign(sign)) = sign else {
+            panic!("keys_sign decodes to {sign:?}");
+        };
+        assert_eq!(sign.name, "victim-key");
+        let wait = decode_call(&escapee_array("job_wait")).unwrap();
+        let Call::Launch(launch::Call::JobWait(wait)) = wait else {
+            panic!("job_wait decodes to {wait:?}");
+        };
+        assert_eq!(wait.job, 7);
     }
 }

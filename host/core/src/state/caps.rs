@@ -85,14 +85,11 @@ pub(crate) const TABLE: [Row; 9] = [
         link: |l| cap::vfs::add_to_linker(l, |s| &mut s.caps.vfs, StoreState::descriptors),
         link_03: Some(|l| cap::vfs::add_03_to_linker(l, StoreState::descriptors)),
         open: |o, c, _| {
-            c.vfs = match o.host.relay {
-                Some(relay) => cap::vfs::VfsCtx::relayed(relay.clone()),
-                None => {
-                    validate_name("instance", &o.opts.id)?;
-                    let (storage, tenant) = (o.host.storage.clone(), o.opts.tenant.clone());
-                    cap::vfs::VfsCtx::new(storage, tenant, o.opts.id.clone())
-                }
-            };
+            if o.host.relay.is_none() {
+                validate_name("instance", &o.opts.id)?;
+            }
+            let (storage, tenant) = (&o.host.storage, &o.opts.tenant);
+            c.vfs = cap::vfs::VfsCtx::open(o.host.relay, storage, tenant, &o.opts.id);
             Ok(())
         },
     },
@@ -102,14 +99,8 @@ pub(crate) const TABLE: [Row; 9] = [
         link: |l| cap::kv::add_to_linker(l, |s| &mut s.caps.kv),
         link_03: None,
         open: |o, c, _| {
-            c.kv = match o.host.relay {
-                Some(relay) => cap::kv::KvCtx::relayed(relay.clone()),
-                None => cap::kv::KvCtx::new(
-                    o.host.storage.clone(),
-                    o.opts.tenant.clone(),
-                    o.host.cadence.clone(),
-                ),
-            };
+            let (storage, cadence) = (&o.host.storage, &o.host.cadence);
+            c.kv = cap::kv::KvCtx::open(o.host.relay, storage, &o.opts.tenant, cadence);
             Ok(())
         },
     },
@@ -119,14 +110,8 @@ pub(crate) const TABLE: [Row; 9] = [
         link: |l| cap::queue::add_to_linker(l, |s| &mut s.caps.queue),
         link_03: None,
         open: |o, c, _| {
-            c.queue = match o.host.relay {
-                Some(relay) => cap::queue::QueueCtx::relayed(relay.clone()),
-                None => cap::queue::QueueCtx::new(
-                    o.host.storage.clone(),
-                    o.opts.tenant.clone(),
-                    o.host.cadence.clone(),
-                ),
-            };
+            let (storage, cadence) = (&o.host.storage, &o.host.cadence);
+            c.queue = cap::queue::QueueCtx::open(o.host.relay, storage, &o.opts.tenant, cadence);
             Ok(())
         },
     },
@@ -136,13 +121,8 @@ pub(crate) const TABLE: [Row; 9] = [
         link: |l| cap::secrets::add_to_linker(l, |s| &mut s.caps.secrets),
         link_03: None,
         open: |o, c, _| {
-            match o.host.relay {
-                Some(relay) => c.secrets.relay = Some(relay.clone()),
-                None => {
-                    let (keys, cadence) = (o.host.keyring.clone(), o.host.cadence.clone());
-                    c.secrets.reach = Some((keys, o.opts.tenant.clone(), cadence));
-                }
-            }
+            let (keys, cadence) = (&o.host.keyring, &o.host.cadence);
+            c.secrets = cap::secrets::SecretsCtx::open(o.host.relay, keys, &o.opts.tenant, cadence);
             Ok(())
         },
     },

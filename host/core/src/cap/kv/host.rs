@@ -1,6 +1,7 @@
-use super::KvCtx;
+use super::relay::{Contains, Delete, Get, Keys, Put};
+use super::{KvCtx, Local};
 use crate::cap::bindings::workbooks::host::kv::{Error, Host};
-use crate::cap::relay::{Call, Relay, answered};
+use crate::cap::relay::Serve;
 use crate::limits::KV_MAX_KEYS_PER_TENANT;
 use crate::store::{KvError, TenantKv};
 
@@ -13,7 +14,7 @@ fn error(e: KvError) -> Error {
     }
 }
 
-impl KvCtx {
+impl Local {
     fn tenant(&mut self) -> Result<&TenantKv, Error> {
         let (storage, tenant, cadence) = self
             .source
@@ -36,45 +37,55 @@ impl KvCtx {
     }
 }
 
-/// `call`'s answer from `relay`; a relay that fails is `unavailable`.
-fn relayed<T: serde::de::DeserializeOwned>(relay: &dyn Relay, call: Call) -> Result<T, Error> {
-    answered(relay, call, Error::Unavailable)
+impl Serve<Get> for Local {
+    fn serve(&mut self, Get { key }: Get) -> Result<Option<Vec<u8>>, Error> {
+        self.tenant()?.get(&key).map_err(error)
+    }
+}
+
+impl Serve<Put> for Local {
+    fn serve(&mut self, Put { key, value }: Put) -> Result<(), Error> {
+        self.tenant()?.put(&key, &value).map_err(error)
+    }
+}
+
+impl Serve<Delete> for Local {
+    fn serve(&mut self, Delete { key }: Delete) -> Result<bool, Error> {
+        self.tenant()?.delete(&key).map_err(error)
+    }
+}
+
+impl Serve<Contains> for Local {
+    fn serve(&mut self, Contains { key }: Contains) -> Result<bool, Error> {
+        self.tenant()?.contains(&key).map_err(error)
+    }
+}
+
+impl Serve<Keys> for Local {
+    fn serve(&mut self, Keys { prefix, limit }: Keys) -> Result<Vec<Vec<u8>>, Error> {
+        let limit = limit.min(KV_MAX_KEYS_PER_TENANT) as usize;
+        self.tenant()?.keys(&prefix, limit).map_err(error)
+    }
 }
 
 impl Host for KvCtx {
     fn get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::KvGet { key });
-        }
-        self.tenant()?.get(&key).map_err(error)
+        self.0.run(Get { key })
     }
 
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> Result<(), Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::KvPut { key, value });
-        }
-        self.tenant()?.put(&key, &value).map_err(error)
+        self.0.run(Put { key, value })
     }
 
     fn delete(&mut self, key: Vec<u8>) -> Result<bool, Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::KvDelete { key });
-        }
-        self.tenant()?.delete(&key).map_err(error)
+        self.0.run(Delete { key })
     }
 
     fn contains(&mut self, key: Vec<u8>) -> Result<bool, Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::KvContains { key });
-        }
-        self.tenant()?.contains(&key).map_err(error)
+        self.0.run(Contains { key })
     }
 
     fn keys(&mut self, prefix: Vec<u8>, limit: u32) -> Result<Vec<Vec<u8>>, Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::KvKeys { prefix, limit });
-        }
-        let limit = limit.min(KV_MAX_KEYS_PER_TENANT) as usize;
-        self.tenant()?.keys(&prefix, limit).map_err(error)
+        self.0.run(Keys { prefix, limit })
     }
 }

@@ -1,10 +1,11 @@
+use super::relay::{JobKill, JobWait, Pipeline, Run, RunMany, Start};
 use super::{Job, LaunchView};
 use crate::cap::bindings::workbooks::engine::command_types::{
     CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
     TaskInput, TaskResult,
 };
 use crate::cap::bindings::workbooks::host::launch::{Host, HostJob};
-use crate::cap::relay::{Call, Relay, answered_async, ask};
+use crate::cap::relay::{ask, ask_async};
 use crate::commands::{self, CommandError, PipelineError, StageSpec};
 use crate::policy::Cap;
 use bytes::Bytes;
@@ -40,14 +41,6 @@ fn output(out: commands::CommandOutput) -> CommandOutput {
     }
 }
 
-/// `call`'s answer from `relay`; a relay that fails is `refused`.
-async fn relayed<T: serde::de::DeserializeOwned>(
-    relay: &dyn Relay,
-    call: Call,
-) -> Result<T, Error> {
-    answered_async(relay, call, Error::Refused).await
-}
-
 impl Host for LaunchView<'_> {
     async fn run(
         &mut self,
@@ -56,7 +49,7 @@ impl Host for LaunchView<'_> {
         stdin: Vec<u8>,
     ) -> wasmtime::Result<Result<CommandOutput, Error>> {
         if let Some(relay) = self.ctx.relay() {
-            return Ok(relayed(&*relay, Call::Run { name, argv, stdin }).await);
+            return Ok(ask_async(&*relay, Run { name, argv, stdin }).await);
         }
         let Some((launcher, env)) = self.ctx.runner(Cap::Commands) else {
             return Ok(Err(Error::Denied));
@@ -70,12 +63,7 @@ impl Host for LaunchView<'_> {
         stages: Vec<PipelineStage>,
     ) -> wasmtime::Result<Result<Vec<StageOutput>, StageFailure>> {
         if let Some(relay) = self.ctx.relay() {
-            let call = Call::Pipeline { stages };
-            let failed = |why| StageFailure {
-                index: 0,
-                error: Error::Refused(why),
-            };
-            return Ok(answered_async(&*relay, call, failed).await);
+            return Ok(ask_async(&*relay, Pipeline { stages }).await);
         }
         let fail = |index: usize, error: Error| {
             Ok(Err(StageFailure {
@@ -139,7 +127,7 @@ impl Host for LaunchView<'_> {
         stdin: Vec<u8>,
     ) -> wasmtime::Result<Result<Resource<Job>, Error>> {
         if let Some(relay) = self.ctx.relay() {
-            let started = relayed::<u32>(&*relay, Call::Start { name, argv, stdin }).await;
+            let started = ask_async(&*relay, Start { name, argv, stdin }).await;
             return Ok(match started {
                 Ok(job) => Ok(self.table.push(Job::relayed(relay, job))?),
                 Err(e) => Err(e),
@@ -161,12 +149,12 @@ impl Host for LaunchView<'_> {
         width: u32,
     ) -> wasmtime::Result<Result<Vec<TaskResult>, Error>> {
         if let Some(relay) = self.ctx.relay() {
-            let call = Call::RunMany {
+            let call = RunMany {
                 name,
                 inputs,
                 width,
             };
-            return Ok(relayed(&*relay, call).await);
+            return Ok(ask_async(&*relay, call).await);
         }
         Ok(self.fan_out(name, inputs, width).await)
     }
@@ -222,7 +210,7 @@ impl HostJob for LaunchView<'_> {
     ) -> wasmtime::Result<Result<CommandOutput, Error>> {
         let job = self.table.get_mut(&this)?;
         if let Some((relay, job)) = job.relayed.clone() {
-            return Ok(relayed(&*relay, Call::JobWait { job }).await);
+            return Ok(ask_async(&*relay, JobWait { job }).await);
         }
         let Some(task) = job.task.take() else {
             return Ok(Err(Error::UnknownCommand("process already awaited".into())));
@@ -238,7 +226,7 @@ impl HostJob for LaunchView<'_> {
     fn kill(&mut self, this: Resource<Job>) -> wasmtime::Result<bool> {
         let job = self.table.get_mut(&this)?;
         if let Some((relay, job)) = &job.relayed {
-            return Ok(ask::<bool>(&**relay, Call::JobKill { job: *job }).unwrap_or(false));
+            return Ok(ask(&**relay, JobKill { job: *job }));
         }
         Ok(match &job.task {
             Some(task) if !task.is_finished() => {

@@ -22,9 +22,12 @@
 
 mod host;
 pub(crate) mod module;
+pub(crate) mod relay;
+
+pub(crate) use relay::{Call, CallRef};
 
 use crate::cap::bindings::workbooks::host::launch;
-use crate::cap::relay::{Call, Relay};
+use crate::cap::relay::{Relay, tell};
 use crate::commands::ladder::Slot;
 use crate::commands::{
     CommandEnv, CommandError, CommandOutput, PipelineError, StageRun, StageSpec,
@@ -131,7 +134,7 @@ impl Drop for Job {
             task.abort();
         }
         if let Some((relay, job)) = &self.relayed {
-            relay.tell(&Call::JobDrop { job: *job });
+            tell(&**relay, &relay::JobDrop { job: *job });
         }
     }
 }

@@ -13,7 +13,8 @@
 //! trap, limits), -10 nothing stashed.
 
 use super::LaunchCtx;
-use crate::cap::relay::{Call, ask_async};
+use super::relay::ModuleExec;
+use crate::cap::relay::ask_async;
 use crate::commands::{CommandError, packed};
 use crate::policy::Cap;
 use bytes::Bytes;
@@ -71,14 +72,12 @@ pub(crate) async fn exec<T: Send>(
         return Ok(-1);
     };
     if let Some(relay) = get(caller.data_mut()).ctx.relay() {
-        let call = Call::ModuleExec {
+        let call = ModuleExec {
             name: req.name,
             argv: req.argv,
             stdin: req.stdin,
         };
-        let result = ask_async::<Result<(i32, Vec<u8>, Vec<u8>), CommandError>>(&*relay, call)
-            .await
-            .unwrap_or_else(|e| Err(CommandError::Refused(e.to_string())));
+        let result = ask_async(&*relay, call).await;
         return Ok(match result {
             Ok((exit, stdout, stderr)) => {
                 let encoded = packed::encode_output(exit, &stdout, &stderr);

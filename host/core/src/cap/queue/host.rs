@@ -1,7 +1,8 @@
-use super::QueueCtx;
+use super::relay::{Len, Pop, Push};
+use super::{Local, QueueCtx};
 use crate::cadence::Denial;
 use crate::cap::bindings::workbooks::host::queue::{Host, QueueError as Error};
-use crate::cap::relay::{Call, Relay, answered_async};
+use crate::cap::relay::ServeAsync;
 use crate::limits::QUEUE_MAX_WAIT;
 use crate::store::{QueueError, TenantQueues};
 use std::time::Duration;
@@ -17,7 +18,7 @@ fn error(e: QueueError) -> Error {
     }
 }
 
-impl QueueCtx {
+impl Local {
     /// The cadence, then the tenant's queues.
     fn admit(&mut self) -> Result<TenantQueues, Error> {
         let (storage, tenant, cadence) = self
@@ -41,26 +42,14 @@ impl QueueCtx {
     }
 }
 
-/// `call`'s answer from `relay`; a relay that fails is `unavailable`.
-async fn relayed<T: serde::de::DeserializeOwned>(
-    relay: &dyn Relay,
-    call: Call,
-) -> Result<T, Error> {
-    answered_async(relay, call, Error::Unavailable).await
-}
-
-impl Host for QueueCtx {
-    async fn push(&mut self, name: String, message: Vec<u8>) -> Result<u32, Error> {
-        if let Some(relay) = self.relay.clone() {
-            return relayed(&*relay, Call::QueuePush { name, message }).await;
-        }
+impl ServeAsync<Push> for Local {
+    async fn serve(&mut self, Push { name, message }: Push) -> Result<u32, Error> {
         self.admit()?.push(&name, &message).map_err(error)
     }
+}
 
-    async fn pop(&mut self, name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
-        if let Some(relay) = self.relay.clone() {
-            return relayed(&*relay, Call::QueuePop { name, timeout_ms }).await;
-        }
+impl ServeAsync<Pop> for Local {
+    async fn serve(&mut self, Pop { name, timeout_ms }: Pop) -> Result<Option<Vec<u8>>, Error> {
         let queues = self.admit()?;
         if timeout_ms == 0 {
             return queues.pop(&name).map_err(error);
@@ -68,11 +57,24 @@ impl Host for QueueCtx {
         let wait = Duration::from_millis(u64::from(timeout_ms)).min(QUEUE_MAX_WAIT);
         queues.pop_wait(&name, wait).await.map_err(error)
     }
+}
+
+impl ServeAsync<Len> for Local {
+    async fn serve(&mut self, Len { name }: Len) -> Result<u32, Error> {
+        self.admit()?.len(&name).map_err(error)
+    }
+}
+
+impl Host for QueueCtx {
+    async fn push(&mut self, name: String, message: Vec<u8>) -> Result<u32, Error> {
+        self.0.run_async(Push { name, message }).await
+    }
+
+    async fn pop(&mut self, name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
+        self.0.run_async(Pop { name, timeout_ms }).await
+    }
 
     async fn len(&mut self, name: String) -> Result<u32, Error> {
-        if let Some(relay) = self.relay.clone() {
-            return relayed(&*relay, Call::QueueLen { name }).await;
-        }
-        self.admit()?.len(&name).map_err(error)
+        self.0.run_async(Len { name }).await
     }
 }

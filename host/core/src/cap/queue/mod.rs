@@ -10,40 +10,42 @@
 //! 64 MiB, and a wait at 30 s, whatever the broker asks.
 
 mod host;
+pub(crate) mod relay;
+
+pub(crate) use relay::{Call, CallRef};
 
 use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::queue;
-use crate::cap::relay::Relay;
+use crate::cap::relay::{Backend, Relay};
 use crate::store::{StorageSlot, TenantQueues};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 
-/// The queues one store may reach, opened on first use; the default
-/// reaches nothing.
+/// The queues one store may reach: here, or through the relay. The
+/// default reaches nothing.
 #[derive(Debug, Default)]
-pub(crate) struct QueueCtx {
+pub(crate) struct QueueCtx(pub(crate) Backend<Local>);
+
+/// The queues of one tenant in this process, opened on first use.
+#[derive(Debug, Default)]
+pub(crate) struct Local {
     source: Option<(Arc<StorageSlot>, String, Arc<Cadence>)>,
     queues: Option<TenantQueues>,
-    /// Where every call goes instead, in a relayed store.
-    relay: Option<Arc<dyn Relay>>,
 }
 
 impl QueueCtx {
-    /// Reaches the queues of `tenant` (a validated name).
-    pub(crate) fn new(storage: Arc<StorageSlot>, tenant: String, cadence: Arc<Cadence>) -> Self {
-        Self {
-            source: Some((storage, tenant, cadence)),
+    /// Reaches the queues of `tenant` (a validated name), or sends every
+    /// call to `relay` (see [`crate::cap::relay`]).
+    pub(crate) fn open(
+        relay: Option<&Arc<dyn Relay>>,
+        storage: &Arc<StorageSlot>,
+        tenant: &str,
+        cadence: &Arc<Cadence>,
+    ) -> Self {
+        QueueCtx(Backend::open(relay, || Local {
+            source: Some((storage.clone(), tenant.to_string(), cadence.clone())),
             queues: None,
-            relay: None,
-        }
-    }
-
-    /// Sends every call to `relay` (see [`crate::cap::relay`]).
-    pub(crate) fn relayed(relay: Arc<dyn Relay>) -> Self {
-        Self {
-            relay: Some(relay),
-            ..Self::default()
-        }
+        }))
     }
 }
 

@@ -1,15 +1,16 @@
-use super::SecretsCtx;
 use super::keyring::{Secret, SecretError};
+use super::relay::{Hmac, Public, Sign};
+use super::{Keys, SecretsCtx};
 use crate::cadence::Denial;
 use crate::cap::bindings::workbooks::host::secrets::{Host, KeyError};
-use crate::cap::relay::{Call, Relay, answered};
+use crate::cap::relay::Serve;
 use crate::limits::SECRETS_MAX_DATA_BYTES;
 
-impl SecretsCtx {
+impl Keys {
     /// The cadence, the data cap, then the named key of the store's tenant.
     fn secret(&self, name: &str, data_len: usize) -> Result<Secret, KeyError> {
         let (keyring, tenant, cadence) = self
-            .reach
+            .0
             .as_ref()
             .ok_or(KeyError::NotFound(name.to_string()))?;
         cadence.admit(tenant, "secrets").map_err(|d| match d {
@@ -33,37 +34,40 @@ fn kind_error(e: SecretError) -> KeyError {
     }
 }
 
-/// `call`'s answer from `relay`. The interface has no `unavailable`: a
-/// relay that fails is the key not found, with the reason.
-fn relayed(relay: &dyn Relay, name: &str, call: Call) -> Result<Vec<u8>, KeyError> {
-    answered(relay, call, |e| KeyError::NotFound(format!("{name} ({e})")))
-}
-
-impl Host for SecretsCtx {
-    fn hmac_sha256(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, &name.clone(), Call::SecretsHmac { name, data });
-        }
+impl Serve<Hmac> for Keys {
+    fn serve(&mut self, Hmac { name, data }: Hmac) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, data.len())?
             .hmac_sha256(&data)
             .map_err(kind_error)
     }
+}
 
-    fn ed25519_sign(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, &name.clone(), Call::SecretsSign { name, data });
-        }
+impl Serve<Sign> for Keys {
+    fn serve(&mut self, Sign { name, data }: Sign) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, data.len())?
             .ed25519_sign(&data)
             .map_err(kind_error)
     }
+}
 
-    fn ed25519_public_key(&mut self, name: String) -> Result<Vec<u8>, KeyError> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, &name.clone(), Call::SecretsPublic { name });
-        }
+impl Serve<Public> for Keys {
+    fn serve(&mut self, Public { name }: Public) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, 0)?
             .ed25519_public_key()
             .map_err(kind_error)
+    }
+}
+
+impl Host for SecretsCtx {
+    fn hmac_sha256(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
+        self.0.run(Hmac { name, data })
+    }
+
+    fn ed25519_sign(&mut self, name: String, data: Vec<u8>) -> Result<Vec<u8>, KeyError> {
+        self.0.run(Sign { name, data })
+    }
+
+    fn ed25519_public_key(&mut self, name: String) -> Result<Vec<u8>, KeyError> {
+        self.0.run(Public { name })
     }
 }

@@ -12,21 +12,39 @@
 
 mod host;
 pub mod keyring;
+pub(crate) mod relay;
+
+pub(crate) use relay::{Call, CallRef};
 
 use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::secrets;
-use crate::cap::relay::Relay;
+use crate::cap::relay::{Backend, Relay};
 use keyring::Keyring;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 
-/// The secrets one store may use; the default reaches nothing.
+/// The secrets one store may use: here, or through the relay (the keys
+/// stay with the serving side). The default reaches nothing.
 #[derive(Debug, Default)]
-pub(crate) struct SecretsCtx {
-    pub(crate) reach: Option<(Arc<Keyring>, String, Arc<Cadence>)>,
-    /// Where every call goes instead, in a relayed store: the keys stay
-    /// with the serving side.
-    pub(crate) relay: Option<Arc<dyn Relay>>,
+pub(crate) struct SecretsCtx(pub(crate) Backend<Keys>);
+
+/// The keys of one tenant in this process.
+#[derive(Debug, Default)]
+pub(crate) struct Keys(Option<(Arc<Keyring>, String, Arc<Cadence>)>);
+
+impl SecretsCtx {
+    /// Signs with the keys of `tenant`, or sends every call to `relay`
+    /// (see [`crate::cap::relay`]).
+    pub(crate) fn open(
+        relay: Option<&Arc<dyn Relay>>,
+        keyring: &Arc<Keyring>,
+        tenant: &str,
+        cadence: &Arc<Cadence>,
+    ) -> Self {
+        SecretsCtx(Backend::open(relay, || {
+            Keys(Some((keyring.clone(), tenant.to_string(), cadence.clone())))
+        }))
+    }
 }
 
 /// Links the `secrets` primitive the secrets broker imports.

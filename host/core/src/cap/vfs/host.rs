@@ -1,14 +1,10 @@
-use super::VfsCtx;
+use super::relay::{List, Read, Remove, Stat, Write};
+use super::{Local, VfsCtx};
 use crate::cap::bindings::workbooks::engine::vfs::{
     Entry, EntryKind, Error, Host, Metadata, Volume,
 };
-use crate::cap::relay::{Call, Relay, answered};
+use crate::cap::relay::Serve;
 use crate::store::{self, VfsError, Volumes};
-
-/// `call`'s answer from `relay`; a relay that fails is `unavailable`.
-fn relayed<T: serde::de::DeserializeOwned>(relay: &dyn Relay, call: Call) -> Result<T, Error> {
-    answered(relay, call, Error::Unavailable)
-}
 
 fn volume(v: Volume) -> store::Volume {
     match v {
@@ -38,7 +34,7 @@ fn error(e: VfsError) -> Error {
     }
 }
 
-impl VfsCtx {
+impl Local {
     fn volumes(&mut self) -> Result<&Volumes, Error> {
         if self.volumes.is_none() {
             let (storage, tenant, id) = self
@@ -57,34 +53,29 @@ impl VfsCtx {
     }
 }
 
-impl Host for VfsCtx {
-    fn read(&mut self, v: Volume, path: String) -> Result<Vec<u8>, Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::VfsRead { volume: v, path });
-        }
+impl Serve<Read> for Local {
+    fn serve(&mut self, Read { volume: v, path }: Read) -> Result<Vec<u8>, Error> {
         self.volumes()?.read(volume(v), &path).map_err(error)
     }
+}
 
-    fn write(&mut self, v: Volume, path: String, data: Vec<u8>) -> Result<(), Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(
-                &**relay,
-                Call::VfsWrite {
-                    volume: v,
-                    path,
-                    data,
-                },
-            );
-        }
+impl Serve<Write> for Local {
+    fn serve(
+        &mut self,
+        Write {
+            volume: v,
+            path,
+            data,
+        }: Write,
+    ) -> Result<(), Error> {
         self.volumes()?
             .write(volume(v), &path, &data)
             .map_err(error)
     }
+}
 
-    fn list_dir(&mut self, v: Volume, dir: String) -> Result<Vec<Entry>, Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::VfsList { volume: v, dir });
-        }
+impl Serve<List> for Local {
+    fn serve(&mut self, List { volume: v, dir }: List) -> Result<Vec<Entry>, Error> {
         let entries = self.volumes()?.list(volume(v), &dir).map_err(error)?;
         Ok(entries
             .into_iter()
@@ -95,23 +86,43 @@ impl Host for VfsCtx {
             })
             .collect())
     }
+}
 
-    fn remove(&mut self, v: Volume, path: String) -> Result<bool, Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::VfsRemove { volume: v, path });
-        }
+impl Serve<Remove> for Local {
+    fn serve(&mut self, Remove { volume: v, path }: Remove) -> Result<bool, Error> {
         self.volumes()?.remove(volume(v), &path).map_err(error)
     }
+}
 
-    fn stat(&mut self, v: Volume, path: String) -> Result<Metadata, Error> {
-        if let Some(relay) = &self.relay {
-            return relayed(&**relay, Call::VfsStat { volume: v, path });
-        }
+impl Serve<Stat> for Local {
+    fn serve(&mut self, Stat { volume: v, path }: Stat) -> Result<Metadata, Error> {
         let m = self.volumes()?.stat(volume(v), &path).map_err(error)?;
         Ok(Metadata {
             kind: kind(m.kind),
             size: m.size,
             modified_ms: m.modified_ms,
         })
+    }
+}
+
+impl Host for VfsCtx {
+    fn read(&mut self, volume: Volume, path: String) -> Result<Vec<u8>, Error> {
+        self.0.run(Read { volume, path })
+    }
+
+    fn write(&mut self, volume: Volume, path: String, data: Vec<u8>) -> Result<(), Error> {
+        self.0.run(Write { volume, path, data })
+    }
+
+    fn list_dir(&mut self, volume: Volume, dir: String) -> Result<Vec<Entry>, Error> {
+        self.0.run(List { volume, dir })
+    }
+
+    fn remove(&mut self, volume: Volume, path: String) -> Result<bool, Error> {
+        self.0.run(Remove { volume, path })
+    }
+
+    fn stat(&mut self, volume: Volume, path: String) -> Result<Metadata, Error> {
+        self.0.run(Stat { volume, path })
     }
 }

@@ -18,46 +18,48 @@
 
 mod file_count;
 mod host;
+pub(crate) mod relay;
 mod symlink;
 
 pub(crate) use file_count::count_preview1;
+pub(crate) use relay::{Call, CallRef};
 pub(crate) use symlink::guard_preview1;
 
 use crate::cadence::Holding;
 use crate::cap::bindings::workbooks::engine::vfs;
-use crate::cap::relay::Relay;
+use crate::cap::relay::{Backend, Relay};
 use crate::store::{StorageSlot, Volumes};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
 
-/// The volumes one store may reach, opened on first use; the default
-/// reaches nothing.
+/// The volumes one store may reach: here, or through the relay. The
+/// default reaches nothing.
 #[derive(Debug, Default)]
-pub(crate) struct VfsCtx {
+pub(crate) struct VfsCtx(pub(crate) Backend<Local>);
+
+/// The volumes of one instance in this process, opened on first use.
+#[derive(Debug, Default)]
+pub(crate) struct Local {
     source: Option<(Arc<StorageSlot>, String, String)>,
     volumes: Option<Volumes>,
-    /// Where every volume call goes instead, in a relayed store.
-    relay: Option<Arc<dyn Relay>>,
 }
 
 impl VfsCtx {
-    /// Reaches the volumes of instance `id` of `tenant` (validated names).
-    pub(crate) fn new(storage: Arc<StorageSlot>, tenant: String, id: String) -> Self {
-        Self {
-            source: Some((storage, tenant, id)),
+    /// Reaches the volumes of instance `id` of `tenant` (validated
+    /// names), or sends every volume call to `relay` (see
+    /// [`crate::cap::relay`]).
+    pub(crate) fn open(
+        relay: Option<&Arc<dyn Relay>>,
+        storage: &Arc<StorageSlot>,
+        tenant: &str,
+        id: &str,
+    ) -> Self {
+        VfsCtx(Backend::open(relay, || Local {
+            source: Some((storage.clone(), tenant.to_string(), id.to_string())),
             volumes: None,
-            relay: None,
-        }
-    }
-
-    /// Sends every volume call to `relay` (see [`crate::cap::relay`]).
-    pub(crate) fn relayed(relay: Arc<dyn Relay>) -> Self {
-        Self {
-            relay: Some(relay),
-            ..Self::default()
-        }
+        }))
     }
 }
 

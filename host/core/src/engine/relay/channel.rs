@@ -11,7 +11,7 @@
 //! order, one at a time.
 
 use super::{RELAY_MAX_CALL_BYTES, answer};
-use crate::cap::relay::{Answering, Call, Relay, RelayError, decode_call, encode_call};
+use crate::cap::relay::{Answering, Relay, RelayError, decode_call};
 use crate::state::StoreState;
 use futures::channel::oneshot;
 use std::collections::HashMap;
@@ -78,9 +78,8 @@ impl RelayClient {
 
     fn send(
         &self,
-        call: &Call,
+        body: Vec<u8>,
     ) -> Result<oneshot::Receiver<Result<Vec<u8>, RelayError>>, RelayError> {
-        let body = encode_call(call)?;
         // The parent closes the channel on a call past the cap, failing
         // every later call too: refuse this one alone, before it leaves.
         if body.len() > RELAY_MAX_CALL_BYTES {
@@ -112,17 +111,17 @@ fn gone(_: oneshot::Canceled) -> Result<Vec<u8>, RelayError> {
 }
 
 impl Relay for RelayClient {
-    fn call(&self, call: &Call) -> Result<Vec<u8>, RelayError> {
+    fn call(&self, call: Vec<u8>) -> Result<Vec<u8>, RelayError> {
         let rx = self.send(call)?;
         futures::executor::block_on(rx).unwrap_or_else(gone)
     }
 
-    fn call_async(&self, call: &Call) -> Answering {
+    fn call_async(&self, call: Vec<u8>) -> Answering {
         let rx = self.send(call);
         Box::pin(async move { rx?.await.unwrap_or_else(gone) })
     }
 
-    fn tell(&self, call: &Call) {
+    fn tell(&self, call: Vec<u8>) {
         let _ = self.send(call);
     }
 }
@@ -226,15 +225,16 @@ pub(crate) async fn serve(stream: tokio::net::UnixStream, state: &mut StoreState
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cap::relay::Op;
 
     #[test]
     fn a_call_past_the_cap_is_refused_alone_and_never_sent() {
         let (parent, child) = UnixStream::pair().unwrap();
         let client = RelayClient::start(OwnedFd::from(child)).unwrap();
-        let huge = Call::KvGet {
+        let huge = crate::cap::kv::relay::Get {
             key: vec![0; RELAY_MAX_CALL_BYTES + 1],
         };
-        let err = client.call(&huge).unwrap_err();
+        let err = client.call(huge.encoded().unwrap()).unwrap_err();
         assert!(
             err.0.contains("more than the container tier relays"),
             "{err}"
@@ -248,7 +248,8 @@ mod tests {
         );
         // The channel is still open for the next call.
         assert!(lock(&client.waiting).closed.is_none());
-        let _pending = client.send(&Call::KvGet { key: b"k".to_vec() }).unwrap();
+        let small = crate::cap::kv::relay::Get { key: b"k".to_vec() };
+        let _pending = client.send(small.encoded().unwrap()).unwrap();
         parent.set_nonblocking(false).unwrap();
         (&parent).read_exact(&mut head).unwrap();
     }
