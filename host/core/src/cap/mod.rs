@@ -22,4 +22,5 @@ pub(crate) mod relay;
 pub mod secrets;
 pub(crate) mod session_info;
 pub(crate) mod shadow;
+pub(crate) mod unit;
 pub(crate) mod vfs;

@@ -79,8 +79,8 @@ pub(crate) fn link(
     // Each interface of the cap table a granted cap reaches, once.
     for (row, _) in crate::state::caps::granted(caps) {
         (row.link)(l)?;
-        if let Some(link_03) = row.link_03.filter(|_| wasi_03) {
-            link_03(l)?;
+        if wasi_03 {
+            (row.link_03)(l)?;
         }
     }
     Ok(linker)

@@ -1,8 +1,9 @@
-//! The cap table: each interface the host serves, once, with everything
-//! the host needs of it: the caps it serves, whether it keeps per-tenant
-//! state, its linker entry and how a store's context for it is opened.
-//! The store builder ([`super::new_store`]) and the linker
-//! (`crate::dock`) loop over [`TABLE`]; neither names a cap.
+//! The cap table: the list of cap units ([`crate::cap::unit`]), each
+//! interface the host serves once, each unit's whole host side in its
+//! folder. From the list come the store's [`Contexts`], how a store
+//! reaches each unit's context, and [`TABLE`], which the store builder
+//! ([`super::new_store`]) and the linker (`crate::dock`) loop over;
+//! neither names a cap.
 //!
 //! Which caps a row serves is not typed here: a host primitive serves the
 //! caps whose shipped brokers import it (read from the built brokers,
@@ -17,186 +18,105 @@
 
 use super::{SessionError, SessionOptions, StoreHost, StoreState};
 use crate::cap;
-use crate::commands::CommandEnv;
+use crate::cap::net::sockets::GuardedLookup;
+use crate::cap::unit::{CapStore, CapUnit, Holds, Opening};
 use crate::policy::{Cap, CapSet, Grant};
-use crate::store::validate_name;
+use crate::store::{StorageError, validate_name};
 use std::sync::{Arc, OnceLock};
-use wasmtime::component::Linker;
+use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::WasiCtxBuilder;
 
-/// Every cap's store context, deny-all until its row of the cap table
-/// ([`TABLE`]) opens it.
-#[derive(Default)]
-pub(crate) struct Contexts {
-    pub(crate) vfs: cap::vfs::VfsCtx,
-    pub(crate) kv: cap::kv::KvCtx,
-    pub(crate) launch: cap::launch::LaunchCtx,
-    pub(crate) net: cap::net::NetCtx,
-    pub(crate) exchange: cap::exchange::ExchangeCtx,
-    pub(crate) browse: cap::browse::BrowseCtx,
-    pub(crate) queue: cap::queue::QueueCtx,
-    pub(crate) secrets: cap::secrets::SecretsCtx,
-    pub(crate) llm: cap::llm::LlmCtx,
-}
-
-/// What opening a store's context for a row reads.
-struct Opening<'a, 'h> {
-    /// The engine's side: storage, cadence, keys, network reach.
-    host: &'a StoreHost<'h>,
-    /// The grant the store runs under.
-    grant: &'a Grant,
-    /// The session.
-    opts: &'a SessionOptions,
-    /// The caps of the grant this row serves.
-    caps: CapSet,
-}
-
-/// Links one row's interface.
+/// Links one row's interfaces.
 type Link = fn(&mut Linker<StoreState>) -> wasmtime::Result<()>;
 /// Opens one row's context in `contexts` (and sets what it needs of the
 /// WASI builder).
-type Open = fn(&Opening<'_, '_>, &mut Contexts, &mut WasiCtxBuilder) -> Result<(), SessionError>;
+type Open = fn(&Opening<'_>, &mut Contexts, &mut WasiCtxBuilder) -> Result<(), StorageError>;
 
-/// One interface the host serves.
+/// One interface the host serves: a [`CapUnit`] as the loops see it.
 pub(crate) struct Row {
-    /// The interface, without its version: a host primitive brokers
-    /// import, or a guest-facing interface served in the host.
+    /// See [`CapUnit::INTERFACE`].
     pub(crate) interface: &'static str,
-    /// Whether it keeps per-tenant state, so the tenant must be a name.
+    /// See [`CapUnit::PER_TENANT`].
     pub(crate) per_tenant: bool,
-    /// Its linker entry.
+    /// See [`CapUnit::link`].
     pub(crate) link: Link,
-    /// Its WASI 0.3.0 interfaces' entry, linked beside `link` on the
-    /// concurrent engine only (`crate::flavor`).
-    pub(crate) link_03: Option<Link>,
-    /// Its store context.
+    /// See [`CapUnit::link_03`].
+    pub(crate) link_03: Link,
+    /// See [`CapUnit::open`].
     open: Open,
+}
+
+/// Declares the cap table from the list of units, each once: the store's
+/// [`Contexts`] (a field per unit), how a store reaches each unit's
+/// context ([`Holds`]), and [`TABLE`].
+macro_rules! units {
+    ($($field:ident: $unit:ty,)*) => {
+        /// Every unit's store context, deny-all until its row of the cap
+        /// table ([`TABLE`]) opens it.
+        #[derive(Default)]
+        pub(crate) struct Contexts {
+            $(pub(crate) $field: <$unit as CapUnit>::Ctx,)*
+        }
+
+        $(
+            impl Holds<$unit> for StoreState {
+                fn context(&mut self) -> &mut <$unit as CapUnit>::Ctx {
+                    &mut self.caps.$field
+                }
+
+                fn context_and_table(
+                    &mut self,
+                ) -> (&mut <$unit as CapUnit>::Ctx, &mut ResourceTable) {
+                    (&mut self.caps.$field, &mut self.table)
+                }
+            }
+        )*
+
+        /// Every interface the host serves, one row per unit.
+        pub(crate) const TABLE: [Row; [$(stringify!($field)),*].len()] = [$(
+            Row {
+                interface: <$unit as CapUnit>::INTERFACE,
+                per_tenant: <$unit as CapUnit>::PER_TENANT,
+                link: <$unit as CapUnit>::link::<StoreState>,
+                link_03: <$unit as CapUnit>::link_03::<StoreState>,
+                open: |o, c, wasi| {
+                    c.$field = <$unit as CapUnit>::open(o, wasi)?;
+                    Ok(())
+                },
+            },
+        )*];
+    };
+}
+
+units! {
+    vfs: cap::vfs::Vfs,
+    kv: cap::kv::Kv,
+    queue: cap::queue::Queue,
+    secrets: cap::secrets::Secrets,
+    launch: cap::launch::Launch,
+    exchange: cap::exchange::Exchange,
+    net: cap::net::Net,
+    browse: cap::browse::Browse,
+    llm: cap::llm::Llm,
 }
 
 /// The primitive that runs commands (`commands`, `exec`, `parallel`),
 /// which the core-module lane opens as well.
-pub(crate) const LAUNCH: &str = "workbooks:host/launch";
+pub(crate) const LAUNCH: &str = <cap::launch::Launch as CapUnit>::INTERFACE;
 
-/// Every interface the host serves for a cap.
-pub(crate) const TABLE: [Row; 9] = [
-    Row {
-        interface: "workbooks:engine/vfs",
-        per_tenant: true,
-        link: |l| cap::vfs::add_to_linker(l, |s| &mut s.caps.vfs, StoreState::descriptors),
-        link_03: Some(|l| cap::vfs::add_03_to_linker(l, StoreState::descriptors)),
-        open: |o, c, _| {
-            if o.host.relay.is_none() {
-                validate_name("instance", &o.opts.id)?;
-            }
-            let (storage, tenant) = (&o.host.storage, &o.opts.tenant);
-            c.vfs = cap::vfs::VfsCtx::open(o.host.relay, storage, tenant, &o.opts.id);
-            Ok(())
-        },
-    },
-    Row {
-        interface: "workbooks:host/kv",
-        per_tenant: true,
-        link: |l| cap::kv::add_to_linker(l, |s| &mut s.caps.kv),
-        link_03: None,
-        open: |o, c, _| {
-            let (storage, cadence) = (&o.host.storage, &o.host.cadence);
-            c.kv = cap::kv::KvCtx::open(o.host.relay, storage, &o.opts.tenant, cadence);
-            Ok(())
-        },
-    },
-    Row {
-        interface: "workbooks:host/queue",
-        per_tenant: true,
-        link: |l| cap::queue::add_to_linker(l, |s| &mut s.caps.queue),
-        link_03: None,
-        open: |o, c, _| {
-            let (storage, cadence) = (&o.host.storage, &o.host.cadence);
-            c.queue = cap::queue::QueueCtx::open(o.host.relay, storage, &o.opts.tenant, cadence);
-            Ok(())
-        },
-    },
-    Row {
-        interface: "workbooks:host/secrets",
-        per_tenant: true,
-        link: |l| cap::secrets::add_to_linker(l, |s| &mut s.caps.secrets),
-        link_03: None,
-        open: |o, c, _| {
-            let (keys, cadence) = (&o.host.keyring, &o.host.cadence);
-            c.secrets = cap::secrets::SecretsCtx::open(o.host.relay, keys, &o.opts.tenant, cadence);
-            Ok(())
-        },
-    },
-    Row {
-        interface: LAUNCH,
-        per_tenant: false,
-        link: |l| {
-            cap::launch::add_to_linker(l, |s| cap::launch::LaunchView {
-                ctx: &mut s.caps.launch,
-                table: &mut s.table,
-            })
-        },
-        link_03: None,
-        open: open_launch,
-    },
-    Row {
-        interface: "workbooks:host/exchange",
-        per_tenant: false,
-        link: |l| cap::exchange::add_to_linker(l, |s| &mut s.caps.exchange),
-        link_03: None,
-        open: |o, c, _| {
-            c.exchange = cap::exchange::ExchangeCtx::new(o.host.access.clone(), o.caps);
-            Ok(())
-        },
-    },
-    Row {
-        interface: "workbooks:engine/net",
-        per_tenant: false,
-        link: |l| {
-            cap::net::add_to_linker(l, |s| &mut s.caps.net, StoreState::http, StoreState::lookup)
-        },
-        link_03: Some(|l| cap::net::add_03_to_linker(l, StoreState::http, StoreState::lookup)),
-        open: |o, c, wasi| {
-            let access = o.host.access.clone();
-            let guard = access.client.guard().clone();
-            let gate = Arc::new(cap::net::sockets::SocketGate::new(
-                guard,
-                o.host.cadence.clone(),
-                o.opts.tenant.clone(),
-                o.host.descriptors.clone(),
-            ));
-            c.net = cap::net::NetCtx::new(access, o.host.descriptors.clone());
-            c.net.gate = Some(gate.clone());
-            wasi.allow_tcp(true)
-                .allow_udp(true)
-                .allow_ip_name_lookup(true)
-                .socket_addr_check(move |addr, usage| {
-                    Box::pin(std::future::ready(gate.check(addr, usage)))
-                });
-            Ok(())
-        },
-    },
-    Row {
-        interface: "workbooks:host/http",
-        per_tenant: false,
-        link: |l| cap::browse::add_to_linker(l, |s| &mut s.caps.browse),
-        link_03: None,
-        open: |o, c, _| {
-            c.browse.access = Some(o.host.access.clone());
-            Ok(())
-        },
-    },
-    Row {
-        interface: "workbooks:host/llm",
-        per_tenant: false,
-        link: |l| cap::llm::add_to_linker(l, |s| &mut s.caps.llm),
-        link_03: None,
-        open: |o, c, _| {
-            let (tenant, cadence) = (o.opts.tenant.clone(), o.host.cadence.clone());
-            c.llm = cap::llm::LlmCtx::new(o.host.llm.cloned(), tenant, cadence);
-            Ok(())
-        },
-    },
-];
+impl CapStore for StoreState {
+    fn descriptors(&mut self) -> &Arc<crate::cadence::Holding> {
+        StoreState::descriptors(self)
+    }
+
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        StoreState::http(self)
+    }
+
+    fn lookup(&mut self) -> GuardedLookup<'_> {
+        StoreState::lookup(self)
+    }
+}
 
 /// The caps each row of [`TABLE`] serves, in its order; read from the
 /// brokers once per process.
@@ -260,48 +180,26 @@ pub(crate) fn open(
             validate_name("tenant", &opts.tenant)?;
         }
         let opening = Opening {
-            host,
+            tenant: &opts.tenant,
+            id: &opts.id,
             grant,
-            opts,
             caps,
+            storage: host.storage,
+            cadence: host.cadence,
+            descriptors: &host.descriptors,
+            keyring: host.keyring,
+            llm: host.llm,
+            access: &host.access,
+            relay: host.relay,
+            launcher: host.launcher,
+            dirs: &opts.dirs,
+            commands: &opts.commands,
+            pipeline_stdin: opts.pipeline_stdin.as_ref(),
+            pipeline_stdout: opts.pipeline_stdout.as_ref(),
         };
         (row.open)(&opening, &mut contexts, wasi)?;
     }
     Ok(contexts)
-}
-
-/// The command launcher of a session: only under `commands` or `exec`
-/// (`parallel` fans out what they run), running commands as the session's
-/// tenant with its preopens, policy and environment.
-fn open_launch(
-    o: &Opening<'_, '_>,
-    c: &mut Contexts,
-    _: &mut WasiCtxBuilder,
-) -> Result<(), SessionError> {
-    if !o.caps.contains(Cap::Commands) && !o.caps.contains(Cap::Exec) {
-        return Ok(());
-    }
-    if let Some(relay) = o.host.relay {
-        c.launch = cap::launch::LaunchCtx::relayed(relay.clone(), o.caps);
-        return Ok(());
-    }
-    let opts = o.opts;
-    let env = CommandEnv {
-        tenant: opts.tenant.clone(),
-        session_id: opts.id.clone(),
-        caller_caps: o.grant.caps,
-        grant: opts
-            .commands
-            .stage_grant
-            .clone()
-            .unwrap_or_else(|| o.grant.clone()),
-        dirs: opts.dirs.clone(),
-        policy: opts.commands.clone(),
-    };
-    c.launch = cap::launch::LaunchCtx::new((o.host.launcher)(), env, o.caps)
-        .with_session_input(opts.pipeline_stdin.clone())
-        .with_session_output(opts.pipeline_stdout.clone());
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,8 +11,11 @@
 mod host;
 
 use crate::cap::bindings::workbooks::host::http;
+use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::egress::NetAccess;
+use crate::store::StorageError;
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
 
 /// The reach of one store; the default reaches nothing.
 #[derive(Debug, Default)]
@@ -26,4 +29,23 @@ pub(crate) fn add_to_linker<T: Send + 'static>(
     get: fn(&mut T) -> &mut BrowseCtx,
 ) -> wasmtime::Result<()> {
     http::add_to_linker::<T, HasSelf<BrowseCtx>>(linker, get)
+}
+
+/// The `browse` unit: the HTTP primitive the browse broker imports.
+pub(crate) struct Browse;
+
+impl CapUnit for Browse {
+    const INTERFACE: &'static str = "workbooks:host/http";
+    const PER_TENANT: bool = false;
+    type Ctx = BrowseCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, T::context)
+    }
+
+    fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<BrowseCtx, StorageError> {
+        Ok(BrowseCtx {
+            access: Some(o.access.clone()),
+        })
+    }
 }

@@ -17,9 +17,12 @@
 mod host;
 
 use crate::cap::bindings::workbooks::host::exchange;
+use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::egress::NetAccess;
 use crate::policy::CapSet;
+use crate::store::StorageError;
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
 
 /// The reach of one store: the network access and which transports were
 /// granted. The default reaches nothing.
@@ -45,4 +48,22 @@ pub(crate) fn add_to_linker<T: Send + 'static>(
     get: fn(&mut T) -> &mut ExchangeCtx,
 ) -> wasmtime::Result<()> {
     exchange::add_to_linker::<T, HasSelf<ExchangeCtx>>(linker, get)
+}
+
+/// The `exchange` unit: the host primitive the tcp, udp and tls brokers
+/// import.
+pub(crate) struct Exchange;
+
+impl CapUnit for Exchange {
+    const INTERFACE: &'static str = "workbooks:host/exchange";
+    const PER_TENANT: bool = false;
+    type Ctx = ExchangeCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, T::context)
+    }
+
+    fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<ExchangeCtx, StorageError> {
+        Ok(ExchangeCtx::new(o.access.clone(), o.caps))
+    }
 }

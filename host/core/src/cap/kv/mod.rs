@@ -17,9 +17,11 @@ pub(crate) use relay::{Call, CallRef};
 use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::kv;
 use crate::cap::relay::{Backend, Relay};
-use crate::store::{StorageSlot, TenantKv};
+use crate::cap::unit::{CapUnit, Holds, Opening};
+use crate::store::{StorageError, StorageSlot, TenantKv};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
 
 /// The tenant keys one store may reach: here, or through the relay. The
 /// default reaches nothing.
@@ -55,4 +57,21 @@ pub(crate) fn add_to_linker<T: 'static>(
     get: fn(&mut T) -> &mut KvCtx,
 ) -> wasmtime::Result<()> {
     kv::add_to_linker::<T, HasSelf<KvCtx>>(linker, get)
+}
+
+/// The `kv` unit: the host primitive the kv broker imports.
+pub(crate) struct Kv;
+
+impl CapUnit for Kv {
+    const INTERFACE: &'static str = "workbooks:host/kv";
+    const PER_TENANT: bool = true;
+    type Ctx = KvCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, T::context)
+    }
+
+    fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<KvCtx, StorageError> {
+        Ok(KvCtx::open(o.relay, o.storage, o.tenant, o.cadence))
+    }
 }

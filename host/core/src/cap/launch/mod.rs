@@ -28,17 +28,20 @@ pub(crate) use relay::{Call, CallRef};
 
 use crate::cap::bindings::workbooks::host::launch;
 use crate::cap::relay::{Relay, tell};
+use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::commands::ladder::Slot;
 use crate::commands::{
     CommandEnv, CommandError, CommandOutput, PipelineError, StageRun, StageSpec,
 };
 use crate::pipes::{SessionInput, SessionOutput};
 use crate::policy::{Cap, CapSet};
+use crate::store::StorageError;
 use bytes::Bytes;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use wasmtime::component::{HasData, Linker, ResourceTable};
+use wasmtime_wasi::WasiCtxBuilder;
 
 /// A command run in flight.
 pub(crate) type Running<'a> =
@@ -241,4 +244,50 @@ pub(crate) fn add_to_linker<T: Send + 'static>(
     get: fn(&mut T) -> LaunchView<'_>,
 ) -> wasmtime::Result<()> {
     launch::add_to_linker::<T, HasLaunch>(linker, get)
+}
+
+/// The `launch` unit: the host primitive the commands, exec and parallel
+/// brokers import. Its context is opened only under `commands` or `exec`
+/// (`parallel` fans out what they run), running commands as the
+/// session's tenant with its preopens, policy and environment.
+pub(crate) struct Launch;
+
+/// A store's launch context borrowed with its resource table.
+fn view<T: Holds<Launch>>(store: &mut T) -> LaunchView<'_> {
+    let (ctx, table) = store.context_and_table();
+    LaunchView { ctx, table }
+}
+
+impl CapUnit for Launch {
+    const INTERFACE: &'static str = "workbooks:host/launch";
+    const PER_TENANT: bool = false;
+    type Ctx = LaunchCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, view::<T>)
+    }
+
+    fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<LaunchCtx, StorageError> {
+        if !o.caps.contains(Cap::Commands) && !o.caps.contains(Cap::Exec) {
+            return Ok(LaunchCtx::default());
+        }
+        if let Some(relay) = o.relay {
+            return Ok(LaunchCtx::relayed(relay.clone(), o.caps));
+        }
+        let env = CommandEnv {
+            tenant: o.tenant.to_string(),
+            session_id: o.id.to_string(),
+            caller_caps: o.grant.caps,
+            grant: o
+                .commands
+                .stage_grant
+                .clone()
+                .unwrap_or_else(|| o.grant.clone()),
+            dirs: o.dirs.to_vec(),
+            policy: o.commands.clone(),
+        };
+        Ok(LaunchCtx::new((o.launcher)(), env, o.caps)
+            .with_session_input(o.pipeline_stdin.cloned())
+            .with_session_output(o.pipeline_stdout.cloned()))
+    }
 }

@@ -25,8 +25,11 @@ pub(crate) use endpoint::{LlmService, PostFailure};
 
 use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::llm;
+use crate::cap::unit::{CapUnit, Holds, Opening};
+use crate::store::StorageError;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
 
 /// The reach of one store: the endpoint and who is asking. The default
 /// reaches nothing.
@@ -61,4 +64,22 @@ pub(crate) fn add_to_linker<T: Send + 'static>(
     get: fn(&mut T) -> &mut LlmCtx,
 ) -> wasmtime::Result<()> {
     llm::add_to_linker::<T, HasSelf<LlmCtx>>(linker, get)
+}
+
+/// The `llm` unit: the host primitive the llm broker imports.
+pub(crate) struct Llm;
+
+impl CapUnit for Llm {
+    const INTERFACE: &'static str = "workbooks:host/llm";
+    const PER_TENANT: bool = false;
+    type Ctx = LlmCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, T::context)
+    }
+
+    fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<LlmCtx, StorageError> {
+        let (tenant, cadence) = (o.tenant.to_string(), o.cadence.clone());
+        Ok(LlmCtx::new(o.llm.cloned(), tenant, cadence))
+    }
 }

@@ -52,7 +52,10 @@ const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
 /// `wasi:sockets/types` at 0.3 (socket count, listener placement,
 /// datagram calls).
 const SOCKETS_03: &str = "wasi:sockets/types@0.3.0";
+use crate::cap::unit::{CapUnit, Holds, Opening};
+use crate::store::StorageError;
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
 use wasmtime_wasi_http::{WasiHttp, WasiHttpCtx, WasiHttpCtxView};
@@ -138,4 +141,41 @@ pub(crate) fn add_03_to_linker<T: WasiView + Send + 'static>(
     )?;
     wasmtime_wasi_http::p3::bindings::http::client::add_to_linker::<T, WasiHttp>(linker, http)?;
     Ok(())
+}
+
+/// The `net` unit: the net interface, `wasi:http` and `wasi:sockets`
+/// (0.2 and 0.3), all behind the socket gate and the egress guard.
+pub(crate) struct Net;
+
+impl CapUnit for Net {
+    const INTERFACE: &'static str = "workbooks:engine/net";
+    const PER_TENANT: bool = false;
+    type Ctx = NetCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, T::context, T::http, T::lookup)
+    }
+
+    fn link_03<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_03_to_linker(linker, T::http, T::lookup)
+    }
+
+    fn open(o: &Opening<'_>, wasi: &mut WasiCtxBuilder) -> Result<NetCtx, StorageError> {
+        let guard = o.access.client.guard().clone();
+        let gate = Arc::new(sockets::SocketGate::new(
+            guard,
+            o.cadence.clone(),
+            o.tenant.to_string(),
+            o.descriptors.clone(),
+        ));
+        let mut ctx = NetCtx::new(o.access.clone(), o.descriptors.clone());
+        ctx.gate = Some(gate.clone());
+        wasi.allow_tcp(true)
+            .allow_udp(true)
+            .allow_ip_name_lookup(true)
+            .socket_addr_check(move |addr, usage| {
+                Box::pin(std::future::ready(gate.check(addr, usage)))
+            });
+        Ok(ctx)
+    }
 }

@@ -17,9 +17,11 @@ pub(crate) use relay::{Call, CallRef};
 use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::queue;
 use crate::cap::relay::{Backend, Relay};
-use crate::store::{StorageSlot, TenantQueues};
+use crate::cap::unit::{CapUnit, Holds, Opening};
+use crate::store::{StorageError, StorageSlot, TenantQueues};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
 
 /// The queues one store may reach: here, or through the relay. The
 /// default reaches nothing.
@@ -55,4 +57,21 @@ pub(crate) fn add_to_linker<T: Send + 'static>(
     get: fn(&mut T) -> &mut QueueCtx,
 ) -> wasmtime::Result<()> {
     queue::add_to_linker::<T, HasSelf<QueueCtx>>(linker, get)
+}
+
+/// The `queue` unit: the host primitive the queue broker imports.
+pub(crate) struct Queue;
+
+impl CapUnit for Queue {
+    const INTERFACE: &'static str = "workbooks:host/queue";
+    const PER_TENANT: bool = true;
+    type Ctx = QueueCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, T::context)
+    }
+
+    fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<QueueCtx, StorageError> {
+        Ok(QueueCtx::open(o.relay, o.storage, o.tenant, o.cadence))
+    }
 }

@@ -19,9 +19,12 @@ pub(crate) use relay::{Call, CallRef};
 use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::secrets;
 use crate::cap::relay::{Backend, Relay};
+use crate::cap::unit::{CapUnit, Holds, Opening};
+use crate::store::StorageError;
 use keyring::Keyring;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
 
 /// The secrets one store may use: here, or through the relay (the keys
 /// stay with the serving side). The default reaches nothing.
@@ -53,4 +56,21 @@ pub(crate) fn add_to_linker<T: Send + 'static>(
     get: fn(&mut T) -> &mut SecretsCtx,
 ) -> wasmtime::Result<()> {
     secrets::add_to_linker::<T, HasSelf<SecretsCtx>>(linker, get)
+}
+
+/// The `secrets` unit: the host primitive the secrets broker imports.
+pub(crate) struct Secrets;
+
+impl CapUnit for Secrets {
+    const INTERFACE: &'static str = "workbooks:host/secrets";
+    const PER_TENANT: bool = true;
+    type Ctx = SecretsCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, T::context)
+    }
+
+    fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<SecretsCtx, StorageError> {
+        Ok(SecretsCtx::open(o.relay, o.keyring, o.tenant, o.cadence))
+    }
 }

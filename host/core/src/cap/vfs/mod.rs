@@ -28,9 +28,11 @@ pub(crate) use symlink::guard_preview1;
 use crate::cadence::Holding;
 use crate::cap::bindings::workbooks::engine::vfs;
 use crate::cap::relay::{Backend, Relay};
-use crate::store::{StorageSlot, Volumes};
+use crate::cap::unit::{CapUnit, Holds, Opening};
+use crate::store::{StorageError, StorageSlot, Volumes};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
 
@@ -86,4 +88,28 @@ pub(crate) fn add_03_to_linker<T: WasiView + 'static>(
     wasmtime_wasi::p3::filesystem::add_to_linker(linker)?;
     symlink::guard_03(linker)?;
     file_count::add_03_to_linker(linker, held)
+}
+
+/// The `vfs` unit: the volumes interface and `wasi:filesystem`.
+pub(crate) struct Vfs;
+
+impl CapUnit for Vfs {
+    const INTERFACE: &'static str = "workbooks:engine/vfs";
+    const PER_TENANT: bool = true;
+    type Ctx = VfsCtx;
+
+    fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_to_linker(linker, T::context, T::descriptors)
+    }
+
+    fn link_03<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        add_03_to_linker(linker, T::descriptors)
+    }
+
+    fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<VfsCtx, StorageError> {
+        if o.relay.is_none() {
+            crate::store::validate_name("instance", o.id)?;
+        }
+        Ok(VfsCtx::open(o.relay, o.storage, o.tenant, o.id))
+    }
 }
