@@ -1,8 +1,11 @@
-//! The host side of each cap word, one folder per word with the same
-//! anatomy: `mod.rs` states what the cap owns, its WIT interface and its
-//! invariant, holds the per-store context (deny-all by default) and its
-//! `add_to_linker`; `host.rs` implements the generated host trait. Caps do
-//! not reach into each other; only [`crate::dock`] links them.
+//! The host side of each cap, one folder per unit ([`unit`]) with the
+//! same anatomy: `mod.rs` states what the cap owns, its WIT interface and
+//! its invariant, holds the per-store context (deny-all by default) and
+//! the unit (its linking and how its context is opened); `host.rs`
+//! implements the generated host trait; `relay.rs`, for a cap a
+//! container-tier child reaches through its parent, declares each relayed
+//! operation once ([`relay`]). Caps do not reach into each other; only
+//! [`crate::dock`] links them, from the list in `crate::state::caps`.
 
 pub mod agent;
 #[expect(

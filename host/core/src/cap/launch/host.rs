@@ -1,11 +1,11 @@
-use super::relay::{JobKill, JobWait, Pipeline, Run, RunMany, Start};
-use super::{Job, LaunchView};
+use super::relay::{JobKill, JobWait, ModuleExec, Pipeline, Run, RunMany, Start};
+use super::{Job, JobRun, LaunchView, Runner};
 use crate::cap::bindings::workbooks::engine::command_types::{
     CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
     TaskInput, TaskResult,
 };
 use crate::cap::bindings::workbooks::host::launch::{Host, HostJob};
-use crate::cap::relay::{ask, ask_async};
+use crate::cap::relay::{Backend, ServeAsync, ask, ask_async};
 use crate::commands::{self, CommandError, PipelineError, StageSpec};
 use crate::policy::Cap;
 use bytes::Bytes;
@@ -41,42 +41,33 @@ fn output(out: commands::CommandOutput) -> CommandOutput {
     }
 }
 
-impl Host for LaunchView<'_> {
-    async fn run(
-        &mut self,
-        name: String,
-        argv: Vec<String>,
-        stdin: Vec<u8>,
-    ) -> wasmtime::Result<Result<CommandOutput, Error>> {
-        if let Some(relay) = self.ctx.relay() {
-            return Ok(ask_async(&*relay, Run { name, argv, stdin }).await);
-        }
-        let Some((launcher, env)) = self.ctx.runner(Cap::Commands) else {
-            return Ok(Err(Error::Denied));
+impl ServeAsync<Run> for Runner {
+    async fn serve(&mut self, Run { name, argv, stdin }: Run) -> Result<CommandOutput, Error> {
+        let Some((launcher, env)) = self.runner(Cap::Commands) else {
+            return Err(Error::Denied);
         };
         let running = launcher.run(env, Cap::Commands, &name, argv, Bytes::from(stdin));
-        Ok(running.await.map(output).map_err(to_wit_error))
+        running.await.map(output).map_err(to_wit_error)
     }
+}
 
-    async fn pipeline(
+impl ServeAsync<Pipeline> for Runner {
+    async fn serve(
         &mut self,
-        stages: Vec<PipelineStage>,
-    ) -> wasmtime::Result<Result<Vec<StageOutput>, StageFailure>> {
-        if let Some(relay) = self.ctx.relay() {
-            return Ok(ask_async(&*relay, Pipeline { stages }).await);
-        }
+        Pipeline { stages }: Pipeline,
+    ) -> Result<Vec<StageOutput>, StageFailure> {
         let fail = |index: usize, error: Error| {
-            Ok(Err(StageFailure {
+            Err(StageFailure {
                 index: index as u32,
                 error,
-            }))
+            })
         };
         if let Err(e) = PipelineError::check_length(stages.len()) {
             return fail(e.index as usize, to_wit_error(e.error));
         }
         // Checked before the session's streams are taken; the launcher is
         // borrowed only once the stages are converted.
-        if self.ctx.runner(Cap::Commands).is_none() {
+        if self.runner(Cap::Commands).is_none() {
             return fail(0, Error::Denied);
         }
         let mut specs = Vec::with_capacity(stages.len());
@@ -84,7 +75,7 @@ impl Host for LaunchView<'_> {
             let input = match stage.input {
                 StageInput::Pipe => commands::StageInput::Pipe,
                 StageInput::Bytes(bytes) => commands::StageInput::Bytes(Bytes::from(bytes)),
-                StageInput::Session => match self.ctx.take_session_input() {
+                StageInput::Session => match self.session_input.take() {
                     Some(input) => commands::StageInput::Stream(input.open()),
                     None => commands::StageInput::Bytes(Bytes::new()),
                 },
@@ -93,8 +84,8 @@ impl Host for LaunchView<'_> {
                 StageSink::Pipe => commands::StageSink::Pipe,
                 StageSink::Capture => commands::StageSink::Capture,
                 StageSink::Session => self
-                    .ctx
-                    .session_output()
+                    .session_output
+                    .clone()
                     .map_or(commands::StageSink::Capture, commands::StageSink::Stream),
             };
             specs.push(StageSpec {
@@ -104,73 +95,36 @@ impl Host for LaunchView<'_> {
                 stdout,
             });
         }
-        let Some((launcher, env)) = self.ctx.runner(Cap::Commands) else {
+        let Some((launcher, env)) = self.runner(Cap::Commands) else {
             return fail(0, Error::Denied);
         };
         match launcher.pipeline(env, Cap::Commands, specs).await {
-            Ok(runs) => Ok(Ok(runs
+            Ok(runs) => Ok(runs
                 .into_iter()
                 .map(|run| StageOutput {
                     elapsed_us: run.output.elapsed.as_micros() as u64,
                     stdout_bytes: run.stdout_bytes,
                     output: output(run.output),
                 })
-                .collect())),
+                .collect()),
             Err(e) => fail(e.index as usize, to_wit_error(e.error)),
         }
     }
-
-    async fn start(
-        &mut self,
-        name: String,
-        argv: Vec<String>,
-        stdin: Vec<u8>,
-    ) -> wasmtime::Result<Result<Resource<Job>, Error>> {
-        if let Some(relay) = self.ctx.relay() {
-            let started = ask_async(&*relay, Start { name, argv, stdin }).await;
-            return Ok(match started {
-                Ok(job) => Ok(self.table.push(Job::relayed(relay, job))?),
-                Err(e) => Err(e),
-            });
-        }
-        let Some((launcher, env)) = self.ctx.runner(Cap::Exec) else {
-            return Ok(Err(Error::Denied));
-        };
-        match launcher.start(env, Cap::Exec, &name, argv, Bytes::from(stdin)) {
-            Ok(job) => Ok(Ok(self.table.push(job)?)),
-            Err(e) => Ok(Err(to_wit_error(e))),
-        }
-    }
-
-    async fn run_many(
-        &mut self,
-        name: String,
-        inputs: Vec<TaskInput>,
-        width: u32,
-    ) -> wasmtime::Result<Result<Vec<TaskResult>, Error>> {
-        if let Some(relay) = self.ctx.relay() {
-            let call = RunMany {
-                name,
-                inputs,
-                width,
-            };
-            return Ok(ask_async(&*relay, call).await);
-        }
-        Ok(self.fan_out(name, inputs, width).await)
-    }
 }
 
-impl LaunchView<'_> {
-    /// `run-many`: the caller must hold `parallel`; the input and width
-    /// caps hold here whatever the broker let through.
-    pub(super) async fn fan_out(
+/// `run-many`: the caller must hold `parallel`; the input and width caps
+/// hold here whatever the broker let through.
+impl ServeAsync<RunMany> for Runner {
+    async fn serve(
         &mut self,
-        name: String,
-        inputs: Vec<TaskInput>,
-        width: u32,
+        RunMany {
+            name,
+            inputs,
+            width,
+        }: RunMany,
     ) -> Result<Vec<TaskResult>, Error> {
         use crate::limits::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
-        let Some((launcher, env)) = self.ctx.runner(Cap::Parallel) else {
+        let Some((launcher, env)) = self.runner(Cap::Parallel) else {
             return Err(Error::Denied);
         };
         if inputs.len() > PARALLEL_MAX_INPUTS {
@@ -203,16 +157,110 @@ impl LaunchView<'_> {
     }
 }
 
+/// A preview 1 module's `workbooks.exec`: the caller must hold `exec`.
+impl ServeAsync<ModuleExec> for Runner {
+    async fn serve(
+        &mut self,
+        ModuleExec { name, argv, stdin }: ModuleExec,
+    ) -> Result<(i32, Bytes, Bytes), CommandError> {
+        let Some((launcher, env)) = self.runner(Cap::Exec) else {
+            return Err(CommandError::Denied);
+        };
+        let ran = launcher.run(env, Cap::Exec, &name, argv, Bytes::from(stdin));
+        let out = ran.await?;
+        Ok((out.exit_code, out.stdout, out.stderr))
+    }
+}
+
+impl Runner {
+    /// `launch.start`: admitted through the ladder now, run in the
+    /// background.
+    fn start(&self, name: &str, argv: Vec<String>, stdin: Vec<u8>) -> Result<Job, Error> {
+        let Some((launcher, env)) = self.runner(Cap::Exec) else {
+            return Err(Error::Denied);
+        };
+        let started = launcher.start(env, Cap::Exec, name, argv, Bytes::from(stdin));
+        started.map_err(to_wit_error)
+    }
+}
+
+impl Host for LaunchView<'_> {
+    async fn run(
+        &mut self,
+        name: String,
+        argv: Vec<String>,
+        stdin: Vec<u8>,
+    ) -> wasmtime::Result<Result<CommandOutput, Error>> {
+        Ok(self.ctx.0.run_async(Run { name, argv, stdin }).await)
+    }
+
+    async fn pipeline(
+        &mut self,
+        stages: Vec<PipelineStage>,
+    ) -> wasmtime::Result<Result<Vec<StageOutput>, StageFailure>> {
+        Ok(self.ctx.0.run_async(Pipeline { stages }).await)
+    }
+
+    async fn start(
+        &mut self,
+        name: String,
+        argv: Vec<String>,
+        stdin: Vec<u8>,
+    ) -> wasmtime::Result<Result<Resource<Job>, Error>> {
+        // A job is the serving side's when the store is relayed: it is
+        // named by its number there, and waited, killed and dropped there.
+        let job = match &self.ctx.0 {
+            Backend::Local(runner) => runner.start(&name, argv, stdin),
+            Backend::Relayed(relay) => ask_async(&**relay, Start { name, argv, stdin })
+                .await
+                .map(|job| Job::relayed(relay.clone(), job)),
+        };
+        Ok(match job {
+            Ok(job) => Ok(self.table.push(job)?),
+            Err(e) => Err(e),
+        })
+    }
+
+    async fn run_many(
+        &mut self,
+        name: String,
+        inputs: Vec<TaskInput>,
+        width: u32,
+    ) -> wasmtime::Result<Result<Vec<TaskResult>, Error>> {
+        Ok(self.fan_out(name, inputs, width).await)
+    }
+}
+
+impl LaunchView<'_> {
+    /// `run-many`, see [`RunMany`].
+    pub(super) async fn fan_out(
+        &mut self,
+        name: String,
+        inputs: Vec<TaskInput>,
+        width: u32,
+    ) -> Result<Vec<TaskResult>, Error> {
+        let call = RunMany {
+            name,
+            inputs,
+            width,
+        };
+        self.ctx.0.run_async(call).await
+    }
+}
+
 impl HostJob for LaunchView<'_> {
     async fn wait(
         &mut self,
         this: Resource<Job>,
     ) -> wasmtime::Result<Result<CommandOutput, Error>> {
-        let job = self.table.get_mut(&this)?;
-        if let Some((relay, job)) = job.relayed.clone() {
-            return Ok(ask_async(&*relay, JobWait { job }).await);
-        }
-        let Some(task) = job.task.take() else {
+        let task = match &mut self.table.get_mut(&this)?.0 {
+            JobRun::Relayed { relay, job } => {
+                let (relay, job) = (relay.clone(), *job);
+                return Ok(ask_async(&*relay, JobWait { job }).await);
+            }
+            JobRun::Local { task, .. } => task.take(),
+        };
+        let Some(task) = task else {
             return Ok(Err(Error::UnknownCommand("process already awaited".into())));
         };
         let result = match task.await {
@@ -224,16 +272,15 @@ impl HostJob for LaunchView<'_> {
     }
 
     fn kill(&mut self, this: Resource<Job>) -> wasmtime::Result<bool> {
-        let job = self.table.get_mut(&this)?;
-        if let Some((relay, job)) = &job.relayed {
-            return Ok(ask(&**relay, JobKill { job: *job }));
-        }
-        Ok(match &job.task {
-            Some(task) if !task.is_finished() => {
+        Ok(match &self.table.get_mut(&this)?.0 {
+            JobRun::Relayed { relay, job } => ask(&**relay, JobKill { job: *job }),
+            JobRun::Local {
+                task: Some(task), ..
+            } if !task.is_finished() => {
                 task.abort();
                 true
             }
-            _ => false,
+            JobRun::Local { .. } => false,
         })
     }
 

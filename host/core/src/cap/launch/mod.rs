@@ -27,7 +27,7 @@ pub(crate) mod relay;
 pub(crate) use relay::{Call, CallRef};
 
 use crate::cap::bindings::workbooks::host::launch;
-use crate::cap::relay::{Relay, tell};
+use crate::cap::relay::{Backend, Relay, tell};
 use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::commands::ladder::Slot;
 use crate::commands::{
@@ -101,11 +101,17 @@ pub(crate) trait Launcher: Send + Sync {
 }
 
 /// A started command.
-pub struct Job {
-    task: Option<tokio::task::JoinHandle<Result<CommandOutput, CommandError>>>,
-    _live: Option<Slot>,
-    /// A job the relay's serving side started, by its number there.
-    relayed: Option<(Arc<dyn Relay>, u32)>,
+pub struct Job(JobRun);
+
+/// Where a job runs.
+enum JobRun {
+    /// Here: its task and the live-process slot it holds.
+    Local {
+        task: Option<tokio::task::JoinHandle<Result<CommandOutput, CommandError>>>,
+        _live: Slot,
+    },
+    /// On the relay's serving side, by its number there.
+    Relayed { relay: Arc<dyn Relay>, job: u32 },
 }
 
 impl Job {
@@ -114,42 +120,40 @@ impl Job {
         task: tokio::task::JoinHandle<Result<CommandOutput, CommandError>>,
         live: Slot,
     ) -> Self {
-        Self {
+        Job(JobRun::Local {
             task: Some(task),
-            _live: Some(live),
-            relayed: None,
-        }
+            _live: live,
+        })
     }
 
     /// The job numbered `job` on the serving side of `relay`.
     pub(crate) fn relayed(relay: Arc<dyn Relay>, job: u32) -> Self {
-        Self {
-            task: None,
-            _live: None,
-            relayed: Some((relay, job)),
-        }
+        Job(JobRun::Relayed { relay, job })
     }
 }
 
 impl Drop for Job {
     fn drop(&mut self) {
-        if let Some(task) = &self.task {
-            task.abort();
-        }
-        if let Some((relay, job)) = &self.relayed {
-            tell(&**relay, &relay::JobDrop { job: *job });
+        match &self.0 {
+            JobRun::Local {
+                task: Some(task), ..
+            } => task.abort(),
+            JobRun::Local { .. } => {}
+            JobRun::Relayed { relay, job } => tell(&**relay, &relay::JobDrop { job: *job }),
         }
     }
 }
 
-/// Who this store's commands run as and which operations it was granted;
-/// the default reaches nothing.
+/// Who this store's commands run as and which operations it was granted,
+/// here or through the relay (the serving side checks the cap of each
+/// operation against its own grant); the default reaches nothing.
+#[derive(Debug, Default)]
+pub(crate) struct LaunchCtx(pub(crate) Backend<Runner>);
+
+/// Runs a store's commands in this process.
 #[derive(Default)]
-pub(crate) struct LaunchCtx {
+pub(crate) struct Runner {
     runner: Option<(Arc<dyn Launcher>, CommandEnv)>,
-    /// Where every call goes instead, in a relayed store: the serving side
-    /// checks the cap of each operation against its own grant.
-    relay: Option<Arc<dyn Relay>>,
     granted: CapSet,
     /// The session's stream for a pipeline's `session` input, taken once.
     session_input: Option<SessionInput>,
@@ -157,72 +161,45 @@ pub(crate) struct LaunchCtx {
     session_output: Option<SessionOutput>,
 }
 
-impl std::fmt::Debug for LaunchCtx {
+impl std::fmt::Debug for Runner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LaunchCtx")
+        f.debug_struct("Runner")
             .field("env", &self.runner.as_ref().map(|(_, env)| env))
             .field("granted", &self.granted)
             .finish()
     }
 }
 
+impl Runner {
+    /// The launcher and the caller, if the caller holds `cap`.
+    fn runner(&self, cap: Cap) -> Option<(&dyn Launcher, &CommandEnv)> {
+        match &self.runner {
+            Some((launcher, env)) if self.granted.contains(cap) => Some((&**launcher, env)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
 impl LaunchCtx {
     /// Runs commands as `env` through `launcher`, for the operations of
     /// `caps` (of `commands`, `exec` and `parallel`, those granted).
     pub(crate) fn new(launcher: Arc<dyn Launcher>, env: CommandEnv, caps: CapSet) -> Self {
-        Self {
+        LaunchCtx(Backend::Local(Runner {
             runner: Some((launcher, env)),
-            relay: None,
             granted: caps,
             session_input: None,
             session_output: None,
-        }
-    }
-
-    /// Sends every call to `relay` (see [`crate::cap::relay`]).
-    pub(crate) fn relayed(relay: Arc<dyn Relay>, caps: CapSet) -> Self {
-        Self {
-            relay: Some(relay),
-            granted: caps,
-            ..Self::default()
-        }
-    }
-
-    /// The relay calls go to, in a relayed store.
-    pub(crate) fn relay(&self) -> Option<Arc<dyn Relay>> {
-        self.relay.clone()
-    }
-
-    /// The same, holding `input` for the first pipeline stage that asks for
-    /// the session's stdin.
-    pub(crate) fn with_session_input(mut self, input: Option<SessionInput>) -> Self {
-        self.session_input = input;
-        self
-    }
-
-    /// The session's stdin for a pipeline, once; `None` after that.
-    pub(crate) fn take_session_input(&mut self) -> Option<SessionInput> {
-        self.session_input.take()
+        }))
     }
 
     /// The same, holding `output` for every pipeline stage that asks to
     /// write the session's stdout.
     pub(crate) fn with_session_output(mut self, output: Option<SessionOutput>) -> Self {
-        self.session_output = output;
-        self
-    }
-
-    /// The session's stdout for a pipeline stage, if it has one.
-    pub(crate) fn session_output(&self) -> Option<SessionOutput> {
-        self.session_output.clone()
-    }
-
-    /// The launcher and the caller, if the caller holds `cap`.
-    pub(crate) fn runner(&self, cap: Cap) -> Option<(&dyn Launcher, &CommandEnv)> {
-        match &self.runner {
-            Some((launcher, env)) if self.granted.contains(cap) => Some((&**launcher, env)),
-            _ => None,
+        if let Backend::Local(runner) = &mut self.0 {
+            runner.session_output = output;
         }
+        self
     }
 }
 
@@ -271,10 +248,20 @@ impl CapUnit for Launch {
         if !o.caps.contains(Cap::Commands) && !o.caps.contains(Cap::Exec) {
             return Ok(LaunchCtx::default());
         }
-        if let Some(relay) = o.relay {
-            return Ok(LaunchCtx::relayed(relay.clone(), o.caps));
-        }
-        let env = CommandEnv {
+        Ok(LaunchCtx(Backend::open(o.relay, || Runner {
+            runner: Some(((o.launcher)(), CommandEnv::of_session(o))),
+            granted: o.caps,
+            session_input: o.pipeline_stdin.cloned(),
+            session_output: o.pipeline_stdout.cloned(),
+        })))
+    }
+}
+
+impl CommandEnv {
+    /// The caller of a session's commands: its tenant, its instance id,
+    /// its preopens, and the grant and policy its commands run under.
+    fn of_session(o: &Opening<'_>) -> CommandEnv {
+        CommandEnv {
             tenant: o.tenant.to_string(),
             session_id: o.id.to_string(),
             caller_caps: o.grant.caps,
@@ -285,9 +272,6 @@ impl CapUnit for Launch {
                 .unwrap_or_else(|| o.grant.clone()),
             dirs: o.dirs.to_vec(),
             policy: o.commands.clone(),
-        };
-        Ok(LaunchCtx::new((o.launcher)(), env, o.caps)
-            .with_session_input(o.pipeline_stdin.cloned())
-            .with_session_output(o.pipeline_stdout.cloned()))
+        }
     }
 }

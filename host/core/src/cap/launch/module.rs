@@ -14,10 +14,7 @@
 
 use super::LaunchCtx;
 use super::relay::ModuleExec;
-use crate::cap::relay::ask_async;
 use crate::commands::{CommandError, packed};
-use crate::policy::Cap;
-use bytes::Bytes;
 use wasmtime::Caller;
 
 /// What a core-module store keeps for these calls.
@@ -71,33 +68,15 @@ pub(crate) async fn exec<T: Send>(
     let Ok(req) = packed::parse(&request) else {
         return Ok(-1);
     };
-    if let Some(relay) = get(caller.data_mut()).ctx.relay() {
-        let call = ModuleExec {
-            name: req.name,
-            argv: req.argv,
-            stdin: req.stdin,
-        };
-        let result = ask_async(&*relay, call).await;
-        return Ok(match result {
-            Ok((exit, stdout, stderr)) => {
-                let encoded = packed::encode_output(exit, &stdout, &stderr);
-                let n = encoded.len() as i64;
-                get(caller.data_mut()).stash = Some(encoded);
-                n
-            }
-            Err(e) => error_code(&e),
-        });
-    }
-    let running = match get(caller.data_mut()).ctx.runner(Cap::Exec) {
-        Some((launcher, env)) => {
-            launcher.run(env, Cap::Exec, &req.name, req.argv, Bytes::from(req.stdin))
-        }
-        None => return Ok(-4),
+    let call = ModuleExec {
+        name: req.name,
+        argv: req.argv,
+        stdin: req.stdin,
     };
-    let result = running.await;
+    let result = get(caller.data_mut()).ctx.0.run_async(call).await;
     Ok(match result {
-        Ok(out) => {
-            let encoded = packed::encode_output(out.exit_code, &out.stdout, &out.stderr);
+        Ok((exit, stdout, stderr)) => {
+            let encoded = packed::encode_output(exit, &stdout, &stderr);
             let n = encoded.len() as i64;
             get(caller.data_mut()).stash = Some(encoded);
             n

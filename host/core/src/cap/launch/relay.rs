@@ -11,7 +11,6 @@ use crate::cap::bindings::workbooks::engine::command_types::{
 use crate::cap::bindings::workbooks::host::launch::{Host, HostJob};
 use crate::cap::relay::{RelayError, encode, relay_calls};
 use crate::commands::CommandError;
-use crate::policy::Cap;
 use bytes::Bytes;
 use wasmtime::component::Resource;
 
@@ -35,7 +34,7 @@ relay_calls! {
     /// A preview 1 module's `workbooks.exec` (needs `exec`): its exit
     /// code, stdout and stderr.
     ModuleExec { name: String, argv: Vec<String>, stdin: Vec<u8> }
-        -> Result<(i32, Vec<u8>, Vec<u8>), CommandError>,
+        -> Result<(i32, Bytes, Bytes), CommandError>,
         unanswered |_, why| Err(CommandError::Refused(why.to_string()));
 }
 
@@ -74,16 +73,7 @@ impl Call {
             Call::JobDrop(JobDrop { job }) => {
                 encode(&HostJob::drop(view, Resource::<Job>::new_own(job)).map_err(trapped)?)
             }
-            Call::ModuleExec(ModuleExec { name, argv, stdin }) => {
-                let ran = match view.ctx.runner(Cap::Exec) {
-                    Some((launcher, env)) => {
-                        let stdin = Bytes::from(stdin);
-                        launcher.run(env, Cap::Exec, &name, argv, stdin).await
-                    }
-                    None => Err(CommandError::Denied),
-                };
-                encode(&ran.map(|out| (out.exit_code, out.stdout.to_vec(), out.stderr.to_vec())))
-            }
+            Call::ModuleExec(exec) => encode(&view.ctx.0.run_async(exec).await),
         }
     }
 }

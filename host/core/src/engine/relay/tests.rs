@@ -15,7 +15,7 @@ use crate::cap::launch::LaunchView;
 use crate::cap::relay::{Relay, ask_async};
 use crate::cap::secrets::keyring::{Secret, SecretKind};
 use crate::cap::{kv as kv_cap, launch as launch_cap};
-use crate::commands::{ArgMode, CommandError, Tier};
+use crate::commands::{ArgMode, Tier};
 use crate::flavor::Flavor;
 use crate::policy::{Cap, Grant};
 use crate::state::{SessionOptions, StoreState};
@@ -272,19 +272,18 @@ async fn every_relayed_launch_call_answers_as_it_does_in_process() {
     assert!(seen[4].contains("stdout: [106, 111, 98]"), "{seen:?}");
     // A preview 1 module's `workbooks.exec` is relayed as its own call.
     let relay = e.child.inner.relay.clone().expect("the child relays");
-    let call = launch_cap::relay::ModuleExec {
+    let call = || launch_cap::relay::ModuleExec {
         name: "kat".into(),
         argv: vec![],
         stdin: b"mod".to_vec(),
     };
-    let ran: Result<_, CommandError> = ask_async(&*relay, call).await;
-    let (launcher, env) = e.local.data_mut().caps.launch.runner(Cap::Exec).unwrap();
-    let here = launcher
-        .run(env, Cap::Exec, "kat", vec![], b"mod".to_vec().into())
-        .await;
-    let here = here.map(|o| (o.exit_code, o.stdout.to_vec(), o.stderr.to_vec()));
+    let ran = ask_async(&*relay, call()).await;
+    let here = e.local.data_mut().caps.launch.0.run_async(call()).await;
     assert_eq!(ran, here);
-    assert!(matches!(&ran, Ok((0, out, _)) if out == b"mod"), "{ran:?}");
+    assert!(
+        matches!(&ran, Ok((0, out, _)) if out == &b"mod"[..]),
+        "{ran:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
