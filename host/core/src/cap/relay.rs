@@ -20,7 +20,8 @@ use std::sync::Arc;
 
 /// One relayed call: the cap it is for, then that cap's own call (each
 /// relayed cap declares its operations with [`relay_calls!`], in its
-/// folder). The variant order is the wire's.
+/// folder). The variant order is the wire's (and `tests/native/escapee.c`
+/// hand-writes it): add variants at the end, here and in [`CallRef`].
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Call {
     /// A `kv` call.
@@ -86,6 +87,11 @@ pub(crate) trait Op: Send + Sync {
 }
 
 /// A local backend's answer to one operation, on the calling thread.
+///
+/// Every check of the operation (cadence, grant, limits) lives here: a
+/// cap's `Host` method only hands the operation to its [`Backend`], and
+/// the relay's serving side calls this same impl, so a check written in
+/// the `Host` method instead would not hold for relayed calls.
 pub(crate) trait Serve<O: Op> {
     /// Answers `op` here.
     fn serve(&mut self, op: O) -> O::Answer;

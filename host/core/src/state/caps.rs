@@ -227,7 +227,7 @@ mod tests {
         for cap in Cap::ALL {
             assert!(
                 served.contains(cap) || UNSERVED.contains(cap),
-                "the policy word `{cap}` has no row in the cap table"
+                "the policy word `{cap}` has no unit in the cap table"
             );
         }
         assert_eq!(

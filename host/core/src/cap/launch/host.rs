@@ -1,5 +1,5 @@
 use super::relay::{JobKill, JobWait, ModuleExec, Pipeline, Run, RunMany, Start};
-use super::{Job, JobRun, LaunchView, Runner};
+use super::{Job, JobRun, LaunchView, Local};
 use crate::cap::bindings::workbooks::engine::command_types::{
     CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
     TaskInput, TaskResult,
@@ -41,9 +41,9 @@ fn output(out: commands::CommandOutput) -> CommandOutput {
     }
 }
 
-impl ServeAsync<Run> for Runner {
+impl ServeAsync<Run> for Local {
     async fn serve(&mut self, Run { name, argv, stdin }: Run) -> Result<CommandOutput, Error> {
-        let Some((launcher, env)) = self.runner(Cap::Commands) else {
+        let Some((launcher, env)) = self.launcher(Cap::Commands) else {
             return Err(Error::Denied);
         };
         let running = launcher.run(env, Cap::Commands, &name, argv, Bytes::from(stdin));
@@ -51,7 +51,7 @@ impl ServeAsync<Run> for Runner {
     }
 }
 
-impl ServeAsync<Pipeline> for Runner {
+impl ServeAsync<Pipeline> for Local {
     async fn serve(
         &mut self,
         Pipeline { stages }: Pipeline,
@@ -67,7 +67,7 @@ impl ServeAsync<Pipeline> for Runner {
         }
         // Checked before the session's streams are taken; the launcher is
         // borrowed only once the stages are converted.
-        if self.runner(Cap::Commands).is_none() {
+        if self.launcher(Cap::Commands).is_none() {
             return fail(0, Error::Denied);
         }
         let mut specs = Vec::with_capacity(stages.len());
@@ -95,7 +95,7 @@ impl ServeAsync<Pipeline> for Runner {
                 stdout,
             });
         }
-        let Some((launcher, env)) = self.runner(Cap::Commands) else {
+        let Some((launcher, env)) = self.launcher(Cap::Commands) else {
             return fail(0, Error::Denied);
         };
         match launcher.pipeline(env, Cap::Commands, specs).await {
@@ -114,7 +114,7 @@ impl ServeAsync<Pipeline> for Runner {
 
 /// `run-many`: the caller must hold `parallel`; the input and width caps
 /// hold here whatever the broker let through.
-impl ServeAsync<RunMany> for Runner {
+impl ServeAsync<RunMany> for Local {
     async fn serve(
         &mut self,
         RunMany {
@@ -124,7 +124,7 @@ impl ServeAsync<RunMany> for Runner {
         }: RunMany,
     ) -> Result<Vec<TaskResult>, Error> {
         use crate::limits::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
-        let Some((launcher, env)) = self.runner(Cap::Parallel) else {
+        let Some((launcher, env)) = self.launcher(Cap::Parallel) else {
             return Err(Error::Denied);
         };
         if inputs.len() > PARALLEL_MAX_INPUTS {
@@ -158,12 +158,12 @@ impl ServeAsync<RunMany> for Runner {
 }
 
 /// A preview 1 module's `workbooks.exec`: the caller must hold `exec`.
-impl ServeAsync<ModuleExec> for Runner {
+impl ServeAsync<ModuleExec> for Local {
     async fn serve(
         &mut self,
         ModuleExec { name, argv, stdin }: ModuleExec,
     ) -> Result<(i32, Bytes, Bytes), CommandError> {
-        let Some((launcher, env)) = self.runner(Cap::Exec) else {
+        let Some((launcher, env)) = self.launcher(Cap::Exec) else {
             return Err(CommandError::Denied);
         };
         let ran = launcher.run(env, Cap::Exec, &name, argv, Bytes::from(stdin));
@@ -172,11 +172,11 @@ impl ServeAsync<ModuleExec> for Runner {
     }
 }
 
-impl Runner {
+impl Local {
     /// `launch.start`: admitted through the ladder now, run in the
     /// background.
     fn start(&self, name: &str, argv: Vec<String>, stdin: Vec<u8>) -> Result<Job, Error> {
-        let Some((launcher, env)) = self.runner(Cap::Exec) else {
+        let Some((launcher, env)) = self.launcher(Cap::Exec) else {
             return Err(Error::Denied);
         };
         let started = launcher.start(env, Cap::Exec, name, argv, Bytes::from(stdin));
@@ -210,7 +210,7 @@ impl Host for LaunchView<'_> {
         // A job is the serving side's when the store is relayed: it is
         // named by its number there, and waited, killed and dropped there.
         let job = match &self.ctx.0 {
-            Backend::Local(runner) => runner.start(&name, argv, stdin),
+            Backend::Local(local) => local.start(&name, argv, stdin),
             Backend::Relayed(relay) => ask_async(&**relay, Start { name, argv, stdin })
                 .await
                 .map(|job| Job::relayed(relay.clone(), job)),

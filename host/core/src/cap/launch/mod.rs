@@ -130,6 +130,15 @@ impl Job {
     pub(crate) fn relayed(relay: Arc<dyn Relay>, job: u32) -> Self {
         Job(JobRun::Relayed { relay, job })
     }
+
+    /// Its number on the relay's serving side, if it runs there.
+    #[cfg(test)]
+    pub(crate) fn relayed_number(&self) -> Option<u32> {
+        match self.0 {
+            JobRun::Relayed { job, .. } => Some(job),
+            JobRun::Local { .. } => None,
+        }
+    }
 }
 
 impl Drop for Job {
@@ -139,7 +148,7 @@ impl Drop for Job {
                 task: Some(task), ..
             } => task.abort(),
             JobRun::Local { .. } => {}
-            JobRun::Relayed { relay, job } => tell(&**relay, &relay::JobDrop { job: *job }),
+            JobRun::Relayed { relay: to, job } => tell(&**to, &relay::JobDrop { job: *job }),
         }
     }
 }
@@ -148,12 +157,12 @@ impl Drop for Job {
 /// here or through the relay (the serving side checks the cap of each
 /// operation against its own grant); the default reaches nothing.
 #[derive(Debug, Default)]
-pub(crate) struct LaunchCtx(pub(crate) Backend<Runner>);
+pub(crate) struct LaunchCtx(pub(crate) Backend<Local>);
 
 /// Runs a store's commands in this process.
 #[derive(Default)]
-pub(crate) struct Runner {
-    runner: Option<(Arc<dyn Launcher>, CommandEnv)>,
+pub(crate) struct Local {
+    launcher: Option<(Arc<dyn Launcher>, CommandEnv)>,
     granted: CapSet,
     /// The session's stream for a pipeline's `session` input, taken once.
     session_input: Option<SessionInput>,
@@ -161,19 +170,19 @@ pub(crate) struct Runner {
     session_output: Option<SessionOutput>,
 }
 
-impl std::fmt::Debug for Runner {
+impl std::fmt::Debug for Local {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runner")
-            .field("env", &self.runner.as_ref().map(|(_, env)| env))
+        f.debug_struct("Local")
+            .field("env", &self.launcher.as_ref().map(|(_, env)| env))
             .field("granted", &self.granted)
             .finish()
     }
 }
 
-impl Runner {
+impl Local {
     /// The launcher and the caller, if the caller holds `cap`.
-    fn runner(&self, cap: Cap) -> Option<(&dyn Launcher, &CommandEnv)> {
-        match &self.runner {
+    fn launcher(&self, cap: Cap) -> Option<(&dyn Launcher, &CommandEnv)> {
+        match &self.launcher {
             Some((launcher, env)) if self.granted.contains(cap) => Some((&**launcher, env)),
             _ => None,
         }
@@ -185,8 +194,8 @@ impl LaunchCtx {
     /// Runs commands as `env` through `launcher`, for the operations of
     /// `caps` (of `commands`, `exec` and `parallel`, those granted).
     pub(crate) fn new(launcher: Arc<dyn Launcher>, env: CommandEnv, caps: CapSet) -> Self {
-        LaunchCtx(Backend::Local(Runner {
-            runner: Some((launcher, env)),
+        LaunchCtx(Backend::Local(Local {
+            launcher: Some((launcher, env)),
             granted: caps,
             session_input: None,
             session_output: None,
@@ -196,8 +205,8 @@ impl LaunchCtx {
     /// The same, holding `output` for every pipeline stage that asks to
     /// write the session's stdout.
     pub(crate) fn with_session_output(mut self, output: Option<SessionOutput>) -> Self {
-        if let Backend::Local(runner) = &mut self.0 {
-            runner.session_output = output;
+        if let Backend::Local(local) = &mut self.0 {
+            local.session_output = output;
         }
         self
     }
@@ -248,8 +257,8 @@ impl CapUnit for Launch {
         if !o.caps.contains(Cap::Commands) && !o.caps.contains(Cap::Exec) {
             return Ok(LaunchCtx::default());
         }
-        Ok(LaunchCtx(Backend::open(o.relay, || Runner {
-            runner: Some(((o.launcher)(), CommandEnv::of_session(o))),
+        Ok(LaunchCtx(Backend::open(o.relay, || Local {
+            launcher: Some(((o.launcher)(), session_env(o))),
             granted: o.caps,
             session_input: o.pipeline_stdin.cloned(),
             session_output: o.pipeline_stdout.cloned(),
@@ -257,21 +266,19 @@ impl CapUnit for Launch {
     }
 }
 
-impl CommandEnv {
-    /// The caller of a session's commands: its tenant, its instance id,
-    /// its preopens, and the grant and policy its commands run under.
-    fn of_session(o: &Opening<'_>) -> CommandEnv {
-        CommandEnv {
-            tenant: o.tenant.to_string(),
-            session_id: o.id.to_string(),
-            caller_caps: o.grant.caps,
-            grant: o
-                .commands
-                .stage_grant
-                .clone()
-                .unwrap_or_else(|| o.grant.clone()),
-            dirs: o.dirs.to_vec(),
-            policy: o.commands.clone(),
-        }
+/// The caller of a session's commands: its tenant, its instance id, its
+/// preopens, and the grant and policy its commands run under.
+fn session_env(o: &Opening<'_>) -> CommandEnv {
+    CommandEnv {
+        tenant: o.tenant.to_string(),
+        session_id: o.id.to_string(),
+        caller_caps: o.grant.caps,
+        grant: o
+            .commands
+            .stage_grant
+            .clone()
+            .unwrap_or_else(|| o.grant.clone()),
+        dirs: o.dirs.to_vec(),
+        policy: o.commands.clone(),
     }
 }

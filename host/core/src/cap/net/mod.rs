@@ -38,8 +38,15 @@ pub(crate) mod sockets;
 
 use crate::cadence::Holding;
 use crate::cap::bindings::workbooks::engine::net;
+use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::egress::NetAccess;
+use crate::store::StorageError;
 use std::sync::Arc;
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
+use wasmtime_wasi_http::{WasiHttp, WasiHttpCtx, WasiHttpCtxView};
 
 // The `wasi:sockets` instances the socket count (`socket_count`), the
 // listener placement (`listen_at`) and the datagram calls (`datagrams`)
@@ -52,13 +59,6 @@ const TCP_02: &str = "wasi:sockets/tcp@0.2.12";
 /// `wasi:sockets/types` at 0.3 (socket count, listener placement,
 /// datagram calls).
 const SOCKETS_03: &str = "wasi:sockets/types@0.3.0";
-use crate::cap::unit::{CapUnit, Holds, Opening};
-use crate::store::StorageError;
-use wasmtime::component::{HasSelf, Linker};
-use wasmtime_wasi::WasiCtxBuilder;
-use wasmtime_wasi::WasiView;
-use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
-use wasmtime_wasi_http::{WasiHttp, WasiHttpCtx, WasiHttpCtxView};
 
 /// The network reach of one store; the default reaches nothing.
 #[derive(Default)]

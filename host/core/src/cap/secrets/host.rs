@@ -1,12 +1,12 @@
 use super::keyring::{Secret, SecretError};
 use super::relay::{Hmac, Public, Sign};
-use super::{Keys, SecretsCtx};
+use super::{Local, SecretsCtx};
 use crate::cadence::Denial;
 use crate::cap::bindings::workbooks::host::secrets::{Host, KeyError};
 use crate::cap::relay::Serve;
 use crate::limits::SECRETS_MAX_DATA_BYTES;
 
-impl Keys {
+impl Local {
     /// The cadence, the data cap, then the named key of the store's tenant.
     fn secret(&self, name: &str, data_len: usize) -> Result<Secret, KeyError> {
         let (keyring, tenant, cadence) = self
@@ -34,7 +34,7 @@ fn kind_error(e: SecretError) -> KeyError {
     }
 }
 
-impl Serve<Hmac> for Keys {
+impl Serve<Hmac> for Local {
     fn serve(&mut self, Hmac { name, data }: Hmac) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, data.len())?
             .hmac_sha256(&data)
@@ -42,7 +42,7 @@ impl Serve<Hmac> for Keys {
     }
 }
 
-impl Serve<Sign> for Keys {
+impl Serve<Sign> for Local {
     fn serve(&mut self, Sign { name, data }: Sign) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, data.len())?
             .ed25519_sign(&data)
@@ -50,7 +50,7 @@ impl Serve<Sign> for Keys {
     }
 }
 
-impl Serve<Public> for Keys {
+impl Serve<Public> for Local {
     fn serve(&mut self, Public { name }: Public) -> Result<Vec<u8>, KeyError> {
         self.secret(&name, 0)?
             .ed25519_public_key()

@@ -29,11 +29,11 @@ use wasmtime_wasi::WasiCtxBuilder;
 /// The secrets one store may use: here, or through the relay (the keys
 /// stay with the serving side). The default reaches nothing.
 #[derive(Debug, Default)]
-pub(crate) struct SecretsCtx(pub(crate) Backend<Keys>);
+pub(crate) struct SecretsCtx(pub(crate) Backend<Local>);
 
 /// The keys of one tenant in this process.
 #[derive(Debug, Default)]
-pub(crate) struct Keys(Option<(Arc<Keyring>, String, Arc<Cadence>)>);
+pub(crate) struct Local(Option<(Arc<Keyring>, String, Arc<Cadence>)>);
 
 impl SecretsCtx {
     /// Signs with the keys of `tenant`, or sends every call to `relay`
@@ -45,7 +45,7 @@ impl SecretsCtx {
         cadence: &Arc<Cadence>,
     ) -> Self {
         SecretsCtx(Backend::open(relay, || {
-            Keys(Some((keyring.clone(), tenant.to_string(), cadence.clone())))
+            Local(Some((keyring.clone(), tenant.to_string(), cadence.clone())))
         }))
     }
 }

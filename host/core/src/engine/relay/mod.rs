@@ -5,9 +5,10 @@
 //! one level deeper for the commands it starts).
 //!
 //! Each call is answered by the same host implementation that serves a
-//! guest in process ([`answer`] calls the generated `Host` traits on that
-//! store), so a relayed call passes the same cadence, grant check and
-//! limits. A call for a cap the command was not granted finds that cap's
+//! guest in process, on that store: the cap context's local backend (the
+//! `Serve` impls every `Host` method of kv, vfs, queue and secrets only
+//! delegates to) or, for launch, the `Host` traits themselves. So a
+//! relayed call passes the same cadence, grant check and limits. A call for a cap the command was not granted finds that cap's
 //! context deny-all, as an import that was never linked would be.
 //! Threat: the child is the untrusted side (a guest that escaped into it
 //! speaks this protocol too). It never names a tenant, an instance or a

@@ -14,8 +14,8 @@ use crate::cap::bindings::workbooks::host::{kv, launch, queue, secrets};
 use crate::cap::launch::LaunchView;
 use crate::cap::relay::{Relay, ask_async};
 use crate::cap::secrets::keyring::{Secret, SecretKind};
-use crate::cap::{kv as kv_cap, launch as launch_cap};
-use crate::commands::{ArgMode, Tier};
+use crate::cap::{kv as kv_cap, launch as launch_cap, queue as queue_cap, secrets as secrets_cap};
+use crate::commands::{ArgMode, CommandError, Tier};
 use crate::flavor::Flavor;
 use crate::policy::{Cap, Grant};
 use crate::state::{SessionOptions, StoreState};
@@ -24,14 +24,18 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use wasmtime::Store;
 
-/// A parent engine, a child engine relaying to it, the relayed store of
-/// tenant `t` and an in-process store of tenant `u` under the same grant.
+/// A parent engine serving a store of tenant `t`, a child engine relaying
+/// to it, the child's relayed store (which names tenant `x`: the serving
+/// side's tenant is the one that counts) and an in-process store of
+/// tenant `u`, all under the same grant.
 struct Ends {
     _homes: (tempfile::TempDir, tempfile::TempDir),
     parent: Engine,
     child: Engine,
     relayed: Store<StoreState>,
     local: Store<StoreState>,
+    /// The serving side; aborting it closes the channel.
+    server: tokio::task::JoinHandle<()>,
 }
 
 fn hmac_key() -> Secret {
@@ -69,9 +73,9 @@ async fn ends(profile: &str) -> Ends {
         .expect("serving store");
     near.set_nonblocking(true).unwrap();
     let stream = tokio::net::UnixStream::from_std(near).unwrap();
-    tokio::spawn(async move { channel::serve(stream, serving.data_mut()).await });
+    let server = tokio::spawn(async move { channel::serve(stream, serving.data_mut()).await });
     let (relayed, _) = child
-        .new_store(Flavor::Sync, &grant, &opts("t"))
+        .new_store(Flavor::Sync, &grant, &opts("x"))
         .expect("relayed store");
     let (local, _) = parent
         .new_store(Flavor::Sync, &grant, &opts("u"))
@@ -82,6 +86,7 @@ async fn ends(profile: &str) -> Ends {
         child,
         relayed,
         local,
+        server,
     }
 }
 
@@ -290,12 +295,30 @@ async fn every_relayed_launch_call_answers_as_it_does_in_process() {
 async fn a_forged_call_for_a_cap_not_granted_finds_it_deny_all_as_in_process() {
     let mut e = ends("compute").await;
     assert!(!Grant::profile("compute").caps.contains(Cap::Kv));
+    // The child opens no context for a cap it was not granted, so these
+    // two compare the deny-all default on both sides, relay unused.
     let kv = both!(e, kv_script);
     assert!(kv.iter().all(|r| r.contains("Unavailable")), "{kv:?}");
     let signed = both!(e, secrets_script);
     assert!(signed.iter().all(|r| r.contains("NotFound")), "{signed:?}");
-    // Native code that escaped its guest speaks the protocol itself.
+    // Native code that escaped its guest speaks the protocol itself, and
+    // finds the serving side's context as deny-all.
     let relay: Arc<dyn Relay> = e.child.inner.relay.clone().expect("the child relays");
+    let forged = secrets_cap::relay::Sign {
+        name: "ed".into(),
+        data: b"data".to_vec(),
+    };
+    let answer = ask_async(&*relay, forged).await;
+    assert!(
+        matches!(&answer, Err(secrets::KeyError::NotFound(name)) if name == "ed"),
+        "{answer:?}"
+    );
+    let forged = queue_cap::relay::Len { name: "q".into() };
+    let answer = ask_async(&*relay, forged).await;
+    assert!(
+        matches!(&answer, Err(queue::QueueError::Unavailable(why)) if why == "queue not granted"),
+        "{answer:?}"
+    );
     let forged = kv_cap::relay::Put {
         key: b"k".to_vec(),
         value: b"v".to_vec(),
@@ -316,5 +339,99 @@ async fn a_forged_call_for_a_cap_not_granted_finds_it_deny_all_as_in_process() {
     assert!(
         matches!(&wait, Err(launch::Error::Refused(why)) if why.starts_with("relay: refused")),
         "a made-up job is refused: {wait:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_relayed_job_is_dropped_on_the_serving_side_too() {
+    use launch::{Host, HostJob};
+    let mut e = ends("posix").await;
+    let state = e.relayed.data_mut();
+    let mut view = LaunchView {
+        ctx: &mut state.caps.launch,
+        table: &mut state.table,
+    };
+    let job = view.start("kat".into(), vec![], b"job".to_vec()).await;
+    let job = job.unwrap().expect("started");
+    let number = view.table.get(&job).unwrap().relayed_number();
+    let number = number.expect("a relayed store's job is the serving side's");
+    HostJob::drop(&mut view, job).unwrap();
+    let relay: Arc<dyn Relay> = e.child.inner.relay.clone().expect("the child relays");
+    let wait = ask_async(&*relay, launch_cap::relay::JobWait { job: number }).await;
+    assert!(
+        matches!(&wait, Err(launch::Error::Refused(why)) if why.starts_with("relay: refused")),
+        "job {number} is gone there: {wait:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_parent_is_gone_every_call_gets_its_caps_own_error() {
+    use launch::{Host, HostJob};
+    use {kv::Host as _, queue::Host as _, secrets::Host as _, vfs::Host as _};
+    let mut e = ends("posix").await;
+    let job = {
+        let state = e.relayed.data_mut();
+        let mut view = LaunchView {
+            ctx: &mut state.caps.launch,
+            table: &mut state.table,
+        };
+        let job = view.start("kat".into(), vec![], Vec::new()).await;
+        job.unwrap().expect("started")
+    };
+    e.server.abort();
+    let _ = (&mut e.server).await;
+    let relay: Arc<dyn Relay> = e.child.inner.relay.clone().expect("the child relays");
+    let gone = |why: &str| why.starts_with("relay: the parent");
+    let s = e.relayed.data_mut();
+    let got = s.caps.kv.get(b"k".to_vec());
+    assert!(
+        matches!(&got, Err(kv::Error::Unavailable(w)) if gone(w)),
+        "{got:?}"
+    );
+    let got = s.caps.vfs.read(Volume::Tmp, "a".into());
+    assert!(
+        matches!(&got, Err(vfs::Error::Unavailable(w)) if gone(w)),
+        "{got:?}"
+    );
+    let got = s.caps.queue.len("q".into()).await;
+    let unavailable = matches!(&got, Err(queue::QueueError::Unavailable(w)) if gone(w));
+    assert!(unavailable, "{got:?}");
+    let got = s.caps.secrets.hmac_sha256("mac".into(), Vec::new());
+    let not_found = matches!(&got, Err(secrets::KeyError::NotFound(w))
+        if w.starts_with("mac (relay: the parent") && w.ends_with(')'));
+    assert!(not_found, "{got:?}");
+    let mut view = LaunchView {
+        ctx: &mut s.caps.launch,
+        table: &mut s.table,
+    };
+    let got = view.run("kat".into(), vec![], vec![]).await.unwrap();
+    assert!(
+        matches!(&got, Err(launch::Error::Refused(w)) if gone(w)),
+        "{got:?}"
+    );
+    let stages = vec![stage("kat", StageInput::Pipe, StageSink::Capture)];
+    let got = view.pipeline(stages).await.unwrap();
+    let failed = matches!(&got, Err(f) if f.index == 0
+        && matches!(&f.error, launch::Error::Refused(w) if gone(w)));
+    assert!(failed, "{got:?}");
+    let again = wasmtime::component::Resource::<crate::cap::launch::Job>::new_borrow(job.rep());
+    assert!(
+        !view.kill(again).unwrap(),
+        "a relay that fails killed nothing"
+    );
+    let got = view.wait(job).await.unwrap();
+    assert!(
+        matches!(&got, Err(launch::Error::Refused(w)) if gone(w)),
+        "{got:?}"
+    );
+    let exec = launch_cap::relay::ModuleExec {
+        name: "kat".into(),
+        argv: vec![],
+        stdin: Vec::new(),
+    };
+    let got = ask_async(&*relay, exec).await;
+    assert!(
+        matches!(&got, Err(CommandError::Refused(w)) if gone(w)),
+        "{got:?}"
     );
 }
