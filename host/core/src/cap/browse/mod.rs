@@ -23,14 +23,6 @@ pub(crate) struct BrowseCtx {
     pub(crate) access: Option<NetAccess>,
 }
 
-/// Links the HTTP primitive the browse broker imports.
-pub(crate) fn add_to_linker<T: Send + 'static>(
-    linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut BrowseCtx,
-) -> wasmtime::Result<()> {
-    http::add_to_linker::<T, HasSelf<BrowseCtx>>(linker, get)
-}
-
 /// The `browse` unit: the HTTP primitive the browse broker imports.
 pub(crate) struct Browse;
 
@@ -40,7 +32,7 @@ impl CapUnit for Browse {
     type Ctx = BrowseCtx;
 
     fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        add_to_linker(linker, T::context)
+        http::add_to_linker::<T, HasSelf<BrowseCtx>>(linker, T::context)
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<BrowseCtx, StorageError> {

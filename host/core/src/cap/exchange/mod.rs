@@ -42,14 +42,6 @@ impl ExchangeCtx {
     }
 }
 
-/// Links the `exchange` primitive the tcp, udp and tls brokers import.
-pub(crate) fn add_to_linker<T: Send + 'static>(
-    linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut ExchangeCtx,
-) -> wasmtime::Result<()> {
-    exchange::add_to_linker::<T, HasSelf<ExchangeCtx>>(linker, get)
-}
-
 /// The `exchange` unit: the host primitive the tcp, udp and tls brokers
 /// import.
 pub(crate) struct Exchange;
@@ -60,7 +52,7 @@ impl CapUnit for Exchange {
     type Ctx = ExchangeCtx;
 
     fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        add_to_linker(linker, T::context)
+        exchange::add_to_linker::<T, HasSelf<ExchangeCtx>>(linker, T::context)
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<ExchangeCtx, StorageError> {

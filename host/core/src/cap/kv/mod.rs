@@ -51,14 +51,6 @@ impl KvCtx {
     }
 }
 
-/// Links the `kv` primitive the kv broker imports.
-pub(crate) fn add_to_linker<T: 'static>(
-    linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut KvCtx,
-) -> wasmtime::Result<()> {
-    kv::add_to_linker::<T, HasSelf<KvCtx>>(linker, get)
-}
-
 /// The `kv` unit: the host primitive the kv broker imports.
 pub(crate) struct Kv;
 
@@ -68,7 +60,7 @@ impl CapUnit for Kv {
     type Ctx = KvCtx;
 
     fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        add_to_linker(linker, T::context)
+        kv::add_to_linker::<T, HasSelf<KvCtx>>(linker, T::context)
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<KvCtx, StorageError> {

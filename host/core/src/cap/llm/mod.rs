@@ -58,14 +58,6 @@ impl LlmCtx {
     }
 }
 
-/// Links the `llm` primitive the llm broker imports.
-pub(crate) fn add_to_linker<T: Send + 'static>(
-    linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut LlmCtx,
-) -> wasmtime::Result<()> {
-    llm::add_to_linker::<T, HasSelf<LlmCtx>>(linker, get)
-}
-
 /// The `llm` unit: the host primitive the llm broker imports.
 pub(crate) struct Llm;
 
@@ -75,7 +67,7 @@ impl CapUnit for Llm {
     type Ctx = LlmCtx;
 
     fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        add_to_linker(linker, T::context)
+        llm::add_to_linker::<T, HasSelf<LlmCtx>>(linker, T::context)
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<LlmCtx, StorageError> {

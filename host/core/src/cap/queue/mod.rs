@@ -51,14 +51,6 @@ impl QueueCtx {
     }
 }
 
-/// Links the `queue` primitive the queue broker imports.
-pub(crate) fn add_to_linker<T: Send + 'static>(
-    linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut QueueCtx,
-) -> wasmtime::Result<()> {
-    queue::add_to_linker::<T, HasSelf<QueueCtx>>(linker, get)
-}
-
 /// The `queue` unit: the host primitive the queue broker imports.
 pub(crate) struct Queue;
 
@@ -68,7 +60,7 @@ impl CapUnit for Queue {
     type Ctx = QueueCtx;
 
     fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        add_to_linker(linker, T::context)
+        queue::add_to_linker::<T, HasSelf<QueueCtx>>(linker, T::context)
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<QueueCtx, StorageError> {

@@ -50,14 +50,6 @@ impl SecretsCtx {
     }
 }
 
-/// Links the `secrets` primitive the secrets broker imports.
-pub(crate) fn add_to_linker<T: Send + 'static>(
-    linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut SecretsCtx,
-) -> wasmtime::Result<()> {
-    secrets::add_to_linker::<T, HasSelf<SecretsCtx>>(linker, get)
-}
-
 /// The `secrets` unit: the host primitive the secrets broker imports.
 pub(crate) struct Secrets;
 
@@ -67,7 +59,7 @@ impl CapUnit for Secrets {
     type Ctx = SecretsCtx;
 
     fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        add_to_linker(linker, T::context)
+        secrets::add_to_linker::<T, HasSelf<SecretsCtx>>(linker, T::context)
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<SecretsCtx, StorageError> {

@@ -25,7 +25,6 @@ pub(crate) use file_count::count_preview1;
 pub(crate) use relay::{Call, CallRef};
 pub(crate) use symlink::guard_preview1;
 
-use crate::cadence::Holding;
 use crate::cap::bindings::workbooks::engine::vfs;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
@@ -33,7 +32,6 @@ use crate::store::{StorageError, StorageSlot, Volumes};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
-use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
 
 /// The volumes one store may reach: here, or through the relay. The
@@ -65,31 +63,6 @@ impl VfsCtx {
     }
 }
 
-/// Links the vfs interface and `wasi:filesystem` 0.2.
-pub(crate) fn add_to_linker<T: WasiView + 'static>(
-    linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut VfsCtx,
-    held: fn(&mut T) -> &Arc<Holding>,
-) -> wasmtime::Result<()> {
-    use wasmtime_wasi::p2::bindings::filesystem;
-    vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, get)?;
-    filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
-    filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
-    symlink::guard(linker)?;
-    file_count::add_to_linker(linker, held)
-}
-
-/// Links `wasi:filesystem` 0.3.0: the same preopens, through the async
-/// interfaces, with the same guard.
-pub(crate) fn add_03_to_linker<T: WasiView + 'static>(
-    linker: &mut Linker<T>,
-    held: fn(&mut T) -> &Arc<Holding>,
-) -> wasmtime::Result<()> {
-    wasmtime_wasi::p3::filesystem::add_to_linker(linker)?;
-    symlink::guard_03(linker)?;
-    file_count::add_03_to_linker(linker, held)
-}
-
 /// The `vfs` unit: the volumes interface and `wasi:filesystem`.
 pub(crate) struct Vfs;
 
@@ -98,12 +71,23 @@ impl CapUnit for Vfs {
     const PER_TENANT: bool = true;
     type Ctx = VfsCtx;
 
+    /// The vfs interface and `wasi:filesystem` 0.2, with the symlink
+    /// guard and the file count.
     fn link<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        add_to_linker(linker, T::context, T::descriptors)
+        use wasmtime_wasi::p2::bindings::filesystem;
+        vfs::add_to_linker::<T, HasSelf<VfsCtx>>(linker, T::context)?;
+        filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
+        filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
+        symlink::guard(linker)?;
+        file_count::add_to_linker(linker, T::descriptors)
     }
 
+    /// `wasi:filesystem` 0.3.0: the same preopens, through the async
+    /// interfaces, with the same guard and count.
     fn link_03<T: Holds<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        add_03_to_linker(linker, T::descriptors)
+        wasmtime_wasi::p3::filesystem::add_to_linker(linker)?;
+        symlink::guard_03(linker)?;
+        file_count::add_03_to_linker(linker, T::descriptors)
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<VfsCtx, StorageError> {
