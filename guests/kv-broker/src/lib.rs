@@ -11,10 +11,11 @@
 wit_bindgen::generate!({
     path: ["../../wit", "../../wit/host"],
     world: "workbooks:host/kv-broker",
+    generate_all,
 });
 
 use exports::workbooks::engine::kv::{Error as KvError, Guest};
-use workbooks::host::kv::{self as host, Error as HostError};
+use workbooks::host::kv as host;
 
 /// Keys a listing returns at most; the host caps a tenant at this many keys.
 const LIST_LIMIT: u32 = 10_000;
@@ -28,27 +29,25 @@ fn check_key(key: &str) -> Result<&[u8], KvError> {
     Ok(key.as_bytes())
 }
 
-include!("../../kv_errors.rs");
-
 impl Guest for KvBroker {
     fn get(key: String) -> Result<Option<Vec<u8>>, KvError> {
-        host::get(check_key(&key)?).map_err(map_error)
+        host::get(check_key(&key)?)
     }
 
     fn set(key: String, value: Vec<u8>) -> Result<(), KvError> {
-        host::put(check_key(&key)?, &value).map_err(map_error)
+        host::put(check_key(&key)?, &value)
     }
 
     fn delete(key: String) -> Result<bool, KvError> {
-        host::delete(check_key(&key)?).map_err(map_error)
+        host::delete(check_key(&key)?)
     }
 
     fn exists(key: String) -> Result<bool, KvError> {
-        host::contains(check_key(&key)?).map_err(map_error)
+        host::contains(check_key(&key)?)
     }
 
     fn list_keys(prefix: String) -> Result<Vec<String>, KvError> {
-        let keys = host::keys(check_key(&prefix)?, LIST_LIMIT).map_err(map_error)?;
+        let keys = host::keys(check_key(&prefix)?, LIST_LIMIT)?;
         // Every key was written through `set`, so it is UTF-8.
         Ok(keys
             .into_iter()

@@ -11,47 +11,35 @@
 wit_bindgen::generate!({
     path: ["../../wit", "../../wit/host"],
     world: "workbooks:host/queue-broker",
+    generate_all,
 });
 
 use exports::workbooks::engine::queue::{Error, Guest};
-use workbooks::host::queue::{self as host, QueueError};
+use workbooks::host::queue as host;
 
 /// The largest message; the host holds the same limit.
 const MAX_MESSAGE_BYTES: usize = 256 << 10;
 
 struct QueueBroker;
 
-fn map_error(e: QueueError) -> Error {
-    match e {
-        QueueError::Revoked => Error::Revoked,
-        QueueError::RateLimited => Error::RateLimited,
-        QueueError::InvalidName(why) => Error::InvalidName(why),
-        QueueError::MessageTooLarge(limit) => Error::MessageTooLarge(limit),
-        QueueError::QueueFull(limit) => Error::QueueFull(limit),
-        QueueError::TooManyQueues(limit) => Error::TooManyQueues(limit),
-        QueueError::TenantFull(limit) => Error::TenantFull(limit),
-        QueueError::Unavailable(why) => Error::Unavailable(why),
-    }
-}
-
 impl Guest for QueueBroker {
     fn push(name: String, message: Vec<u8>) -> Result<u32, Error> {
         if message.len() > MAX_MESSAGE_BYTES {
             return Err(Error::MessageTooLarge(MAX_MESSAGE_BYTES as u64));
         }
-        host::push(&name, &message).map_err(map_error)
+        host::push(&name, &message)
     }
 
     fn pop(name: String) -> Result<Option<Vec<u8>>, Error> {
-        host::pop(&name, 0).map_err(map_error)
+        host::pop(&name, 0)
     }
 
     fn pop_wait(name: String, timeout_ms: u32) -> Result<Option<Vec<u8>>, Error> {
-        host::pop(&name, timeout_ms).map_err(map_error)
+        host::pop(&name, timeout_ms)
     }
 
     fn len(name: String) -> Result<u32, Error> {
-        host::len(&name).map_err(map_error)
+        host::len(&name)
     }
 }
 

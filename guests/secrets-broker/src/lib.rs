@@ -11,10 +11,11 @@
 wit_bindgen::generate!({
     path: ["../../wit", "../../wit/host"],
     world: "workbooks:host/secrets-broker",
+    generate_all,
 });
 
 use exports::workbooks::engine::secrets::{Error, Guest};
-use workbooks::host::secrets::{self as host, KeyError};
+use workbooks::host::secrets as host;
 
 /// The most data one signing call takes; the host holds the same limit.
 const MAX_DATA_BYTES: usize = 1 << 20;
@@ -44,27 +45,17 @@ fn within_cap(data: &[u8]) -> Result<&[u8], Error> {
     Ok(data)
 }
 
-fn map_error(e: KeyError) -> Error {
-    match e {
-        KeyError::Revoked => Error::Revoked,
-        KeyError::RateLimited => Error::RateLimited,
-        KeyError::NotFound(name) => Error::NotFound(name),
-        KeyError::WrongKind(kind) => Error::WrongKind(kind),
-        KeyError::DataTooLarge(limit) => Error::DataTooLarge(limit),
-    }
-}
-
 impl Guest for SecretsBroker {
     fn hmac_sha256(name: String, data: Vec<u8>) -> Result<Vec<u8>, Error> {
-        host::hmac_sha256(checked(&name)?, within_cap(&data)?).map_err(map_error)
+        host::hmac_sha256(checked(&name)?, within_cap(&data)?)
     }
 
     fn ed25519_sign(name: String, data: Vec<u8>) -> Result<Vec<u8>, Error> {
-        host::ed25519_sign(checked(&name)?, within_cap(&data)?).map_err(map_error)
+        host::ed25519_sign(checked(&name)?, within_cap(&data)?)
     }
 
     fn ed25519_public_key(name: String) -> Result<Vec<u8>, Error> {
-        host::ed25519_public_key(checked(&name)?).map_err(map_error)
+        host::ed25519_public_key(checked(&name)?)
     }
 }
 

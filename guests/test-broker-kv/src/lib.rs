@@ -15,10 +15,11 @@
 wit_bindgen::generate!({
     path: ["../../wit", "../../wit/host"],
     world: "workbooks:host/kv-broker",
+    generate_all,
 });
 
 use exports::workbooks::engine::kv::{Error as KvError, Guest};
-use workbooks::host::kv::{self as host, Error as HostError};
+use workbooks::host::kv as host;
 
 const NAMESPACE: &str = "ns.";
 
@@ -27,8 +28,6 @@ struct NamespacedKv;
 fn stored(key: &str) -> Vec<u8> {
     format!("{NAMESPACE}{key}").into_bytes()
 }
-
-include!("../../kv_errors.rs");
 
 impl Guest for NamespacedKv {
     fn get(key: String) -> Result<Option<Vec<u8>>, KvError> {
@@ -39,21 +38,21 @@ impl Guest for NamespacedKv {
         {
             let mut last = None;
             for _ in 0..n {
-                last = host::get(&stored(k)).map_err(map_error)?;
+                last = host::get(&stored(k))?;
             }
             return Ok(last);
         }
         match key.strip_prefix("climb:") {
             // Read back through the same hostile keys it wrote.
-            Some(rest) => host::get(format!("../{rest}").as_bytes()).map_err(map_error),
-            None => host::get(&stored(&key)).map_err(map_error),
+            Some(rest) => host::get(format!("../{rest}").as_bytes()),
+            None => host::get(&stored(&key)),
         }
     }
 
     fn set(key: String, value: Vec<u8>) -> Result<(), KvError> {
         if key.starts_with("grow:") {
             let doubled = [value.as_slice(), value.as_slice()].concat();
-            return host::put(&stored(&key), &doubled).map_err(map_error);
+            return host::put(&stored(&key), &doubled);
         }
         if let Some(rest) = key.strip_prefix("climb:") {
             for hostile in [
@@ -61,23 +60,23 @@ impl Guest for NamespacedKv {
                 format!("/{rest}"),
                 format!("{rest}\0"),
             ] {
-                host::put(hostile.as_bytes(), &value).map_err(map_error)?;
+                host::put(hostile.as_bytes(), &value)?;
             }
             return Ok(());
         }
-        host::put(&stored(&key), &value).map_err(map_error)
+        host::put(&stored(&key), &value)
     }
 
     fn delete(key: String) -> Result<bool, KvError> {
-        host::delete(&stored(&key)).map_err(map_error)
+        host::delete(&stored(&key))
     }
 
     fn exists(key: String) -> Result<bool, KvError> {
-        host::contains(&stored(&key)).map_err(map_error)
+        host::contains(&stored(&key))
     }
 
     fn list_keys(prefix: String) -> Result<Vec<String>, KvError> {
-        let keys = host::keys(&stored(&prefix), u32::MAX).map_err(map_error)?;
+        let keys = host::keys(&stored(&prefix), u32::MAX)?;
         Ok(keys
             .into_iter()
             .filter_map(|k| String::from_utf8(k).ok())

@@ -72,6 +72,19 @@ pub struct EmbeddingDoctests;
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
 pub use cap::agent::{AgentRun, Outcome, ToolCall, ToolDef};
 pub use cap::llm;
+/// The `kv` cap's store of one tenant's keys, and its limits.
+pub mod kv {
+    pub use crate::cap::kv::store::{KvError, TenantKv};
+    pub use crate::cap::kv::{KV_MAX_KEY_BYTES, KV_MAX_KEYS_PER_TENANT, KV_MAX_VALUE_BYTES};
+}
+/// The `queue` cap's store of one tenant's queues, and its limits.
+pub mod queue {
+    pub use crate::cap::queue::store::{QueueError, TenantQueues};
+    pub use crate::cap::queue::{
+        QUEUE_MAX_DEPTH, QUEUE_MAX_MESSAGE_BYTES, QUEUE_MAX_PER_TENANT, QUEUE_MAX_TENANT_BYTES,
+        QUEUE_MAX_WAIT,
+    };
+}
 pub use cap::llm::{LlmBounds, LlmEndpoint};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};

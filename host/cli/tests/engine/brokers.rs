@@ -5,7 +5,7 @@
 use crate::common::{artifact, engine, own_builder, own_engine, text, wbx};
 use guest_artifacts::*;
 use workbooks::commands::{ArgMode, Tier};
-use workbooks::limits::{KV_MAX_KEY_BYTES, KV_MAX_VALUE_BYTES};
+use workbooks::kv::{KV_MAX_KEY_BYTES, KV_MAX_VALUE_BYTES};
 use workbooks::{Cap, Engine, EngineError, Grant, LineOptions, SessionOptions};
 
 /// The probe of each brokered cap, the shipped broker composed in, and the

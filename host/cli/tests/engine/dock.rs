@@ -248,7 +248,18 @@ async fn a_brokered_import_is_composed_and_only_its_primitive_linked() {
     assert!(
         !r.linked
             .iter()
-            .any(|i| i.starts_with("workbooks:engine/kv"))
+            .any(|i| i.starts_with("workbooks:engine/kv@")),
+        "{:?}",
+        r.linked
+    );
+    // The error type the guest and the primitive share is linked, and
+    // reaches nothing: it has no functions.
+    assert!(
+        r.linked
+            .iter()
+            .any(|i| i == "workbooks:engine/kv-types@0.1.0"),
+        "{:?}",
+        r.linked
     );
     let kv = r
         .imports

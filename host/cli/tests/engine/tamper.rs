@@ -271,7 +271,7 @@ async fn a_tampered_composition_is_discarded_and_composed_again() {
             .receipt()
             .linked
             .iter()
-            .all(|i| !i.starts_with("workbooks:engine/kv")),
+            .all(|i| !i.starts_with("workbooks:engine/kv@")),
         "{:?}",
         docked.receipt().linked
     );

@@ -29,9 +29,6 @@ wasmtime::component::bindgen!({
         "workbooks:host/tools.call": async,
     },
     exports: { default: async },
-    // The container tier relays storage and launch calls from its child to
-    // its parent as JSON (`cap::relay`).
-    additional_derives: [serde::Serialize, serde::Deserialize],
     with: {
         "workbooks:host/launch.job": crate::cap::launch::Job,
     },

@@ -80,7 +80,7 @@ pub struct CommandEnv {
 }
 
 /// What a finished command produced.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct CommandOutput {
     /// Its stdout.
     pub stdout: Bytes,
@@ -132,7 +132,7 @@ pub enum StageSink {
 
 /// What one stage of a pipeline did: its output (stdout only when
 /// captured) and how many bytes it wrote to each stream.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct StageRun {
     /// Exit code, captured stdout, stderr, wall time.
     pub output: CommandOutput,
@@ -142,7 +142,7 @@ pub struct StageRun {
 
 /// Why a pipeline did not run to its stages' exit codes: the first stage
 /// (by index) that was refused or stopped, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("stage {index}: {error}")]
 pub struct PipelineError {
     /// The stage's index in the pipeline.

@@ -84,6 +84,18 @@ pub(crate) fn is_http_types(name: &str) -> bool {
 }
 
 /// The newest `wasi:*@0.2.x` patch version the engine's WASI serves.
+/// The engine's types-only interfaces: shared by a cap's guest-facing
+/// interface and its host primitive, or by several caps. No functions, no
+/// reach, so every component may import them (the base links each).
+pub(crate) const TYPES_ONLY: [&str; 6] = [
+    "command-types",
+    "net-types",
+    "llm-types",
+    "kv-types",
+    "queue-types",
+    "secrets-types",
+];
+
 const WASI_PATCH_MAX: u64 = 12;
 
 fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
@@ -190,7 +202,8 @@ pub fn classify(name: &str) -> Need {
         }
         "wasi:sockets" if wasi_02 => Need::Cap(Cap::Net),
         "workbooks:engine" if engine_01 => match iface {
-            "session-info" | "command-types" | "net-types" | "llm-types" => Need::Base,
+            "session-info" => Need::Base,
+            types if TYPES_ONLY.contains(&types) => Need::Base,
             word => Cap::from_word(word).map_or(Need::Unknown, Need::Cap),
         },
         _ => Need::Unknown,

@@ -71,11 +71,11 @@ pub(crate) fn link(
         crate::cap::agent::add_to_linker(l, |s| &mut s.agent)?;
     }
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
-    // Types shared by commands, exec and shell, by the network caps, and
-    // by llm and the agent loop: no functions, no reach.
-    l.instance("workbooks:engine/command-types@0.1.0")?;
-    l.instance("workbooks:engine/net-types@0.1.0")?;
-    l.instance("workbooks:engine/llm-types@0.1.0")?;
+    // Types shared by a cap's interface and its primitive, or by several
+    // caps: no functions, no reach.
+    for types in super::imports::TYPES_ONLY {
+        l.instance(&format!("workbooks:engine/{types}@0.1.0"))?;
+    }
     // Each interface of the cap table a granted cap reaches, once.
     for (row, _) in crate::state::caps::granted(caps) {
         (row.link)(l)?;

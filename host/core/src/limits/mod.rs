@@ -181,16 +181,11 @@ pub const AUDIT_MAX_FILE_BYTES: u64 = 8 << 20;
 /// Longest instance id or tenant name. Both become storage tree names.
 pub const MAX_NAME_BYTES: usize = 128;
 
-// ---- kv ------------------------------------------------------------------
-
-/// Largest kv value. Stops one tenant from filling the disk in a few calls.
-pub const KV_MAX_VALUE_BYTES: usize = 1 << 20;
-
-/// Keys one tenant may hold. Bounds a tenant's footprint and every listing.
-pub const KV_MAX_KEYS_PER_TENANT: u32 = 10_000;
-
-/// Longest kv key. Keys are index entries; this keeps them small.
-pub const KV_MAX_KEY_BYTES: usize = 512;
+// ---- kv, queue, secrets ---------------------------------------------------
+//
+// Each in its cap's folder, with the rest of the cap: `cap/kv/mod.rs`,
+// `cap/queue/mod.rs`, `cap/secrets/mod.rs` (public as `workbooks::kv` and
+// `workbooks::queue`).
 
 // ---- vfs -----------------------------------------------------------------
 
@@ -212,29 +207,6 @@ pub const VFS_MAX_VOLUME_BYTES: u64 = 256 << 20;
 
 /// Files one volume of one instance may hold; bounds every listing.
 pub const VFS_MAX_FILES_PER_VOLUME: u32 = 10_000;
-
-// ---- queue -----------------------------------------------------------------
-
-/// Largest queue message. Queues carry work items, not bulk data.
-pub const QUEUE_MAX_MESSAGE_BYTES: usize = 256 << 10;
-
-/// Messages one queue may hold; a producer without a consumer stops here.
-pub const QUEUE_MAX_DEPTH: u32 = 1000;
-
-/// Non-empty queues one tenant may hold. Queue names are the guest's to
-/// choose; this stops a tenant from making them without end.
-pub const QUEUE_MAX_PER_TENANT: u32 = 100;
-
-/// Message bytes one tenant's queues may hold in all.
-pub const QUEUE_MAX_TENANT_BYTES: u64 = 64 << 20;
-
-/// Longest a `pop-wait` may wait.
-pub const QUEUE_MAX_WAIT: Duration = Duration::from_secs(30);
-
-// ---- secrets -----------------------------------------------------------------
-
-/// Largest payload one signing call takes.
-pub const SECRETS_MAX_DATA_BYTES: usize = 1 << 20;
 
 // ---- network -----------------------------------------------------------------
 

@@ -1,8 +1,10 @@
 //! Durable state: one sled database under `<home>/db`.
 //!
-//! Trees: `kv/<tenant>` (a tenant's keys), `queue/<tenant>` (a tenant's
-//! queues), `vfs/<tenant>/<instance>` (an instance's volumes, scoped by the
-//! tenant that runs it). Tree names come only from validated tenant and
+//! Trees: `vfs/<tenant>/<instance>` (an instance's volumes, scoped by the
+//! tenant that runs it), and those a cap keeps in its own folder:
+//! `kv/<tenant>` (`cap/kv/store.rs`) and `queue/<tenant>`
+//! (`cap/queue/store.rs`), each opened through [`Storage::tree`] with the
+//! state it shares across stores ([`Storage::shared`]). Tree names come only from validated tenant and
 //! instance names, which the host chooses; a guest never supplies one, and
 //! no tree is ever keyed by an instance id alone: two tenants that pick the
 //! same id reach different volumes. Volumes written before that scoping
@@ -15,18 +17,16 @@
 //! sled holds an exclusive lock on the database, so one engine process owns
 //! a home at a time; a second gets [`StorageError::Locked`].
 
-mod kv;
 pub mod legacy;
-mod queue;
 mod vfs;
 mod vfs_path;
 
-pub use kv::{KvError, TenantKv};
-pub use queue::{QueueError, TenantQueues};
 pub use vfs::{EntryKind, Metadata, VfsError, Volume, VolumeEntry, Volumes};
 pub use vfs_path::normalize as normalize_vfs_path;
 
 use crate::limits::MAX_NAME_BYTES;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -40,10 +40,10 @@ pub struct Storage {
 struct Inner {
     db: sled::Db,
     path: PathBuf,
-    kv_writes: Mutex<()>,
     vfs_writes: Mutex<()>,
-    queue_writes: Mutex<()>,
-    queue_waiters: queue::Waiters,
+    /// What the stores above share across every store of this database
+    /// (a cap's write lock, its waiters), one of each type.
+    shared: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     /// Instance ids that still have unscoped `vfs/<id>` trees.
     legacy_volumes: Mutex<std::collections::BTreeSet<String>>,
 }
@@ -141,10 +141,8 @@ impl Storage {
             inner: Arc::new(Inner {
                 db,
                 path: dir.to_path_buf(),
-                kv_writes: Mutex::new(()),
                 vfs_writes: Mutex::new(()),
-                queue_writes: Mutex::new(()),
-                queue_waiters: Default::default(),
+                shared: Mutex::default(),
                 legacy_volumes,
             }),
         })
@@ -155,11 +153,22 @@ impl Storage {
         &self.inner.path
     }
 
-    /// The kv store of `tenant`.
-    pub fn kv(&self, tenant: &str) -> Result<TenantKv, StorageError> {
-        validate_name("tenant", tenant)?;
-        let tree = self.inner.db.open_tree(format!("kv/{tenant}"))?;
-        Ok(TenantKv::new(self.clone(), tree))
+    /// The tree `name`, opened (made if new). A cap above names its own
+    /// trees from validated names only.
+    pub(crate) fn tree(&self, name: &str) -> Result<sled::Tree, StorageError> {
+        Ok(self.inner.db.open_tree(name)?)
+    }
+
+    /// The one `T` every store of this database shares, made on first use.
+    pub(crate) fn shared<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        let mut shared = self.inner.shared.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = shared
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(T::default()));
+        match entry.clone().downcast::<T>() {
+            Ok(t) => t,
+            Err(_) => unreachable!("keyed by its own type"),
+        }
     }
 
     /// The volumes of instance `id` of `tenant`.
@@ -180,34 +189,10 @@ impl Storage {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The queues of `tenant`.
-    pub fn queues(&self, tenant: &str) -> Result<TenantQueues, StorageError> {
-        validate_name("tenant", tenant)?;
-        let tree = self.inner.db.open_tree(format!("queue/{tenant}"))?;
-        Ok(TenantQueues::new(self.clone(), tenant.to_string(), tree))
-    }
-
-    fn queue_lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.inner
-            .queue_writes
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn queue_waiters(&self) -> &queue::Waiters {
-        &self.inner.queue_waiters
-    }
-
-    fn flush(&self) -> Result<(), StorageError> {
+    /// Flushes every write so far to disk.
+    pub(crate) fn flush(&self) -> Result<(), StorageError> {
         self.inner.db.flush()?;
         Ok(())
-    }
-
-    fn kv_lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.inner
-            .kv_writes
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn vfs_lock(&self) -> std::sync::MutexGuard<'_, ()> {

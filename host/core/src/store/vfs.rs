@@ -11,13 +11,13 @@
 use super::vfs_path::normalize;
 use super::{Storage, StorageError};
 use crate::limits::{VFS_MAX_FILE_BYTES, VFS_MAX_FILES_PER_VOLUME, VFS_MAX_VOLUME_BYTES};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const USAGE_TAG: u8 = 0xFF;
 
 /// A named volume of an instance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Volume {
     /// The working tree.
@@ -56,7 +56,7 @@ impl Volume {
 }
 
 /// Why a vfs operation was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum VfsError {
     /// The path was refused.
     #[error("invalid path: {0}")]
@@ -97,7 +97,7 @@ impl From<StorageError> for VfsError {
 }
 
 /// File or directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EntryKind {
     /// A file.
@@ -107,7 +107,7 @@ pub enum EntryKind {
 }
 
 /// Metadata of a path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Metadata {
     /// File or directory.
     pub kind: EntryKind,
@@ -118,7 +118,7 @@ pub struct Metadata {
 }
 
 /// One child of a directory.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VolumeEntry {
     /// One path segment.
     pub name: String,

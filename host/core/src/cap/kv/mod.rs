@@ -11,6 +11,7 @@
 
 mod host;
 pub(crate) mod relay;
+pub mod store;
 
 pub(crate) use relay::{Call, CallRef};
 
@@ -18,10 +19,20 @@ use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::kv;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
-use crate::store::{StorageError, StorageSlot, TenantKv};
+use crate::store::{StorageError, StorageSlot};
 use std::sync::Arc;
+use store::TenantKv;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
+
+/// Largest kv value. Stops one tenant from filling the disk in a few calls.
+pub const KV_MAX_VALUE_BYTES: usize = 1 << 20;
+
+/// Keys one tenant may hold. Bounds a tenant's footprint and every listing.
+pub const KV_MAX_KEYS_PER_TENANT: u32 = 10_000;
+
+/// Longest kv key. Keys are index entries; this keeps them small.
+pub const KV_MAX_KEY_BYTES: usize = 512;
 
 /// The tenant keys one store may reach: here, or through the relay. The
 /// default reaches nothing.

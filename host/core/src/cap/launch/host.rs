@@ -1,4 +1,6 @@
-use super::relay::{JobKill, JobWait, ModuleExec, Pipeline, Run, RunMany, Start};
+use super::relay::{
+    Fanned, JobKill, JobWait, ModuleExec, Pipeline, Run, RunMany, Sink, Source, Stage, Start,
+};
 use super::{Job, JobRun, LaunchView, Local};
 use crate::cap::bindings::workbooks::engine::command_types::{
     CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
@@ -6,7 +8,7 @@ use crate::cap::bindings::workbooks::engine::command_types::{
 };
 use crate::cap::bindings::workbooks::host::launch::{Host, HostJob};
 use crate::cap::relay::{Backend, ServeAsync, ask, ask_async};
-use crate::commands::{self, CommandError, PipelineError, StageSpec};
+use crate::commands::{self, CommandError, PipelineError, StageRun, StageSpec};
 use crate::policy::Cap;
 use bytes::Bytes;
 use wasmtime::component::Resource;
@@ -41,13 +43,34 @@ fn output(out: commands::CommandOutput) -> CommandOutput {
     }
 }
 
+/// A guest's pipeline stage as the relay carries it.
+fn stage(stage: PipelineStage) -> Stage {
+    Stage {
+        name: stage.name,
+        argv: stage.argv,
+        input: match stage.input {
+            StageInput::Pipe => Source::Pipe,
+            StageInput::Bytes(bytes) => Source::Bytes(bytes),
+            StageInput::Session => Source::Session,
+        },
+        stdout: match stage.stdout {
+            StageSink::Pipe => Sink::Pipe,
+            StageSink::Capture => Sink::Capture,
+            StageSink::Session => Sink::Session,
+        },
+    }
+}
+
 impl ServeAsync<Run> for Local {
-    async fn serve(&mut self, Run { name, argv, stdin }: Run) -> Result<CommandOutput, Error> {
+    async fn serve(
+        &mut self,
+        Run { name, argv, stdin }: Run,
+    ) -> Result<commands::CommandOutput, CommandError> {
         let Some((launcher, env)) = self.launcher(Cap::Commands) else {
-            return Err(Error::Denied);
+            return Err(CommandError::Denied);
         };
         let running = launcher.run(env, Cap::Commands, &name, argv, Bytes::from(stdin));
-        running.await.map(output).map_err(to_wit_error)
+        running.await
     }
 }
 
@@ -55,35 +78,31 @@ impl ServeAsync<Pipeline> for Local {
     async fn serve(
         &mut self,
         Pipeline { stages }: Pipeline,
-    ) -> Result<Vec<StageOutput>, StageFailure> {
-        let fail = |index: usize, error: Error| {
-            Err(StageFailure {
-                index: index as u32,
-                error,
-            })
+    ) -> Result<Vec<StageRun>, PipelineError> {
+        let denied = PipelineError {
+            index: 0,
+            error: CommandError::Denied,
         };
-        if let Err(e) = PipelineError::check_length(stages.len()) {
-            return fail(e.index as usize, to_wit_error(e.error));
-        }
+        PipelineError::check_length(stages.len())?;
         // Checked before the session's streams are taken; the launcher is
         // borrowed only once the stages are converted.
         if self.launcher(Cap::Commands).is_none() {
-            return fail(0, Error::Denied);
+            return Err(denied);
         }
         let mut specs = Vec::with_capacity(stages.len());
         for stage in stages {
             let input = match stage.input {
-                StageInput::Pipe => commands::StageInput::Pipe,
-                StageInput::Bytes(bytes) => commands::StageInput::Bytes(Bytes::from(bytes)),
-                StageInput::Session => match self.session_input.take() {
+                Source::Pipe => commands::StageInput::Pipe,
+                Source::Bytes(bytes) => commands::StageInput::Bytes(Bytes::from(bytes)),
+                Source::Session => match self.session_input.take() {
                     Some(input) => commands::StageInput::Stream(input.open()),
                     None => commands::StageInput::Bytes(Bytes::new()),
                 },
             };
             let stdout = match stage.stdout {
-                StageSink::Pipe => commands::StageSink::Pipe,
-                StageSink::Capture => commands::StageSink::Capture,
-                StageSink::Session => self
+                Sink::Pipe => commands::StageSink::Pipe,
+                Sink::Capture => commands::StageSink::Capture,
+                Sink::Session => self
                     .session_output
                     .clone()
                     .map_or(commands::StageSink::Capture, commands::StageSink::Stream),
@@ -96,19 +115,9 @@ impl ServeAsync<Pipeline> for Local {
             });
         }
         let Some((launcher, env)) = self.launcher(Cap::Commands) else {
-            return fail(0, Error::Denied);
+            return Err(denied);
         };
-        match launcher.pipeline(env, Cap::Commands, specs).await {
-            Ok(runs) => Ok(runs
-                .into_iter()
-                .map(|run| StageOutput {
-                    elapsed_us: run.output.elapsed.as_micros() as u64,
-                    stdout_bytes: run.stdout_bytes,
-                    output: output(run.output),
-                })
-                .collect()),
-            Err(e) => fail(e.index as usize, to_wit_error(e.error)),
-        }
+        launcher.pipeline(env, Cap::Commands, specs).await
     }
 }
 
@@ -122,13 +131,13 @@ impl ServeAsync<RunMany> for Local {
             inputs,
             width,
         }: RunMany,
-    ) -> Result<Vec<TaskResult>, Error> {
+    ) -> Result<Fanned, CommandError> {
         use crate::limits::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
         let Some((launcher, env)) = self.launcher(Cap::Parallel) else {
-            return Err(Error::Denied);
+            return Err(CommandError::Denied);
         };
         if inputs.len() > PARALLEL_MAX_INPUTS {
-            return Err(Error::Refused(format!(
+            return Err(CommandError::Refused(format!(
                 "run-command-many takes at most {PARALLEL_MAX_INPUTS} inputs; this call has {}",
                 inputs.len()
             )));
@@ -136,7 +145,7 @@ impl ServeAsync<RunMany> for Local {
         let width = match width as usize {
             0 => FABRIC_WIDTH,
             w if w > FABRIC_MAX_WIDTH => {
-                return Err(Error::Refused(format!(
+                return Err(CommandError::Refused(format!(
                     "run-command-many runs at most {FABRIC_MAX_WIDTH} at once; width {w} asked"
                 )));
             }
@@ -144,16 +153,9 @@ impl ServeAsync<RunMany> for Local {
         };
         let tasks = inputs
             .into_iter()
-            .map(|i| (i.argv, Bytes::from(i.stdin)))
+            .map(|(argv, stdin)| (argv, Bytes::from(stdin)))
             .collect();
-        let done = launcher.many(env, Cap::Parallel, &name, tasks, width).await;
-        Ok(done
-            .into_iter()
-            .map(|(out, dur)| TaskResult {
-                outcome: out.map(output).map_err(to_wit_error),
-                dur_ms: dur.as_millis() as u64,
-            })
-            .collect())
+        Ok(launcher.many(env, Cap::Parallel, &name, tasks, width).await)
     }
 }
 
@@ -162,53 +164,36 @@ impl ServeAsync<ModuleExec> for Local {
     async fn serve(
         &mut self,
         ModuleExec { name, argv, stdin }: ModuleExec,
-    ) -> Result<(i32, Bytes, Bytes), CommandError> {
+    ) -> Result<commands::CommandOutput, CommandError> {
         let Some((launcher, env)) = self.launcher(Cap::Exec) else {
             return Err(CommandError::Denied);
         };
-        let ran = launcher.run(env, Cap::Exec, &name, argv, Bytes::from(stdin));
-        let out = ran.await?;
-        Ok((out.exit_code, out.stdout, out.stderr))
+        launcher
+            .run(env, Cap::Exec, &name, argv, Bytes::from(stdin))
+            .await
     }
 }
 
 impl Local {
     /// `launch.start`: admitted through the ladder now, run in the
     /// background.
-    fn start(&self, name: &str, argv: Vec<String>, stdin: Vec<u8>) -> Result<Job, Error> {
+    fn start(&self, name: &str, argv: Vec<String>, stdin: Vec<u8>) -> Result<Job, CommandError> {
         let Some((launcher, env)) = self.launcher(Cap::Exec) else {
-            return Err(Error::Denied);
+            return Err(CommandError::Denied);
         };
-        let started = launcher.start(env, Cap::Exec, name, argv, Bytes::from(stdin));
-        started.map_err(to_wit_error)
+        launcher.start(env, Cap::Exec, name, argv, Bytes::from(stdin))
     }
 }
 
-impl Host for LaunchView<'_> {
-    async fn run(
+impl LaunchView<'_> {
+    /// Starts a job (here, or on the relay's serving side, which names it
+    /// by its number) and holds it in the table.
+    pub(super) async fn start_job(
         &mut self,
         name: String,
         argv: Vec<String>,
         stdin: Vec<u8>,
-    ) -> wasmtime::Result<Result<CommandOutput, Error>> {
-        Ok(self.ctx.0.run_async(Run { name, argv, stdin }).await)
-    }
-
-    async fn pipeline(
-        &mut self,
-        stages: Vec<PipelineStage>,
-    ) -> wasmtime::Result<Result<Vec<StageOutput>, StageFailure>> {
-        Ok(self.ctx.0.run_async(Pipeline { stages }).await)
-    }
-
-    async fn start(
-        &mut self,
-        name: String,
-        argv: Vec<String>,
-        stdin: Vec<u8>,
-    ) -> wasmtime::Result<Result<Resource<Job>, Error>> {
-        // A job is the serving side's when the store is relayed: it is
-        // named by its number there, and waited, killed and dropped there.
+    ) -> wasmtime::Result<Result<Resource<Job>, CommandError>> {
         let job = match &self.ctx.0 {
             Backend::Local(local) => local.start(&name, argv, stdin),
             Backend::Relayed(relay) => ask_async(&**relay, Start { name, argv, stdin })
@@ -221,30 +206,95 @@ impl Host for LaunchView<'_> {
         })
     }
 
+    /// Waits for the job `this` to end, wherever it runs.
+    pub(super) async fn wait_job(
+        &mut self,
+        this: &Resource<Job>,
+    ) -> wasmtime::Result<Result<commands::CommandOutput, CommandError>> {
+        let task = match &mut self.table.get_mut(this)?.0 {
+            JobRun::Relayed { relay, job } => {
+                let (relay, job) = (relay.clone(), *job);
+                return Ok(ask_async(&*relay, JobWait { job }).await);
+            }
+            JobRun::Local { task, .. } => task.take(),
+        };
+        let Some(task) = task else {
+            return Ok(Err(CommandError::Unknown("process already awaited".into())));
+        };
+        Ok(match task.await {
+            Ok(r) => r,
+            Err(e) if e.is_cancelled() => Err(CommandError::Trap("killed".into())),
+            Err(e) => Err(CommandError::Trap(format!("process task failed: {e}"))),
+        })
+    }
+}
+
+impl Host for LaunchView<'_> {
+    async fn run(
+        &mut self,
+        name: String,
+        argv: Vec<String>,
+        stdin: Vec<u8>,
+    ) -> wasmtime::Result<Result<CommandOutput, Error>> {
+        let ran = self.ctx.0.run_async(Run { name, argv, stdin }).await;
+        Ok(ran.map(output).map_err(to_wit_error))
+    }
+
+    async fn pipeline(
+        &mut self,
+        stages: Vec<PipelineStage>,
+    ) -> wasmtime::Result<Result<Vec<StageOutput>, StageFailure>> {
+        let stages = stages.into_iter().map(stage).collect();
+        let ran = self.ctx.0.run_async(Pipeline { stages }).await;
+        Ok(match ran {
+            Ok(runs) => Ok(runs
+                .into_iter()
+                .map(|run| StageOutput {
+                    elapsed_us: run.output.elapsed.as_micros() as u64,
+                    stdout_bytes: run.stdout_bytes,
+                    output: output(run.output),
+                })
+                .collect()),
+            Err(e) => Err(StageFailure {
+                index: e.index,
+                error: to_wit_error(e.error),
+            }),
+        })
+    }
+
+    async fn start(
+        &mut self,
+        name: String,
+        argv: Vec<String>,
+        stdin: Vec<u8>,
+    ) -> wasmtime::Result<Result<Resource<Job>, Error>> {
+        Ok(self
+            .start_job(name, argv, stdin)
+            .await?
+            .map_err(to_wit_error))
+    }
+
     async fn run_many(
         &mut self,
         name: String,
         inputs: Vec<TaskInput>,
         width: u32,
     ) -> wasmtime::Result<Result<Vec<TaskResult>, Error>> {
-        Ok(self.fan_out(name, inputs, width).await)
-    }
-}
-
-impl LaunchView<'_> {
-    /// `run-many`, see [`RunMany`].
-    pub(super) async fn fan_out(
-        &mut self,
-        name: String,
-        inputs: Vec<TaskInput>,
-        width: u32,
-    ) -> Result<Vec<TaskResult>, Error> {
+        let inputs = inputs.into_iter().map(|i| (i.argv, i.stdin)).collect();
         let call = RunMany {
             name,
             inputs,
             width,
         };
-        self.ctx.0.run_async(call).await
+        let done = self.ctx.0.run_async(call).await.map_err(to_wit_error);
+        Ok(done.map(|done| {
+            done.into_iter()
+                .map(|(out, dur)| TaskResult {
+                    outcome: out.map(output).map_err(to_wit_error),
+                    dur_ms: dur.as_millis() as u64,
+                })
+                .collect()
+        }))
     }
 }
 
@@ -253,22 +303,8 @@ impl HostJob for LaunchView<'_> {
         &mut self,
         this: Resource<Job>,
     ) -> wasmtime::Result<Result<CommandOutput, Error>> {
-        let task = match &mut self.table.get_mut(&this)?.0 {
-            JobRun::Relayed { relay, job } => {
-                let (relay, job) = (relay.clone(), *job);
-                return Ok(ask_async(&*relay, JobWait { job }).await);
-            }
-            JobRun::Local { task, .. } => task.take(),
-        };
-        let Some(task) = task else {
-            return Ok(Err(Error::UnknownCommand("process already awaited".into())));
-        };
-        let result = match task.await {
-            Ok(r) => r,
-            Err(e) if e.is_cancelled() => Err(CommandError::Trap("killed".into())),
-            Err(e) => Err(CommandError::Trap(format!("process task failed: {e}"))),
-        };
-        Ok(result.map(output).map_err(to_wit_error))
+        let waited = self.wait_job(&this).await?;
+        Ok(waited.map(output).map_err(to_wit_error))
     }
 
     fn kill(&mut self, this: Resource<Job>) -> wasmtime::Result<bool> {
@@ -524,8 +560,9 @@ mod tests {
             table: &mut table,
         };
         let err = view
-            .fan_out("jq".into(), vec![input()], 1)
+            .run_many("jq".into(), vec![input()], 1)
             .await
+            .unwrap()
             .unwrap_err();
         assert!(matches!(err, Error::Denied), "{err:?}");
         // Past the input and width caps, as a swapped broker might send.
@@ -535,22 +572,25 @@ mod tests {
             table: &mut table,
         };
         let too_many = (0..1025).map(|_| input()).collect();
-        let err = view.fan_out("jq".into(), too_many, 1).await.unwrap_err();
+        let err = view.run_many("jq".into(), too_many, 1).await.unwrap();
+        let err = err.unwrap_err();
         assert!(
             matches!(&err, Error::Refused(why) if why.contains("at most 1024 inputs")),
             "{err:?}"
         );
         let err = view
-            .fan_out("jq".into(), vec![input()], 65)
+            .run_many("jq".into(), vec![input()], 65)
             .await
+            .unwrap()
             .unwrap_err();
         assert!(
             matches!(&err, Error::Refused(why) if why.contains("width 65")),
             "{err:?}"
         );
         // Within them, the launcher is asked through parallel, width 0 as 16.
-        view.fan_out("jq".into(), vec![input(), input()], 0)
+        view.run_many("jq".into(), vec![input(), input()], 0)
             .await
+            .unwrap()
             .unwrap();
         let seen = launcher.0.lock().unwrap().clone();
         assert_eq!(seen, vec![(Cap::Parallel, "jq×2@16".to_string())]);

@@ -75,8 +75,8 @@ pub(crate) async fn exec<T: Send>(
     };
     let result = get(caller.data_mut()).ctx.0.run_async(call).await;
     Ok(match result {
-        Ok((exit, stdout, stderr)) => {
-            let encoded = packed::encode_output(exit, &stdout, &stderr);
+        Ok(out) => {
+            let encoded = packed::encode_output(out.exit_code, &out.stdout, &out.stderr);
             let n = encoded.len() as i64;
             get(caller.data_mut()).stash = Some(encoded);
             n

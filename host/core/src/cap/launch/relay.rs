@@ -1,41 +1,78 @@
-//! `launch`'s relayed operations: one struct each. The serving side
-//! answers them through the same [`Host`] and [`HostJob`] methods that
-//! serve a guest in process, on its own store's launch context and
-//! resource table (a job the child started is a resource there, named to
-//! the child by its number).
+//! `launch`'s relayed operations: one struct each, carrying the commands
+//! layer's own types (the bindgen ones carry no serde). The serving side
+//! answers `run`, `pipeline`, `run-many` and a module's exec from its
+//! store's local backend, as it answers a guest in process; a job the
+//! child started is a resource in the serving store's table, named to the
+//! child by its number.
 
 use super::{Job, LaunchView};
-use crate::cap::bindings::workbooks::engine::command_types::{
-    CommandOutput, Error, PipelineStage, StageFailure, StageOutput, TaskInput, TaskResult,
-};
-use crate::cap::bindings::workbooks::host::launch::{Host, HostJob};
+use crate::cap::bindings::workbooks::host::launch::HostJob;
 use crate::cap::relay::{RelayError, encode, relay_calls};
-use crate::commands::CommandError;
-use bytes::Bytes;
+use crate::commands::{CommandError, CommandOutput, PipelineError, StageRun};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use wasmtime::component::Resource;
 
+/// One pipeline stage as the caller asks for it; `Session` means the
+/// answering store's own stream.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Stage {
+    /// The command name.
+    pub(crate) name: String,
+    /// Its arguments, without the name.
+    pub(crate) argv: Vec<String>,
+    /// Where its stdin comes from.
+    pub(crate) input: Source,
+    /// Where its stdout goes.
+    pub(crate) stdout: Sink,
+}
+
+/// Where a [`Stage`] reads: the WIT `stage-input`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) enum Source {
+    /// The previous stage's stdout.
+    Pipe,
+    /// These bytes.
+    Bytes(Vec<u8>),
+    /// The session's stdin, taken once.
+    Session,
+}
+
+/// Where a [`Stage`] writes: the WIT `stage-sink`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) enum Sink {
+    /// The next stage's stdin.
+    Pipe,
+    /// Kept and returned.
+    Capture,
+    /// The session's stdout.
+    Session,
+}
+
+/// Each input's outcome and wall time, in input order.
+pub(crate) type Fanned = Vec<(Result<CommandOutput, CommandError>, Duration)>;
+
 relay_calls! {
-    Launch, serve by_hand, unanswered |_, why| Err(Error::Refused(why.to_string()));
+    Launch, serve by_hand, unanswered |_, why| Err(CommandError::Refused(why.to_string()));
     /// `launch.run` (needs `commands`).
-    Run { name: String, argv: Vec<String>, stdin: Vec<u8> } -> Result<CommandOutput, Error>;
+    Run { name: String, argv: Vec<String>, stdin: Vec<u8> } -> Result<CommandOutput, CommandError>;
     /// `launch.pipeline` (needs `commands`).
-    Pipeline { stages: Vec<PipelineStage> } -> Result<Vec<StageOutput>, StageFailure>,
-        unanswered |_, why| Err(StageFailure { index: 0, error: Error::Refused(why.to_string()) });
+    Pipeline { stages: Vec<Stage> } -> Result<Vec<StageRun>, PipelineError>,
+        unanswered |_, why| Err(PipelineError { index: 0, error: CommandError::Refused(why.to_string()) });
     /// `launch.start` (needs `exec`); answered with the job's number.
-    Start { name: String, argv: Vec<String>, stdin: Vec<u8> } -> Result<u32, Error>;
-    /// `launch.run-many` (needs `parallel`).
-    RunMany { name: String, inputs: Vec<TaskInput>, width: u32 } -> Result<Vec<TaskResult>, Error>;
+    Start { name: String, argv: Vec<String>, stdin: Vec<u8> } -> Result<u32, CommandError>;
+    /// `launch.run-many` (needs `parallel`): each input's argv and stdin.
+    RunMany { name: String, inputs: Vec<(Vec<String>, Vec<u8>)>, width: u32 }
+        -> Result<Fanned, CommandError>;
     /// `job.wait` of a job [`Start`] numbered.
-    JobWait { job: u32 } -> Result<CommandOutput, Error>;
+    JobWait { job: u32 } -> Result<CommandOutput, CommandError>;
     /// `job.kill`; a relay that fails killed nothing.
     JobKill { job: u32 } -> bool, unanswered |_, _| false;
     /// A job dropped: it stops, and its number means nothing after.
     JobDrop { job: u32 } -> (), unanswered |_, _| ();
-    /// A preview 1 module's `workbooks.exec` (needs `exec`): its exit
-    /// code, stdout and stderr.
+    /// A preview 1 module's `workbooks.exec` (needs `exec`).
     ModuleExec { name: String, argv: Vec<String>, stdin: Vec<u8> }
-        -> Result<(i32, Bytes, Bytes), CommandError>,
-        unanswered |_, why| Err(CommandError::Refused(why.to_string()));
+        -> Result<CommandOutput, CommandError>;
 }
 
 /// A trap of the serving store (a host bug, or a job number that names
@@ -47,24 +84,18 @@ fn trapped(e: wasmtime::Error) -> RelayError {
 impl Call {
     /// Answers this call from `view`, encoded.
     pub(crate) async fn answer(self, view: &mut LaunchView<'_>) -> Result<Vec<u8>, RelayError> {
+        let backend = &mut view.ctx.0;
         match self {
-            Call::Run(Run { name, argv, stdin }) => {
-                encode(&view.run(name, argv, stdin).await.map_err(trapped)?)
-            }
-            Call::Pipeline(Pipeline { stages }) => {
-                encode(&view.pipeline(stages).await.map_err(trapped)?)
-            }
+            Call::Run(op) => encode(&backend.run_async(op).await),
+            Call::Pipeline(op) => encode(&backend.run_async(op).await),
+            Call::RunMany(op) => encode(&backend.run_async(op).await),
+            Call::ModuleExec(op) => encode(&backend.run_async(op).await),
             Call::Start(Start { name, argv, stdin }) => {
-                let started = view.start(name, argv, stdin).await.map_err(trapped)?;
-                encode(&started.map(|job| job.rep()))
+                let started = view.start_job(name, argv, stdin).await;
+                encode(&started.map_err(trapped)?.map(|job| job.rep()))
             }
-            Call::RunMany(RunMany {
-                name,
-                inputs,
-                width,
-            }) => encode(&view.run_many(name, inputs, width).await.map_err(trapped)?),
             Call::JobWait(JobWait { job }) => {
-                let waited = view.wait(Resource::<Job>::new_own(job)).await;
+                let waited = view.wait_job(&Resource::<Job>::new_own(job)).await;
                 encode(&waited.map_err(trapped)?)
             }
             Call::JobKill(JobKill { job }) => {
@@ -73,7 +104,6 @@ impl Call {
             Call::JobDrop(JobDrop { job }) => {
                 encode(&HostJob::drop(view, Resource::<Job>::new_own(job)).map_err(trapped)?)
             }
-            Call::ModuleExec(exec) => encode(&view.ctx.0.run_async(exec).await),
         }
     }
 }

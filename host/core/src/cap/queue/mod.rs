@@ -3,7 +3,7 @@
 //! Three layers. The guest imports `workbooks:engine/queue@0.1.0`; the dock
 //! composes it with the queue broker (`guests/queue-broker`), which serves
 //! it over the host primitive `workbooks:host/queue@0.1.0` implemented here
-//! over [`crate::store::TenantQueues`]. Invariant: the tenant is fixed by
+//! over [`store::TenantQueues`]. Invariant: the tenant is fixed by
 //! the host when the store is built; every call passes the cadence; the
 //! host validates queue names (they form storage identities) and caps
 //! messages at 256 KiB, queues at 1000 messages, a tenant at 100 queues and
@@ -11,6 +11,7 @@
 
 mod host;
 pub(crate) mod relay;
+pub mod store;
 
 pub(crate) use relay::{Call, CallRef};
 
@@ -18,10 +19,28 @@ use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::queue;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
-use crate::store::{StorageError, StorageSlot, TenantQueues};
+use crate::store::{StorageError, StorageSlot};
 use std::sync::Arc;
+use std::time::Duration;
+use store::TenantQueues;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
+
+/// Largest queue message. Queues carry work items, not bulk data.
+pub const QUEUE_MAX_MESSAGE_BYTES: usize = 256 << 10;
+
+/// Messages one queue may hold; a producer without a consumer stops here.
+pub const QUEUE_MAX_DEPTH: u32 = 1000;
+
+/// Non-empty queues one tenant may hold. Queue names are the guest's to
+/// choose; this stops a tenant from making them without end.
+pub const QUEUE_MAX_PER_TENANT: u32 = 100;
+
+/// Message bytes one tenant's queues may hold in all.
+pub const QUEUE_MAX_TENANT_BYTES: u64 = 64 << 20;
+
+/// Longest a `pop-wait` may wait.
+pub const QUEUE_MAX_WAIT: Duration = Duration::from_secs(30);
 
 /// The queues one store may reach: here, or through the relay. The
 /// default reaches nothing.

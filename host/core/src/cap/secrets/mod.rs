@@ -26,6 +26,9 @@ use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
 
+/// Largest payload one signing call takes.
+pub const SECRETS_MAX_DATA_BYTES: usize = 1 << 20;
+
 /// The secrets one store may use: here, or through the relay (the keys
 /// stay with the serving side). The default reaches nothing.
 #[derive(Debug, Default)]

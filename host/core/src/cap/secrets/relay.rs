@@ -4,16 +4,45 @@
 //! found, with the reason.
 
 use super::Local;
-use crate::cap::bindings::workbooks::host::secrets::KeyError;
+use crate::cap::bindings::workbooks::host::secrets::Error;
 use crate::cap::relay::relay_calls;
+use serde::{Deserialize, Serialize};
+
+/// `secrets`' refusal as the serving side answers it: the WIT
+/// `error`, variant for variant (the bindgen type carries no serde).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Fault {
+    /// See the WIT `error`.
+    Revoked,
+    /// See the WIT `error`.
+    RateLimited,
+    /// See the WIT `error`.
+    NotFound(String),
+    /// See the WIT `error`.
+    WrongKind(String),
+    /// See the WIT `error`.
+    DataTooLarge(u64),
+}
+
+impl From<Fault> for Error {
+    fn from(f: Fault) -> Self {
+        match f {
+            Fault::Revoked => Error::Revoked,
+            Fault::RateLimited => Error::RateLimited,
+            Fault::NotFound(name) => Error::NotFound(name),
+            Fault::WrongKind(kind) => Error::WrongKind(kind),
+            Fault::DataTooLarge(n) => Error::DataTooLarge(n),
+        }
+    }
+}
 
 relay_calls! {
     Secrets, serve sync Local,
-    unanswered |op, why| Err(KeyError::NotFound(format!("{} ({why})", op.name)));
+    unanswered |op, why| Err(Fault::NotFound(format!("{} ({why})", op.name)));
     /// `secrets.hmac-sha256`.
-    Hmac { name: String, data: Vec<u8> } -> Result<Vec<u8>, KeyError>;
+    Hmac { name: String, data: Vec<u8> } -> Result<Vec<u8>, Fault>;
     /// `secrets.ed25519-sign`.
-    Sign { name: String, data: Vec<u8> } -> Result<Vec<u8>, KeyError>;
+    Sign { name: String, data: Vec<u8> } -> Result<Vec<u8>, Fault>;
     /// `secrets.ed25519-public-key`.
-    Public { name: String } -> Result<Vec<u8>, KeyError>;
+    Public { name: String } -> Result<Vec<u8>, Fault>;
 }

@@ -4,7 +4,7 @@ use crate::cap::bindings::workbooks::engine::vfs::{
     Entry, EntryKind, Error, Host, Metadata, Volume,
 };
 use crate::cap::relay::Serve;
-use crate::store::{self, VfsError, Volumes};
+use crate::store::{self, VfsError, VolumeEntry, Volumes};
 
 fn volume(v: Volume) -> store::Volume {
     match v {
@@ -35,48 +35,65 @@ fn error(e: VfsError) -> Error {
 }
 
 impl Local {
-    fn volumes(&mut self) -> Result<&Volumes, Error> {
+    fn volumes(&mut self) -> Result<&Volumes, VfsError> {
         if self.volumes.is_none() {
             let (storage, tenant, id) = self
                 .source
                 .as_ref()
-                .ok_or_else(|| Error::Unavailable("no volumes for this store".into()))?;
-            let volumes = storage
-                .get()
-                .and_then(|s| s.volumes(tenant, id))
-                .map_err(|e| Error::Unavailable(e.to_string()))?;
+                .ok_or_else(|| VfsError::Unavailable("no volumes for this store".into()))?;
+            let volumes = storage.get().and_then(|s| s.volumes(tenant, id))?;
             self.volumes = Some(volumes);
         }
         self.volumes
             .as_ref()
-            .ok_or_else(|| Error::Unavailable("no volumes for this store".into()))
+            .ok_or_else(|| VfsError::Unavailable("no volumes for this store".into()))
     }
 }
 
 impl Serve<Read> for Local {
-    fn serve(&mut self, Read { volume: v, path }: Read) -> Result<Vec<u8>, Error> {
-        self.volumes()?.read(volume(v), &path).map_err(error)
+    fn serve(&mut self, Read { volume, path }: Read) -> Result<Vec<u8>, VfsError> {
+        self.volumes()?.read(volume, &path)
     }
 }
 
 impl Serve<Write> for Local {
-    fn serve(
-        &mut self,
-        Write {
-            volume: v,
-            path,
-            data,
-        }: Write,
-    ) -> Result<(), Error> {
-        self.volumes()?
-            .write(volume(v), &path, &data)
-            .map_err(error)
+    fn serve(&mut self, Write { volume, path, data }: Write) -> Result<(), VfsError> {
+        self.volumes()?.write(volume, &path, &data)
     }
 }
 
 impl Serve<List> for Local {
-    fn serve(&mut self, List { volume: v, dir }: List) -> Result<Vec<Entry>, Error> {
-        let entries = self.volumes()?.list(volume(v), &dir).map_err(error)?;
+    fn serve(&mut self, List { volume, dir }: List) -> Result<Vec<VolumeEntry>, VfsError> {
+        self.volumes()?.list(volume, &dir)
+    }
+}
+
+impl Serve<Remove> for Local {
+    fn serve(&mut self, Remove { volume, path }: Remove) -> Result<bool, VfsError> {
+        self.volumes()?.remove(volume, &path)
+    }
+}
+
+impl Serve<Stat> for Local {
+    fn serve(&mut self, Stat { volume, path }: Stat) -> Result<store::Metadata, VfsError> {
+        self.volumes()?.stat(volume, &path)
+    }
+}
+
+impl Host for VfsCtx {
+    fn read(&mut self, v: Volume, path: String) -> Result<Vec<u8>, Error> {
+        let volume = volume(v);
+        self.0.run(Read { volume, path }).map_err(error)
+    }
+
+    fn write(&mut self, v: Volume, path: String, data: Vec<u8>) -> Result<(), Error> {
+        let volume = volume(v);
+        self.0.run(Write { volume, path, data }).map_err(error)
+    }
+
+    fn list_dir(&mut self, v: Volume, dir: String) -> Result<Vec<Entry>, Error> {
+        let volume = volume(v);
+        let entries = self.0.run(List { volume, dir }).map_err(error)?;
         Ok(entries
             .into_iter()
             .map(|e| Entry {
@@ -86,43 +103,19 @@ impl Serve<List> for Local {
             })
             .collect())
     }
-}
 
-impl Serve<Remove> for Local {
-    fn serve(&mut self, Remove { volume: v, path }: Remove) -> Result<bool, Error> {
-        self.volumes()?.remove(volume(v), &path).map_err(error)
+    fn remove(&mut self, v: Volume, path: String) -> Result<bool, Error> {
+        let volume = volume(v);
+        self.0.run(Remove { volume, path }).map_err(error)
     }
-}
 
-impl Serve<Stat> for Local {
-    fn serve(&mut self, Stat { volume: v, path }: Stat) -> Result<Metadata, Error> {
-        let m = self.volumes()?.stat(volume(v), &path).map_err(error)?;
+    fn stat(&mut self, v: Volume, path: String) -> Result<Metadata, Error> {
+        let volume = volume(v);
+        let m = self.0.run(Stat { volume, path }).map_err(error)?;
         Ok(Metadata {
             kind: kind(m.kind),
             size: m.size,
             modified_ms: m.modified_ms,
         })
-    }
-}
-
-impl Host for VfsCtx {
-    fn read(&mut self, volume: Volume, path: String) -> Result<Vec<u8>, Error> {
-        self.0.run(Read { volume, path })
-    }
-
-    fn write(&mut self, volume: Volume, path: String, data: Vec<u8>) -> Result<(), Error> {
-        self.0.run(Write { volume, path, data })
-    }
-
-    fn list_dir(&mut self, volume: Volume, dir: String) -> Result<Vec<Entry>, Error> {
-        self.0.run(List { volume, dir })
-    }
-
-    fn remove(&mut self, volume: Volume, path: String) -> Result<bool, Error> {
-        self.0.run(Remove { volume, path })
-    }
-
-    fn stat(&mut self, volume: Volume, path: String) -> Result<Metadata, Error> {
-        self.0.run(Stat { volume, path })
     }
 }

@@ -15,7 +15,7 @@ use crate::cap::launch::LaunchView;
 use crate::cap::relay::{Relay, ask_async};
 use crate::cap::secrets::keyring::{Secret, SecretKind};
 use crate::cap::{kv as kv_cap, launch as launch_cap, queue as queue_cap, secrets as secrets_cap};
-use crate::commands::{ArgMode, CommandError, Tier};
+use crate::commands::{self, ArgMode, CommandError, Tier};
 use crate::flavor::Flavor;
 use crate::policy::{Cap, Grant};
 use crate::state::{SessionOptions, StoreState};
@@ -240,10 +240,7 @@ async fn every_relayed_storage_and_signing_call_answers_as_it_does_in_process() 
     assert_eq!(queued[5], "Ok(None)", "{queued:?}");
     let signed = both!(e, secrets_script);
     assert!(signed[0].starts_with("Ok(["), "{signed:?}");
-    assert!(
-        signed[3].starts_with("Err(KeyError::WrongKind"),
-        "{signed:?}"
-    );
+    assert!(signed[3].starts_with("Err(Error::WrongKind"), "{signed:?}");
     // What the child wrote is the parent's tenant `t`'s, nobody else's.
     use kv::Host as _;
     let (mut parents_t, _) = e
@@ -282,9 +279,10 @@ async fn every_relayed_launch_call_answers_as_it_does_in_process() {
         argv: vec![],
         stdin: b"mod".to_vec(),
     };
-    let ran = ask_async(&*relay, call()).await;
+    let exited = |out: commands::CommandOutput| (out.exit_code, out.stdout, out.stderr);
+    let ran = ask_async(&*relay, call()).await.map(exited);
     let here = e.local.data_mut().caps.launch.0.run_async(call()).await;
-    assert_eq!(ran, here);
+    assert_eq!(ran, here.map(exited));
     assert!(
         matches!(&ran, Ok((0, out, _)) if out == &b"mod"[..]),
         "{ran:?}"
@@ -301,7 +299,7 @@ async fn a_forged_call_for_a_cap_not_granted_finds_it_deny_all_as_in_process() {
     let none = r#"Err(Error::Unavailable("no tenant for this store"))"#;
     assert_eq!(kv, vec![none; 9]);
     let signed = both!(e, secrets_script);
-    let not_found = |name: &str| format!(r#"Err(KeyError::NotFound("{name}"))"#);
+    let not_found = |name: &str| format!(r#"Err(Error::NotFound("{name}"))"#);
     let names = ["mac", "ed", "ed", "ed", "nope"];
     assert_eq!(signed, names.map(not_found));
     // Native code that escaped its guest speaks the protocol itself, and
@@ -313,13 +311,13 @@ async fn a_forged_call_for_a_cap_not_granted_finds_it_deny_all_as_in_process() {
     };
     let answer = ask_async(&*relay, forged).await;
     assert!(
-        matches!(&answer, Err(secrets::KeyError::NotFound(name)) if name == "ed"),
+        matches!(&answer, Err(secrets_cap::relay::Fault::NotFound(name)) if name == "ed"),
         "{answer:?}"
     );
     let forged = queue_cap::relay::Len { name: "q".into() };
     let answer = ask_async(&*relay, forged).await;
     assert!(
-        matches!(&answer, Err(queue::QueueError::Unavailable(why)) if why == "queue not granted"),
+        matches!(&answer, Err(queue_cap::relay::Fault::Unavailable(why)) if why == "queue not granted"),
         "{answer:?}"
     );
     let forged = kv_cap::relay::Put {
@@ -328,7 +326,7 @@ async fn a_forged_call_for_a_cap_not_granted_finds_it_deny_all_as_in_process() {
     };
     let answer = ask_async(&*relay, forged).await;
     assert!(
-        matches!(&answer, Err(kv::Error::Unavailable(why)) if why == "no tenant for this store"),
+        matches!(&answer, Err(kv_cap::relay::Fault::Unavailable(why)) if why == "no tenant for this store"),
         "{answer:?}"
     );
     let forged = launch_cap::relay::Run {
@@ -337,10 +335,10 @@ async fn a_forged_call_for_a_cap_not_granted_finds_it_deny_all_as_in_process() {
         stdin: vec![],
     };
     let answer = ask_async(&*relay, forged).await;
-    assert!(matches!(answer, Err(launch::Error::Denied)), "{answer:?}");
+    assert!(matches!(answer, Err(CommandError::Denied)), "{answer:?}");
     let wait = ask_async(&*relay, launch_cap::relay::JobWait { job: 7 }).await;
     assert!(
-        matches!(&wait, Err(launch::Error::Refused(why)) if why.starts_with("relay: refused")),
+        matches!(&wait, Err(CommandError::Refused(why)) if why.starts_with("relay: refused")),
         "a made-up job is refused: {wait:?}"
     );
 }
@@ -362,7 +360,7 @@ async fn a_dropped_relayed_job_is_dropped_on_the_serving_side_too() {
     let relay: Arc<dyn Relay> = e.child.inner.relay.clone().expect("the child relays");
     let wait = ask_async(&*relay, launch_cap::relay::JobWait { job: number }).await;
     assert!(
-        matches!(&wait, Err(launch::Error::Refused(why)) if why.starts_with("relay: refused")),
+        matches!(&wait, Err(CommandError::Refused(why)) if why.starts_with("relay: refused")),
         "job {number} is gone there: {wait:?}"
     );
 }
@@ -397,10 +395,10 @@ async fn when_the_parent_is_gone_every_call_gets_its_caps_own_error() {
         "{got:?}"
     );
     let got = s.caps.queue.len("q".into()).await;
-    let unavailable = matches!(&got, Err(queue::QueueError::Unavailable(w)) if gone(w));
+    let unavailable = matches!(&got, Err(queue::Error::Unavailable(w)) if gone(w));
     assert!(unavailable, "{got:?}");
     let got = s.caps.secrets.hmac_sha256("mac".into(), Vec::new());
-    let not_found = matches!(&got, Err(secrets::KeyError::NotFound(w))
+    let not_found = matches!(&got, Err(secrets::Error::NotFound(w))
         if w.starts_with("mac (relay: the parent") && w.ends_with(')'));
     assert!(not_found, "{got:?}");
     let mut view = LaunchView {

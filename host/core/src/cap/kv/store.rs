@@ -5,8 +5,9 @@
 //! value and the new count in one atomic batch, under the kv write lock, so
 //! the count never drifts and the key cap cannot be raced.
 
-use super::{Storage, StorageError};
-use crate::limits::{KV_MAX_KEY_BYTES, KV_MAX_KEYS_PER_TENANT, KV_MAX_VALUE_BYTES};
+use super::{KV_MAX_KEY_BYTES, KV_MAX_KEYS_PER_TENANT, KV_MAX_VALUE_BYTES};
+use crate::store::{Storage, StorageError, validate_name};
+use std::sync::{Arc, Mutex};
 
 const DATA: u8 = b'd';
 const COUNT_KEY: &[u8] = b"#count";
@@ -40,11 +41,29 @@ impl From<sled::Error> for KvError {
     }
 }
 
+/// The kv write lock, one per database: a put that adds a key reads the
+/// count and writes it back under it.
+#[derive(Debug, Default)]
+struct Writes(Mutex<()>);
+
 /// A tenant's keys. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct TenantKv {
     storage: Storage,
+    writes: Arc<Writes>,
     tree: sled::Tree,
+}
+
+impl Storage {
+    /// The kv store of `tenant`.
+    pub fn kv(&self, tenant: &str) -> Result<TenantKv, StorageError> {
+        validate_name("tenant", tenant)?;
+        Ok(TenantKv {
+            storage: self.clone(),
+            writes: self.shared(),
+            tree: self.tree(&format!("kv/{tenant}"))?,
+        })
+    }
 }
 
 fn data_key(key: &[u8]) -> Result<Vec<u8>, KvError> {
@@ -61,8 +80,8 @@ fn data_key(key: &[u8]) -> Result<Vec<u8>, KvError> {
 }
 
 impl TenantKv {
-    pub(super) fn new(storage: Storage, tree: sled::Tree) -> Self {
-        Self { storage, tree }
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writes.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The value under `key`.
@@ -97,7 +116,7 @@ impl TenantKv {
             return Err(KvError::ValueTooLarge(KV_MAX_VALUE_BYTES as u64));
         }
         {
-            let _guard = self.storage.kv_lock();
+            let _guard = self.lock();
             let mut batch = sled::Batch::default();
             if !self.tree.contains_key(&k)? {
                 let count = self.len()?;
@@ -117,7 +136,7 @@ impl TenantKv {
     pub fn delete(&self, key: &[u8]) -> Result<bool, KvError> {
         let k = data_key(key)?;
         let existed = {
-            let _guard = self.storage.kv_lock();
+            let _guard = self.lock();
             if !self.tree.contains_key(&k)? {
                 return Ok(false);
             }

@@ -14,10 +14,10 @@
 //! A tenant holds at most [`QUEUE_MAX_PER_TENANT`] non-empty queues and
 //! [`QUEUE_MAX_TENANT_BYTES`] of messages in all.
 
-use super::{Storage, StorageError};
-use crate::limits::{
+use super::{
     QUEUE_MAX_DEPTH, QUEUE_MAX_MESSAGE_BYTES, QUEUE_MAX_PER_TENANT, QUEUE_MAX_TENANT_BYTES,
 };
+use crate::store::{Storage, StorageError, name_fault, validate_name};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -58,15 +58,35 @@ impl From<StorageError> for QueueError {
     }
 }
 
-/// Wake-ups for waiting pops, by (tenant, queue).
-pub(super) type Waiters = Arc<Mutex<HashMap<(String, String), Arc<Notify>>>>;
+/// What every tenant's queues of one database share: the write lock
+/// (push and pop read the bounds and usage and write them back under it)
+/// and the wake-ups for waiting pops, by (tenant, queue).
+#[derive(Debug, Default)]
+struct Shared {
+    writes: Mutex<()>,
+    waiters: Mutex<HashMap<(String, String), Arc<Notify>>>,
+}
 
 /// A tenant's queues. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct TenantQueues {
     storage: Storage,
+    shared: Arc<Shared>,
     tenant: String,
     tree: sled::Tree,
+}
+
+impl Storage {
+    /// The queues of `tenant`.
+    pub fn queues(&self, tenant: &str) -> Result<TenantQueues, StorageError> {
+        validate_name("tenant", tenant)?;
+        Ok(TenantQueues {
+            storage: self.clone(),
+            shared: self.shared(),
+            tenant: tenant.to_string(),
+            tree: self.tree(&format!("queue/{tenant}"))?,
+        })
+    }
 }
 
 /// The key of the tenant's usage record.
@@ -80,7 +100,7 @@ fn usage_value(queues: u32, bytes: u64) -> [u8; 12] {
 }
 
 fn check_name(name: &str) -> Result<(), QueueError> {
-    super::name_fault(name).map_or(Ok(()), |why| Err(QueueError::InvalidName(why)))
+    name_fault(name).map_or(Ok(()), |why| Err(QueueError::InvalidName(why)))
 }
 
 fn key(tag: u8, name: &str, seq: Option<u64>) -> Vec<u8> {
@@ -95,12 +115,8 @@ fn key(tag: u8, name: &str, seq: Option<u64>) -> Vec<u8> {
 }
 
 impl TenantQueues {
-    pub(super) fn new(storage: Storage, tenant: String, tree: sled::Tree) -> Self {
-        Self {
-            storage,
-            tenant,
-            tree,
-        }
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.shared.writes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn bounds(&self, name: &str) -> Result<(u64, u64), QueueError> {
@@ -145,8 +161,8 @@ impl TenantQueues {
     }
 
     fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Arc<Notify>>> {
-        self.storage
-            .queue_waiters()
+        self.shared
+            .waiters
             .lock()
             .unwrap_or_else(|p| p.into_inner())
     }
@@ -166,7 +182,7 @@ impl TenantQueues {
             return Err(QueueError::MessageTooLarge(QUEUE_MAX_MESSAGE_BYTES as u64));
         }
         let len = {
-            let _guard = self.storage.queue_lock();
+            let _guard = self.lock();
             let (head, tail) = self.bounds(name)?;
             if tail - head >= u64::from(QUEUE_MAX_DEPTH) {
                 return Err(QueueError::Full(QUEUE_MAX_DEPTH));
@@ -202,7 +218,7 @@ impl TenantQueues {
     pub fn pop(&self, name: &str) -> Result<Option<Vec<u8>>, QueueError> {
         check_name(name)?;
         let message = {
-            let _guard = self.storage.queue_lock();
+            let _guard = self.lock();
             let (head, tail) = self.bounds(name)?;
             if head == tail {
                 return Ok(None);
