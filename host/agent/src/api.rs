@@ -72,17 +72,15 @@ pub struct ApiOptions {
 
 impl ApiOptions {
     /// Options for `tenant` on `addr`, with the engine's bounds: no token,
-    /// no exec, [`AGENT_API_MAX_STEPS`](workbooks::limits::AGENT_API_MAX_STEPS)
+    /// no exec, [`AGENT_API_MAX_STEPS`](crate::limits::AGENT_API_MAX_STEPS)
     /// and the default token budgets.
     pub fn new(tenant: &str, addr: std::net::SocketAddr) -> Self {
-        use workbooks::limits::{
-            AGENT_API_TENANT_TOKENS, AGENT_API_TENANT_WINDOW, AGENT_TOKEN_BUDGET,
-        };
+        use crate::limits::{AGENT_API_TENANT_TOKENS, AGENT_API_TENANT_WINDOW, AGENT_TOKEN_BUDGET};
         Self {
             tenant: tenant.to_string(),
             token: None,
             addr,
-            max_steps: workbooks::limits::AGENT_API_MAX_STEPS,
+            max_steps: crate::limits::AGENT_API_MAX_STEPS,
             allow_exec: false,
             run_tokens: Some(AGENT_TOKEN_BUDGET),
             tenant_tokens: Some((AGENT_API_TENANT_TOKENS, AGENT_API_TENANT_WINDOW)),

@@ -31,6 +31,7 @@ pub mod api;
 mod definition;
 mod host;
 pub mod ledger;
+pub mod limits;
 #[cfg(feature = "api")]
 mod openapi;
 pub(crate) mod outside;
@@ -60,6 +61,7 @@ pub(crate) use workbooks::{RUNS_DIR, WORKDIR};
 mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
+        "limits",
         "definition",
         "ledger",
         "trace",

@@ -2,6 +2,10 @@
 //! trace.
 
 use super::Agents;
+use crate::limits::{
+    AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_TOKEN_BUDGET, AGENT_TOOL_OUTPUT_CHARS,
+    AGENT_TOOL_TIMEOUT,
+};
 use crate::tools::{Ran, Toolbox};
 use crate::trace::{self, StepEvent, StepLog, TurnEvent};
 use crate::workdir::{MODEL_FILE, RUN_FILE, WORLD_FILE};
@@ -11,10 +15,6 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use workbooks::files::write_atomic;
-use workbooks::limits::{
-    AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_TOKEN_BUDGET, AGENT_TOOL_OUTPUT_CHARS,
-    AGENT_TOOL_TIMEOUT,
-};
 use workbooks::llm::tape::{self, Tape};
 use workbooks::store::{StorageError, validate_name};
 use workbooks::{LoopCall, LoopError, LoopOptions, LoopStatus, ToolCall};

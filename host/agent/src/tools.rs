@@ -10,6 +10,7 @@
 //! its only directory, and the exec tools are fixed operations
 //! ([`outside`](crate::outside)).
 
+use crate::limits::{AGENT_VFS_READ_BYTES, AGENT_VFS_WRITE_BYTES};
 use crate::outside::{self, ImageBudget};
 use crate::workdir::{ESCAPES, RUN_FILES, confine};
 use serde_json::{Value, json};
@@ -18,7 +19,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 use workbooks::Preopen;
 use workbooks::engine::shell::LineOptions;
-use workbooks::limits::{AGENT_VFS_READ_BYTES, AGENT_VFS_WRITE_BYTES};
 use workbooks::policy::{Cap, CapSet};
 
 /// Tools only a host grant can give a run.

@@ -4,10 +4,10 @@
 //! (output cut to 300). A failed write is noted in the record and never
 //! stops the run.
 
+use crate::limits::{AGENT_EVENTS_ORG_CHARS, AGENT_STEP_LOG_CHARS};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use workbooks::limits::{AGENT_EVENTS_ORG_CHARS, AGENT_STEP_LOG_CHARS};
 
 /// The run's narrative, written when it ends.
 pub const EVENTS_ORG: &str = "events.org";

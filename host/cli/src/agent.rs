@@ -43,11 +43,11 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     model: Option<String>,
     /// Model turns at most.
-    #[arg(long, default_value_t = workbooks::limits::AGENT_MAX_STEPS)]
+    #[arg(long, default_value_t = workbooks_agent::limits::AGENT_MAX_STEPS)]
     max_steps: u32,
     /// Tokens the run may spend on the model in all, summed from each
     /// reply's usage; past it the run ends `stopped: token budget …`.
-    #[arg(long, default_value_t = workbooks::limits::AGENT_TOKEN_BUDGET, value_name = "N")]
+    #[arg(long, default_value_t = workbooks_agent::limits::AGENT_TOKEN_BUDGET, value_name = "N")]
     token_budget: u64,
     /// The working dir (default: a fresh one under <home>/runs/<tenant>/).
     #[arg(long)]

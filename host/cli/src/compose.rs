@@ -50,7 +50,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         deps.insert(pkg.to_string(), PathBuf::from(file));
     }
     let source = match std::fs::metadata(&args.file).and_then(|m| {
-        if m.len() > workbooks::limits::COMPOSE_MAX_SOURCE_BYTES as u64 {
+        if m.len() > workbooks_toolkit::limits::COMPOSE_MAX_SOURCE_BYTES as u64 {
             Err(std::io::Error::other("past the 1 MiB cap"))
         } else {
             std::fs::read_to_string(&args.file)

@@ -20,16 +20,16 @@ pub(crate) struct Args {
     #[arg(long, default_value = "default")]
     tenant: String,
     /// Tokens one run may spend on the model.
-    #[arg(long, default_value_t = workbooks::limits::AGENT_TOKEN_BUDGET, value_name = "N")]
+    #[arg(long, default_value_t = workbooks_agent::limits::AGENT_TOKEN_BUDGET, value_name = "N")]
     token_budget: u64,
     /// Tokens the tenant's runs may spend together per --tenant-window.
-    #[arg(long, default_value_t = workbooks::limits::AGENT_API_TENANT_TOKENS, value_name = "N")]
+    #[arg(long, default_value_t = workbooks_agent::limits::AGENT_API_TENANT_TOKENS, value_name = "N")]
     tenant_tokens: u64,
     /// The window of --tenant-tokens, in seconds.
-    #[arg(long, default_value_t = workbooks::limits::AGENT_API_TENANT_WINDOW.as_secs(), value_name = "SECS")]
+    #[arg(long, default_value_t = workbooks_agent::limits::AGENT_API_TENANT_WINDOW.as_secs(), value_name = "SECS")]
     tenant_window: u64,
     /// Model turns of a run that names none, and the most one may ask for.
-    #[arg(long, default_value_t = workbooks::limits::AGENT_API_MAX_STEPS)]
+    #[arg(long, default_value_t = workbooks_agent::limits::AGENT_API_MAX_STEPS)]
     max_steps: u32,
     /// Install the catalog's missing programs in the background at start
     /// (serving never waits on a fetch).

@@ -18,13 +18,13 @@
 
 #![deny(missing_docs)]
 
+pub mod limits;
 #[cfg(feature = "node")]
 pub mod node;
 
+pub use crate::limits::{FABRIC_MAX_INPUTS, FABRIC_TASK_TIMEOUT};
 pub use workbooks::commands::Tier;
-pub use workbooks::limits::{
-    FABRIC_MAX_INPUTS, FABRIC_MAX_WIDTH, FABRIC_TASK_TIMEOUT, FABRIC_WIDTH, PARALLEL_MAX_INPUTS,
-};
+pub use workbooks::limits::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
 pub use workbooks::tier::{TierEnv, TierUnavailable, forbid_new_threads};
 
 use bytes::Bytes;
@@ -386,7 +386,7 @@ fn in_order(mut results: Vec<TaskResult>) -> Vec<TaskResult> {
 #[cfg(test)]
 mod layers {
     /// Lowest first.
-    const LAYERS: &[&str] = &["node"];
+    const LAYERS: &[&str] = &["limits", "node"];
 
     #[test]
     fn every_module_is_placed_and_none_imports_from_a_layer_above_it() {

@@ -428,7 +428,7 @@ pub(super) fn prebuilt(tk: &Toolkit, dir: &str, ext: &str) -> Result<Vec<u8>, Bu
         return Err(bad("its file is a link out of the toolkit's folder"));
     }
     let bytes = std::fs::read(&resolved).map_err(|e| bad(&e.to_string()))?;
-    if bytes.len() > workbooks::limits::CATALOG_MAX_BYTES {
+    if bytes.len() > crate::limits::CATALOG_MAX_BYTES {
         return Err(bad("its file is past the 64 MiB cap"));
     }
     Ok(bytes)

@@ -12,13 +12,13 @@
 //! [`COMPOSE_MAX_PACKAGES`]), and a package the resolver does not know is
 //! refused by name, never looked for anywhere else.
 
+use crate::limits::{COMPOSE_MAX_PACKAGES, COMPOSE_MAX_SOURCE_BYTES};
 use indexmap::IndexMap;
 use miette::Diagnostic;
 use wac_graph::EncodeOptions;
 use wac_graph::types::BorrowedPackageKey;
 use wac_parser::Document;
 use workbooks::artifact::Artifact;
-use workbooks::limits::{COMPOSE_MAX_PACKAGES, COMPOSE_MAX_SOURCE_BYTES};
 
 /// Why a composition failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

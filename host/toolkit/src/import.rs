@@ -18,9 +18,9 @@
 
 use super::ToolkitError;
 use crate::discover::is_slug;
+pub use crate::limits::{IMPORT_MAX_BYTES, IMPORT_MAX_FILES};
 use crate::tree::{copy_beneath, files_under, io, read_beneath, replace_beneath};
 use std::path::{Path, PathBuf};
-pub use workbooks::limits::{IMPORT_MAX_BYTES, IMPORT_MAX_FILES};
 
 /// One finding of the audit.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

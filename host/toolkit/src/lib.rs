@@ -27,6 +27,7 @@ pub mod compose;
 pub mod discover;
 pub mod import;
 mod lanes;
+pub mod limits;
 pub mod manifest;
 pub mod push;
 pub mod standing;
@@ -197,8 +198,8 @@ mod tests;
 mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
-        "manifest", "standing", "discover", "tree", "verify", "compose", "catalog", "build",
-        "lanes", "import", "push", "bundle", "tools", "tests",
+        "limits", "manifest", "standing", "discover", "tree", "verify", "compose", "catalog",
+        "build", "lanes", "import", "push", "bundle", "tools", "tests",
     ];
 
     #[test]

@@ -12,10 +12,10 @@
 
 use super::{Toolkit, ToolkitError};
 use crate::discover::is_slug;
+use crate::limits::{IMPORT_MAX_BYTES, IMPORT_MAX_FILES};
 use rustix::fs::{CWD, FileType, Mode, OFlags, fstat, openat};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
-use workbooks::limits::{IMPORT_MAX_BYTES, IMPORT_MAX_FILES};
 
 /// A toolkit's I/O failure, as the error its verbs return.
 pub(crate) fn io(id: &str, e: impl std::fmt::Display) -> ToolkitError {
@@ -230,10 +230,10 @@ pub(crate) fn inside(tk: &Toolkit, rel: &str, noun: &str) -> Result<PathBuf, Str
 }
 
 /// The text of a toolkit's `#+COMPOSE` file, strictly inside its folder
-/// and within [`COMPOSE_MAX_SOURCE_BYTES`](workbooks::limits::COMPOSE_MAX_SOURCE_BYTES).
+/// and within [`COMPOSE_MAX_SOURCE_BYTES`](crate::limits::COMPOSE_MAX_SOURCE_BYTES).
 pub(crate) fn compose_source(tk: &Toolkit, file: &str) -> Result<String, String> {
     let path = inside(tk, file, "file")?;
-    read_capped(&path, workbooks::limits::COMPOSE_MAX_SOURCE_BYTES)
+    read_capped(&path, crate::limits::COMPOSE_MAX_SOURCE_BYTES)
 }
 
 /// A text file of at most `cap` bytes.

@@ -12,10 +12,10 @@
 
 use super::tree::{Exported, files_under, read_walked};
 use super::{AgentServices, GitRemote, for_tenant};
+use crate::limits::AGENT_GIT_MESSAGE_BYTES;
 use git2::{Oid, Repository};
 use std::collections::BTreeMap;
 use std::path::Path;
-use workbooks::limits::AGENT_GIT_MESSAGE_BYTES;
 
 /// Commits `workdir` with `message` and pushes it for `tenant`; the text
 /// the model reads, or the error.

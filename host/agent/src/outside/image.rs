@@ -6,6 +6,7 @@
 //! generation spends its slot too. Only a PNG, JPEG or WebP is written.
 
 use super::Outside;
+use crate::limits::{AGENT_IMAGE_REPLY_BYTES, AGENT_IMAGE_TIMEOUT, AGENT_IMAGES_PER_RUN};
 use crate::workdir::{ESCAPES, confine};
 use base64::Engine as _;
 use bytes::Bytes;
@@ -13,7 +14,6 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use workbooks::egress::HttpRequest;
-use workbooks::limits::{AGENT_IMAGE_REPLY_BYTES, AGENT_IMAGE_TIMEOUT, AGENT_IMAGES_PER_RUN};
 
 /// The attempts a run has made.
 #[derive(Debug, Default)]

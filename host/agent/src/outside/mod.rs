@@ -12,8 +12,8 @@
 //! templates that must name `{tenant}`: the run's tenant is put in here,
 //! so one tenant's run cannot reach another's. What leaves the workdir is
 //! read without following a link, `.git` and the host's own run files
-//! left out, within [`AGENT_EXPORT_MAX_FILES`](workbooks::limits::AGENT_EXPORT_MAX_FILES)
-//! and [`AGENT_EXPORT_MAX_BYTES`](workbooks::limits::AGENT_EXPORT_MAX_BYTES). The exec grant comes from the host
+//! left out, within [`AGENT_EXPORT_MAX_FILES`](crate::limits::AGENT_EXPORT_MAX_FILES)
+//! and [`AGENT_EXPORT_MAX_BYTES`](crate::limits::AGENT_EXPORT_MAX_BYTES). The exec grant comes from the host
 //! ([`AgentOptions::exec`](super::AgentOptions::exec)), never from the
 //! model.
 

@@ -7,9 +7,9 @@
 
 use super::tree::{Exported, files_under, read_walked};
 use super::{AgentServices, web_root};
+use crate::limits::{AGENT_EXPORT_MAX_BYTES, AGENT_EXPORT_MAX_FILES};
 use crate::workdir::confine;
 use std::path::{Path, PathBuf};
-use workbooks::limits::{AGENT_EXPORT_MAX_BYTES, AGENT_EXPORT_MAX_FILES};
 
 /// The folders `publish` copies.
 pub(crate) const PUBLISHED: [&str; 2] = ["content", "blog"];

@@ -2,9 +2,9 @@
 //! without following a link, `.git` folders and the host's own run files
 //! left out, within the export caps.
 
+use crate::limits::{AGENT_EXPORT_MAX_BYTES, AGENT_EXPORT_MAX_FILES};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use workbooks::limits::{AGENT_EXPORT_MAX_BYTES, AGENT_EXPORT_MAX_FILES};
 
 /// One file to export.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,11 +5,11 @@
 //! be on loopback), no redirect is followed, the answer is capped.
 
 use super::Outside;
-use serde_json::Value;
-use workbooks::egress::HttpRequest;
-use workbooks::limits::{
+use crate::limits::{
     AGENT_WEB_SEARCH_REPLY_BYTES, AGENT_WEB_SEARCH_RESULTS, AGENT_WEB_SEARCH_TIMEOUT,
 };
+use serde_json::Value;
+use workbooks::egress::HttpRequest;
 
 /// Characters of one result's snippet the model reads.
 const SNIPPET_CHARS: usize = 300;

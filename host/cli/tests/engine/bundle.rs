@@ -510,7 +510,7 @@ fn a_bundle_with_more_entries_than_the_cap_is_refused_before_any_is_read() {
     let engine = own_engine(home.path());
     let target = engine.storage().unwrap().volumes("t", "b").unwrap();
     let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for i in 0..=workbooks::limits::BUNDLE_MAX_ENTRIES + 1 {
+    for i in 0..=workbooks_toolkit::limits::BUNDLE_MAX_ENTRIES + 1 {
         out.start_file(
             format!("volumes/workspace/{i}"),
             zip::write::SimpleFileOptions::default(),

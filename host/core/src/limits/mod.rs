@@ -342,40 +342,6 @@ pub const LLM_MAX_REPLY_BYTES: usize = 8 << 20;
 /// filling its whole context on the operator's key in one turn.
 pub const LLM_MAX_TOKENS: u64 = 4096;
 
-/// Tokens one agent run may spend in all, by default (`--token-budget`):
-/// summed from each reply's usage. Stops a run that talks for an hour.
-pub const AGENT_TOKEN_BUDGET: u64 = 200_000;
-
-/// Tokens the agent API lets one tenant spend per window, by default
-/// (`wbx serve-api --tenant-tokens`), across all its runs.
-pub const AGENT_API_TENANT_TOKENS: u64 = 1_000_000;
-
-/// The window of [`AGENT_API_TENANT_TOKENS`].
-pub const AGENT_API_TENANT_WINDOW: Duration = Duration::from_secs(3600);
-
-/// Wall-clock budget of one agent tool call, by default; past it the call
-/// is killed and the model reads that it was.
-pub const AGENT_TOOL_TIMEOUT: Duration = Duration::from_secs(150);
-
-/// Model turns of an agent run, by default (`wbx agent run`).
-pub const AGENT_MAX_STEPS: u32 = 12;
-
-/// Model turns of a run started over HTTP, by default.
-pub const AGENT_API_MAX_STEPS: u32 = 40;
-
-/// Characters of a tool's output the model reads back.
-pub const AGENT_TOOL_OUTPUT_CHARS: u32 = 4000;
-
-/// Characters of a tool's output kept in `_steps.jsonl`.
-pub const AGENT_STEP_LOG_CHARS: usize = 200;
-
-/// Characters of a tool's output kept in `events.org`.
-pub const AGENT_EVENTS_ORG_CHARS: usize = 300;
-
-/// Tool calls one model turn may make; the rest are answered with an
-/// error. Stops a turn from queueing unbounded work.
-pub const AGENT_MAX_CALLS_PER_TURN: usize = 16;
-
 /// Wall-clock budget of the agent component itself, however it spends its
 /// steps: each model turn and tool call has its own bound, and this stops
 /// a run from outliving any caller.
@@ -384,112 +350,6 @@ pub const AGENT_RUN_DEADLINE: Duration = Duration::from_secs(6 * 3600);
 /// Fuel of the agent component for a whole run: the loop only builds and
 /// reads transcripts.
 pub const AGENT_FUEL: u64 = 50_000_000_000;
-
-/// Bytes `vfs_read` returns from one file.
-pub const AGENT_VFS_READ_BYTES: u64 = 1 << 20;
-
-/// Bytes `vfs_write` writes in one call.
-pub const AGENT_VFS_WRITE_BYTES: usize = 8 << 20;
-
-/// Agent runs one engine supervises at once; a start past it is refused,
-/// so callers cannot queue unbounded work.
-pub const AGENT_MAX_LIVE_RUNS: usize = 16;
-
-/// Items one run's review queue holds; a put past it is refused.
-pub const AGENT_REVIEW_QUEUE_ITEMS: usize = 1000;
-
-/// Bytes of one review-queue item.
-pub const AGENT_REVIEW_ITEM_BYTES: usize = 64 << 10;
-
-/// Results `web_search` gives the model.
-pub const AGENT_WEB_SEARCH_RESULTS: usize = 8;
-
-/// Wall-clock budget of one `web_search` request to the operator's endpoint.
-pub const AGENT_WEB_SEARCH_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Bytes of one search answer the host reads: stops an endpoint from
-/// making the host buffer without bound.
-pub const AGENT_WEB_SEARCH_REPLY_BYTES: usize = 2 << 20;
-
-/// Images one run may try to make, counted at the attempt: a failed
-/// generation spends its slot too. Stops a run from spending the
-/// operator's image budget in a loop.
-pub const AGENT_IMAGES_PER_RUN: u32 = 2;
-
-/// Wall-clock budget of one image request.
-pub const AGENT_IMAGE_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Bytes of one image answer (base64 JSON) the host reads.
-pub const AGENT_IMAGE_REPLY_BYTES: usize = 24 << 20;
-
-/// Files `git` commits or `publish` copies in one call: stops a workdir
-/// full of small files from making one call unbounded.
-pub const AGENT_EXPORT_MAX_FILES: usize = 10_000;
-
-/// Bytes `git` commits or `publish` copies in one call.
-pub const AGENT_EXPORT_MAX_BYTES: u64 = 256 << 20;
-
-/// Bytes of a commit message the `git` tool takes.
-pub const AGENT_GIT_MESSAGE_BYTES: usize = 8 << 10;
-
-/// Bytes of one catalog download, and of the wasm taken out of it: stops a
-/// row's server from making the host buffer without bound. 128 MiB holds
-/// the largest real rows: LLVM's wasm (72 MiB) and the iCE40 tarball with
-/// its chip databases (74 MiB).
-pub const CATALOG_MAX_BYTES: usize = 128 << 20;
-
-/// Bytes decompressed while looking for a row's entry in a gzip tar or a
-/// Debian package: stops a decompression bomb from costing unbounded time
-/// (and, for an xz `data.tar`, which is unpacked whole, unbounded memory).
-pub const CATALOG_MAX_UNPACKED: u64 = 512 << 20;
-
-/// Files unpacked from one source tree or sysroot: stops an archive of
-/// empty files from filling a directory without bound.
-pub const CATALOG_MAX_TREE_FILES: usize = 20_000;
-
-/// Memory of each compile or link in the C lane: LLVM holds a whole
-/// translation unit and its optimiser state (Lua's `lvm.c` and zstd's
-/// `zstd_lazy.c`, the largest, need 50 to 64 MiB at `-O2`); past it, that
-/// unit's build fails. At the default engine ceiling, so any engine runs
-/// the lane.
-pub const C_LANE_MEMORY: usize = 256 << 20;
-
-/// Fuel of each compile or link in the C lane: stops a unit that sends
-/// the optimiser into a loop.
-pub const C_LANE_FUEL: u64 = 200_000_000_000;
-
-/// Wall-clock budget of each compile or link in the C lane.
-pub const C_LANE_UNIT_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Wall-clock budget of a catalog row's proof line, its first compile
-/// included: stops a proof that hangs from holding `catalog prove`.
-pub const CATALOG_PROOF_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Wall-clock budget of one catalog download.
-pub const CATALOG_FETCH_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Files one toolkit import copies: stops a huge folder from being
-/// mirrored.
-pub const IMPORT_MAX_FILES: usize = 2_000;
-/// Bytes one toolkit import copies: stops an import from filling the
-/// toolkits root.
-pub const IMPORT_MAX_BYTES: u64 = 64 << 20;
-
-/// Bytes of a `.wac` file read for a composition: stops a composition
-/// source from making the host buffer without bound.
-pub const COMPOSE_MAX_SOURCE_BYTES: usize = 1 << 20;
-
-/// Packages one composition may name: stops a `.wac` file from making the
-/// host read and validate components without bound.
-pub const COMPOSE_MAX_PACKAGES: usize = 64;
-
-/// Bytes of a bundle's whole content (volumes, page, manifest), packed or
-/// restored: stops a `.wbundle` (a zip bomb among them) from making the
-/// host write without bound.
-pub const BUNDLE_MAX_BYTES: u64 = 512 << 20;
-
-/// Entries in one bundle.
-pub const BUNDLE_MAX_ENTRIES: usize = 20_000;
 
 /// Wall-clock budget of one build through the build broker (each lane it
 /// runs has its own command budget inside this).
@@ -508,10 +368,6 @@ pub const FABRIC_WIDTH: usize = 16;
 /// Most tasks in flight at once: the tenant's concurrency cap, so a
 /// fan-out is refused nothing the ladder would allow.
 pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_TENANT as usize;
-/// Wall-clock budget of each task when the caller names none.
-pub const FABRIC_TASK_TIMEOUT: Duration = Duration::from_secs(60);
-/// Most inputs in one `wbx fabric run`: bounds the results held in memory.
-pub const FABRIC_MAX_INPUTS: usize = 1_000_000;
 /// Private writable memory a container-tier child may map beyond its
 /// guest's memory cap (its runtime, stacks, caches): with the cap, the
 /// child's `RLIMIT_DATA`. Stops a child that grows past what its guest

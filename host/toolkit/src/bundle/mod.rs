@@ -25,12 +25,12 @@
 //! replaces one), before anything is written, and one signed by anyone
 //! but the restoring tenant is registered one tier stronger (`os_process`).
 
+use crate::limits::{BUNDLE_MAX_BYTES, BUNDLE_MAX_ENTRIES};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek, Write};
 use workbooks::artifact::Artifact;
 use workbooks::commands::{ArgMode, Entry, Registry, Tier};
 use workbooks::identity::{Identity, IdentityError};
-use workbooks::limits::{BUNDLE_MAX_BYTES, BUNDLE_MAX_ENTRIES};
 use workbooks::store::{VfsError, Volume, Volumes};
 
 mod restore;

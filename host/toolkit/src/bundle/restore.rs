@@ -6,13 +6,13 @@ use super::{
     BundleEntry, BundleError, BundleManifest, COMMANDS, FORMAT, Install, PAGE, Restored,
     ShippedCommand, Signed, VOLUMES, read_entry, sha256_hex, zip_err,
 };
+use crate::limits::{BUNDLE_MAX_BYTES, BUNDLE_MAX_ENTRIES};
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
 use workbooks::artifact::Artifact;
 use workbooks::commands::builtin;
 use workbooks::commands::registry::validate_name;
 use workbooks::identity;
-use workbooks::limits::{BUNDLE_MAX_BYTES, BUNDLE_MAX_ENTRIES};
 use workbooks::store::{Volume, Volumes};
 
 const MANIFEST: &str = super::MANIFEST_NAME;

@@ -11,9 +11,9 @@
 //! more than [`CATALOG_MAX_UNPACKED`] bytes are decompressed looking for
 //! it, so a decompression bomb costs bounded time and memory.
 
+use crate::limits::{CATALOG_MAX_TREE_FILES, CATALOG_MAX_UNPACKED};
 use std::io::{Cursor, Read};
 use std::path::{Component, Path};
-use workbooks::limits::{CATALOG_MAX_TREE_FILES, CATALOG_MAX_UNPACKED};
 
 /// An archive kind the catalog reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

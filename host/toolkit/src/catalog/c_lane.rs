@@ -14,13 +14,13 @@
 //! catalog's cap.
 
 use super::{Catalog, Row, row};
+use crate::limits::{
+    C_LANE_FUEL, C_LANE_MEMORY, C_LANE_UNIT_TIMEOUT, CATALOG_MAX_BYTES, CATALOG_MAX_TREE_FILES,
+};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use workbooks::LineOptions;
 use workbooks::Preopen;
-use workbooks::limits::{
-    C_LANE_FUEL, C_LANE_MEMORY, C_LANE_UNIT_TIMEOUT, CATALOG_MAX_BYTES, CATALOG_MAX_TREE_FILES,
-};
 
 /// Translation units compiled at once: the machines this runs on have
 /// few cores, and each unit holds up to [`C_LANE_MEMORY`].

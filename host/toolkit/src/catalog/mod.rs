@@ -26,6 +26,7 @@ pub use c_lane::{Built, CBuild, CLaneError, Units};
 pub use proof::{Proof, Proved};
 pub use sysroot::Sysroot;
 
+use crate::limits::{CATALOG_FETCH_TIMEOUT, CATALOG_MAX_BYTES};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -33,7 +34,6 @@ use std::path::PathBuf;
 use workbooks::commands::{ArgMode, Entry, RegistryError, Tier};
 use workbooks::egress::{HttpError, HttpLimits, HttpRequest};
 use workbooks::engine::Engine;
-use workbooks::limits::{CATALOG_FETCH_TIMEOUT, CATALOG_MAX_BYTES};
 
 /// The rows this build carries.
 const ROWS: &str = workbooks::commands::builtin::CATALOG_ROWS;

@@ -4,10 +4,10 @@
 //! proof: `wbx catalog prove` runs them, and CI runs every one.
 
 use super::{Catalog, Row};
+use crate::limits::CATALOG_PROOF_TIMEOUT;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use workbooks::limits::CATALOG_PROOF_TIMEOUT;
 use workbooks::{LineOptions, Preopen, Stdin};
 
 /// What a row's program must do.

@@ -11,9 +11,9 @@
 use super::archive::Archive;
 use super::c_lane::CLaneError;
 use super::{Catalog, Row};
+use crate::limits::CATALOG_MAX_BYTES;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use workbooks::limits::CATALOG_MAX_BYTES;
 
 /// Where a row's sysroot is inside its archive.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
