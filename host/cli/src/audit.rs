@@ -1,4 +1,4 @@
-//! `wbx audit`, `wbx revoke`, `wbx unrevoke`: the broker cadence from the
+//! `wbx audit`, `wbx revoke`, `wbx unrevoke`: the cadence from the
 //! operator's side.
 //!
 //! Audit entries carry text a guest or a client chose (a command name, a
@@ -57,7 +57,7 @@ pub(crate) fn audit(_args: AuditArgs, home: PathBuf) -> u8 {
             outln!(
                 "  {}  {:<8} {:<20} {} {}{repeats}",
                 e.at_ms,
-                escape(&e.broker),
+                escape(&e.cap),
                 escape(&e.reason),
                 escape(&e.tenant),
                 escape(&e.detail)

@@ -114,9 +114,9 @@ enum Command {
     /// Run third-party test suites (jq, toybox, busybox) through the
     /// sandboxed built-ins and count pass / fail / skipped.
     Conformance(conformance::Args),
-    /// Show broker denials by reason, the latest ones, and revocations.
+    /// Show denials by cap and reason, the latest ones, and revocations.
     Audit(audit::AuditArgs),
-    /// Revoke a tenant: its broker calls are refused, in flight too.
+    /// Revoke a tenant: every call it makes to a cap is refused, in flight too.
     Revoke(audit::TenantArgs),
     /// Lift a revocation.
     Unrevoke(audit::TenantArgs),

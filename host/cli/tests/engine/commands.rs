@@ -115,8 +115,8 @@ async fn the_deny_ladder_refuses_in_order_and_audits_every_denial() {
     ] {
         assert_eq!(audit.counts.get(reason), Some(&1), "{reason}: {audit:?}");
     }
-    let brokers: Vec<&str> = audit.recent.iter().map(|a| a.broker.as_str()).collect();
-    assert_eq!(brokers, ["exec"; 5], "{audit:?}");
+    let caps: Vec<&str> = audit.recent.iter().map(|a| a.cap.as_str()).collect();
+    assert_eq!(caps, ["exec"; 5], "{audit:?}");
 }
 
 /// An engine with its own home whose tenants may make `calls` calls an

@@ -5,7 +5,7 @@
 //! Threat: denials are caused by untrusted parties (a guest hammering a
 //! refused address, an unauthenticated client over its rate limit), so the
 //! log must not grow with them. Repeats are coalesced: per (tenant,
-//! broker, reason), the first denial of a [`AUDIT_COALESCE_WINDOW`] is
+//! cap, reason), the first denial of a [`AUDIT_COALESCE_WINDOW`] is
 //! written at once and the rest of that window become one line with a
 //! `count` when the window is over (or the log is flushed). The file is
 //! kept open, not reopened per line, and rotated to `audit.jsonl.1` past
@@ -38,8 +38,11 @@ pub struct AuditEntry {
     /// whose lines still read).
     #[serde(alias = "principal")]
     pub tenant: String,
-    /// The broker that refused it (`exec`, `net`, ...).
-    pub broker: String,
+    /// The cap that refused it (`exec`, `net`, ...; `serve` and
+    /// `serve-tcp` for the serving lanes), written `broker` by earlier
+    /// builds, whose lines still read.
+    #[serde(alias = "broker")]
+    pub cap: String,
     /// Why (`revoked`, `rate_limited`, `denied`, a guard's name).
     pub reason: String,
     /// A short detail: a command name, a host (the last one, for a run of
@@ -132,16 +135,16 @@ impl Audit {
     }
 
     /// Records one denial.
-    pub fn record(&self, tenant: &str, broker: &str, reason: &str, detail: &str) {
+    pub fn record(&self, tenant: &str, cap: &str, reason: &str, detail: &str) {
         let entry = AuditEntry {
             at_ms: now_ms(),
             tenant: tenant.to_string(),
-            broker: broker.to_string(),
+            cap: cap.to_string(),
             reason: reason.to_string(),
             detail: detail.chars().take(AUDIT_MAX_DETAIL_CHARS).collect(),
             count: 1,
         };
-        tracing::info!(tenant, broker, reason, detail, "broker denial");
+        tracing::info!(tenant, cap, reason, detail, "denial");
         {
             let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
             let (summary, recent) = &mut *memory;
@@ -161,7 +164,7 @@ impl Audit {
         }
         let key = (
             entry.tenant.clone(),
-            entry.broker.clone(),
+            entry.cap.clone(),
             entry.reason.clone(),
         );
         if let Some(w) = sink.windows.get_mut(&key)
@@ -207,11 +210,11 @@ impl Audit {
         if window.suppressed == 0 {
             return;
         }
-        let (tenant, broker, reason) = key.clone();
+        let (tenant, cap, reason) = key.clone();
         let entry = AuditEntry {
             at_ms: now_ms(),
             tenant,
-            broker,
+            cap,
             reason,
             detail: window.last_detail,
             count: window.suppressed,
@@ -359,16 +362,18 @@ mod tests {
     }
 
     #[test]
-    fn a_line_written_before_principal_was_renamed_tenant_still_reads() {
+    fn a_line_written_before_principal_and_broker_were_renamed_still_reads() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("audit.jsonl");
         let old =
             r#"{"at_ms":1,"principal":"acme","broker":"exec","reason":"revoked","detail":""}"#;
-        let new = r#"{"at_ms":2,"tenant":"beta","broker":"kv","reason":"denied","detail":"k"}"#;
+        let new = r#"{"at_ms":2,"tenant":"beta","cap":"kv","reason":"denied","detail":"k"}"#;
         std::fs::write(&file, format!("{old}\n{new}\n")).unwrap();
         let read = Audit::read_file(&file).unwrap();
         let tenants: Vec<_> = read.recent.iter().map(|e| e.tenant.as_str()).collect();
         assert_eq!(tenants, ["acme", "beta"]);
+        let caps: Vec<_> = read.recent.iter().map(|e| e.cap.as_str()).collect();
+        assert_eq!(caps, ["exec", "kv"]);
         assert_eq!(read.counts["revoked"], 1);
     }
 

@@ -8,7 +8,7 @@
 //! instances that were docked before the revocation. Denials are counted by
 //! reason and the most recent are kept, in memory and in
 //! `<home>/audit.jsonl` (repeats coalesced, the file rotated, see
-//! [`Audit`]); an audit entry names the tenant, the broker, the reason
+//! [`Audit`]); an audit entry names the tenant, the cap, the reason
 //! and a short detail (a command name, a host), never a payload or a
 //! secret. Neither the audit log nor the rate limiter's buckets grow with
 //! the number of refusals or of distinct callers ([`RateLimiter`]). What a
@@ -103,8 +103,8 @@ impl Cadence {
     }
 
     /// Records a denial and returns it, for the steps after `admit`.
-    pub fn deny(&self, tenant: &str, broker: &'static str, denial: Denial, detail: &str) -> Denial {
-        self.audit.record(tenant, broker, denial.reason(), detail);
+    pub fn deny(&self, tenant: &str, cap: &'static str, denial: Denial, detail: &str) -> Denial {
+        self.audit.record(tenant, cap, denial.reason(), detail);
         denial
     }
 

@@ -1,4 +1,4 @@
-//! Revoked tenants. Checked on every broker call. Persisted in
+//! Revoked tenants. Checked on every host primitive call. Persisted in
 //! `<home>/revoked.json` and re-read whenever that file changes, so a
 //! revocation made by another process (`wbx revoke`) reaches a running
 //! engine at its next call.
