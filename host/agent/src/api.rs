@@ -290,7 +290,7 @@ async fn stream(State(api): State<Api>, Path(id): Path<String>, ws: WebSocketUpg
     let Some(sub) = api.sessions.subscribe(&api.opts.tenant, &id) else {
         return live_run_error(LiveRunError::NotFound(id));
     };
-    ws.on_upgrade(move |socket| relay(socket, sub))
+    ws.on_upgrade(move |socket| follow(socket, sub))
 }
 
 async fn send(socket: &mut WebSocket, frame: Value) -> bool {
@@ -301,7 +301,7 @@ async fn send(socket: &mut WebSocket, frame: Value) -> bool {
 }
 
 /// The steps so far, then live ones, then the end.
-async fn relay(mut socket: WebSocket, sub: Subscription) {
+async fn follow(mut socket: WebSocket, sub: Subscription) {
     match &sub.steps {
         Ok(steps) => {
             for e in steps {

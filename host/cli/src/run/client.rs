@@ -1,5 +1,5 @@
 //! The client side of `wbx run` through a daemon: connect to the home's
-//! socket, send the request, and relay stdin (once asked), stdout, stderr
+//! socket, send the request, and pump stdin (once asked), stdout, stderr
 //! and the exit code. No engine is built here; that is the point.
 //!
 //! The line runs here instead (the caller's local path) when there is no

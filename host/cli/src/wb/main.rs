@@ -1,5 +1,5 @@
 //! `wb`: the thin client. `wb run LINE` (with the `run` verb's flags)
-//! sends the line to the `wbx daemon` serving the home and relays its
+//! sends the line to the `wbx daemon` serving the home and pumps its
 //! stdin, stdout, stderr and exit code; everything else it hands, by exec
 //! and with the same arguments, to the `wbx` beside it. It links no
 //! engine, so its start costs what a small program's does: what is left
