@@ -1,7 +1,7 @@
 use super::relay::{
-    Fanned, JobKill, JobWait, ModuleExec, Pipeline, Run, RunMany, Sink, Source, Stage, Start,
+    JobKill, JobWait, ModuleExec, Pipeline, Run, RunMany, Sink, Source, Stage, Start,
 };
-use super::{Job, JobRun, LaunchView, Local};
+use super::{Fanned, Job, JobRun, LaunchView, Local};
 use crate::cap::bindings::workbooks::engine::command_types::{
     CommandOutput, Error, PipelineStage, StageFailure, StageInput, StageOutput, StageSink,
     TaskInput, TaskResult,

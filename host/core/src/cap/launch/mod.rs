@@ -47,14 +47,11 @@ use wasmtime_wasi::WasiCtxBuilder;
 pub(crate) type Running<'a> =
     Pin<Box<dyn Future<Output = Result<CommandOutput, CommandError>> + Send + 'a>>;
 
-/// A fan-out running: each input's outcome and wall time, in input order.
-pub(crate) type Fanning<'a> = Pin<
-    Box<
-        dyn Future<Output = Vec<(Result<CommandOutput, CommandError>, std::time::Duration)>>
-            + Send
-            + 'a,
-    >,
->;
+/// A fan-out's result: each input's outcome and wall time, in input order.
+pub(crate) type Fanned = Vec<(Result<CommandOutput, CommandError>, std::time::Duration)>;
+
+/// A fan-out running.
+pub(crate) type Fanning<'a> = Pin<Box<dyn Future<Output = Fanned> + Send + 'a>>;
 
 /// A pipeline running: every stage's result in order, or the first failure.
 pub(crate) type Piping<'a> =

@@ -5,12 +5,11 @@
 //! child started is a resource in the serving store's table, named to the
 //! child by its number.
 
-use super::{Job, LaunchView};
+use super::{Fanned, Job, LaunchView};
 use crate::cap::bindings::workbooks::host::launch::HostJob;
 use crate::cap::relay::{RelayError, encode, relay_calls};
 use crate::commands::{CommandError, CommandOutput, PipelineError, StageRun};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 use wasmtime::component::Resource;
 
 /// One pipeline stage as the caller asks for it; `Session` means the
@@ -48,9 +47,6 @@ pub(crate) enum Sink {
     /// The session's stdout.
     Session,
 }
-
-/// Each input's outcome and wall time, in input order.
-pub(crate) type Fanned = Vec<(Result<CommandOutput, CommandError>, Duration)>;
 
 relay_calls! {
     Launch, serve by_hand, unanswered |_, why| Err(CommandError::Refused(why.to_string()));
