@@ -163,3 +163,45 @@ impl TenantKv {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::store::Storage;
+
+    /// The attack a per-handle lock would lose to: many stores of one
+    /// tenant (each its own handle) adding and removing keys at once. The
+    /// count is read and written back under the write lock, so it stays
+    /// exact only if every handle of the database takes the same one.
+    #[test]
+    fn the_key_count_stays_exact_when_many_handles_write_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::open(dir.path()).unwrap();
+        let writers: Vec<_> = (0..8)
+            .map(|w| {
+                let kv = storage.kv("t").unwrap();
+                std::thread::spawn(move || {
+                    for i in 0..40 {
+                        kv.put(format!("{w}/{i}").as_bytes(), b"v").unwrap();
+                    }
+                    for i in (0..40).step_by(2) {
+                        assert!(kv.delete(format!("{w}/{i}").as_bytes()).unwrap());
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let kv = storage.kv("t").unwrap();
+        assert_eq!(kv.keys(b"", usize::MAX).unwrap().len(), 8 * 20);
+        assert_eq!(kv.len().unwrap(), 8 * 20);
+        // Another database has its own lock.
+        let other = tempfile::tempdir().unwrap();
+        let other = Storage::open(other.path()).unwrap().kv("t").unwrap();
+        assert!(std::sync::Arc::ptr_eq(
+            &kv.writes,
+            &storage.kv("u").unwrap().writes
+        ));
+        assert!(!std::sync::Arc::ptr_eq(&kv.writes, &other.writes));
+    }
+}

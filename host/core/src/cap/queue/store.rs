@@ -310,4 +310,40 @@ mod tests {
         assert_eq!(q.pop("b").unwrap().unwrap(), b"9");
         assert_eq!(q.usage().unwrap(), (1, 8));
     }
+
+    /// Many stores of one tenant (each its own handle) pushing to one
+    /// queue and popping at once: bounds and usage are read and written
+    /// back under the write lock, so they stay exact, and no message is
+    /// lost or taken twice, only if every handle takes the same one.
+    #[test]
+    fn bounds_and_usage_stay_exact_when_many_handles_push_and_pop_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::open(dir.path()).unwrap();
+        let workers: Vec<_> = (0..8)
+            .map(|w| {
+                let q = storage.queues("t").unwrap();
+                std::thread::spawn(move || {
+                    for i in 0..30 {
+                        q.push("q", format!("{w}/{i}").as_bytes()).unwrap();
+                    }
+                    (0..10)
+                        .map(|_| q.pop("q").unwrap().expect("a message"))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut popped: Vec<_> = workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect();
+        let q = storage.queues("t").unwrap();
+        assert_eq!(q.len("q").unwrap(), 8 * 20);
+        while let Some(m) = q.pop("q").unwrap() {
+            popped.push(m);
+        }
+        popped.sort();
+        popped.dedup();
+        assert_eq!(popped.len(), 8 * 30, "a message lost or taken twice");
+        assert_eq!(q.usage().unwrap(), (0, 0));
+    }
 }
