@@ -41,8 +41,14 @@ fn main() {
     }
     socket.subscribe().block();
     let (_peer, rx, tx) = socket.accept().expect("accept");
-    rx.subscribe().block();
-    let got = rx.read(64).expect("read");
+    // A stream can report ready and read nothing yet; the peer's bytes
+    // come after.
+    let got = loop {
+        let got = rx.blocking_read(64).expect("read");
+        if !got.is_empty() {
+            break got;
+        }
+    };
     let mut answer = b"echo:".to_vec();
     answer.extend_from_slice(&got);
     tx.blocking_write_and_flush(&answer).expect("write");
