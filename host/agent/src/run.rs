@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use workbooks::files::write_atomic;
 use workbooks::llm::tape::{self, Tape};
-use workbooks::store::{StorageError, validate_name};
+use workbooks::storage::{StorageError, validate_name};
 use workbooks::{LoopCall, LoopError, LoopOptions, LoopStatus, ToolCall};
 
 /// What to run.

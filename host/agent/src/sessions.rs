@@ -200,9 +200,10 @@ impl Sessions {
     /// Starts `opts` as a supervised run (on the current tokio runtime) and
     /// returns its record, `running`.
     pub fn start(&self, mut opts: AgentOptions) -> Result<SessionRecord, LiveRunError> {
-        workbooks::store::validate_name("tenant", &opts.tenant).map_err(super::AgentError::from)?;
+        workbooks::storage::validate_name("tenant", &opts.tenant)
+            .map_err(super::AgentError::from)?;
         let id = opts.id.clone().unwrap_or_else(crate::run::fresh_id);
-        workbooks::store::validate_name("run", &id).map_err(super::AgentError::from)?;
+        workbooks::storage::validate_name("run", &id).map_err(super::AgentError::from)?;
         let dir = run_dir(self.agents.engine().home(), &opts.tenant, &id);
         let io = |error| LiveRunError::Io {
             id: id.clone(),
@@ -308,14 +309,14 @@ impl Sessions {
         if let Some(l) = lock(&self.live).get(&(tenant.to_string(), id.to_string())) {
             return Some(l.record.clone());
         }
-        workbooks::store::validate_name("run", id).ok()?;
-        workbooks::store::validate_name("tenant", tenant).ok()?;
+        workbooks::storage::validate_name("run", id).ok()?;
+        workbooks::storage::validate_name("tenant", tenant).ok()?;
         read_record(&run_dir(self.agents.engine().home(), tenant, id).join("record.json"))
     }
 
     /// Every run of `tenant`, newest first.
     pub fn list(&self, tenant: &str) -> Vec<SessionRecord> {
-        if workbooks::store::validate_name("tenant", tenant).is_err() {
+        if workbooks::storage::validate_name("tenant", tenant).is_err() {
             return Vec::new();
         }
         let dir = self.agents.engine().home().join(RUNS_DIR).join(tenant);

@@ -95,7 +95,7 @@ pub(crate) fn revoke(args: TenantArgs, home: PathBuf, revoke: bool) -> u8 {
     // A tenant is a stored name; anything else (`../../x`) names no tenant.
     // Lifting stays open to any string, so an entry written before this
     // check can still be removed.
-    if revoke && let Err(e) = workbooks::store::validate_name("tenant", &args.tenant) {
+    if revoke && let Err(e) = workbooks::storage::validate_name("tenant", &args.tenant) {
         return fail("revoke", e, exit::USAGE);
     }
     let list = Revocations::new(Some(home.join(workbooks::cadence::REVOCATIONS_FILE)));

@@ -30,9 +30,9 @@ pub(crate) fn run(cmd: VfsCommand, home: PathBuf) -> u8 {
         let storage = engine(home)?
             .storage()
             .map_err(|e| fail("storage", e, exit::ENGINE))?;
-        let failed = |e: workbooks::store::StorageError| {
+        let failed = |e: workbooks::storage::StorageError| {
             let code = match e {
-                workbooks::store::StorageError::InvalidName { .. } => exit::USAGE,
+                workbooks::storage::StorageError::InvalidName { .. } => exit::USAGE,
                 _ => exit::ENGINE,
             };
             fail("vfs", e, code)

@@ -16,13 +16,14 @@
 //! an instance starts (a start with a known id is a resume).
 
 use crate::artifact::Artifact;
+use crate::cap::vfs::storage::{VfsError, Volume};
 use crate::dock::{DockError, Docked};
 use crate::engine::Engine;
 use crate::engine::run::{RunError, classify};
 use crate::limits::Deadline;
 use crate::policy::{CapSet, Grant, PolicyError, Profile, Stubs};
 use crate::state::{Preopen, SessionError, SessionOptions, StoreState};
-use crate::store::{StorageError, VfsError, Volume, validate_name};
+use crate::storage::{StorageError, validate_name};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

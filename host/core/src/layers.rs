@@ -8,7 +8,7 @@
 /// Lowest first.
 const LAYERS: &[&str] = &[
     "flavor", "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact",
-    "embedded", "store", "cadence", "egress", "preopen", "commands", "tier", "cap", "state",
+    "embedded", "storage", "cadence", "egress", "preopen", "commands", "tier", "cap", "state",
     "dock", "engine", "instance", "serve", "kernel", "identity", "layers",
 ];
 

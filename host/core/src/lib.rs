@@ -58,7 +58,7 @@ mod preopen;
 mod seal;
 pub mod serve;
 pub mod state;
-pub mod store;
+pub mod storage;
 pub mod tier;
 pub use engine::{run, shell};
 
@@ -74,12 +74,24 @@ pub use cap::agent::{AgentRun, Outcome, ToolCall, ToolDef};
 pub use cap::llm;
 /// The `kv` cap's store of one tenant's keys, and its limits.
 pub mod kv {
-    pub use crate::cap::kv::store::{KvError, TenantKv};
+    pub use crate::cap::kv::storage::{KvError, TenantKv};
     pub use crate::cap::kv::{KV_MAX_KEY_BYTES, KV_MAX_KEYS_PER_TENANT, KV_MAX_VALUE_BYTES};
+}
+/// The `vfs` cap's volumes of one instance, the paths they take, and
+/// their limits.
+pub mod vfs {
+    pub use crate::cap::vfs::path::normalize as normalize_path;
+    pub use crate::cap::vfs::storage::{
+        EntryKind, Metadata, VfsError, Volume, VolumeEntry, Volumes,
+    };
+    pub use crate::cap::vfs::{
+        VFS_MAX_DEPTH, VFS_MAX_FILE_BYTES, VFS_MAX_FILES_PER_VOLUME, VFS_MAX_PATH_BYTES,
+        VFS_MAX_SEGMENT_BYTES, VFS_MAX_VOLUME_BYTES,
+    };
 }
 /// The `queue` cap's store of one tenant's queues, and its limits.
 pub mod queue {
-    pub use crate::cap::queue::store::{QueueError, TenantQueues};
+    pub use crate::cap::queue::storage::{QueueError, TenantQueues};
     pub use crate::cap::queue::{
         QUEUE_MAX_DEPTH, QUEUE_MAX_MESSAGE_BYTES, QUEUE_MAX_PER_TENANT, QUEUE_MAX_TENANT_BYTES,
         QUEUE_MAX_WAIT,

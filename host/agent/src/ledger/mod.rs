@@ -247,7 +247,7 @@ fn trusted_vkey(
     let tenant = origin
         .strip_prefix("workbooks/")
         .and_then(|rest| rest.split('/').next())
-        .filter(|t| workbooks::store::validate_name("tenant", t).is_ok())
+        .filter(|t| workbooks::storage::validate_name("tenant", t).is_ok())
         .ok_or_else(|| LedgerError::Broken(format!("{CHECKPOINT} names no tenant: {origin}")))?;
     if keyring.get(tenant, KEY).is_none() {
         return Err(LedgerError::Key {

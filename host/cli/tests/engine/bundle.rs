@@ -7,7 +7,7 @@ use crate::common::{own_engine, text, wbx};
 use sha2::Digest as _;
 use std::io::{Read, Write};
 use workbooks::identity::Identity;
-use workbooks::store::{Volume, Volumes};
+use workbooks::vfs::{Volume, Volumes};
 use workbooks_toolkit::bundle::{self, BundleError};
 
 const SEED_A: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";

@@ -4,7 +4,7 @@
 use crate::common::{artifact, engine};
 use guest_artifacts::*;
 use std::time::Duration;
-use workbooks::store::Volume;
+use workbooks::vfs::Volume;
 use workbooks::{Cap, CapSet, InstanceError, Profile, RunError, StartOptions, Supervisor};
 
 guest_artifacts::foreach_instance!(assert_test_exists);

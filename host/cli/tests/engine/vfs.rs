@@ -2,7 +2,7 @@
 
 use crate::common::{artifact, engine, ok_stdout, run_with};
 use guest_artifacts::*;
-use workbooks::store::Volume;
+use workbooks::vfs::Volume;
 use workbooks::{Grant, SessionOptions, StartOptions, Supervisor};
 
 guest_artifacts::foreach_vfs!(assert_test_exists);
@@ -273,7 +273,7 @@ async fn supervisors_of_two_tenants_keep_same_named_instances_apart() {
         .unwrap();
     assert!(matches!(
         bob.vfs_get("main", Volume::Workspace, "plan.txt"),
-        Err(InstanceError::Vfs(workbooks::store::VfsError::NotFound))
+        Err(InstanceError::Vfs(workbooks::vfs::VfsError::NotFound))
     ));
     assert_eq!(
         bob.call_run("main", "vfs-read:plan.txt").await.unwrap(),

@@ -291,8 +291,8 @@ mod tests {
 
     #[test]
     fn a_call_round_trips_and_garbage_is_not_a_call() {
+        use crate::cap::vfs::storage::Volume;
         use crate::cap::{kv, vfs};
-        use crate::store::Volume;
         let write = vfs::relay::Write {
             volume: Volume::Workspace,
             path: "a/b".into(),

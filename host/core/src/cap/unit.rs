@@ -19,7 +19,7 @@ use crate::egress::NetAccess;
 use crate::pipes::{SessionInput, SessionOutput};
 use crate::policy::{CapSet, Grant};
 use crate::preopen::Preopen;
-use crate::store::{StorageError, StorageSlot};
+use crate::storage::{StorageError, StorageSlot};
 use std::sync::Arc;
 use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtxBuilder, WasiView};

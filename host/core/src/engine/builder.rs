@@ -16,7 +16,7 @@ use crate::limits::{
     EpochTicker, MAX_CORE_INSTANCES_PER_STORE, MAX_MEMORIES_PER_STORE, NET_MAX_BODY_BYTES,
 };
 use crate::policy::Cap;
-use crate::store::StorageSlot;
+use crate::storage::StorageSlot;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -54,7 +54,7 @@ use crate::state::{
     Captured, ModuleState, SessionError, SessionOptions, StoreHost, StoreState, new_module_store,
     new_store,
 };
-use crate::store::{Storage, StorageError, StorageSlot};
+use crate::storage::{Storage, StorageError, StorageSlot};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

@@ -181,32 +181,11 @@ pub const AUDIT_MAX_FILE_BYTES: u64 = 8 << 20;
 /// Longest instance id or tenant name. Both become storage tree names.
 pub const MAX_NAME_BYTES: usize = 128;
 
-// ---- kv, queue, secrets ---------------------------------------------------
+// ---- kv, queue, secrets, vfs ----------------------------------------------
 //
 // Each in its cap's folder, with the rest of the cap: `cap/kv/mod.rs`,
-// `cap/queue/mod.rs`, `cap/secrets/mod.rs` (public as `workbooks::kv` and
-// `workbooks::queue`).
-
-// ---- vfs -----------------------------------------------------------------
-
-/// Longest vfs path, in bytes.
-pub const VFS_MAX_PATH_BYTES: usize = 1024;
-
-/// Longest single path segment, in bytes (the common file-system limit).
-pub const VFS_MAX_SEGMENT_BYTES: usize = 255;
-
-/// Deepest vfs path, in segments. Bounds the parent checks a write makes.
-pub const VFS_MAX_DEPTH: usize = 32;
-
-/// Largest vfs file. A file is read whole into guest memory, so this stays
-/// well under the smallest profile's 64 MiB.
-pub const VFS_MAX_FILE_BYTES: u64 = 16 << 20;
-
-/// Bytes one volume of one instance may hold.
-pub const VFS_MAX_VOLUME_BYTES: u64 = 256 << 20;
-
-/// Files one volume of one instance may hold; bounds every listing.
-pub const VFS_MAX_FILES_PER_VOLUME: u32 = 10_000;
+// `cap/queue/mod.rs`, `cap/secrets/mod.rs`, `cap/vfs/mod.rs` (public as
+// `workbooks::kv`, `workbooks::queue` and `workbooks::vfs`).
 
 // ---- network -----------------------------------------------------------------
 

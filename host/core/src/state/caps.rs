@@ -21,7 +21,7 @@ use crate::cap;
 use crate::cap::net::sockets::GuardedLookup;
 use crate::cap::unit::{CapStore, CapUnit, Holds, Opening};
 use crate::policy::{Cap, CapSet, Grant};
-use crate::store::{StorageError, validate_name};
+use crate::storage::{StorageError, validate_name};
 use std::sync::{Arc, OnceLock};
 use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::WasiCtxBuilder;

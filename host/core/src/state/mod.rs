@@ -23,7 +23,7 @@ use crate::pipes::{PipeReader, PipeWriter, SessionInput, SessionOutput};
 use crate::policy::Grant;
 pub use crate::preopen::Preopen;
 use crate::preopen::preopen_all;
-use crate::store::StorageSlot;
+use crate::storage::StorageSlot;
 use bytes::Bytes;
 use caps::Contexts;
 use std::path::Path;
@@ -193,7 +193,7 @@ pub enum SessionError {
     Engine(String),
     /// The engine's storage could not be reached.
     #[error(transparent)]
-    Storage(#[from] crate::store::StorageError),
+    Storage(#[from] crate::storage::StorageError),
 }
 
 pub(crate) mod caps;

@@ -31,7 +31,7 @@ use std::io::{Read, Seek, Write};
 use workbooks::artifact::Artifact;
 use workbooks::commands::{ArgMode, Entry, Registry, Tier};
 use workbooks::identity::{Identity, IdentityError};
-use workbooks::store::{VfsError, Volume, Volumes};
+use workbooks::vfs::{VfsError, Volume, Volumes};
 
 mod restore;
 pub use restore::{peek, restore};

@@ -13,7 +13,7 @@ use workbooks::artifact::Artifact;
 use workbooks::commands::builtin;
 use workbooks::commands::registry::validate_name;
 use workbooks::identity;
-use workbooks::store::{Volume, Volumes};
+use workbooks::vfs::{Volume, Volumes};
 
 const MANIFEST: &str = super::MANIFEST_NAME;
 

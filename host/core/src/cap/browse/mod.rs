@@ -13,7 +13,7 @@ mod host;
 use crate::cap::bindings::workbooks::host::http;
 use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::egress::NetAccess;
-use crate::store::StorageError;
+use crate::storage::StorageError;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
 

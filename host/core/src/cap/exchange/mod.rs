@@ -20,7 +20,7 @@ use crate::cap::bindings::workbooks::host::exchange;
 use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::egress::NetAccess;
 use crate::policy::CapSet;
-use crate::store::StorageError;
+use crate::storage::StorageError;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
 

@@ -1,6 +1,6 @@
 use super::KV_MAX_KEYS_PER_TENANT;
 use super::relay::{Contains, Delete, Fault, Get, Keys, Put};
-use super::store::TenantKv;
+use super::storage::TenantKv;
 use super::{KvCtx, Local};
 use crate::cap::bindings::workbooks::host::kv::{Error, Host};
 use crate::cap::relay::Serve;

@@ -11,7 +11,7 @@
 
 mod host;
 pub(crate) mod relay;
-pub mod store;
+pub mod storage;
 
 pub(crate) use relay::{Call, CallRef};
 
@@ -19,9 +19,9 @@ use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::kv;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
-use crate::store::{StorageError, StorageSlot};
+use crate::storage::{StorageError, StorageSlot};
 use std::sync::Arc;
-use store::TenantKv;
+use storage::TenantKv;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
 

@@ -2,7 +2,7 @@
 //! the serving side (see [`crate::cap::relay`]).
 
 use super::Local;
-use super::store::KvError;
+use super::storage::KvError;
 use crate::cap::bindings::workbooks::host::kv::Error;
 use crate::cap::relay::relay_calls;
 use serde::{Deserialize, Serialize};

@@ -35,7 +35,7 @@ use crate::commands::{
 };
 use crate::pipes::{SessionInput, SessionOutput};
 use crate::policy::{Cap, CapSet};
-use crate::store::StorageError;
+use crate::storage::StorageError;
 use bytes::Bytes;
 use std::future::Future;
 use std::pin::Pin;

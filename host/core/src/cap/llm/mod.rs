@@ -26,7 +26,7 @@ pub(crate) use endpoint::{LlmService, PostFailure};
 use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::llm;
 use crate::cap::unit::{CapUnit, Holds, Opening};
-use crate::store::StorageError;
+use crate::storage::StorageError;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;

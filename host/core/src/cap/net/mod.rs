@@ -40,7 +40,7 @@ use crate::cadence::Holding;
 use crate::cap::bindings::workbooks::engine::net;
 use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::egress::NetAccess;
-use crate::store::StorageError;
+use crate::storage::StorageError;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;

@@ -1,6 +1,6 @@
 use super::QUEUE_MAX_WAIT;
 use super::relay::{Fault, Len, Pop, Push};
-use super::store::TenantQueues;
+use super::storage::TenantQueues;
 use super::{Local, QueueCtx};
 use crate::cadence::Denial;
 use crate::cap::bindings::workbooks::host::queue::{Error, Host};

@@ -3,7 +3,7 @@
 //! Three layers. The guest imports `workbooks:engine/queue@0.1.0`; the dock
 //! composes it with the queue broker (`guests/queue-broker`), which serves
 //! it over the host primitive `workbooks:host/queue@0.1.0` implemented here
-//! over [`store::TenantQueues`]. Invariant: the tenant is fixed by
+//! over [`storage::TenantQueues`]. Invariant: the tenant is fixed by
 //! the host when the store is built; every call passes the cadence; the
 //! host validates queue names (they form storage identities) and caps
 //! messages at 256 KiB, queues at 1000 messages, a tenant at 100 queues and
@@ -11,7 +11,7 @@
 
 mod host;
 pub(crate) mod relay;
-pub mod store;
+pub mod storage;
 
 pub(crate) use relay::{Call, CallRef};
 
@@ -19,10 +19,10 @@ use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::queue;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
-use crate::store::{StorageError, StorageSlot};
+use crate::storage::{StorageError, StorageSlot};
 use std::sync::Arc;
 use std::time::Duration;
-use store::TenantQueues;
+use storage::TenantQueues;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
 

@@ -2,7 +2,7 @@
 //! on the serving side (see [`crate::cap::relay`]).
 
 use super::Local;
-use super::store::QueueError;
+use super::storage::QueueError;
 use crate::cap::bindings::workbooks::host::queue::Error;
 use crate::cap::relay::relay_calls;
 use serde::{Deserialize, Serialize};

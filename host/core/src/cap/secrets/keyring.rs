@@ -172,7 +172,7 @@ impl Keyring {
     }
 
     fn file(&self, tenant: &str) -> Option<PathBuf> {
-        crate::store::validate_name("tenant", tenant).ok()?;
+        crate::storage::validate_name("tenant", tenant).ok()?;
         Some(self.dir.as_ref()?.join(format!("{tenant}.json")))
     }
 

@@ -20,7 +20,7 @@ use crate::cadence::Cadence;
 use crate::cap::bindings::workbooks::host::secrets;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
-use crate::store::StorageError;
+use crate::storage::StorageError;
 use keyring::Keyring;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};

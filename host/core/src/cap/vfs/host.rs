@@ -1,23 +1,23 @@
 use super::relay::{List, Read, Remove, Stat, Write};
+use super::storage::{self, VfsError, VolumeEntry, Volumes};
 use super::{Local, VfsCtx};
 use crate::cap::bindings::workbooks::engine::vfs::{
     Entry, EntryKind, Error, Host, Metadata, Volume,
 };
 use crate::cap::relay::Serve;
-use crate::store::{self, VfsError, VolumeEntry, Volumes};
 
-fn volume(v: Volume) -> store::Volume {
+fn volume(v: Volume) -> storage::Volume {
     match v {
-        Volume::Workspace => store::Volume::Workspace,
-        Volume::Memory => store::Volume::Memory,
-        Volume::Tmp => store::Volume::Tmp,
+        Volume::Workspace => storage::Volume::Workspace,
+        Volume::Memory => storage::Volume::Memory,
+        Volume::Tmp => storage::Volume::Tmp,
     }
 }
 
-fn kind(k: store::EntryKind) -> EntryKind {
+fn kind(k: storage::EntryKind) -> EntryKind {
     match k {
-        store::EntryKind::File => EntryKind::File,
-        store::EntryKind::Directory => EntryKind::Directory,
+        storage::EntryKind::File => EntryKind::File,
+        storage::EntryKind::Directory => EntryKind::Directory,
     }
 }
 
@@ -75,7 +75,7 @@ impl Serve<Remove> for Local {
 }
 
 impl Serve<Stat> for Local {
-    fn serve(&mut self, Stat { volume, path }: Stat) -> Result<store::Metadata, VfsError> {
+    fn serve(&mut self, Stat { volume, path }: Stat) -> Result<storage::Metadata, VfsError> {
         self.volumes()?.stat(volume, &path)
     }
 }

@@ -10,7 +10,8 @@
 //! Invariant: a store reaches only the volumes of the (tenant, instance id)
 //! the host docked it with, never those of another tenant that picked the
 //! same id; every path is normalised and refused if it could escape
-//! ([`crate::store::normalize_vfs_path`]). A guest cannot plant a symlink in
+//! ([`path::normalize`]); the volumes live in the engine's storage
+//! ([`storage`]). A guest cannot plant a symlink in
 //! a preopened directory that points out of it ([`symlink`]): the host's own
 //! tools, which do follow links, would otherwise be led outside later. A
 //! store holds at most [`crate::limits::MAX_FILES_PER_STORE`] open files
@@ -18,7 +19,10 @@
 
 mod file_count;
 mod host;
+mod legacy;
+pub mod path;
 pub(crate) mod relay;
+pub mod storage;
 mod symlink;
 
 pub(crate) use file_count::count_preview1;
@@ -28,11 +32,31 @@ pub(crate) use symlink::guard_preview1;
 use crate::cap::bindings::workbooks::engine::vfs;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
-use crate::store::{StorageError, StorageSlot, Volumes};
+use crate::storage::{StorageError, StorageSlot};
 use std::sync::Arc;
+use storage::Volumes;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
+
+/// Longest vfs path, in bytes.
+pub const VFS_MAX_PATH_BYTES: usize = 1024;
+
+/// Longest single path segment, in bytes (the common file-system limit).
+pub const VFS_MAX_SEGMENT_BYTES: usize = 255;
+
+/// Deepest vfs path, in segments. Bounds the parent checks a write makes.
+pub const VFS_MAX_DEPTH: usize = 32;
+
+/// Largest vfs file. A file is read whole into guest memory, so this stays
+/// well under the smallest profile's 64 MiB.
+pub const VFS_MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Bytes one volume of one instance may hold.
+pub const VFS_MAX_VOLUME_BYTES: u64 = 256 << 20;
+
+/// Files one volume of one instance may hold; bounds every listing.
+pub const VFS_MAX_FILES_PER_VOLUME: u32 = 10_000;
 
 /// The volumes one store may reach: here, or through the relay. The
 /// default reaches nothing.
@@ -92,7 +116,7 @@ impl CapUnit for Vfs {
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<VfsCtx, StorageError> {
         if o.relay.is_none() {
-            crate::store::validate_name("instance", o.id)?;
+            crate::storage::validate_name("instance", o.id)?;
         }
         Ok(VfsCtx::open(o.relay, o.storage, o.tenant, o.id))
     }

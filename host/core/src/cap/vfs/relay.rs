@@ -3,8 +3,8 @@
 //! the store's own types, not the bindgen ones.
 
 use super::Local;
+use super::storage::{Metadata, VfsError, Volume, VolumeEntry};
 use crate::cap::relay::relay_calls;
-use crate::store::{Metadata, VfsError, Volume, VolumeEntry};
 
 relay_calls! {
     Vfs, serve sync Local, unanswered |_, why| Err(VfsError::Unavailable(why.to_string()));

@@ -1,28 +1,21 @@
-//! Durable state: one sled database under `<home>/db`.
+//! Durable state: one sled database under `<home>/db`, and the names
+//! that may key it.
 //!
-//! Trees: `vfs/<tenant>/<instance>` (an instance's volumes, scoped by the
-//! tenant that runs it), and those a cap keeps in its own folder:
-//! `kv/<tenant>` (`cap/kv/store.rs`) and `queue/<tenant>`
-//! (`cap/queue/store.rs`), each opened through [`Storage::tree`] with the
-//! state it shares across stores ([`Storage::shared`]). Tree names come only from validated tenant and
-//! instance names, which the host chooses; a guest never supplies one, and
-//! no tree is ever keyed by an instance id alone: two tenants that pick the
-//! same id reach different volumes. Volumes written before that scoping
-//! (`vfs/<instance>`) are refused by id until the operator gives them to a
-//! tenant or drops them ([`legacy`]). Every acknowledged
-//! write is flushed to disk before it is acknowledged. Writes that must keep
-//! a count consistent (kv key count, vfs volume usage) update data and count
-//! in one atomic batch, serialised per kind.
+//! Each cap that keeps state owns its trees and the layout in them, in its
+//! own folder: `vfs/<tenant>/<instance>` (`cap/vfs/storage.rs`: an
+//! instance's volumes, scoped by the tenant that runs it), `kv/<tenant>`
+//! (`cap/kv/storage.rs`) and `queue/<tenant>` (`cap/queue/storage.rs`).
+//! Each opens them through [`Storage::tree`], with what it shares across
+//! stores ([`Storage::shared`]: its write lock, its waiters).
+//!
+//! Invariant: tree names come only from names [`validate_name`] passed,
+//! which the host chooses; a guest never supplies one. Every acknowledged
+//! write is flushed to disk before it is acknowledged. Writes that must
+//! keep a count consistent (kv key count, vfs volume usage) update data and
+//! count in one atomic batch, serialised per cap.
 //!
 //! sled holds an exclusive lock on the database, so one engine process owns
 //! a home at a time; a second gets [`StorageError::Locked`].
-
-pub mod legacy;
-mod vfs;
-mod vfs_path;
-
-pub use vfs::{EntryKind, Metadata, VfsError, Volume, VolumeEntry, Volumes};
-pub use vfs_path::normalize as normalize_vfs_path;
 
 use crate::limits::MAX_NAME_BYTES;
 use std::any::{Any, TypeId};
@@ -40,12 +33,9 @@ pub struct Storage {
 struct Inner {
     db: sled::Db,
     path: PathBuf,
-    vfs_writes: Mutex<()>,
-    /// What the stores above share across every store of this database
+    /// What the caps above share across every store of this database
     /// (a cap's write lock, its waiters), one of each type.
     shared: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
-    /// Instance ids that still have unscoped `vfs/<id>` trees.
-    legacy_volumes: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Storage {
@@ -84,7 +74,8 @@ pub enum StorageError {
         why: &'static str,
     },
     /// The instance id still has volumes from before they were scoped by
-    /// tenant; nobody may use the id until the operator settles them.
+    /// tenant; nobody may use the id until the operator settles them
+    /// (`cap/vfs/legacy.rs`).
     #[error(
         "instance `{id}` has volumes from before volumes were scoped by tenant (tree vfs/{id}); \
          give them to their tenant with `wbx vfs adopt {id} --tenant TENANT`, \
@@ -136,14 +127,11 @@ impl Storage {
                 }
             }
         })?;
-        let legacy_volumes = Mutex::new(legacy::scan(&db));
         Ok(Storage {
             inner: Arc::new(Inner {
                 db,
                 path: dir.to_path_buf(),
-                vfs_writes: Mutex::new(()),
                 shared: Mutex::default(),
-                legacy_volumes,
             }),
         })
     }
@@ -159,6 +147,20 @@ impl Storage {
         Ok(self.inner.db.open_tree(name)?)
     }
 
+    /// The names of every tree, made by any cap.
+    pub(crate) fn tree_names(&self) -> impl Iterator<Item = String> {
+        self.inner
+            .db
+            .tree_names()
+            .into_iter()
+            .filter_map(|name| String::from_utf8(name.to_vec()).ok())
+    }
+
+    /// Drops the tree `name`; returns whether it existed.
+    pub(crate) fn drop_tree(&self, name: &str) -> Result<bool, StorageError> {
+        Ok(self.inner.db.drop_tree(name)?)
+    }
+
     /// The one `T` every store of this database shares, made on first use.
     pub(crate) fn shared<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
         let mut shared = self.inner.shared.lock().unwrap_or_else(|p| p.into_inner());
@@ -171,35 +173,10 @@ impl Storage {
         }
     }
 
-    /// The volumes of instance `id` of `tenant`.
-    pub fn volumes(&self, tenant: &str, id: &str) -> Result<Volumes, StorageError> {
-        validate_name("tenant", tenant)?;
-        validate_name("instance", id)?;
-        if self.legacy().contains(id) {
-            return Err(StorageError::LegacyVolumes { id: id.to_string() });
-        }
-        let tree = self.inner.db.open_tree(volume_tree(tenant, id))?;
-        Ok(Volumes::new(self.clone(), tree))
-    }
-
-    fn legacy(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
-        self.inner
-            .legacy_volumes
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Flushes every write so far to disk.
     pub(crate) fn flush(&self) -> Result<(), StorageError> {
         self.inner.db.flush()?;
         Ok(())
-    }
-
-    fn vfs_lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.inner
-            .vfs_writes
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -250,11 +227,6 @@ impl StorageSlot {
 const LOCK_RELEASE_WAIT: Duration = Duration::from_secs(1);
 /// The pause between attempts.
 const LOCK_RETRY: Duration = Duration::from_millis(25);
-
-/// The tree holding the volumes of instance `id` of `tenant`.
-fn volume_tree(tenant: &str, id: &str) -> String {
-    format!("vfs/{tenant}/{id}")
-}
 
 /// Checks a tenant or instance name: 1 to [`MAX_NAME_BYTES`] of
 /// `A-Z a-z 0-9 _ . -`, not `.` or `..`. These names become tree and path

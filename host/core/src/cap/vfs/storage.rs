@@ -1,17 +1,25 @@
-//! One instance's volumes: `workspace`, `memory`, `tmp`.
+//! One instance's volumes: `workspace`, `memory`, `tmp`, kept in the tree
+//! `vfs/<tenant>/<instance>` of the engine's [`Storage`].
+//!
+//! No tree is keyed by an instance id alone: two tenants that pick the
+//! same id reach different volumes. Volumes written before that scoping
+//! (`vfs/<instance>`) are refused by id until the operator gives them to a
+//! tenant or drops them ([`super::legacy`]).
 //!
 //! Layout in the instance's tree: a file is `[volume tag] path` →
 //! `[modified-ms u64 LE] bytes`; a volume's usage is `[0xFF, tag]` →
 //! `[bytes u64 LE][files u32 LE]`. Directories are implied by file paths; a
 //! path is never both a file and a directory. Every path goes through
-//! [`normalize`](super::vfs_path::normalize) first. Writes and removes
+//! [`normalize`](super::path::normalize) first. Writes and removes
 //! update file and usage in one atomic batch under the vfs write lock, then
 //! flush.
 
-use super::vfs_path::normalize;
-use super::{Storage, StorageError};
-use crate::limits::{VFS_MAX_FILE_BYTES, VFS_MAX_FILES_PER_VOLUME, VFS_MAX_VOLUME_BYTES};
+use super::path::normalize;
+use super::{VFS_MAX_FILE_BYTES, VFS_MAX_FILES_PER_VOLUME, VFS_MAX_VOLUME_BYTES};
+use crate::storage::{Storage, StorageError, validate_name};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const USAGE_TAG: u8 = 0xFF;
@@ -153,11 +161,57 @@ fn file_path(path: &str) -> Result<String, VfsError> {
     normalize(path, false).map_err(VfsError::InvalidPath)
 }
 
-impl Volumes {
-    pub(super) fn new(storage: Storage, tree: sled::Tree) -> Self {
-        Self { storage, tree }
+/// What every store of one database shares for vfs: the write lock that
+/// keeps a volume's usage true, and the instance ids that still have
+/// unscoped volumes (read from the tree names on first use).
+#[derive(Default)]
+pub(super) struct VfsShared {
+    writes: Mutex<()>,
+    legacy: OnceLock<Mutex<BTreeSet<String>>>,
+}
+
+impl VfsShared {
+    /// Holds the write lock until the guard drops.
+    pub(super) fn writes(&self) -> MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The ids with unscoped volumes in `storage`, scanned on first use.
+    pub(super) fn legacy(&self, storage: &Storage) -> MutexGuard<'_, BTreeSet<String>> {
+        self.legacy
+            .get_or_init(|| Mutex::new(super::legacy::scan(storage.tree_names())))
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The tree holding the volumes of instance `id` of `tenant`.
+pub(super) fn volume_tree(tenant: &str, id: &str) -> String {
+    format!("vfs/{tenant}/{id}")
+}
+
+impl Storage {
+    /// The volumes of instance `id` of `tenant`.
+    pub fn volumes(&self, tenant: &str, id: &str) -> Result<Volumes, StorageError> {
+        validate_name("tenant", tenant)?;
+        validate_name("instance", id)?;
+        if self.vfs().legacy(self).contains(id) {
+            return Err(StorageError::LegacyVolumes { id: id.to_string() });
+        }
+        let tree = self.tree(&volume_tree(tenant, id))?;
+        Ok(Volumes {
+            storage: self.clone(),
+            tree,
+        })
+    }
+
+    /// What every store of this database shares for vfs.
+    pub(super) fn vfs(&self) -> Arc<VfsShared> {
+        self.shared::<VfsShared>()
+    }
+}
+
+impl Volumes {
     /// Bytes and files held by `volume`.
     pub fn usage(&self, volume: Volume) -> Result<(u64, u32), VfsError> {
         let raw = self.tree.get([USAGE_TAG, volume.tag()])?;
@@ -203,7 +257,8 @@ impl Volumes {
             return Err(VfsError::FileTooLarge(VFS_MAX_FILE_BYTES));
         }
         {
-            let _guard = self.storage.vfs_lock();
+            let vfs = self.storage.vfs();
+            let _guard = vfs.writes();
             for (i, _) in p.match_indices('/') {
                 if self.tree.contains_key(key(volume, &p[..i]))? {
                     return Err(VfsError::NotDirectory);
@@ -242,7 +297,8 @@ impl Volumes {
     pub fn remove(&self, volume: Volume, path: &str) -> Result<bool, VfsError> {
         let p = file_path(path)?;
         {
-            let _guard = self.storage.vfs_lock();
+            let vfs = self.storage.vfs();
+            let _guard = vfs.writes();
             let k = key(volume, &p);
             let Some(old) = self.tree.get(&k)? else {
                 if self.is_dir(volume, &p)? {
@@ -343,7 +399,8 @@ impl Volumes {
     /// Removes every file of `volume`.
     pub fn clear(&self, volume: Volume) -> Result<(), VfsError> {
         {
-            let _guard = self.storage.vfs_lock();
+            let vfs = self.storage.vfs();
+            let _guard = vfs.writes();
             let mut batch = sled::Batch::default();
             for k in self.tree.scan_prefix([volume.tag()]).keys() {
                 batch.remove(k?);

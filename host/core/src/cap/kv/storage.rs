@@ -6,7 +6,7 @@
 //! the count never drifts and the key cap cannot be raced.
 
 use super::{KV_MAX_KEY_BYTES, KV_MAX_KEYS_PER_TENANT, KV_MAX_VALUE_BYTES};
-use crate::store::{Storage, StorageError, validate_name};
+use crate::storage::{Storage, StorageError, validate_name};
 use std::sync::{Arc, Mutex};
 
 const DATA: u8 = b'd';
@@ -166,7 +166,7 @@ impl TenantKv {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::Storage;
+    use crate::storage::Storage;
 
     /// The attack a per-handle lock would lose to: many stores of one
     /// tenant (each its own handle) adding and removing keys at once. The

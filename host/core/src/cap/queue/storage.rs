@@ -17,7 +17,7 @@
 use super::{
     QUEUE_MAX_DEPTH, QUEUE_MAX_MESSAGE_BYTES, QUEUE_MAX_PER_TENANT, QUEUE_MAX_TENANT_BYTES,
 };
-use crate::store::{Storage, StorageError, name_fault, validate_name};
+use crate::storage::{Storage, StorageError, name_fault, validate_name};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -294,7 +294,7 @@ impl TenantQueues {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::Storage;
+    use crate::storage::Storage;
 
     #[test]
     fn a_tree_without_a_usage_record_is_counted_by_a_scan() {

@@ -9,7 +9,7 @@
 //! characters, no backslash, bounded length and depth. `.` segments and
 //! repeated or trailing slashes are dropped.
 
-use crate::limits::{VFS_MAX_DEPTH, VFS_MAX_PATH_BYTES, VFS_MAX_SEGMENT_BYTES};
+use super::{VFS_MAX_DEPTH, VFS_MAX_PATH_BYTES, VFS_MAX_SEGMENT_BYTES};
 
 /// Returns the canonical form of `path` (segments joined by `/`), or why it
 /// was refused. `""` (the volume root) is accepted only when `allow_root`.
