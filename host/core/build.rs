@@ -19,7 +19,6 @@ const BUILT_INS: &[&str] = &[
     "upper",
     "search",
     "fetch",
-    "agent",
     "wat-lane",
     "builder",
     "deny-sockets",

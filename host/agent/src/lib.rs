@@ -1,8 +1,9 @@
 //! # workbooks-agent — the agent service
 //!
 //! A service over the `workbooks` core: [`Agents`] holds an engine and
-//! runs the loop the engine ships through `Engine::run_agent_loop`,
-//! serving its tools (`workbooks::AgentRun`); the core names nothing
+//! runs the loop component this crate ships ([`LOOP`]) on its own lane
+//! ([`LANE`], a `workbooks::Extension`) through
+//! `Engine::call_extended`, serving its tools; the core names nothing
 //! here. It owns the run's tools, the trace, replay, the signed
 //! [`ledger`], sessions and the agent HTTP API ([`api`], feature `api`).
 //!
@@ -10,10 +11,10 @@
 //!
 //! The loop itself is `guests/agent` (exports `workbooks:engine/agent`):
 //! the transcript, the step count, the exits, truncation, failure as text.
-//! The host docks it on [`Lane::Agent`](workbooks::dock::Lane::Agent) under a
-//! grant of `llm` alone, so the dock composes it with the llm broker; this
-//! module serves its two other imports, `workbooks:host/tools` and
-//! `workbooks:host/telemetry`, and nothing else links them.
+//! The host docks it on [`LANE`] under a grant of `llm` alone, so the dock
+//! composes it with the llm broker; this crate serves its two other
+//! imports, `workbooks:host/tools` and `workbooks:host/telemetry`, and
+//! nothing else links them.
 //!
 //! Invariants. The component holds no reach: each tool call runs here, as
 //! its own task under that tool's grant (a shell line under `minimal`,
@@ -46,12 +47,12 @@ mod workdir;
 mod world;
 
 pub use definition::{AgentDef, DefError, parse_org};
+pub use host::{LANE, LOOP, LoopError, LoopStatus};
 pub use outside::{AgentServices, GitRemote, ImageEndpoint, ServicesError, TENANT};
 pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, StepObserver};
 pub use service::Agents;
 pub use sessions::{LiveEvent, LiveRunError, SessionRecord, SessionStatus, Sessions, Subscription};
 pub use trace::{StepEvent, TurnEvent};
-pub use workbooks::LoopStatus;
 
 pub(crate) use workbooks::{RUNS_DIR, WORKDIR};
 
@@ -62,6 +63,7 @@ mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
         "limits",
+        "host",
         "definition",
         "ledger",
         "trace",
@@ -72,7 +74,6 @@ mod layers {
         "tools",
         "world",
         "run",
-        "host",
         "replay",
         "sessions",
         "openapi",

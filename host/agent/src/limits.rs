@@ -84,3 +84,12 @@ pub const AGENT_EXPORT_MAX_BYTES: u64 = 256 << 20;
 
 /// Bytes of a commit message the `git` tool takes.
 pub const AGENT_GIT_MESSAGE_BYTES: usize = 8 << 10;
+
+/// Wall-clock budget of the agent component itself, however it spends its
+/// steps: each model turn and tool call has its own bound, and this stops
+/// a run from outliving any caller.
+pub const AGENT_RUN_DEADLINE: Duration = Duration::from_secs(6 * 3600);
+
+/// Fuel of the agent component for a whole run: the loop only builds and
+/// reads transcripts.
+pub const AGENT_FUEL: u64 = 50_000_000_000;

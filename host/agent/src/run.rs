@@ -2,6 +2,9 @@
 //! trace.
 
 use super::Agents;
+use crate::host::{
+    LoopCall, LoopError, LoopOptions, LoopRun, LoopStatus, Outcome, ToolCall, ToolDef,
+};
 use crate::limits::{
     AGENT_MAX_CALLS_PER_TURN, AGENT_MAX_STEPS, AGENT_TOKEN_BUDGET, AGENT_TOOL_OUTPUT_CHARS,
     AGENT_TOOL_TIMEOUT,
@@ -12,12 +15,13 @@ use crate::workdir::{MODEL_FILE, RUN_FILE, WORLD_FILE};
 use crate::world::{self, RunFile, WORLD_TOOLS, World};
 use serde::Serialize;
 use serde_json::Value;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use workbooks::files::write_atomic;
 use workbooks::llm::tape::{self, Tape};
 use workbooks::storage::{StorageError, validate_name};
-use workbooks::{LoopCall, LoopError, LoopOptions, LoopStatus, ToolCall};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -370,11 +374,8 @@ impl Agents {
             tape: tape.clone(),
             budget: budget.clone(),
         };
-        let end = self.engine().run_agent_loop(call, Box::new(ctx)).await?;
-        let run = end
-            .run
-            .and_then(|r| (r as Box<dyn std::any::Any>).downcast::<RunCtx>().ok());
-        let (status, steps, result) = match end.answer {
+        let (answer, run) = crate::host::run_loop(self.engine(), call, ctx).await?;
+        let (status, steps, result) = match answer {
             Ok(r) => match (r.status, budget.stop_line()) {
                 // The model was refused its next turn: the budget ended it.
                 (LoopStatus::Failed, Some(line)) => (LoopStatus::Stopped, r.steps, line),
@@ -424,5 +425,42 @@ impl Agents {
             ledger,
             trace_error,
         })
+    }
+}
+
+impl LoopRun for RunCtx {
+    fn definitions(&self) -> Vec<ToolDef> {
+        crate::tools::definitions(self.toolbox.exec)
+            .into_iter()
+            .map(|t| ToolDef {
+                name: t.name.to_string(),
+                description: t.description.to_string(),
+                parameters: t.parameters.to_string(),
+            })
+            .collect()
+    }
+
+    fn call(
+        &mut self,
+        step: u32,
+        call: ToolCall,
+    ) -> Pin<Box<dyn Future<Output = Outcome> + Send + '_>> {
+        Box::pin(async move {
+            let ran = RunCtx::call(self, step, call).await;
+            match ran.finished {
+                Some(result) => Outcome::Finished(result),
+                None => Outcome::Output(ran.output),
+            }
+        })
+    }
+
+    fn turn(&mut self, step: u32, finish_reason: String, tool_calls: u32) {
+        let turn = TurnEvent {
+            step,
+            finish_reason,
+            tool_calls,
+            tokens: self.budget.take_last(),
+        };
+        self.turns.push(turn);
     }
 }

@@ -9,6 +9,7 @@
 
 use super::Agents;
 use super::{RUNS_DIR, WORKDIR};
+use crate::host::LoopStatus;
 use crate::limits::{AGENT_MAX_LIVE_RUNS, AGENT_REVIEW_ITEM_BYTES, AGENT_REVIEW_QUEUE_ITEMS};
 use crate::run::{AgentOptions, AgentRecord, StepObserver, unix_now};
 use crate::trace::StepEvent;
@@ -18,7 +19,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
-use workbooks::LoopStatus;
 
 /// Where a supervised run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -279,7 +279,8 @@ pub(crate) fn engine_built(
         .net_allow(allow)
         .operator_allow(operator)
         .llm(llm_endpoint())
-        .pooling(pooling);
+        .pooling(pooling)
+        .ships(&workbooks_agent::LOOP);
     if let Some(path) = tls_roots_file() {
         builder = builder.tls_roots_file(path);
     }

@@ -77,13 +77,6 @@ pub(crate) const FETCH: Embedded = Embedded {
     sha256: sha256::FETCH,
 };
 
-/// The agent loop (`workbooks:engine/agent`).
-pub(crate) const AGENT: Embedded = Embedded {
-    name: "workbooks:agent",
-    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/agent.wasm")),
-    sha256: sha256::AGENT,
-};
-
 /// The build broker: source in, a checked artifact out, through the
 /// sandboxed lanes.
 pub(crate) const BUILDER: Embedded = Embedded {
@@ -153,7 +146,6 @@ pub(crate) fn all() -> Vec<Embedded> {
         UPPER,
         SEARCH,
         FETCH,
-        AGENT,
         WAT_LANE,
         BUILDER,
         DENY_SOCKETS,

@@ -47,3 +47,38 @@ fn no_file_but_the_two_linkers_makes_a_linker() {
         assert!(made, "{} no longer links", path.display());
     }
 }
+
+#[test]
+fn no_code_in_the_core_names_a_service() {
+    // The services' words, spelled in pieces so this file does not match
+    // itself; comments may say who uses what, code may not.
+    let words: Vec<String> = [["ag", "ent"], ["tool", "kit"], ["fab", "ric"], ["na", "ts"]]
+        .iter()
+        .map(|w| w.concat())
+        .collect();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = layers::rust_files(&src);
+    assert!(files.len() > 100, "walked only {} files", files.len());
+    let mut named = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(&src).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            let lower = line.to_lowercase();
+            let idents = lower.split(|c: char| !c.is_ascii_alphanumeric());
+            if idents
+                .flat_map(|ident| ident.split('_'))
+                .any(|part| words.iter().any(|w| part == w || part == format!("{w}s")))
+            {
+                named.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "a service named in the core's code: {named:#?}"
+    );
+}

@@ -29,8 +29,9 @@
 //! holding an [`Engine`] and using only this API: `workbooks-toolkit`
 //! (toolkits, build lanes, the catalog, bundles, the tool catalogue),
 //! `workbooks-agent` (the agent service, its ledger and HTTP API; it runs
-//! the loop through [`Engine::run_agent_loop`]) and `workbooks-fabric`
-//! (fan-outs and the node tier).
+//! its loop component on its own lane, an [`Extension`], through
+//! [`Engine::call_extended`]) and `workbooks-fabric` (fan-outs and the node
+//! tier).
 
 #![deny(missing_docs)]
 
@@ -70,7 +71,6 @@ pub use engine::{run, shell};
 pub struct EmbeddingDoctests;
 
 pub use artifact::{Artifact, ArtifactError, ArtifactKind};
-pub use cap::agent::{AgentRun, Outcome, ToolCall, ToolDef};
 pub use cap::llm;
 /// The `kv` cap's store of one tenant's keys, and its limits.
 pub mod kv {
@@ -101,11 +101,11 @@ pub use cap::llm::{LlmBounds, LlmEndpoint};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use compiler::{CompileWatch, Compiler};
-pub use dock::{DockError, Docked, Receipt};
+pub use dock::{DockError, Docked, Extension, ExtensionLink, Lane, Receipt};
 pub use egress::{Cidr, NetGuard};
-pub use engine::agent_loop::{LoopAnswer, LoopCall, LoopEnd, LoopError, LoopOptions, LoopStatus};
 pub use engine::{
-    Engine, EngineBuilder, EngineError, Freed, WarmError, Warmed, build_id, default_home,
+    Engine, EngineBuilder, EngineError, Extended, ExtendedError, ExtendedFuture, Freed, Shipped,
+    WarmError, Warmed, build_id, default_home,
 };
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use pipes::{PipeReader, SessionOutput};
@@ -115,4 +115,4 @@ pub use run::{RunError, RunOutput};
 pub use seal::default_state_dir;
 pub use serve::{ServeError, ServeOptions, Server, TcpServer};
 pub use shell::{LineError, LineOptions, LineOutcome, LineStdout, StageReport};
-pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin};
+pub use state::{Output, Preopen, SessionError, SessionOptions, Stdin, StoreState};

@@ -24,7 +24,9 @@ pub mod node;
 
 pub use crate::limits::{FABRIC_MAX_INPUTS, FABRIC_TASK_TIMEOUT};
 pub use workbooks::commands::Tier;
-pub use workbooks::limits::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
+pub use workbooks::limits::{
+    FAN_MAX_WIDTH as FABRIC_MAX_WIDTH, FAN_WIDTH as FABRIC_WIDTH, PARALLEL_MAX_INPUTS,
+};
 pub use workbooks::tier::{TierEnv, TierUnavailable, forbid_new_threads};
 
 use bytes::Bytes;
@@ -190,6 +192,27 @@ pub struct Fabric {
     engine: Engine,
 }
 
+/// The node tier as the fabric runs it: tasks submitted over NATS to
+/// `wbx worker`s.
+#[derive(Debug)]
+struct NodeTier {
+    /// The NATS server tasks are submitted to.
+    nats: Option<String>,
+}
+
+impl workbooks::tier::RemoteTier for NodeTier {
+    fn available(&self) -> Result<(), String> {
+        if self.nats.is_none() {
+            return Err("no NATS server: pass --nats URL (and run `wbx worker --nats URL`)".into());
+        }
+        if cfg!(feature = "node") {
+            Ok(())
+        } else {
+            Err("this build has no node tier (built without `node`)".into())
+        }
+    }
+}
+
 impl Fabric {
     /// The fabric over `engine`.
     pub fn new(engine: Engine) -> Fabric {
@@ -205,8 +228,8 @@ impl Fabric {
     /// this build runs when it has the `node` feature.
     pub fn tier_env(&self, nats: Option<String>) -> TierEnv {
         TierEnv {
-            node: cfg!(feature = "node"),
-            ..self.engine.tier_env(nats)
+            remote: Some(std::sync::Arc::new(NodeTier { nats })),
+            ..self.engine.tier_env()
         }
     }
 

@@ -230,13 +230,24 @@ fn a_tier_that_is_not_live_says_why() {
         ),
         (
             Tier::Node,
-            "tier unavailable: node (no NATS server: pass --nats URL",
+            "tier unavailable: node (this engine has no remote tier",
         ),
     ];
     for (tier, want) in cases {
         let err = bare.resolve(tier).unwrap_err().to_string();
         assert!(err.starts_with(want), "{err}");
     }
+    // The fabric runs the node tier, and says what it lacks.
+    let home = tempfile::tempdir().unwrap();
+    let fabric = workbooks_fabric::Fabric::new(own(home.path()));
+    let err = fabric.tier_env(None).resolve(Tier::Node).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("tier unavailable: node (no NATS server: pass --nats URL"),
+        "{err}"
+    );
+    let with_bus = fabric.tier_env(Some("nats://127.0.0.1:4222".into()));
+    assert_eq!(with_bus.resolve(Tier::Node).is_ok(), cfg!(feature = "node"));
 }
 
 /// Adds one to every byte; traps on an input starting with `!`.

@@ -2,10 +2,10 @@
 //! always-linked `session-info`; `vfs` and `net`, served in the host
 //! because they move bulk bytes (see their modules); the host primitives
 //! that first-party brokers import (`kv`, `http`, `secrets`, `queue`,
-//! `exchange`, `launch`, `llm`) and the agent component's `tools` and
-//! `telemetry`; and the exports the host calls (the shell broker's, a TCP
-//! service's, the agent's). The other guest-facing interfaces are served by
-//! broker components and have no host binding.
+//! `exchange`, `launch`, `llm`); and the exports the host calls (the shell
+//! broker's, a TCP service's). The other guest-facing interfaces are served
+//! by broker components and have no host binding; a service's own (the
+//! agent's `tools` and `telemetry`) are bound in its crate.
 
 wasmtime::component::bindgen!({
     path: ["../../wit", "../../wit/host"],
@@ -26,7 +26,6 @@ wasmtime::component::bindgen!({
         "workbooks:host/queue.len": async,
         "workbooks:host/http.get": async,
         "workbooks:host/llm.post": async,
-        "workbooks:host/tools.call": async,
     },
     exports: { default: async },
     with: {

@@ -7,11 +7,6 @@
 //! operation once ([`relay`]). Caps do not reach into each other; only
 //! [`crate::dock`] links them, from the list in `crate::state::caps`.
 
-pub mod agent;
-#[expect(
-    missing_docs,
-    reason = "generated from the WIT, which documents each item; `ToolCall` and `ToolDef` are public"
-)]
 pub(crate) mod bindings;
 pub(crate) mod browse;
 pub(crate) mod exchange;

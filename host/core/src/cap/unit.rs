@@ -61,6 +61,8 @@ pub(crate) struct Opening<'a> {
     pub(crate) pipeline_stdin: Option<&'a SessionInput>,
     /// The session's stdout for a pipeline stage that asks for it.
     pub(crate) pipeline_stdout: Option<&'a SessionOutput>,
+    /// The session's model record and allowance (`llm`).
+    pub(crate) llm_run: &'a crate::cap::llm::LlmRun,
 }
 
 /// The store data every unit's linking may borrow from besides its own

@@ -39,9 +39,10 @@ pub enum Lane {
     /// response through the `wasi:http/types` values, so those are linked
     /// for every grant; outbound `wasi:http` still needs `net`.
     HttpHandler,
-    /// The agent component (`guests/agent`): the host's `tools` and
-    /// `telemetry` of one run are linked for it, and for nothing else.
-    Agent,
+    /// A service's own component: the host interfaces of the
+    /// [`Extension`](super::Extension) are linked for it, and for nothing
+    /// else.
+    Extended(&'static super::Extension),
 }
 
 /// The caps whose brokers a host primitive serves: a broker of one of
@@ -64,18 +65,13 @@ fn unversioned(name: &str) -> &str {
 pub fn classify_on(lane: Lane, name: &str) -> Need {
     match classify(name) {
         Need::Cap(Cap::Net) if lane == Lane::HttpHandler && is_http_types(name) => Need::Base,
-        Need::HostPrimitive if lane == Lane::Agent && is_agent_primitive(name) => Need::Base,
+        // An extension may serve a host primitive's name or one the
+        // engine does not know, never a cap's.
+        Need::HostPrimitive | Need::Unknown if matches!(lane, Lane::Extended(e) if e.serves(name)) => {
+            Need::Base
+        }
         need => need,
     }
-}
-
-/// Whether `name` is the agent lane's `tools` or `telemetry`, at any
-/// version.
-fn is_agent_primitive(name: &str) -> bool {
-    matches!(
-        unversioned(name),
-        "workbooks:host/tools" | "workbooks:host/telemetry"
-    )
 }
 
 /// Whether `name` is `wasi:http/types` at any version.
@@ -333,6 +329,28 @@ mod tests {
         assert_eq!(classify_on(Lane::HttpHandler, types), Need::Base);
         let out = "wasi:http/outgoing-handler@0.2.6";
         assert_eq!(classify_on(Lane::HttpHandler, out), Need::Cap(Cap::Net));
+    }
+
+    #[test]
+    fn an_extensions_interfaces_pass_on_its_own_lane_only_and_never_as_a_cap() {
+        static LANE: super::super::Extension = super::super::Extension {
+            name: "test",
+            interfaces: &["workbooks:host/tools", "acme:own/thing", "wasi:http/types"],
+            link: |_| Ok(()),
+        };
+        let (tools, own) = ("workbooks:host/tools@0.1.0", "acme:own/thing@1.0.0");
+        assert_eq!(classify_on(Lane::Extended(&LANE), tools), Need::Base);
+        assert_eq!(classify_on(Lane::Extended(&LANE), own), Need::Base);
+        assert_eq!(classify_on(Lane::Call, tools), Need::HostPrimitive);
+        assert_eq!(classify_on(Lane::Call, own), Need::Unknown);
+        // A cap's interface stays the cap's, whatever the extension lists.
+        let types = "wasi:http/types@0.2.6";
+        assert_eq!(
+            classify_on(Lane::Extended(&LANE), types),
+            Need::Cap(Cap::Net)
+        );
+        let kv = "workbooks:host/kv@0.1.0";
+        assert_eq!(classify_on(Lane::Extended(&LANE), kv), Need::HostPrimitive);
     }
 
     #[test]

@@ -67,8 +67,8 @@ pub(crate) fn link(
             http_types_03(l)?;
         }
     }
-    if lane == Lane::Agent {
-        crate::cap::agent::add_to_linker(l, |s| &mut s.agent)?;
+    if let Lane::Extended(extension) = lane {
+        (extension.link)(l)?;
     }
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
     // Types shared by a cap's interface and its primitive, or by several

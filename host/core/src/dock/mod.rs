@@ -19,6 +19,7 @@ pub mod brokers;
 mod compose;
 mod composed;
 pub(crate) mod deny;
+mod extension;
 pub mod handoff;
 pub mod imports;
 mod linker;
@@ -27,6 +28,7 @@ mod precheck;
 mod receipt;
 
 pub use brokers::BrokerError;
+pub use extension::{Extension, ExtensionLink};
 pub use imports::{Lane, Need, Surface};
 pub use receipt::{BrokerReceipt, ImportReceipt, Receipt};
 

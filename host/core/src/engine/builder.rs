@@ -50,6 +50,7 @@ pub struct EngineBuilder {
     state_dir: Option<PathBuf>,
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
     handoff: Option<crate::dock::handoff::Handoff>,
+    shipped: Vec<super::warm::Shipped>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -92,6 +93,7 @@ impl Default for EngineBuilder {
             state_dir: None,
             relay: None,
             handoff: None,
+            shipped: Vec::new(),
         }
     }
 }
@@ -251,6 +253,20 @@ impl EngineBuilder {
     /// ```
     pub fn stub(mut self, stub: crate::policy::Stub) -> Self {
         self.stubs = self.stubs.with(stub);
+        self
+    }
+
+    /// Adds a component a service ships (the agent service's loop), so
+    /// [`Engine::warm`] compiles it with the engine's own.
+    ///
+    /// ```no_run
+    /// use workbooks::{EngineBuilder, Shipped};
+    /// static LOOP: Shipped = Shipped { name: "acme:loop", bytes: b"\0asm" };
+    /// let engine = EngineBuilder::default().ships(&LOOP).build()?;
+    /// # Ok::<(), workbooks::EngineError>(())
+    /// ```
+    pub fn ships(mut self, component: &'static super::warm::Shipped) -> Self {
+        self.shipped.push(*component);
         self
     }
 
@@ -445,6 +461,7 @@ impl EngineBuilder {
                 home,
                 cache_dir: cache,
                 state_dir,
+                shipped: self.shipped,
                 _ticker: ticker,
             }),
         })

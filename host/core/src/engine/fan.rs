@@ -6,7 +6,7 @@
 
 use super::{CHILD_GRACE, Engine};
 use crate::commands::{CommandEnv, CommandError, CommandOutput, Tier};
-use crate::limits::FABRIC_MAX_WIDTH;
+use crate::limits::FAN_MAX_WIDTH;
 use crate::policy::Cap;
 use crate::tier::TierEnv;
 use bytes::Bytes;
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// How one fan-out of a command runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Fan<'a> {
-    /// Tasks in flight at once (clamped to 1..=[`FABRIC_MAX_WIDTH`]).
+    /// Tasks in flight at once (clamped to 1..=[`FAN_MAX_WIDTH`]).
     pub width: usize,
     /// The tier asked for; a command registered at a stronger one runs
     /// there.
@@ -29,14 +29,13 @@ pub struct Fan<'a> {
 }
 
 impl Engine {
-    /// What the tiers can use in this engine, with `nats` for the node
-    /// tier (which the engine itself does not run: see [`TierEnv::node`]).
-    pub fn tier_env(&self, nats: Option<String>) -> TierEnv {
+    /// What the tiers can use in this engine; no remote tier, which the
+    /// engine does not run itself (see [`crate::tier::RemoteTier`]).
+    pub fn tier_env(&self) -> TierEnv {
         TierEnv {
             wbx: self.wbx_binary().map(Into::into),
             bwrap: TierEnv::find_bwrap(),
-            nats,
-            node: false,
+            remote: None,
         }
     }
 
@@ -70,7 +69,7 @@ impl Engine {
                     (index, out, start.elapsed())
                 }
             })
-            .buffer_unordered(fan.width.clamp(1, FABRIC_MAX_WIDTH))
+            .buffer_unordered(fan.width.clamp(1, FAN_MAX_WIDTH))
             .collect::<Vec<_>>()
             .await;
         done.sort_by_key(|(index, _, _)| *index);
@@ -94,7 +93,7 @@ impl Engine {
             Tier::OsProcess => self.run_isolated(env, &resolved, argv, stdin, false).await,
             Tier::Container => self.run_isolated(env, &resolved, argv, stdin, true).await,
             Tier::Node => Err(CommandError::Refused(
-                self.tier_env(None)
+                self.tier_env()
                     .resolve(Tier::Node)
                     .err()
                     .map(|e| e.to_string())

@@ -16,9 +16,9 @@
 //! ([`crate::dock`]) and runs commands ([`launch`], the [`Launcher`] the
 //! `launch` primitive calls). Nothing below imports it.
 
-pub mod agent_loop;
 mod builder;
 mod container;
+mod extended;
 mod fan;
 pub mod lanes;
 mod launch;
@@ -35,10 +35,11 @@ mod upkeep;
 mod warm;
 
 pub use builder::EngineBuilder;
+pub use extended::{Extended, ExtendedError, ExtendedFuture};
 pub use fan::Fan;
 pub use remote::Admitted;
 pub use upkeep::Freed;
-pub use warm::{WarmError, Warmed};
+pub use warm::{Shipped, WarmError, Warmed};
 
 use crate::artifact::{Artifact, ArtifactError};
 use crate::cadence::Cadence;
@@ -184,6 +185,8 @@ struct Inner {
     net_max_body: usize,
     net_timeout: Duration,
     max_memory: usize,
+    /// The components services ship, compiled by [`Engine::warm`] too.
+    shipped: Vec<warm::Shipped>,
     _ticker: EpochTicker,
 }
 

@@ -1,11 +1,23 @@
-//! Warming: compiling every component shipped inside the engine into the
-//! home's compile cache ahead of time (`wbx warm`), so the first `run`,
-//! `call` or `serve` on a machine pays no compile at all.
+//! Warming: compiling every component shipped inside the engine, and
+//! those the services ship ([`Shipped`]), into the home's compile cache
+//! ahead of time (`wbx warm`), so the first `run`, `call` or `serve` on a
+//! machine pays no compile at all.
 
 use super::Engine;
+use crate::artifact::Artifact;
 use crate::dock::DockError;
 use crate::engine::shell::LineOptions;
 use std::time::{Duration, Instant};
+
+/// A component a service ships inside its crate, registered with
+/// [`EngineBuilder::ships`](crate::EngineBuilder::ships).
+#[derive(Debug, Clone, Copy)]
+pub struct Shipped {
+    /// Its name, as `wbx warm` prints it (`workbooks:agent`).
+    pub name: &'static str,
+    /// Its bytes.
+    pub bytes: &'static [u8],
+}
 
 /// One step of warming: a shipped component compiled, or found compiled.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -49,7 +61,21 @@ impl Engine {
     /// How many steps [`Engine::warm`] takes: one per shipped component,
     /// and the shell's first line (its composition with its brokers).
     pub fn warm_steps(&self) -> usize {
-        crate::embedded::all().len() + 1
+        crate::embedded::all().len() + self.inner.shipped.len() + 1
+    }
+
+    /// Every component warming compiles: the engine's, then the
+    /// services'. A service's that is not a valid artifact fails its step.
+    fn warmed(&self) -> Vec<(&'static str, Result<Artifact, DockError>)> {
+        let own = crate::embedded::all()
+            .into_iter()
+            .map(|e| (e.name, Ok(e.artifact())));
+        let services = self.inner.shipped.iter().map(|s| {
+            let artifact =
+                Artifact::from_bytes(s.bytes).map_err(|e| DockError::Link(e.to_string()));
+            (s.name, artifact)
+        });
+        own.chain(services).collect()
     }
 
     /// Compiles every shipped component into the compile cache, then runs
@@ -64,17 +90,17 @@ impl Engine {
     /// ```
     pub async fn warm(&self, mut each: impl FnMut(&Warmed)) -> Result<Vec<Warmed>, WarmError> {
         let mut done = Vec::with_capacity(self.warm_steps());
-        for shipped in crate::embedded::all() {
+        for (name, artifact) in self.warmed() {
             let start = Instant::now();
-            let artifact = shipped.artifact();
+            let failed = |source| WarmError::Compile {
+                name: name.to_string(),
+                source,
+            };
+            let artifact = artifact.map_err(failed)?;
             let cached = self.inner.docker.holds_compiled(&artifact.sha256());
-            self.precompile(&artifact)
-                .map_err(|source| WarmError::Compile {
-                    name: shipped.name.to_string(),
-                    source,
-                })?;
+            self.precompile(&artifact).map_err(failed)?;
             let step = Warmed {
-                name: shipped.name.to_string(),
+                name: name.to_string(),
                 cached,
                 took: start.elapsed(),
             };

@@ -288,7 +288,7 @@ pub const SERVE_PRESSURE_PERCENT: usize = 75;
 /// The header timeout of a connection admitted under pressure.
 pub const SERVE_PRESSURE_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
 
-// ---- llm and the agent loop ----------------------------------------------
+// ---- llm ------------------------------------------------------------------
 
 /// Wall-clock budget of one chat/completions request, by default: a model
 /// that stops answering is cut off here.
@@ -321,15 +321,6 @@ pub const LLM_MAX_REPLY_BYTES: usize = 8 << 20;
 /// filling its whole context on the operator's key in one turn.
 pub const LLM_MAX_TOKENS: u64 = 4096;
 
-/// Wall-clock budget of the agent component itself, however it spends its
-/// steps: each model turn and tool call has its own bound, and this stops
-/// a run from outliving any caller.
-pub const AGENT_RUN_DEADLINE: Duration = Duration::from_secs(6 * 3600);
-
-/// Fuel of the agent component for a whole run: the loop only builds and
-/// reads transcripts.
-pub const AGENT_FUEL: u64 = 50_000_000_000;
-
 /// Wall-clock budget of one build through the build broker (each lane it
 /// runs has its own command budget inside this).
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
@@ -342,11 +333,12 @@ pub const BUILD_BROKER_MEMORY: usize = 160 << 20;
 /// Commands one tenant may have running at once.
 pub const MAX_CONCURRENT_PER_TENANT: u32 = 64;
 
-/// Tasks in flight when the caller names no width.
-pub const FABRIC_WIDTH: usize = 16;
+/// Tasks in flight in a fan-out ([`crate::engine::Fan`]) when the caller
+/// names no width.
+pub const FAN_WIDTH: usize = 16;
 /// Most tasks in flight at once: the tenant's concurrency cap, so a
 /// fan-out is refused nothing the ladder would allow.
-pub const FABRIC_MAX_WIDTH: usize = MAX_CONCURRENT_PER_TENANT as usize;
+pub const FAN_MAX_WIDTH: usize = MAX_CONCURRENT_PER_TENANT as usize;
 /// Private writable memory a container-tier child may map beyond its
 /// guest's memory cap (its runtime, stacks, caches): with the cap, the
 /// child's `RLIMIT_DATA`. Stops a child that grows past what its guest

@@ -196,6 +196,7 @@ pub(crate) fn open(
             commands: &opts.commands,
             pipeline_stdin: opts.pipeline_stdin.as_ref(),
             pipeline_stdout: opts.pipeline_stdout.as_ref(),
+            llm_run: &opts.llm,
         };
         (row.open)(&opening, &mut contexts, wasi)?;
     }

@@ -146,6 +146,9 @@ pub struct SessionOptions {
     /// to write the session's stdout (the command line's own stdout, for
     /// the shell); without one, such a stage's stdout is captured.
     pub pipeline_stdout: Option<SessionOutput>,
+    /// Where the session's model answers are recorded or replayed from,
+    /// and what it may spend on the model (`llm`); nothing by default.
+    pub llm: crate::cap::llm::LlmRun,
 }
 
 impl SessionOptions {
@@ -169,6 +172,7 @@ impl SessionOptions {
             commands: CommandPolicy::default(),
             pipeline_stdin: None,
             pipeline_stdout: None,
+            llm: Default::default(),
         }
     }
 }
@@ -198,8 +202,10 @@ pub enum SessionError {
 
 pub(crate) mod caps;
 
-/// The data of every store.
-pub(crate) struct StoreState {
+/// The data of every component store. Opaque to a crate above, which
+/// reaches only its own extension's context in it
+/// ([`StoreState::extension`]).
+pub struct StoreState {
     wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limiter: MemoryLimiter,
@@ -210,12 +216,27 @@ pub(crate) struct StoreState {
     pub(crate) session: SessionCtx,
     /// Each cap's context, opened from the cap table.
     pub(crate) caps: Contexts,
-    pub(crate) agent: crate::cap::agent::AgentCtx,
+    /// The context of the lane's extension, if it is a service's
+    /// (`dock/extension.rs`).
+    pub(crate) extension: Option<Box<dyn std::any::Any + Send>>,
     /// The sockets and files this store holds, in its tenant's count.
     pub(crate) descriptors: Arc<Holding>,
 }
 
 impl StoreState {
+    /// The extension's context of this store, as `C`: the value the
+    /// service handed [`Engine::call_extended`](crate::Engine::call_extended),
+    /// or `C`'s default when the store holds none of that type.
+    pub fn extension<C: std::any::Any + Send + Default>(&mut self) -> &mut C {
+        if !self.extension.as_ref().is_some_and(|c| c.is::<C>()) {
+            self.extension = Some(Box::new(C::default()));
+        }
+        match self.extension.as_mut().and_then(|c| c.downcast_mut::<C>()) {
+            Some(c) => c,
+            None => unreachable!("set to a C just above"),
+        }
+    }
+
     /// The `wasi:sockets/ip-name-lookup` view: wasmtime-wasi's resolver
     /// behind the store's socket gate.
     pub(crate) fn lookup(&mut self) -> GuardedLookup<'_> {
@@ -460,7 +481,7 @@ pub(crate) fn new_store(
             caps: grant.caps,
         },
         caps: contexts,
-        agent: Default::default(),
+        extension: None,
         descriptors: host.descriptors.clone(),
     };
     let mut store = enveloped(host.wasmtime, state, |s| &mut s.limiter, opts)?;

@@ -17,6 +17,7 @@ pub use ceilings::forbid_new_threads;
 
 use crate::commands::Tier;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Why a tier cannot run here.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,6 +29,14 @@ pub struct TierUnavailable {
     pub why: String,
 }
 
+/// The `node` tier, which the engine does not run itself: its tasks go
+/// to other machines. A service above the core implements it (the
+/// fabric, over its bus) and puts it in the [`TierEnv`] it resolves with.
+pub trait RemoteTier: std::fmt::Debug + Send + Sync {
+    /// Whether it can take tasks here, and if not, why (for the operator).
+    fn available(&self) -> Result<(), String>;
+}
+
 /// What the tiers need from the machine.
 #[derive(Debug, Clone, Default)]
 pub struct TierEnv {
@@ -35,11 +44,8 @@ pub struct TierEnv {
     pub wbx: Option<PathBuf>,
     /// The bubblewrap binary, when found.
     pub bwrap: Option<PathBuf>,
-    /// The NATS server the node tier submits to.
-    pub nats: Option<String>,
-    /// Whether the node tier is built in (it is the fabric's, above the
-    /// engine, and a build may leave it out).
-    pub node: bool,
+    /// The `node` tier, when a service above the engine runs one.
+    pub remote: Option<Arc<dyn RemoteTier>>,
 }
 
 impl TierEnv {
@@ -75,11 +81,10 @@ impl TierEnv {
                 unavailable("this engine has no wbx binary to start inside the sandbox")
             }
             Tier::Container => Ok(()),
-            Tier::Node if self.nats.is_none() => {
-                unavailable("no NATS server: pass --nats URL (and run `wbx worker --nats URL`)")
-            }
-            Tier::Node if self.node => Ok(()),
-            Tier::Node => unavailable("this build has no node tier (built without `node`)"),
+            Tier::Node => match &self.remote {
+                None => unavailable("this engine has no remote tier to send tasks to"),
+                Some(remote) => remote.available().or_else(|why| unavailable(&why)),
+            },
         }
     }
 }

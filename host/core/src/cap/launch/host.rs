@@ -132,7 +132,7 @@ impl ServeAsync<RunMany> for Local {
             width,
         }: RunMany,
     ) -> Result<Fanned, CommandError> {
-        use crate::limits::{FABRIC_MAX_WIDTH, FABRIC_WIDTH, PARALLEL_MAX_INPUTS};
+        use crate::limits::{FAN_MAX_WIDTH, FAN_WIDTH, PARALLEL_MAX_INPUTS};
         let Some((launcher, env)) = self.launcher(Cap::Parallel) else {
             return Err(CommandError::Denied);
         };
@@ -143,10 +143,10 @@ impl ServeAsync<RunMany> for Local {
             )));
         }
         let width = match width as usize {
-            0 => FABRIC_WIDTH,
-            w if w > FABRIC_MAX_WIDTH => {
+            0 => FAN_WIDTH,
+            w if w > FAN_MAX_WIDTH => {
                 return Err(CommandError::Refused(format!(
-                    "run-command-many runs at most {FABRIC_MAX_WIDTH} at once; width {w} asked"
+                    "run-command-many runs at most {FAN_MAX_WIDTH} at once; width {w} asked"
                 )));
             }
             w => w,

@@ -31,14 +31,26 @@ use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
 
+/// What one session's model calls are held to besides the cap: where
+/// their answers are recorded or replayed from, and what the session may
+/// still spend (an agent run's). The default records nothing and spends
+/// within the cap's own bounds only.
+#[derive(Debug, Clone, Default)]
+pub struct LlmRun {
+    /// Where the answers are recorded, or replayed from.
+    pub tape: Option<tape::SharedTape>,
+    /// What the session may still spend.
+    pub budget: Option<Arc<TokenBudget>>,
+}
+
 /// The reach of one store: the endpoint and who is asking. The default
 /// reaches nothing.
 #[derive(Default)]
 pub(crate) struct LlmCtx {
     reach: Option<(Arc<LlmService>, String, Arc<Cadence>)>,
-    /// Where the answers are recorded, or replayed from (agent runs).
+    /// Where the answers are recorded, or replayed from ([`LlmRun`]).
     pub(crate) tape: Option<tape::SharedTape>,
-    /// What the run may still spend (agent runs).
+    /// What the session may still spend ([`LlmRun`]).
     pub(crate) budget: Option<Arc<TokenBudget>>,
 }
 
@@ -72,6 +84,9 @@ impl CapUnit for Llm {
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<LlmCtx, StorageError> {
         let (tenant, cadence) = (o.tenant.to_string(), o.cadence.clone());
-        Ok(LlmCtx::new(o.llm.cloned(), tenant, cadence))
+        let mut ctx = LlmCtx::new(o.llm.cloned(), tenant, cadence);
+        ctx.tape = o.llm_run.tape.clone();
+        ctx.budget = o.llm_run.budget.clone();
+        Ok(ctx)
     }
 }
