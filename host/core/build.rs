@@ -20,7 +20,6 @@ const BUILT_INS: &[&str] = &[
     "search",
     "fetch",
     "wat-lane",
-    "builder",
     "deny-sockets",
     "deny-http",
 ];

@@ -26,7 +26,7 @@ use wasmtime::component::{HasSelf, Linker};
 use workbooks::llm::TokenBudget;
 use workbooks::llm::tape::SharedTape;
 use workbooks::{
-    Artifact, Cap, CapSet, Engine, Extension, Grant, SessionOptions, Shipped, StoreState,
+    Artifact, Cap, CapSet, Engine, Extension, Grant, Lane, SessionOptions, Shipped, StoreState,
 };
 
 /// The loop's own world: the service's imports and the loop's export.
@@ -164,7 +164,7 @@ pub enum LoopError {
     Artifact(#[from] workbooks::ArtifactError),
     /// The engine could not dock or set up the loop.
     #[error(transparent)]
-    Extended(#[from] workbooks::ExtendedError),
+    Call(#[from] workbooks::CallOnError),
 }
 
 /// Runs the loop once for `call`, its host imports served by `run`; hands
@@ -194,10 +194,10 @@ pub(crate) async fn run_loop<R: LoopRun>(
         run: Some(Box::new(run)),
     };
     let end = engine
-        .call_extended(
+        .call_on(
             artifact,
             &grant,
-            &LANE,
+            Lane::Extended(&LANE),
             &session,
             context,
             |store, instance| {
@@ -235,7 +235,7 @@ pub(crate) async fn run_loop<R: LoopRun>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use workbooks::{DockError, Lane};
+    use workbooks::DockError;
 
     fn engine(home: &std::path::Path) -> Engine {
         Engine::builder().home(home).build().unwrap()

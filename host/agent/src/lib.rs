@@ -3,7 +3,7 @@
 //! A service over the `workbooks` core: [`Agents`] holds an engine and
 //! runs the loop component this crate ships ([`LOOP`]) on its own lane
 //! ([`LANE`], a `workbooks::Extension`) through
-//! `Engine::call_extended`, serving its tools; the core names nothing
+//! `Engine::call_on`, serving its tools; the core names nothing
 //! here. It owns the run's tools, the trace, replay, the signed
 //! [`ledger`], sessions and the agent HTTP API ([`api`], feature `api`).
 //!

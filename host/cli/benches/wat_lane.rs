@@ -59,8 +59,12 @@ fn main() {
             .expect("the lane runs")
     };
     let broker = || {
-        rt.block_on(engine.build_in_sandbox("wat", text.clone().into_bytes()))
-            .expect("the broker builds")
+        rt.block_on(workbooks_toolkit::build_in_sandbox(
+            &engine,
+            "wat",
+            text.clone().into_bytes(),
+        ))
+        .expect("the broker builds")
     };
     // Warm: the compile caches, the native allocator.
     assert_eq!(broker(), expected, "the broker and the crate disagree");

@@ -280,7 +280,8 @@ pub(crate) fn engine_built(
         .operator_allow(operator)
         .llm(llm_endpoint())
         .pooling(pooling)
-        .ships(&workbooks_agent::LOOP);
+        .ships(&workbooks_agent::LOOP)
+        .ships(&workbooks_toolkit::BUILDER);
     if let Some(path) = tls_roots_file() {
         builder = builder.tls_roots_file(path);
     }

@@ -77,14 +77,6 @@ pub(crate) const FETCH: Embedded = Embedded {
     sha256: sha256::FETCH,
 };
 
-/// The build broker: source in, a checked artifact out, through the
-/// sandboxed lanes.
-pub(crate) const BUILDER: Embedded = Embedded {
-    name: "workbooks:builder",
-    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/builder.wasm")),
-    sha256: sha256::BUILDER,
-};
-
 /// upper: stdin uppercased.
 pub(crate) const UPPER: Embedded = Embedded {
     name: "upper",
@@ -147,7 +139,6 @@ pub(crate) fn all() -> Vec<Embedded> {
         SEARCH,
         FETCH,
         WAT_LANE,
-        BUILDER,
         DENY_SOCKETS,
         DENY_HTTP,
     ];

@@ -30,7 +30,7 @@
 //! (toolkits, build lanes, the catalog, bundles, the tool catalogue),
 //! `workbooks-agent` (the agent service, its ledger and HTTP API; it runs
 //! its loop component on its own lane, an [`Extension`], through
-//! [`Engine::call_extended`]) and `workbooks-fabric` (fan-outs and the node
+//! [`Engine::call_on`]) and `workbooks-fabric` (fan-outs and the node
 //! tier).
 
 #![deny(missing_docs)]
@@ -104,8 +104,8 @@ pub use compiler::{CompileWatch, Compiler};
 pub use dock::{DockError, Docked, Extension, ExtensionLink, Lane, Receipt};
 pub use egress::{Cidr, NetGuard};
 pub use engine::{
-    Engine, EngineBuilder, EngineError, Extended, ExtendedError, ExtendedFuture, Freed, Shipped,
-    WarmError, Warmed, build_id, default_home,
+    CallFuture, CallOnError, Called, Engine, EngineBuilder, EngineError, Freed, Shipped, WarmError,
+    Warmed, build_id, default_home,
 };
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use pipes::{PipeReader, SessionOutput};

@@ -18,13 +18,13 @@
 //! (`os_process`); a name registered already is replaced only when asked.
 
 use super::Toolkit;
+use crate::broker::{LaneError, build_in_sandbox};
 use crate::catalog::{Archive, Catalog, CatalogError, Row};
 use crate::discover::is_slug;
 use crate::tree::{compose_source, inside};
 use crate::verify::needs_pin;
 use workbooks::commands::{ArgMode, Entry, RegistryError, Tier, builtin};
 use workbooks::engine::Engine;
-use workbooks::engine::lanes::LaneError;
 
 /// Why a toolkit could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -128,7 +128,7 @@ impl From<LaneError> for BuildError {
 }
 
 /// Builds toolkits into `engine`'s registry: every lane runs in the
-/// sandbox (`Engine::build_in_sandbox`), never on the host.
+/// sandbox ([`crate::broker`]), never on the host.
 #[derive(Clone)]
 pub struct Builds {
     pub(crate) engine: Engine,
@@ -188,7 +188,7 @@ impl Builds {
             } else if lang == Some("wat") {
                 let text = prebuilt(tk, dir, "wat")?;
                 signed_pin(tk, dir, &text)?;
-                self.engine.build_in_sandbox("wat", text).await?
+                build_in_sandbox(&self.engine, "wat", text).await?
             } else {
                 let wasm = prebuilt(tk, dir, "wasm")?;
                 signed_pin(tk, dir, &wasm)?;

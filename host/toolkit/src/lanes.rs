@@ -3,7 +3,7 @@
 //! component docked under `minimal` narrowed to `vfs` and `commands`),
 //! which runs the lane as a command through `workbooks:engine/commands`,
 //! so the deny ladder and cadence apply, and caps what it takes and gives
-//! back (`Engine::build_in_sandbox`). `wat` is a built-in command (the `wat` and `wasmparser` crates);
+//! back ([`crate::broker`]). `wat` is a built-in command (the `wat` and `wasmparser` crates);
 //! `js` packages a script with the catalog's QuickJS (its pinned bytes
 //! only) after that QuickJS compiled it. `c` compiles and links one C
 //! file with the catalog's clang and wasm-ld, each run a command in the
@@ -47,7 +47,7 @@ impl Builds {
             })?;
         // The broker caps the script, checks it is UTF-8 and has QuickJS
         // compile it.
-        let script = self.engine.build_in_sandbox("js", script).await?;
+        let script = crate::broker::build_in_sandbox(&self.engine, "js", script).await?;
         let script = String::from_utf8(script).map_err(|_| BuildError::Lane {
             lane: "js",
             why: "the broker answered a script that is not UTF-8".into(),

@@ -20,6 +20,7 @@
 
 #![deny(missing_docs)]
 
+pub mod broker;
 pub mod build;
 pub mod bundle;
 pub mod catalog;
@@ -35,6 +36,7 @@ pub mod tools;
 mod tree;
 pub mod verify;
 
+pub use broker::{BUILDER, LaneError, build_in_sandbox};
 pub use build::{BuildError, Builds};
 pub use discover::{Toolkit, Toolkits, default_root};
 pub use manifest::Manifest;
@@ -198,8 +200,8 @@ mod tests;
 mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
-        "limits", "manifest", "standing", "discover", "tree", "verify", "compose", "catalog",
-        "build", "lanes", "import", "push", "bundle", "tools", "tests",
+        "limits", "broker", "manifest", "standing", "discover", "tree", "verify", "compose",
+        "catalog", "build", "lanes", "import", "push", "bundle", "tools", "tests",
     ];
 
     #[test]

@@ -63,3 +63,12 @@ pub const BUNDLE_MAX_BYTES: u64 = 512 << 20;
 
 /// Entries in one bundle.
 pub const BUNDLE_MAX_ENTRIES: usize = 20_000;
+
+/// Wall-clock budget of one build through the build broker (each lane it
+/// runs has its own command budget inside this).
+pub const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Memory of the build broker's store: room for two copies of the largest
+/// source a lane takes (32 MiB of WAT, the broker's and the commands
+/// broker's) and the output it hands back; past it, the build traps.
+pub const BUILD_BROKER_MEMORY: usize = 160 << 20;

@@ -120,35 +120,38 @@ async fn the_build_broker_compiles_wat_as_the_native_crate_does_and_refuses_by_n
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
     let text = "(module (func (export \"f\") (result i32) i32.const 7))";
-    let built = engine
-        .build_in_sandbox("wat", text.as_bytes().to_vec())
+    let built = workbooks_toolkit::build_in_sandbox(&engine, "wat", text.as_bytes().to_vec())
         .await
         .unwrap();
     assert_eq!(built, wat::parse_str(text).unwrap());
 
-    let err = engine
-        .build_in_sandbox("wat", b"(module (func (result i32)))".to_vec())
-        .await
-        .unwrap_err();
+    let err = workbooks_toolkit::build_in_sandbox(
+        &engine,
+        "wat",
+        b"(module (func (result i32)))".to_vec(),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(
             err,
-            workbooks::engine::lanes::LaneError::Refused { lane: "wat", .. }
+            workbooks_toolkit::LaneError::Refused { lane: "wat", .. }
         ),
         "{err}"
     );
     assert!(err.to_string().contains("type mismatch"), "{err}");
 
     let huge = vec![b' '; (32 << 20) + 1];
-    let err = engine.build_in_sandbox("wat", huge).await.unwrap_err();
+    let err = workbooks_toolkit::build_in_sandbox(&engine, "wat", huge)
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("source_too_large"), "{err}");
 
-    let err = engine
-        .build_in_sandbox("rust", b"fn main() {}".to_vec())
+    let err = workbooks_toolkit::build_in_sandbox(&engine, "rust", b"fn main() {}".to_vec())
         .await
         .unwrap_err();
     assert!(
-        matches!(err, workbooks::engine::lanes::LaneError::Unavailable(_)),
+        matches!(err, workbooks_toolkit::LaneError::Unavailable(_)),
         "{err}"
     );
     assert!(err.to_string().contains("rust compiler component"), "{err}");
@@ -231,10 +234,11 @@ async fn a_script_past_the_brokers_cap_or_packaged_arguments_past_argv_are_refus
     let home = tempfile::tempdir().unwrap();
     let engine = own_builder(home.path()).build().unwrap();
     let big = vec![b'1'; (128 << 10) + 1];
-    let err = engine.build_in_sandbox("js", big).await.unwrap_err();
+    let err = workbooks_toolkit::build_in_sandbox(&engine, "js", big)
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("source_too_large"), "{err}");
-    let err = engine
-        .build_in_sandbox("js", vec![0xff, 0xfe])
+    let err = workbooks_toolkit::build_in_sandbox(&engine, "js", vec![0xff, 0xfe])
         .await
         .unwrap_err();
     assert!(err.to_string().contains("not UTF-8"), "{err}");

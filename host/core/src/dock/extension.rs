@@ -4,7 +4,7 @@
 //!
 //! The service declares an [`Extension`] as a `static`, docks on
 //! `Lane::Extended(&EXTENSION)` and runs the component with
-//! [`Engine::call_extended`](crate::Engine::call_extended), handing the
+//! [`Engine::call_on`](crate::Engine::call_on), handing the
 //! store a context of its own type, which its host functions reach with
 //! [`StoreState::extension`].
 //!

@@ -17,10 +17,9 @@
 //! `launch` primitive calls). Nothing below imports it.
 
 mod builder;
+mod call_on;
 mod container;
-mod extended;
 mod fan;
-pub mod lanes;
 mod launch;
 mod module_lane;
 mod os_process;
@@ -35,7 +34,7 @@ mod upkeep;
 mod warm;
 
 pub use builder::EngineBuilder;
-pub use extended::{Extended, ExtendedError, ExtendedFuture};
+pub use call_on::{CallFuture, CallOnError, Called};
 pub use fan::Fan;
 pub use remote::Admitted;
 pub use upkeep::Freed;

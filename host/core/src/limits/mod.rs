@@ -321,15 +321,6 @@ pub const LLM_MAX_REPLY_BYTES: usize = 8 << 20;
 /// filling its whole context on the operator's key in one turn.
 pub const LLM_MAX_TOKENS: u64 = 4096;
 
-/// Wall-clock budget of one build through the build broker (each lane it
-/// runs has its own command budget inside this).
-pub const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Memory of the build broker's store: room for two copies of the largest
-/// source a lane takes (32 MiB of WAT, the broker's and the commands
-/// broker's) and the output it hands back; past it, the build traps.
-pub const BUILD_BROKER_MEMORY: usize = 160 << 20;
-
 /// Commands one tenant may have running at once.
 pub const MAX_CONCURRENT_PER_TENANT: u32 = 64;
 

@@ -225,7 +225,7 @@ pub struct StoreState {
 
 impl StoreState {
     /// The extension's context of this store, as `C`: the value the
-    /// service handed [`Engine::call_extended`](crate::Engine::call_extended),
+    /// service handed [`Engine::call_on`](crate::Engine::call_on),
     /// or `C`'s default when the store holds none of that type.
     pub fn extension<C: std::any::Any + Send + Default>(&mut self) -> &mut C {
         if !self.extension.as_ref().is_some_and(|c| c.is::<C>()) {
