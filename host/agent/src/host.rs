@@ -21,13 +21,11 @@ use bindings::workbooks::host::{telemetry, tools};
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use workbooks::llm::TokenBudget;
 use workbooks::llm::tape::SharedTape;
-use workbooks::{
-    Artifact, Cap, CapSet, Engine, Extension, Grant, Lane, SessionOptions, Shipped, StoreState,
-};
+use workbooks::{Cap, CapSet, Engine, Extension, Grant, Lane, SessionOptions, Shipped, StoreState};
 
 /// The loop's own world: the service's imports and the loop's export.
 mod bindings {
@@ -45,10 +43,10 @@ pub(crate) use tools::Outcome;
 
 /// The loop component, built from `guests/agent` by this crate's build
 /// script; registered with the engine so `wbx warm` compiles it too.
-pub static LOOP: Shipped = Shipped {
-    name: "workbooks:agent",
-    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/agent.wasm")),
-};
+pub static LOOP: Shipped = Shipped::new(
+    "workbooks:agent",
+    include_bytes!(concat!(env!("OUT_DIR"), "/agent.wasm")),
+);
 
 /// The loop's lane: `tools` and `telemetry`, linked for it alone.
 pub static LANE: Extension = Extension {
@@ -161,7 +159,7 @@ pub enum LoopError {
     Policy(#[from] workbooks::PolicyError),
     /// The shipped component is not a valid artifact (a broken build).
     #[error("agent: {0}")]
-    Artifact(#[from] workbooks::ArtifactError),
+    Artifact(String),
     /// The engine could not dock or set up the loop.
     #[error(transparent)]
     Call(#[from] workbooks::CallOnError),
@@ -175,14 +173,9 @@ pub(crate) async fn run_loop<R: LoopRun>(
     call: LoopCall,
     run: R,
 ) -> Result<(Result<LoopAnswer, String>, Option<R>), LoopError> {
-    static ARTIFACT: OnceLock<Artifact> = OnceLock::new();
-    let artifact = match ARTIFACT.get() {
-        Some(a) => a,
-        None => {
-            let a = Artifact::from_bytes(LOOP.bytes)?;
-            ARTIFACT.get_or_init(|| a)
-        }
-    };
+    let artifact = LOOP
+        .artifact()
+        .map_err(|e| LoopError::Artifact(e.to_string()))?;
     let grant = Grant::narrowed("network", CapSet::of(&[Cap::Llm]))?;
     let mut session = SessionOptions::new(call.id, call.tenant);
     session.fuel = Some(AGENT_FUEL);
@@ -245,12 +238,12 @@ mod tests {
     fn the_loop_is_refused_off_its_lane_and_gains_no_cap_on_it() {
         let home = tempfile::tempdir().unwrap();
         let engine = engine(home.path());
-        let artifact = Artifact::from_bytes(LOOP.bytes).unwrap();
+        let artifact = LOOP.artifact().unwrap();
         let llm = Grant::narrowed("network", CapSet::of(&[Cap::Llm])).unwrap();
         // Off its lane, the service's imports are a guest reaching for the
         // host's own: refused, by name, under every grant.
         for grant in [llm.clone(), Grant::profile("posix")] {
-            let refused = engine.dock(&artifact, &grant).unwrap_err();
+            let refused = engine.dock(artifact, &grant).unwrap_err();
             assert!(
                 matches!(refused, DockError::HostPrimitive { .. }),
                 "{refused}"
@@ -261,11 +254,11 @@ mod tests {
         // loop still needs its grant's llm.
         let bare = Grant::narrowed("network", CapSet::EMPTY).unwrap();
         let refused = engine
-            .dock_on(&artifact, &bare, Lane::Extended(&LANE))
+            .dock_on(artifact, &bare, Lane::Extended(&LANE))
             .unwrap_err();
         assert!(refused.to_string().contains("llm"), "{refused}");
         engine
-            .dock_on(&artifact, &llm, Lane::Extended(&LANE))
+            .dock_on(artifact, &llm, Lane::Extended(&LANE))
             .unwrap();
     }
 
@@ -278,12 +271,12 @@ mod tests {
         };
         let home = tempfile::tempdir().unwrap();
         let engine = engine(home.path());
-        let artifact = Artifact::from_bytes(LOOP.bytes).unwrap();
+        let artifact = LOOP.artifact().unwrap();
         let llm = Grant::narrowed("network", CapSet::of(&[Cap::Llm])).unwrap();
         // It claims the names but links nothing: the dock fails at link,
         // never instantiating a loop whose imports nobody serves.
         let refused = engine
-            .dock_on(&artifact, &llm, Lane::Extended(&OTHER))
+            .dock_on(artifact, &llm, Lane::Extended(&OTHER))
             .unwrap_err();
         assert!(matches!(refused, DockError::Link(_)), "{refused}");
     }

@@ -9,16 +9,15 @@
 //! and [`BUILD_BROKER_MEMORY`] on; nothing is compiled by the host.
 
 use crate::limits::{BUILD_BROKER_MEMORY, BUILD_TIMEOUT};
-use std::sync::OnceLock;
 use workbooks::limits::COMMAND_FUEL;
-use workbooks::{Artifact, Cap, CapSet, Engine, Grant, Lane, SessionOptions, Shipped};
+use workbooks::{Cap, CapSet, Engine, Grant, Lane, SessionOptions, Shipped};
 
 /// The build broker, built from `guests/builder` by this crate's build
 /// script; registered with the engine so `wbx warm` compiles it too.
-pub static BUILDER: Shipped = Shipped {
-    name: "workbooks:builder",
-    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/builder.wasm")),
-};
+pub static BUILDER: Shipped = Shipped::new(
+    "workbooks:builder",
+    include_bytes!(concat!(env!("OUT_DIR"), "/builder.wasm")),
+);
 
 /// Why a build in the sandbox gave nothing back.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,15 +51,9 @@ pub async fn build_in_sandbox(
         _ => "build",
     };
     let lane = |why: String| LaneError::Refused { lane: label, why };
-    static ARTIFACT: OnceLock<Artifact> = OnceLock::new();
-    let artifact = match ARTIFACT.get() {
-        Some(a) => a,
-        None => {
-            let a = Artifact::from_bytes(BUILDER.bytes)
-                .map_err(|e| lane(format!("the build broker: {e}")))?;
-            ARTIFACT.get_or_init(|| a)
-        }
-    };
+    let artifact = BUILDER
+        .artifact()
+        .map_err(|e| lane(format!("the build broker: {e}")))?;
     let grant = Grant::narrowed("minimal", CapSet::of(&[Cap::Vfs, Cap::Commands]))
         .map_err(|e| lane(e.to_string()))?;
     let mut session = SessionOptions::new("build", "default");

@@ -50,7 +50,7 @@ pub struct EngineBuilder {
     state_dir: Option<PathBuf>,
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
     handoff: Option<crate::dock::handoff::Handoff>,
-    shipped: Vec<super::warm::Shipped>,
+    shipped: Vec<&'static super::warm::Shipped>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -261,12 +261,12 @@ impl EngineBuilder {
     ///
     /// ```no_run
     /// use workbooks::{EngineBuilder, Shipped};
-    /// static LOOP: Shipped = Shipped { name: "acme:loop", bytes: b"\0asm" };
+    /// static LOOP: Shipped = Shipped::new("acme:loop", b"\0asm");
     /// let engine = EngineBuilder::default().ships(&LOOP).build()?;
     /// # Ok::<(), workbooks::EngineError>(())
     /// ```
     pub fn ships(mut self, component: &'static super::warm::Shipped) -> Self {
-        self.shipped.push(*component);
+        self.shipped.push(component);
         self
     }
 

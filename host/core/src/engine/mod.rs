@@ -185,7 +185,7 @@ struct Inner {
     net_timeout: Duration,
     max_memory: usize,
     /// The components services ship, compiled by [`Engine::warm`] too.
-    shipped: Vec<warm::Shipped>,
+    shipped: Vec<&'static warm::Shipped>,
     _ticker: EpochTicker,
 }
 

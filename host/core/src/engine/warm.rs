@@ -4,19 +4,46 @@
 //! machine pays no compile at all.
 
 use super::Engine;
-use crate::artifact::Artifact;
+use crate::artifact::{Artifact, ArtifactError};
 use crate::dock::DockError;
 use crate::engine::shell::LineOptions;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// A component a service ships inside its crate, registered with
-/// [`EngineBuilder::ships`](crate::EngineBuilder::ships).
-#[derive(Debug, Clone, Copy)]
+/// [`EngineBuilder::ships`](crate::EngineBuilder::ships). Its bytes are
+/// validated and hashed once per process, by whichever of the service and
+/// [`Engine::warm`] asks first.
+#[derive(Debug)]
 pub struct Shipped {
-    /// Its name, as `wbx warm` prints it (`workbooks:agent`).
-    pub name: &'static str,
-    /// Its bytes.
-    pub bytes: &'static [u8],
+    name: &'static str,
+    bytes: &'static [u8],
+    artifact: OnceLock<Result<Artifact, ArtifactError>>,
+}
+
+impl Shipped {
+    /// The component `name` (as `wbx warm` prints it: `workbooks:agent`)
+    /// of `bytes`.
+    pub const fn new(name: &'static str, bytes: &'static [u8]) -> Shipped {
+        Shipped {
+            name,
+            bytes,
+            artifact: OnceLock::new(),
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Its artifact; an error if the bytes are not a valid one (a broken
+    /// build).
+    pub fn artifact(&self) -> Result<&Artifact, &ArtifactError> {
+        self.artifact
+            .get_or_init(|| Artifact::from_bytes(self.bytes))
+            .as_ref()
+    }
 }
 
 /// One step of warming: a shipped component compiled, or found compiled.
@@ -71,9 +98,8 @@ impl Engine {
             .into_iter()
             .map(|e| (e.name, Ok(e.artifact())));
         let services = self.inner.shipped.iter().map(|s| {
-            let artifact =
-                Artifact::from_bytes(s.bytes).map_err(|e| DockError::Link(e.to_string()));
-            (s.name, artifact)
+            let artifact = s.artifact().cloned();
+            (s.name, artifact.map_err(|e| DockError::Link(e.to_string())))
         });
         own.chain(services).collect()
     }
@@ -127,5 +153,47 @@ impl Engine {
         each(&step);
         done.push(step);
         Ok(done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shipped_component_is_validated_once_and_bad_bytes_stay_refused() {
+        static GOOD: Shipped = Shipped::new("good", b"\0asm\x01\0\0\0");
+        static BAD: Shipped = Shipped::new("bad", b"not wasm");
+        let first: *const Artifact = GOOD.artifact().unwrap();
+        let again: *const Artifact = GOOD.artifact().unwrap();
+        assert_eq!(first, again, "validated and hashed once");
+        for _ in 0..2 {
+            assert!(matches!(BAD.artifact(), Err(ArtifactError::NotWasm)));
+        }
+    }
+
+    #[tokio::test]
+    async fn warming_names_a_shipped_component_that_is_not_wasm() {
+        static BAD: Shipped = Shipped::new("acme:broken", b"not wasm");
+        let home = tempfile::tempdir().unwrap();
+        let engine = crate::Engine::builder()
+            .home(home.path())
+            .pooling(false)
+            .ships(&BAD)
+            .build()
+            .unwrap();
+        let mut named = Vec::new();
+        let err = engine
+            .warm(|s| named.push(s.name.clone()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, WarmError::Compile { name, .. } if name == "acme:broken"),
+            "{err}"
+        );
+        assert!(
+            !named.is_empty(),
+            "the engine's own components warmed first"
+        );
     }
 }

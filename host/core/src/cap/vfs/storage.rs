@@ -141,6 +141,8 @@ pub struct VolumeEntry {
 pub struct Volumes {
     storage: Storage,
     tree: sled::Tree,
+    /// The database's vfs state, looked up once for every write.
+    shared: Arc<VfsShared>,
 }
 
 fn key(volume: Volume, path: &str) -> Vec<u8> {
@@ -164,7 +166,7 @@ fn file_path(path: &str) -> Result<String, VfsError> {
 /// What every store of one database shares for vfs: the write lock that
 /// keeps a volume's usage true, and the instance ids that still have
 /// unscoped volumes (read from the tree names on first use).
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(super) struct VfsShared {
     writes: Mutex<()>,
     legacy: OnceLock<Mutex<BTreeSet<String>>>,
@@ -195,13 +197,15 @@ impl Storage {
     pub fn volumes(&self, tenant: &str, id: &str) -> Result<Volumes, StorageError> {
         validate_name("tenant", tenant)?;
         validate_name("instance", id)?;
-        if self.vfs().legacy(self).contains(id) {
+        let shared = self.vfs();
+        if shared.legacy(self).contains(id) {
             return Err(StorageError::LegacyVolumes { id: id.to_string() });
         }
         let tree = self.tree(&volume_tree(tenant, id))?;
         Ok(Volumes {
             storage: self.clone(),
             tree,
+            shared,
         })
     }
 
@@ -257,8 +261,7 @@ impl Volumes {
             return Err(VfsError::FileTooLarge(VFS_MAX_FILE_BYTES));
         }
         {
-            let vfs = self.storage.vfs();
-            let _guard = vfs.writes();
+            let _guard = self.shared.writes();
             for (i, _) in p.match_indices('/') {
                 if self.tree.contains_key(key(volume, &p[..i]))? {
                     return Err(VfsError::NotDirectory);
@@ -297,8 +300,7 @@ impl Volumes {
     pub fn remove(&self, volume: Volume, path: &str) -> Result<bool, VfsError> {
         let p = file_path(path)?;
         {
-            let vfs = self.storage.vfs();
-            let _guard = vfs.writes();
+            let _guard = self.shared.writes();
             let k = key(volume, &p);
             let Some(old) = self.tree.get(&k)? else {
                 if self.is_dir(volume, &p)? {
@@ -399,8 +401,7 @@ impl Volumes {
     /// Removes every file of `volume`.
     pub fn clear(&self, volume: Volume) -> Result<(), VfsError> {
         {
-            let vfs = self.storage.vfs();
-            let _guard = vfs.writes();
+            let _guard = self.shared.writes();
             let mut batch = sled::Batch::default();
             for k in self.tree.scan_prefix([volume.tag()]).keys() {
                 batch.remove(k?);
