@@ -1,5 +1,6 @@
 //! The protocol between `wbx daemon` and its clients, one Unix stream
-//! socket per line; and the client's half of it.
+//! socket per line; and the client's half of it. Also the request a
+//! parent engine sends the child that runs a command for it ([`child`]).
 //!
 //! Every message is a frame: a tag byte, a little-endian `u32` length and
 //! that many bytes. The client opens with `Q` (the [`Request`], JSON); the
@@ -22,6 +23,7 @@
 //! its own.
 
 mod args;
+pub mod child;
 mod frames;
 pub mod home;
 mod relay;
@@ -47,13 +49,13 @@ pub use verb::{Globals, RunVerb};
 mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
-        "home", "socket", "args", "frames", "request", "verb", "relay", "run_args",
+        "home", "socket", "args", "frames", "child", "request", "verb", "relay", "run_args",
     ];
 
     #[test]
     fn every_module_is_placed_and_none_imports_from_a_layer_above_it() {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let checked = layers::check(&src, LAYERS, &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert!(checked >= 8, "checked only {checked} files");
+        assert!(checked >= 9, "checked only {checked} files");
     }
 }

@@ -54,7 +54,7 @@ pub use service::Agents;
 pub use sessions::{LiveEvent, LiveRunError, SessionRecord, SessionStatus, Sessions, Subscription};
 pub use trace::{StepEvent, TurnEvent};
 
-pub(crate) use workbooks::{RUNS_DIR, WORKDIR};
+pub use workdir::{RUN_WORKDIRS, RUNS_DIR, WORKDIR};
 
 /// The crate's layering, checked: every top-level module is placed, and
 /// each imports only from the modules before it.

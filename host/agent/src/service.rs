@@ -17,8 +17,13 @@ pub struct Agents {
 
 impl Agents {
     /// The service on `engine`: no outside services, and the toolkits the
-    /// process finds ([`Toolkits::from_env`]).
+    /// process finds ([`Toolkits::from_env`]). The engine shares its runs'
+    /// working dirs ([`crate::RUN_WORKDIRS`]) with their tools from here
+    /// on, and no other part of its home.
     pub fn new(engine: Engine) -> Agents {
+        engine
+            .share_home(crate::RUN_WORKDIRS)
+            .expect("RUN_WORKDIRS is a pattern of names");
         let outside = Arc::new(Outside::new(
             AgentServices::default(),
             engine.operator_client(),

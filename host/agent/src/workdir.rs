@@ -9,6 +9,19 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// The folder of the home under which agent runs are kept, by tenant and
+/// id.
+pub const RUNS_DIR: &str = "runs";
+
+/// A run's working dir inside its folder: the one part of the home its
+/// tools (and only its tools) may be shown.
+pub const WORKDIR: &str = "workdir";
+
+/// The part of the home the service shares with its runs' tools (see
+/// `Engine::share_home`): each run's working dir,
+/// `<home>/runs/<tenant>/<id>/workdir`, and nothing else of the home.
+pub const RUN_WORKDIRS: &str = "runs/*/*/workdir";
+
 /// The options of a run as `_run.json` keeps them.
 pub const RUN_FILE: &str = "_run.json";
 /// The model's answers.

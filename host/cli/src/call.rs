@@ -3,8 +3,8 @@
 //! `run(input) -> result<string, string>` once and print the answer; an
 //! `err` is printed on stderr and exits 1; a refusal exits 120, as `exec`'s
 //! does, and every other failure with its code in [`crate::exit::TABLE`]. A plugin registered at
-//! `os_process` is called in a child `wbx call --framed`, which answers in
-//! frames (see `workbooks::engine::plugin_child`).
+//! `os_process` is called in a child process, which answers in frames (see
+//! `workbooks::child`).
 
 use crate::options::{StageArgs, StageOptions as _};
 use crate::{exit, fail};
@@ -23,14 +23,6 @@ pub(crate) struct Args {
     /// the file's stem or the command's name).
     #[arg(long, value_name = "ID")]
     id: Option<String>,
-    /// Answer in frames, in this process (how a plugin registered at
-    /// os_process is called from a parent).
-    #[arg(long, hide = true)]
-    framed: bool,
-    /// The target is a registered name (never a file) whose entry must
-    /// hold these bytes (how a parent names the plugin its child calls).
-    #[arg(long, hide = true, value_name = "HEX")]
-    registered_sha256: Option<String>,
     /// The component: a file, or the name of a registered command.
     target: String,
 }
@@ -56,13 +48,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(e) => e,
         Err(code) => return code,
     };
-    // A parent's child calls the registered bytes it was told, or nothing.
-    let path = match &args.registered_sha256 {
-        Some(_) => PathBuf::new(),
-        None => match crate::oci::local(std::path::Path::new(&args.target), engine.home()) {
-            Ok((path, _)) => path,
-            Err(code) => return code,
-        },
+    let path = match crate::oci::local(std::path::Path::new(&args.target), engine.home()) {
+        Ok((path, _)) => path,
+        Err(code) => return code,
     };
     // A registered plugin runs with no more than its registration allows.
     if !path.is_file()
@@ -74,10 +62,8 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             .unwrap_or_else(|| workbooks::Profile::resolve(&opts.profile).effective.caps());
         opts.caps = Some(granted.intersect(ceiling));
     }
-    // A plugin registered at os_process is called in a child, unless this
-    // is that child.
-    if !args.framed
-        && !path.is_file()
+    // A plugin registered at os_process is called in a child.
+    if !path.is_file()
         && let Ok(Some(entry)) = engine.registry().get(&args.target)
         && entry.tier == workbooks::commands::Tier::OsProcess
     {
@@ -106,22 +92,6 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         (loaded, stem)
     } else {
         let loaded = match engine.registry().get(&args.target) {
-            Ok(Some(entry))
-                if args
-                    .registered_sha256
-                    .as_ref()
-                    .is_some_and(|want| *want != entry.sha256) =>
-            {
-                Err((
-                    format!(
-                        "`{}` holds sha256 {} now, not the {} its caller named",
-                        args.target,
-                        entry.sha256,
-                        args.registered_sha256.as_deref().unwrap_or_default()
-                    ),
-                    exit::LOAD,
-                ))
-            }
             Ok(Some(entry)) => {
                 stubs = entry.stub_set();
                 engine
@@ -142,8 +112,6 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     };
     let artifact = match artifact {
         Ok(a) => a,
-        // A child tells its parent why, in a frame.
-        Err((e, _)) if args.framed => return framed(Err(e)),
         Err((e, code)) => return fail("call", e, code),
     };
     let sup = match Supervisor::for_tenant(engine, &opts.tenant) {
@@ -162,31 +130,10 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     });
     match answer {
         Err(code) => code,
-        Ok(answer) if args.framed => framed(answer.map_err(|e| e.to_string())),
         Ok(answer) => answered(
             answer.map_err(|e| (e.to_string(), exit::for_instance_error(&e))),
             crate::out::json(),
         ),
-    }
-}
-
-/// Writes a framed answer: the `ok` text as stdout, the `err` text as
-/// stderr, and the verdict (exit 0 or 1, or the engine's refusal).
-fn framed(answer: Result<Result<String, String>, String>) -> u8 {
-    use workbooks::commands::frames::{self, Verdict};
-    let (out, err, verdict) = match &answer {
-        Ok(Ok(v)) => (v.as_str(), "", Verdict::Exit(0)),
-        Ok(Err(v)) => ("", v.as_str(), Verdict::Exit(1)),
-        Err(e) => (
-            "",
-            "",
-            Verdict::Failed(workbooks::CommandError::Refused(e.clone())),
-        ),
-    };
-    let mut stdout = std::io::stdout().lock();
-    match frames::write_all(&mut stdout, out.as_bytes(), err.as_bytes(), &verdict) {
-        Ok(()) => 0,
-        Err(_) => exit::ENGINE,
     }
 }
 

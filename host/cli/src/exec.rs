@@ -3,10 +3,9 @@
 //! stderr passed through, exactly the `--env` pairs as its environment, and
 //! its exit code propagated.
 //!
-//! With `--framed` (how the `os_process` tier starts its children) the
-//! guest's output is captured instead and written back as frames, followed
-//! by the verdict, so the parent never has to read the engine's word out of
-//! text the guest could have written.
+//! The children the tiers start are not run here: `wbx exec --framed`, and
+//! nothing else on the line, is `workbooks::child::run`, which reads its
+//! request on stdin (see `main`).
 
 mod early;
 
@@ -14,10 +13,7 @@ pub(crate) use early::early;
 
 use crate::{exit, fail};
 use std::path::{Path, PathBuf};
-use workbooks::commands::frames::{self, Verdict};
-use workbooks::{
-    CapSet, CommandError, Grant, Output, Preopen, Profile, RunError, SessionOptions, Stdin,
-};
+use workbooks::{CapSet, Grant, Output, Preopen, Profile, RunError, SessionOptions, Stdin};
 
 #[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct Args {
@@ -54,21 +50,6 @@ pub(crate) struct Args {
     /// tenant; default: the file's stem).
     #[arg(long, value_name = "ID")]
     id: Option<String>,
-    /// Capture the guest's output and answer in frames (os_process tier).
-    #[arg(long, hide = true)]
-    framed: bool,
-    /// Serve storage, signing and launch calls through the parent on this
-    /// inherited socket (container tier; with --framed).
-    #[arg(long, hide = true, value_name = "FD", requires = "framed")]
-    relay: Option<i32>,
-    /// Dock from the code the parent handed over (container tier; with
-    /// --framed): JSON naming the inherited descriptor.
-    #[arg(long, hide = true, value_name = "JSON", requires = "framed")]
-    handoff: Option<String>,
-    /// Read stdin whole, then make no thread or process once the guest
-    /// may run (container tier; with --framed).
-    #[arg(long, hide = true, requires = "framed")]
-    no_new_threads: bool,
     /// The command (a component or a wasip1 core module: a file, or an
     /// `oci://` reference), then the arguments passed to it: everything
     /// after FILE is the guest's, as for `wasmtime run`, and a `--` right
@@ -132,58 +113,6 @@ impl Failure {
             code,
         }
     }
-
-    fn code(&self) -> u8 {
-        match self {
-            Failure::Before { code, .. } => *code,
-            Failure::Run(e) => exit::for_run_error(e),
-        }
-    }
-
-    /// The verdict a framed child gives its parent.
-    fn verdict(self) -> Verdict {
-        Verdict::Failed(match self {
-            Failure::Run(e) => CommandError::from(e),
-            Failure::Before {
-                kind: "artifact_integrity",
-                message,
-                ..
-            } => CommandError::Integrity(message),
-            Failure::Before { kind, message, .. } => CommandError::Refused(if message.is_empty() {
-                format!("{kind}: the engine could not start")
-            } else {
-                message
-            }),
-        })
-    }
-}
-
-/// The socket the parent left at descriptor `fd` (see `--relay`).
-fn inherited(fd: i32) -> Result<std::os::fd::OwnedFd, Failure> {
-    use std::os::fd::FromRawFd as _;
-    let refused = || {
-        Failure::before(
-            "usage",
-            format!("--relay {fd}: no socket was handed at that descriptor"),
-            exit::USAGE,
-        )
-    };
-    if fd < 3 {
-        return Err(refused());
-    }
-    #[expect(
-        unsafe_code,
-        reason = "fcntl reads the descriptor's flags; nothing else in this process owns it"
-    )]
-    let open = unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0;
-    if !open {
-        return Err(refused());
-    }
-    #[expect(
-        unsafe_code,
-        reason = "the descriptor is open and this process's only owner of it is this call"
-    )]
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
 /// The session id for `file`: its stem, made a valid name.
@@ -219,14 +148,8 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             exit::USAGE,
         );
     }
-    let framed = args.framed;
     match execute(args, home) {
-        Ok(out) if framed => answer(&out.stdout, &out.stderr, &Verdict::Exit(out.exit_code), 0),
         Ok(out) => u8::try_from(out.exit_code).unwrap_or(1),
-        Err(f) if framed => {
-            let code = f.code();
-            answer(b"", b"", &f.verdict(), code)
-        }
         Err(Failure::Run(e)) => {
             // Run errors already start with their kind ("timeout: ...").
             let code = exit::for_run_error(&e);
@@ -240,15 +163,6 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             message,
             code,
         }) => fail(kind, message, code),
-    }
-}
-
-/// Writes the frames of a framed run on stdout.
-fn answer(stdout: &[u8], stderr: &[u8], verdict: &Verdict, code: u8) -> u8 {
-    let mut out = std::io::stdout().lock();
-    match frames::write_all(&mut out, stdout, stderr, verdict) {
-        Ok(()) => code,
-        Err(_) => exit::ENGINE,
     }
 }
 
@@ -269,31 +183,11 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let env =
         crate::options::parse_env(&args.env).map_err(|code| Failure::before("usage", "", code))?;
-    let handoff = match &args.handoff {
-        None => None,
-        Some(json) => Some(
-            serde_json::from_str::<workbooks::dock::handoff::Handoff>(json)
-                .map_err(|e| Failure::before("usage", format!("--handoff: {e}"), exit::USAGE))?,
-        ),
-    };
-    let relay = args.relay.map(inherited).transpose()?;
     let named = args.file();
     let (file, _) =
         crate::oci::local(&named, &home).map_err(|code| Failure::before("load", "", code))?;
-    let engine = crate::options::engine_built(home, false, args.memory.map(|m| m << 20), |b| {
-        let mut b = b;
-        if let Some(handoff) = handoff {
-            // Nothing is compiled here, nor written to this child's home.
-            b = b.handed(handoff).disk_cache(false);
-        }
-        if let Some(channel) = relay {
-            b = b
-                .relayed(channel)
-                .map_err(|e| fail("engine", e, exit::ENGINE))?;
-        }
-        Ok(b)
-    })
-    .map_err(|code| Failure::before("engine", "", code))?;
+    let engine = crate::options::engine_built(home, false, args.memory.map(|m| m << 20), Ok)
+        .map_err(|code| Failure::before("engine", "", code))?;
     let artifact = engine
         .load_artifact(&file)
         .map_err(|e| Failure::before("load", e, exit::LOAD))?;
@@ -314,34 +208,13 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
             .map_or_else(|| stem_id(&named), |n| stem_id(Path::new(&n)))
     });
     let mut opts = SessionOptions::new(id, args.tenant.clone());
-    // A framed child runs for a parent that names it by id, as the
-    // in-process tier does; a user's run shows FILE as written.
-    if !args.framed {
-        opts.program = Some(named.display().to_string());
-    }
+    // A user's run shows FILE as written.
+    opts.program = Some(named.display().to_string());
     opts.args = args.guest_args();
     opts.env = env;
     opts.stdin = Stdin::Inherit;
-    if args.no_new_threads {
-        // Read whole now: the host's stdin reader is a thread of its own.
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(
-                std::io::stdin().lock(),
-                workbooks::limits::MAX_STDIN_BYTES as u64 + 1,
-            ),
-            &mut bytes,
-        )
-        .map_err(|e| Failure::before("engine", format!("stdin: {e}"), exit::ENGINE))?;
-        opts.stdin = Stdin::Bytes(bytes.into());
-    }
-    let passed = if args.framed {
-        Output::Capture
-    } else {
-        Output::Inherit
-    };
-    opts.stdout = passed.clone();
-    opts.stderr = passed;
+    opts.stdout = Output::Inherit;
+    opts.stderr = Output::Inherit;
     opts.dirs = dirs;
     // One guest, one thread: its file calls need not hop to a pool.
     opts.inline_file_io = true;
@@ -353,20 +226,6 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         .thread_keep_alive(std::time::Duration::from_secs(24 * 3600))
         .build()
         .map_err(|e| Failure::before("engine", e, exit::ENGINE))?;
-    if args.no_new_threads {
-        // One blocking thread made now and kept, for whatever the guest's
-        // calls hand the blocking pool; then no thread or process more.
-        runtime
-            .block_on(async { tokio::task::spawn_blocking(|| ()).await })
-            .map_err(|e| Failure::before("engine", e, exit::ENGINE))?;
-        workbooks::tier::forbid_new_threads().map_err(|e| {
-            Failure::before(
-                "engine",
-                format!("cannot forbid new threads: {e}"),
-                exit::ENGINE,
-            )
-        })?;
-    }
     runtime
         .block_on(engine.run(&docked, opts))
         .map_err(Failure::Run)

@@ -204,6 +204,15 @@ fn main() -> ExitCode {
     // service's usual soft 1 024.
     workbooks::cadence::raise_descriptor_limit();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // The child a tier starts (os_process, container, a plugin called at
+    // os_process): its whole request comes on stdin.
+    if args
+        .iter()
+        .map(|a| a.to_str())
+        .eq(workbooks::child::CHILD_ARGV.map(Some))
+    {
+        return ExitCode::from(workbooks::child::run());
+    }
     // A plain `run` line skips building the parser of every verb, and one
     // a daemon serves needs no logging and no engine either.
     let early = run::early(&args);

@@ -9,7 +9,7 @@
 const LAYERS: &[&str] = &[
     "flavor", "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact",
     "embedded", "storage", "cadence", "egress", "preopen", "commands", "tier", "cap", "state",
-    "dock", "engine", "instance", "serve", "kernel", "identity", "layers",
+    "dock", "engine", "instance", "serve", "kernel", "identity", "child", "layers",
 ];
 
 #[test]

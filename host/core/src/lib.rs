@@ -38,6 +38,7 @@
 pub mod artifact;
 pub mod cadence;
 mod cap;
+pub mod child;
 pub mod commands;
 pub mod compiler;
 pub mod dock;
@@ -110,7 +111,7 @@ pub use engine::{
 pub use instance::{InstanceError, InstanceInfo, StartOptions, Supervisor};
 pub use pipes::{PipeReader, SessionOutput};
 pub use policy::{Cap, CapSet, Grant, PolicyError, Profile, Stub, Stubs};
-pub use preopen::{PreopenError, RUNS_DIR, WORKDIR};
+pub use preopen::PreopenError;
 pub use run::{RunError, RunOutput};
 pub use seal::default_state_dir;
 pub use serve::{ServeError, ServeOptions, Server, TcpServer};

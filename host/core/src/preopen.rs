@@ -6,10 +6,14 @@
 //! without the `vfs` cap; and a preopen that contains the engine's home (or
 //! sits inside it), which would hand the guest the sled database of every
 //! tenant, the compile cache the engine loads as native code, and the
-//! signing keys. Each is refused with an error that says what to do.
+//! signing keys. Each is refused with an error that says what to do. The one
+//! exception is a part of the home a service shares with its guests
+//! ([`HomeShares`], the agent's run workdirs), named by a pattern its crate
+//! registers, never by a guest.
 
 use crate::policy::{Cap, Grant};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+use std::sync::RwLock;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 /// A host directory made visible to the guest through `wasi:filesystem`.
@@ -105,6 +109,12 @@ pub enum PreopenError {
         /// The engine home.
         home: String,
     },
+    /// A share of the home that is not a relative pattern of names.
+    #[error(
+        "refused: `{0}` is not a share of the home (a relative path of names, \
+         `*` for any one name, no `..`)"
+    )]
+    Share(String),
     /// A preopen could not be opened.
     #[error("cannot preopen {host}: {message}")]
     Open {
@@ -115,15 +125,59 @@ pub enum PreopenError {
     },
 }
 
+/// The parts of an engine's home its services share with their guests:
+/// patterns of names under the home, `*` standing for any one name (the
+/// agent shares `runs/*/*/workdir`: a run's working dir and what is under
+/// it). Registered by host code ([`crate::Engine::share_home`]), read only
+/// when a session has preopens.
+#[derive(Debug, Default)]
+pub(crate) struct HomeShares(RwLock<Vec<String>>);
+
+impl HomeShares {
+    /// Adds `pattern`, once.
+    pub(crate) fn add(&self, pattern: &str) -> Result<(), PreopenError> {
+        let valid = pattern
+            .split('/')
+            .all(|name| !name.is_empty() && name != "." && name != "..");
+        if !valid {
+            return Err(PreopenError::Share(pattern.to_string()));
+        }
+        let mut shares = self.0.write().unwrap_or_else(|p| p.into_inner());
+        if !shares.iter().any(|s| s == pattern) {
+            shares.push(pattern.to_string());
+        }
+        Ok(())
+    }
+
+    /// The patterns, in the order they were added.
+    pub(crate) fn patterns(&self) -> Vec<String> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether `rest`, a path under the home, is a shared part or under one.
+    fn covers(&self, rest: &Path) -> bool {
+        let names: Vec<Component<'_>> = rest.components().collect();
+        let shares = self.0.read().unwrap_or_else(|p| p.into_inner());
+        shares.iter().any(|pattern| {
+            let parts: Vec<&str> = pattern.split('/').collect();
+            names.len() >= parts.len()
+                && parts.iter().zip(&names).all(|(part, name)| match name {
+                    Component::Normal(name) => *part == "*" || **name == **part,
+                    _ => false,
+                })
+        })
+    }
+}
+
 /// Checks `dirs` with [`check_preopens`] and preopens them in `wasi`: the
 /// one way either lane gives a guest host directories.
 pub(crate) fn preopen_all(
     wasi: &mut WasiCtxBuilder,
-    home: &Path,
+    (home, shares): (&Path, &HomeShares),
     grant: &Grant,
     dirs: &[Preopen],
 ) -> Result<(), PreopenError> {
-    check_preopens(home, grant, dirs)?;
+    check_preopens((home, shares), grant, dirs)?;
     for dir in dirs {
         let perms = if dir.read_only {
             FsPerms::ReadOnly
@@ -141,8 +195,13 @@ pub(crate) fn preopen_all(
 
 /// Checks the preopens of a session under `grant` for an engine homed at
 /// `home`: none at all without `vfs`, and none that contains the home or
-/// lies inside it, but for an agent run's own workdir.
-fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), PreopenError> {
+/// lies inside it, but for a part of it in `shares`. Both paths are
+/// resolved, so no link can make another part look like a shared one.
+fn check_preopens(
+    (home, shares): (&Path, &HomeShares),
+    grant: &Grant,
+    dirs: &[Preopen],
+) -> Result<(), PreopenError> {
     let Some(first) = dirs.first() else {
         return Ok(());
     };
@@ -152,7 +211,9 @@ fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), Pr
     let home = resolved(home);
     for dir in dirs {
         let host = resolved(&dir.host);
-        let inside = host.starts_with(&home) && !in_run_workdir(&home, &host);
+        let inside = host
+            .strip_prefix(&home)
+            .is_ok_and(|rest| !shares.covers(rest));
         if home.starts_with(&host) || inside {
             return Err(PreopenError::ReachesHome {
                 host: dir.host.display().to_string(),
@@ -163,47 +224,27 @@ fn check_preopens(home: &Path, grant: &Grant, dirs: &[Preopen]) -> Result<(), Pr
     Ok(())
 }
 
-/// Whether `host` is an agent run's workdir or inside one
-/// (`<home>/runs/<tenant>/<id>/workdir`): the one part of the home a guest
-/// may be shown, as it holds only what that run's tools wrote. Both paths
-/// are resolved, so no link can make another part look like one.
-/// The folder of the home under which agent runs are kept, by tenant and
-/// id.
-pub const RUNS_DIR: &str = "runs";
-
-/// A run's working dir inside its folder: the one part of the home its
-/// tools (and only its tools) may be shown.
-pub const WORKDIR: &str = "workdir";
-
-fn in_run_workdir(home: &Path, host: &Path) -> bool {
-    use std::path::Component::Normal;
-    let Ok(rest) = host.strip_prefix(home) else {
-        return false;
-    };
-    let parts: Vec<_> = rest.components().collect();
-    matches!(
-        parts.as_slice(),
-        [Normal(runs), Normal(_), Normal(_), Normal(workdir), ..]
-            if *runs == RUNS_DIR && *workdir == WORKDIR
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn of_the_home_only_a_run_workdir_may_be_preopened() {
+    fn of_the_home_only_a_shared_part_may_be_preopened() {
         let home = tempfile::tempdir().unwrap();
         let home = home.path().canonicalize().unwrap();
+        let shares = HomeShares::default();
+        let home = (home.as_path(), &shares);
         let grant = Grant::profile("minimal");
         let dir = |p: &str| Preopen {
-            host: home.join(p),
+            host: home.0.join(p),
             guest: "/".into(),
             read_only: false,
         };
+        // Nothing is shared until a service shares it.
+        assert!(check_preopens(home, &grant, &[dir("runs/acme/r1/workdir")]).is_err());
+        shares.add("runs/*/*/workdir").unwrap();
         for ok in ["runs/acme/r1/workdir", "runs/acme/r1/workdir/sub"] {
-            assert!(check_preopens(&home, &grant, &[dir(ok)]).is_ok(), "{ok}");
+            assert!(check_preopens(home, &grant, &[dir(ok)]).is_ok(), "{ok}");
         }
         for bad in [
             "",
@@ -211,16 +252,37 @@ mod tests {
             "runs/acme",
             "runs/acme/r1",
             "runs/acme/r1/record",
+            "runs/acme/r1/workdirs",
             "db",
             "cache",
         ] {
-            assert!(check_preopens(&home, &grant, &[dir(bad)]).is_err(), "{bad}");
+            assert!(check_preopens(home, &grant, &[dir(bad)]).is_err(), "{bad}");
         }
         // A link inside a workdir pointing back at the home is resolved.
-        let work = home.join("runs/acme/r1/workdir");
+        let work = home.0.join("runs/acme/r1/workdir");
         std::fs::create_dir_all(&work).unwrap();
-        std::os::unix::fs::symlink(&home, work.join("up")).unwrap();
-        assert!(check_preopens(&home, &grant, &[dir("runs/acme/r1/workdir/up")]).is_err());
+        std::os::unix::fs::symlink(home.0, work.join("up")).unwrap();
+        assert!(check_preopens(home, &grant, &[dir("runs/acme/r1/workdir/up")]).is_err());
+    }
+
+    #[test]
+    fn a_share_is_a_relative_pattern_of_names_and_nothing_wider() {
+        let shares = HomeShares::default();
+        for bad in [
+            "",
+            "/runs",
+            "runs/../db",
+            "./runs",
+            "runs/.",
+            "runs//workdir",
+        ] {
+            let e = shares.add(bad).unwrap_err();
+            assert!(matches!(e, PreopenError::Share(_)), "{bad}: {e}");
+        }
+        assert!(shares.patterns().is_empty());
+        shares.add("runs/*/*/workdir").unwrap();
+        shares.add("runs/*/*/workdir").unwrap();
+        assert_eq!(shares.patterns(), ["runs/*/*/workdir"]);
     }
 
     #[test]
@@ -254,20 +316,21 @@ mod tests {
         let home = root.path().join("home");
         std::fs::create_dir_all(home.join("db")).unwrap();
         let grant = Grant::profile("compute");
+        let shares = HomeShares::default();
         let dir = |p: &Path| Preopen {
             host: p.to_path_buf(),
             guest: "/w".into(),
             read_only: true,
         };
         for bad in [root.path().to_path_buf(), home.clone(), home.join("db")] {
-            let e = check_preopens(&home, &grant, &[dir(&bad)]).unwrap_err();
+            let e = check_preopens((&home, &shares), &grant, &[dir(&bad)]).unwrap_err();
             assert!(matches!(e, PreopenError::ReachesHome { .. }), "{e}");
         }
         let sibling = root.path().join("work");
         std::fs::create_dir_all(&sibling).unwrap();
-        check_preopens(&home, &grant, &[dir(&sibling)]).unwrap();
+        check_preopens((&home, &shares), &grant, &[dir(&sibling)]).unwrap();
         // A home that does not exist yet is judged by where it would be.
         let later = sibling.join(".workbooks");
-        assert!(check_preopens(&later, &grant, &[dir(&sibling)]).is_err());
+        assert!(check_preopens((&later, &shares), &grant, &[dir(&sibling)]).is_err());
     }
 }

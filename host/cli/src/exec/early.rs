@@ -1,7 +1,7 @@
 //! A plain `exec` line read by a parser of that verb alone, built from the
 //! same definitions as the full CLI's ([`Args`], [`Globals`]):
-//! `wbx exec hello.wasm` and the line the `os_process` tier starts its
-//! children with both begin without building the parser of every verb.
+//! `wbx exec hello.wasm` begins without building the parser of every
+//! verb.
 //! Anything it refuses (another verb, help, `--broker`, `--stub`) is left
 //! to the full parser, which reads it or names what is wrong.
 
@@ -64,7 +64,6 @@ mod tests {
             "--home",
             "/h",
             "exec",
-            "--framed",
             "--id=s-1",
             "--profile",
             "posix",
@@ -81,19 +80,6 @@ mod tests {
             "--memory",
             "1",
             "t.wasm",
-            "--",
-            "y",
-        ],
-        &[
-            "--home",
-            "/tmp/.workbooks",
-            "exec",
-            "--framed",
-            "--no-new-threads",
-            "--relay=5",
-            r#"--handoff={"fd":6,"compiled":"ab","module":false}"#,
-            "--id=s-1",
-            "/proc/self/fd/7",
             "--",
             "y",
         ],

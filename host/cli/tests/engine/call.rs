@@ -125,7 +125,8 @@ fn the_rust_guide_example_counts_inputs_in_the_tenants_kv() {
     assert_eq!(call("b", "apple"), "apple seen 1 time(s)\n");
 }
 
-/// The `wbx … call --framed` processes under process `ancestor`.
+/// The children (`wbx exec --framed`, reading a request) under process
+/// `ancestor`.
 fn framed_calls_under(ancestor: u32) -> usize {
     let parent_of = |pid: u32| -> Option<u32> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -142,7 +143,7 @@ fn framed_calls_under(ancestor: u32) -> usize {
         .filter(|pid| parent_of(*pid) == Some(ancestor))
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.windows(14).any(|w| w == b"call\0--framed\0"))
+                .is_ok_and(|c| c.windows(14).any(|w| w == b"exec\0--framed\0"))
         })
         .count()
 }

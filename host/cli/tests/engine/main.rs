@@ -4,6 +4,9 @@
 //! Every probe in `guests/test-programs` must have a test named after it
 //! (`foreach_<suite>!(assert_test_exists)` fails to compile otherwise).
 
+/// The child binary the `os_process` and `container` tiers start.
+const CHILD: &str = env!("CARGO_BIN_EXE_wbx");
+
 macro_rules! assert_test_exists {
     ($name:ident) => {
         #[expect(unused_imports, reason = "only checks that the test exists")]
@@ -29,28 +32,22 @@ mod container;
 mod daemon;
 mod defects;
 mod descriptors;
-mod dock;
 mod docs;
-mod exec;
 mod fabric;
 mod front;
 mod home;
-mod instance;
 mod knock;
-mod kv;
 mod lanes;
 mod ledger;
 mod limits;
 mod mcp;
 mod model_server;
-mod modules;
 mod net;
 mod node;
 mod node_trust;
 mod oci;
 mod operator;
 mod pipe;
-mod queue;
 mod replay;
 mod requests;
 mod sandbox;
@@ -58,10 +55,8 @@ mod secrets;
 mod serve;
 mod serve_tcp;
 mod servers;
-mod shell;
 mod stub;
 mod tamper;
-mod tier;
 mod toolkit;
 mod toolkit_ship;
 mod verbs;

@@ -15,51 +15,13 @@
 use super::composed::{self, Index};
 use super::{DockError, Docked, Guest};
 use crate::artifact::{Artifact, ArtifactKind};
-use serde::{Deserialize, Serialize};
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 /// What a child is told of a handed docking (the code comes as a
-/// descriptor).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Handoff {
-    /// The child's descriptor holding the compiled code.
-    pub fd: i32,
-    /// The sha256 (hex) of the artifact that was compiled: the guest's,
-    /// or its composition's.
-    pub compiled: String,
-    /// Whether it is a core module (else a component).
-    pub module: bool,
-    /// Whether it was compiled for the concurrent engine (a WASI 0.3
-    /// component).
-    #[serde(default)]
-    pub concurrent: bool,
-    /// The composition it was made from, when brokers were composed in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub composition: Option<HandedComposition>,
-}
-
-/// A composition as the composition cache indexes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HandedComposition {
-    /// The composition key: the composer, the guest and its brokers.
-    pub key: String,
-    /// The composed bytes' sha256 (hex).
-    pub sha256: String,
-    /// The composition's imports.
-    pub linked: Vec<String>,
-}
-
-impl HandedComposition {
-    pub(crate) fn index(&self) -> Index {
-        Index {
-            sha256: self.sha256.clone(),
-            linked: self.linked.clone(),
-        }
-    }
-}
+/// descriptor): part of the tiers' one request, so the protocol crate
+/// declares it.
+pub use workbooks_wire::child::{HandedComposition, Handoff};
 
 /// A docking as children are handed it: what they are told, and the
 /// compiled code and the guest's bytes, each in a sealed memfd. Made once
@@ -170,27 +132,33 @@ impl Docked {
     }
 }
 
-impl Handoff {
-    /// The kind of what was compiled.
-    pub(crate) fn kind(&self) -> ArtifactKind {
-        if self.module {
-            ArtifactKind::Module
-        } else {
-            ArtifactKind::Component
-        }
+/// The kind of what was compiled.
+pub(crate) fn kind(handoff: &Handoff) -> ArtifactKind {
+    if handoff.module {
+        ArtifactKind::Module
+    } else {
+        ArtifactKind::Component
     }
+}
 
-    /// The engine the code was compiled for.
-    pub(crate) fn flavor(&self) -> crate::flavor::Flavor {
-        if self.concurrent {
-            crate::flavor::Flavor::Concurrent
-        } else {
-            crate::flavor::Flavor::Sync
-        }
+/// The engine the code was compiled for.
+pub(crate) fn flavor(handoff: &Handoff) -> crate::flavor::Flavor {
+    if handoff.concurrent {
+        crate::flavor::Flavor::Concurrent
+    } else {
+        crate::flavor::Flavor::Sync
     }
+}
 
-    /// The compiled artifact's sha256, as bytes.
-    pub(crate) fn compiled_sha(&self) -> Option<[u8; 32]> {
-        hex::decode(&self.compiled).ok()?.try_into().ok()
+/// The compiled artifact's sha256, as bytes.
+pub(crate) fn compiled_sha(handoff: &Handoff) -> Option<[u8; 32]> {
+    hex::decode(&handoff.compiled).ok()?.try_into().ok()
+}
+
+/// The index the composition cache keeps for a handed composition.
+pub(crate) fn handed_index(c: &HandedComposition) -> Index {
+    Index {
+        sha256: c.sha256.clone(),
+        linked: c.linked.clone(),
     }
 }

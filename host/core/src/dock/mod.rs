@@ -427,14 +427,19 @@ impl Docker {
         engines: &Engines,
         handoff: &handoff::Handoff,
     ) -> Result<(), DockError> {
-        let sha = handoff
-            .compiled_sha()
+        let sha = handoff::compiled_sha(handoff)
             .ok_or_else(|| DockError::Compile(format!("not a sha256: {}", handoff.compiled)))?;
         self.compiled
-            .hand(engines, handoff.flavor(), &sha, handoff.kind(), handoff.fd)
+            .hand(
+                engines,
+                handoff::flavor(handoff),
+                &sha,
+                handoff::kind(handoff),
+                handoff.fd,
+            )
             .map_err(|e| DockError::Compile(format!("the handed code: {e:#}")))?;
         if let Some(c) = &handoff.composition {
-            self.compositions.hand(&c.key, c.index());
+            self.compositions.hand(&c.key, handoff::handed_index(c));
         }
         Ok(())
     }

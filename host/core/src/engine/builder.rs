@@ -151,8 +151,10 @@ impl EngineBuilder {
         self
     }
 
-    /// The `wbx` binary that runs `os_process`-tier commands (default: this
-    /// process's own executable when it is `wbx` or `wbr`).
+    /// The child binary the `os_process` and `container` tiers start: `wbx`,
+    /// or any binary that hands [`crate::child::CHILD_ARGV`] to
+    /// [`crate::child::run`], such as this crate's `workbooks-child`
+    /// (default: this process's own executable when it is `wbx` or `wbr`).
     pub fn wbx_binary(mut self, path: impl Into<PathBuf>) -> Self {
         self.wbx = Some(path.into());
         self
@@ -459,6 +461,7 @@ impl EngineBuilder {
                 wasmtime,
                 storage: Arc::new(StorageSlot::new(home.join("db"))),
                 home,
+                home_shares: crate::preopen::HomeShares::default(),
                 cache_dir: cache,
                 state_dir,
                 shipped: self.shipped,

@@ -1,5 +1,6 @@
-//! The container tier's child: a `wbx exec --framed` inside bubblewrap,
-//! with nothing of this engine's home.
+//! The container tier's child: the child binary inside bubblewrap, with
+//! nothing of this engine's home, reading the tiers' one request
+//! ([`workbooks_wire::child`]).
 //!
 //! What it is given, and nothing else: a root of its program and system
 //! libraries ([`crate::tier::root`]); the guest's bytes and the code
@@ -20,7 +21,7 @@
 //! common with anyone).
 
 use super::Engine;
-use super::os_process::{CHILD_GRACE, child_flags};
+use super::os_process::{CHILD_GRACE, child_request};
 use crate::commands::ladder::Resolved;
 use crate::commands::{CommandEnv, CommandError};
 use crate::dock::Docked;
@@ -31,6 +32,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmtime::Store;
+use workbooks_wire::child::{ChildJob, ChildRequest, Handed};
 
 /// The child's home, on its private `/tmp`: it holds nothing of this
 /// engine's and goes with the child.
@@ -41,9 +43,10 @@ const CHILD_BROKERS: &str = "/usr/libexec/workbooks/brokers";
 
 /// A container-tier child ready to start, and what stays with the parent.
 pub(crate) struct Contained {
-    /// `bwrap …` with the child's whole command line; its arguments
-    /// follow.
+    /// `bwrap …` with the child's program; [`workbooks_wire::child::CHILD_ARGV`] follows.
     pub(crate) command: tokio::process::Command,
+    /// What the child is asked.
+    pub(crate) request: ChildRequest,
     /// Descriptors to hold until the child is spawned.
     pub(crate) keep: Vec<OwnedFd>,
     /// The relay's parent end.
@@ -70,14 +73,15 @@ fn refused(what: &str) -> impl Fn(std::io::Error) -> CommandError + '_ {
 }
 
 impl Engine {
-    /// The child of a container-tier task: see the module docs.
+    /// The child of a container-tier task, `wbx` inside `bwrap`: see the
+    /// module docs.
     pub(crate) fn contained_command(
         &self,
-        bwrap: &Path,
-        wbx: &Path,
+        (bwrap, wbx): (&Path, &Path),
         env: &CommandEnv,
         resolved: &Resolved,
         docked: &Docked,
+        args: Vec<String>,
         (timeout, fuel): (Duration, u64),
     ) -> Result<Contained, CommandError> {
         let sealed = docked
@@ -137,19 +141,26 @@ impl Engine {
             .map_err(refused("cannot set the child's OS ceilings"))?;
         let mut handoff = sealed.handoff.clone();
         handoff.fd = CODE_FD;
-        let handoff = serde_json::to_string(&handoff)
-            .map_err(|e| CommandError::Refused(format!("tier container: {e}")))?;
-        cmd.arg(crate::tier::root::PROGRAM_INSIDE)
-            .arg("--home")
-            .arg(CHILD_HOME)
-            .arg("exec")
-            .arg("--framed")
-            .arg("--no-new-threads")
-            .arg(format!("--relay={RELAY_FD}"))
-            .arg(format!("--handoff={handoff}"));
+        cmd.arg(crate::tier::root::PROGRAM_INSIDE);
         let brokers: Vec<(Cap, PathBuf)> = inside.into_iter().map(|(c, _, at)| (c, at)).collect();
-        child_flags(&mut cmd, self, env, resolved, (timeout, fuel), &brokers)?;
-        cmd.arg(format!("/proc/self/fd/{GUEST_FD}")).arg("--");
+        let job = ChildJob::Exec {
+            file: PathBuf::from(format!("/proc/self/fd/{GUEST_FD}")),
+            sha256: resolved.artifact.sha256_hex(),
+            args,
+            handed: Some(Handed {
+                handoff,
+                relay_fd: RELAY_FD,
+            }),
+        };
+        let request = child_request(
+            self,
+            PathBuf::from(CHILD_HOME),
+            job,
+            env,
+            resolved,
+            (timeout, fuel),
+            &brokers,
+        );
         // The store the child's relayed calls are answered from: the one
         // an in-process run of this command would get.
         let grant = resolved.grant(&env.grant);
@@ -170,6 +181,7 @@ impl Engine {
             tokio::net::UnixStream::from_std(parent).map_err(refused("the relay socket"))?;
         Ok(Contained {
             command: cmd,
+            request,
             keep,
             relay: Relayed {
                 stream: Some(stream),

@@ -153,6 +153,8 @@ struct Inner {
     /// The sync and the concurrent wasmtime engine (`crate::flavor`).
     wasmtime: crate::flavor::Engines,
     home: PathBuf,
+    /// The parts of the home services share with their guests.
+    home_shares: crate::preopen::HomeShares,
     /// Where compiled and composed artifacts are cached, when on-disk
     /// caches are on.
     cache_dir: Option<PathBuf>,
@@ -206,6 +208,30 @@ impl Engine {
     /// The home directory.
     pub fn home(&self) -> &Path {
         &self.inner.home
+    }
+
+    /// Lets the preopens of this engine's sessions show guests the parts
+    /// of the home that match `pattern`: names under the home, `*` for any
+    /// one name. Every other part of the home stays refused to a preopen
+    /// (it holds every tenant's database, the compiled code and the keys).
+    /// A service shares what it made for its guests, as the agent service
+    /// shares its runs' working dirs:
+    ///
+    /// ```no_run
+    /// # let engine = workbooks::Engine::builder().build()?;
+    /// engine.share_home("runs/*/*/workdir")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// A pattern that is not relative names (`..`, a leading `/`) is
+    /// refused. Host code alone calls this; no guest reaches it.
+    pub fn share_home(&self, pattern: &str) -> Result<(), crate::preopen::PreopenError> {
+        self.inner.home_shares.add(pattern)
+    }
+
+    /// The patterns [`Engine::share_home`] added, in order.
+    pub fn home_shares(&self) -> Vec<String> {
+        self.inner.home_shares.patterns()
     }
 
     /// The directory of this engine's compile and composition caches;
@@ -453,6 +479,7 @@ impl Engine {
         let host = StoreHost {
             wasmtime: self.inner.wasmtime.of(flavor),
             home: &self.inner.home,
+            home_shares: &self.inner.home_shares,
             storage: &self.inner.storage,
             cadence: &self.inner.cadence,
             descriptors: Arc::new(self.inner.descriptors.holding(&opts.tenant)),

@@ -1,7 +1,10 @@
-//! The os_process tier: each call runs in a child `wbx` process, for
-//! commands whose trust calls for an OS boundary as well as the sandbox.
+//! The os_process tier: each call runs in a child process, for commands
+//! whose trust calls for an OS boundary as well as the sandbox.
 //!
-//! The child gets the store file, the grant (profile and caps), the tenant
+//! The child (`wbx`, or any binary that calls [`crate::child::run`]) is
+//! started with [`CHILD_ARGV`] alone and reads one typed request
+//! ([`ChildRequest`]) on its stdin: the store file, the grant (profile
+//! and caps), the tenant
 //! and session id (so it reaches the same tenant-scoped volumes an
 //! in-process run would), the budgets, the preopens and the expected
 //! sha256, which it verifies again itself before running, so a file swapped
@@ -21,6 +24,7 @@ use bytes::Bytes;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use workbooks_wire::child::{CHILD_ARGV, CHILD_PROTOCOL, ChildDir, ChildJob, ChildRequest};
 
 /// Extra wall time the child gets over the command's budget, for process
 /// start-up and engine set-up.
@@ -30,7 +34,7 @@ pub(crate) const CHILD_GRACE: Duration = Duration::from_secs(5);
 const CHILD_DIAGNOSTIC_BYTES: u64 = 4 << 10;
 
 impl Engine {
-    /// Runs a command in a child `wbx` process.
+    /// Runs a command in a child process.
     pub(crate) async fn run_in_process(
         &self,
         env: &CommandEnv,
@@ -44,7 +48,7 @@ impl Engine {
             .await
     }
 
-    /// Runs a resolved command on `argv` in a child `wbx`, inside a
+    /// Runs a resolved command on `argv` in a child, inside a
     /// bubblewrap sandbox when `container` (the fabric's `os_process` and
     /// `container` tiers).
     pub(crate) async fn run_isolated(
@@ -90,18 +94,30 @@ impl Engine {
         // container's ceilings, a fan-out compiles once rather than once
         // per child, and a refusal comes before any process starts.
         let docked = self.dock_resolved(env, resolved)?;
-        let (mut cmd, handed) = match bwrap {
+        let (mut cmd, request, handed) = match bwrap {
             None => (
-                self.os_process_command(wbx, env, resolved, timeout, fuel)?,
+                tokio::process::Command::new(wbx),
+                self.os_process_request(env, resolved, args, (timeout, fuel))?,
                 None,
             ),
             Some(bwrap) => {
-                let contained =
-                    self.contained_command(bwrap, wbx, env, resolved, &docked, (timeout, fuel))?;
-                (contained.command, Some((contained.keep, contained.relay)))
+                let contained = self.contained_command(
+                    (bwrap, wbx),
+                    env,
+                    resolved,
+                    &docked,
+                    args,
+                    (timeout, fuel),
+                )?;
+                (
+                    contained.command,
+                    contained.request,
+                    Some((contained.keep, contained.relay)),
+                )
             }
         };
-        cmd.args(&args)
+        let frame = request_frame(&request)?;
+        cmd.args(CHILD_ARGV)
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -128,9 +144,12 @@ impl Engine {
             drop(keep);
             relay
         });
+        // The request, then the guest's stdin, on the child's stdin.
         if let Some(mut pipe) = child.stdin.take() {
             tokio::spawn(async move {
-                let _ = pipe.write_all(&stdin).await;
+                if pipe.write_all(&frame).await.is_ok() {
+                    let _ = pipe.write_all(&stdin).await;
+                }
             });
         }
         // The child's own stderr carries only its diagnostics: kept short,
@@ -205,17 +224,16 @@ impl Engine {
         }
     }
 
-    /// The `os_process` child: `wbx exec --framed` on the stored command,
-    /// with this engine's home (the tier protects this process's address
+    /// The `os_process` child's request: the stored command, run with
+    /// this engine's home (the tier protects this process's address
     /// space; the child is the same user with the same home).
-    fn os_process_command(
+    fn os_process_request(
         &self,
-        wbx: &std::path::Path,
         env: &CommandEnv,
         resolved: &Resolved,
-        timeout: Duration,
-        fuel: u64,
-    ) -> Result<tokio::process::Command, CommandError> {
+        args: Vec<String>,
+        budgets: (Duration, u64),
+    ) -> Result<ChildRequest, CommandError> {
         let path = resolved.path.as_ref().ok_or_else(|| {
             CommandError::Refused("tier os_process needs a registered (stored) command".into())
         })?;
@@ -224,83 +242,86 @@ impl Engine {
                 "tier os_process cannot pass a replaced broker: {e}"
             ))
         })?;
-        let brokers: Vec<(Cap, std::path::PathBuf)> = brokers;
-        let mut cmd = tokio::process::Command::new(wbx);
-        cmd.arg("--home")
-            .arg(self.home())
-            .arg("exec")
-            .arg("--framed");
-        child_flags(&mut cmd, self, env, resolved, (timeout, fuel), &brokers)?;
-        cmd.arg(path).arg("--");
-        Ok(cmd)
+        let job = ChildJob::Exec {
+            file: path.clone(),
+            sha256: resolved.artifact.sha256_hex(),
+            args,
+            handed: None,
+        };
+        Ok(child_request(
+            self,
+            self.home().to_path_buf(),
+            job,
+            env,
+            resolved,
+            budgets,
+            &brokers,
+        ))
     }
 }
 
-/// The flags of a child `wbx exec --framed`, both tiers alike: the grant,
-/// the tenant and session, the budgets, the expected sha256, the
-/// environment, the brokers (`brokers`: each cap and the file the child
-/// reads it from), the stubs and the preopens.
-pub(crate) fn child_flags(
-    cmd: &mut tokio::process::Command,
+/// The request of a child running `job`, both tiers alike: the grant,
+/// the tenant and session, the budgets, the environment, the brokers
+/// (`brokers`: each cap and the file the child reads it from), the stubs
+/// and the preopens.
+pub(crate) fn child_request(
     engine: &Engine,
+    home: std::path::PathBuf,
+    job: ChildJob,
     env: &CommandEnv,
     resolved: &Resolved,
     (timeout, fuel): (Duration, u64),
     brokers: &[(Cap, std::path::PathBuf)],
-) -> Result<(), CommandError> {
+) -> ChildRequest {
     let grant = resolved.grant(&env.grant);
-    cmd.arg(format!("--id={}", env.session_id))
-        .arg("--profile")
-        .arg(grant.profile.effective.name())
-        .arg("--caps")
-        .arg(grant.caps.words().join(","))
-        .arg(format!("--tenant={}", env.tenant))
-        .arg("--timeout")
-        .arg(timeout.as_millis().to_string())
-        .arg("--fuel")
-        .arg(fuel.to_string())
-        .arg("--expect-sha256")
-        .arg(resolved.artifact.sha256_hex());
-    for (name, value) in env.policy.env.iter() {
-        cmd.arg(format!("--env={name}={value}"));
+    // The child composes with the same brokers and deny brokers as this
+    // engine.
+    let stubs = env.grant.stubs.union(engine.stubs()).union(resolved.stubs);
+    ChildRequest {
+        protocol: CHILD_PROTOCOL,
+        home,
+        job,
+        profile: grant.profile.effective.name().to_string(),
+        caps: Some(grant.caps.words().into_iter().map(String::from).collect()),
+        tenant: env.tenant.clone(),
+        id: env.session_id.clone(),
+        timeout_ms: Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+        fuel: Some(fuel),
+        memory: env.policy.memory,
+        env: env.policy.env.to_vec(),
+        brokers: broker_words(brokers),
+        stubs: stubs.iter().map(|s| s.to_string()).collect(),
+        dirs: child_dirs(&env.dirs),
+        home_shares: engine.home_shares(),
     }
-    if let Some(bytes) = env.policy.memory {
-        cmd.arg("--memory").arg((bytes >> 20).max(1).to_string());
-    }
-    // The child composes with the same brokers as this engine.
-    for (cap, file) in brokers {
-        cmd.arg(format!("--broker={cap}={}", file.display()));
-    }
-    // And with the same deny brokers.
-    for stub in env
-        .grant
-        .stubs
-        .union(engine.stubs())
-        .union(resolved.stubs)
-        .iter()
-    {
-        cmd.arg(format!("--stub={stub}"));
-    }
-    for dir in &env.dirs {
-        cmd.arg(dir_flag(dir)?);
-    }
-    Ok(())
 }
 
-/// The `--dir` flag giving a child `dir`. The spec is parsed again in the
-/// child: a host path it cannot carry exactly is refused rather than
-/// reinterpreted.
-pub(crate) fn dir_flag(dir: &crate::preopen::Preopen) -> Result<String, CommandError> {
-    let host = dir
-        .host
-        .to_str()
-        .filter(|h| !h.contains("::"))
-        .ok_or_else(|| {
-            CommandError::Refused(format!(
-                "cannot pass the preopen {} to a child (not UTF-8, or contains `::`)",
-                dir.host.display()
-            ))
-        })?;
-    let ro = if dir.read_only { "::ro" } else { "" };
-    Ok(format!("--dir={host}::{}{ro}", dir.guest))
+/// Each replaced broker as the request names it.
+pub(crate) fn broker_words(
+    brokers: &[(Cap, std::path::PathBuf)],
+) -> Vec<(String, std::path::PathBuf)> {
+    brokers
+        .iter()
+        .map(|(cap, file)| (cap.to_string(), file.clone()))
+        .collect()
+}
+
+/// The preopens as the request carries them.
+pub(crate) fn child_dirs(dirs: &[crate::preopen::Preopen]) -> Vec<ChildDir> {
+    dirs.iter()
+        .map(|d| ChildDir {
+            host: d.host.clone(),
+            guest: d.guest.clone(),
+            read_only: d.read_only,
+        })
+        .collect()
+}
+
+/// The request as the frame a child reads first; a request it cannot
+/// carry (a host path that is not UTF-8, a frame past the limit) is
+/// refused here, never reinterpreted there.
+pub(crate) fn request_frame(request: &ChildRequest) -> Result<Vec<u8>, CommandError> {
+    request
+        .to_frame()
+        .map_err(|e| CommandError::Refused(format!("cannot pass the request to a child: {e}")))
 }

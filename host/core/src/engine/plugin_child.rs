@@ -1,6 +1,6 @@
 //! A registered plugin called at its registered tier: one registered at
-//! `os_process` is started and called in a child `wbx call --framed`,
-//! not in this process, whichever lane asks (`wbx call NAME`, an MCP
+//! `os_process` is started and called in a child process (the tiers' one
+//! request, [`workbooks_wire::child`], naming the plugin), not in this process, whichever lane asks (`wbx call NAME`, an MCP
 //! plugin tool). The child answers in frames ([`crate::commands::frames`]):
 //! the plugin's `ok` text on the stdout frame, its `err` text on the
 //! stderr frame, and the verdict (exit 0 or 1, or the engine's refusal).
@@ -10,12 +10,13 @@
 //! called as a plugin; the tier held only for command runs.
 
 use super::Engine;
-use super::os_process::CHILD_GRACE;
+use super::os_process::{CHILD_GRACE, broker_words, child_dirs, request_frame};
 use crate::commands::frames::{self, Verdict};
 use crate::commands::{CommandError, Entry};
 use crate::engine::shell::LineOptions;
 use std::process::Stdio;
 use tokio::io::AsyncWriteExt;
+use workbooks_wire::child::{CHILD_ARGV, CHILD_PROTOCOL, ChildJob, ChildRequest};
 
 impl Engine {
     /// Calls the plugin registered as `entry` with `input` in a child
@@ -33,48 +34,40 @@ impl Engine {
                 entry.name
             ))
         })?;
-        let mut cmd = tokio::process::Command::new(wbx);
         // The child looks the name up in the registry, never a file of
         // that name where it runs, and calls only the bytes registered
         // here; it serves the same brokers and stubs as this engine.
-        cmd.arg("--home")
-            .arg(self.home())
-            .arg("call")
-            .arg("--framed")
-            .arg(format!("--registered-sha256={}", entry.sha256))
-            .arg("--input")
-            .arg("-")
-            .arg(format!("--id={id}"))
-            .arg(format!("--profile={}", opts.profile))
-            .arg(format!("--tenant={}", opts.tenant));
-        if let Some(caps) = opts.caps {
-            cmd.arg(format!("--caps={}", caps.words().join(",")));
-        }
-        if let Some(t) = opts.stage_timeout {
-            cmd.arg(format!("--timeout={}", t.as_millis()));
-        }
-        if let Some(fuel) = opts.stage_fuel {
-            cmd.arg(format!("--fuel={fuel}"));
-        }
-        if let Some(bytes) = opts.stage_memory {
-            cmd.arg(format!("--memory={}", (bytes >> 20).max(1)));
-        }
-        for (name, value) in &opts.env {
-            cmd.arg(format!("--env={name}={value}"));
-        }
         let brokers = self.replaced_broker_files().map_err(|e| {
             CommandError::Refused(format!("cannot pass a replaced broker to a child: {e}"))
         })?;
-        for (cap, file) in brokers {
-            cmd.arg(format!("--broker={cap}={}", file.display()));
-        }
-        for stub in self.stubs().iter() {
-            cmd.arg(format!("--stub={stub}"));
-        }
-        for dir in &opts.dirs {
-            cmd.arg(super::os_process::dir_flag(dir)?);
-        }
-        cmd.arg(&entry.name)
+        let request = ChildRequest {
+            protocol: CHILD_PROTOCOL,
+            home: self.home().to_path_buf(),
+            job: ChildJob::Call {
+                name: entry.name.clone(),
+                sha256: entry.sha256.clone(),
+            },
+            profile: opts.profile.clone(),
+            caps: opts
+                .caps
+                .map(|caps| caps.words().into_iter().map(String::from).collect()),
+            tenant: opts.tenant.clone(),
+            id: id.to_string(),
+            timeout_ms: opts
+                .stage_timeout
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+            fuel: opts.stage_fuel,
+            memory: opts.stage_memory,
+            env: opts.env.clone(),
+            brokers: broker_words(&brokers),
+            stubs: self.stubs().iter().map(|s| s.to_string()).collect(),
+            dirs: child_dirs(&opts.dirs),
+            home_shares: self.home_shares(),
+        };
+        // The request, then the input, on the child's stdin.
+        let input = [request_frame(&request)?, input.as_bytes().to_vec()].concat();
+        let mut cmd = tokio::process::Command::new(wbx);
+        cmd.args(CHILD_ARGV)
             .current_dir("/")
             .env_clear()
             .stdin(Stdio::piped())
@@ -93,7 +86,6 @@ impl Engine {
             .spawn()
             .map_err(|e| CommandError::Refused(format!("cannot start {}: {e}", wbx.display())))?;
         if let Some(mut pipe) = child.stdin.take() {
-            let input = input.as_bytes().to_vec();
             tokio::spawn(async move {
                 let _ = pipe.write_all(&input).await;
             });

@@ -383,6 +383,8 @@ pub(crate) struct StoreHost<'a> {
     pub(crate) wasmtime: &'a wasmtime::Engine,
     /// The home the preopens and volumes resolve under.
     pub(crate) home: &'a Path,
+    /// The parts of the home services share with their guests.
+    pub(crate) home_shares: &'a crate::preopen::HomeShares,
     /// The database, opened only if a granted cap needs it.
     pub(crate) storage: &'a Arc<StorageSlot>,
     /// Revocation, rate and audit for every brokered call.
@@ -407,7 +409,7 @@ pub(crate) struct StoreHost<'a> {
 /// The WASI context both lanes start from: argv, the environment, stdio
 /// and the preopens of `opts`, nothing else.
 fn wasi_for(
-    home: &Path,
+    home: (&Path, &crate::preopen::HomeShares),
     grant: &Grant,
     opts: &SessionOptions,
 ) -> Result<(WasiCtxBuilder, Captured), SessionError> {
@@ -462,7 +464,7 @@ pub(crate) fn new_store(
     grant: &Grant,
     opts: &SessionOptions,
 ) -> Result<(Store<StoreState>, Captured), SessionError> {
-    let (mut wasi, captured) = wasi_for(host.home, grant, opts)?;
+    let (mut wasi, captured) = wasi_for((host.home, host.home_shares), grant, opts)?;
 
     let mut contexts = caps::open(&host, grant, opts, &mut wasi, |_| true)?;
     contexts.net.held =
@@ -526,7 +528,7 @@ pub(crate) fn new_module_store(
     grant: &Grant,
     opts: &SessionOptions,
 ) -> Result<(Store<ModuleState>, Captured), SessionError> {
-    let (mut wasi, captured) = wasi_for(host.home, grant, opts)?;
+    let (mut wasi, captured) = wasi_for((host.home, host.home_shares), grant, opts)?;
     // Its `workbooks.exec` calls go through the launch row alone.
     let contexts = caps::open(&host, grant, opts, &mut wasi, |row| {
         row.interface == caps::LAUNCH

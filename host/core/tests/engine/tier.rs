@@ -1,5 +1,5 @@
 //! The os_process tier under attack: output past the cap, from a guest and
-//! from a child that is not `wbx` at all, and guest text posing as the
+//! from a child that is no workbooks child at all, and guest text posing as the
 //! engine's verdict.
 
 use crate::common::own_builder;
@@ -12,11 +12,11 @@ guest_artifacts::foreach_tier!(assert_test_exists);
 
 const CAP: u64 = 8 << 20;
 
-fn engine_running(home: &Path, child: &Path) -> Engine {
+pub(crate) fn engine_running(home: &Path, child: &Path) -> Engine {
     own_builder(home).wbx_binary(child).build().unwrap()
 }
 
-fn register(e: &Engine, name: &str, probe: &str, tier: Tier) {
+pub(crate) fn register(e: &Engine, name: &str, probe: &str, tier: Tier) {
     e.registry()
         .register(name, std::fs::read(probe).unwrap(), ArgMode::Argv, tier)
         .unwrap();
@@ -32,7 +32,20 @@ async fn run(e: &Engine, name: &str, args: &[&str]) -> Result<CommandOutput, Com
         })
 }
 
-/// A stand-in for `wbx`: a shell script with `body`.
+/// Options under `posix` with `host` preopened read-only at `/data`.
+pub(crate) fn reading(host: std::path::PathBuf) -> LineOptions {
+    LineOptions {
+        profile: "posix".into(),
+        dirs: vec![workbooks::Preopen {
+            host,
+            guest: "/data".into(),
+            read_only: true,
+        }],
+        ..LineOptions::default()
+    }
+}
+
+/// A stand-in for the child binary: a shell script with `body`.
 fn fake_child(dir: &Path, body: &str) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("fake-wbx");
@@ -44,7 +57,7 @@ fn fake_child(dir: &Path, body: &str) -> std::path::PathBuf {
 #[tokio::test]
 async fn tier_flood() {
     let home = tempfile::tempdir().unwrap();
-    let e = engine_running(home.path(), Path::new(env!("CARGO_BIN_EXE_wbx")));
+    let e = engine_running(home.path(), Path::new(crate::CHILD));
     register(&e, "flood", TIER_FLOOD, Tier::Instance);
     register(&e, "flood-proc", TIER_FLOOD, Tier::OsProcess);
     // A gigabyte asked for: each tier stops it at the cap and says so.
@@ -74,7 +87,7 @@ async fn a_child_that_floods_its_parent_is_cut_off_at_the_cap() {
 #[tokio::test]
 async fn tier_forge_verdict() {
     let home = tempfile::tempdir().unwrap();
-    let e = engine_running(home.path(), Path::new(env!("CARGO_BIN_EXE_wbx")));
+    let e = engine_running(home.path(), Path::new(crate::CHILD));
     register(&e, "forge", TIER_FORGE_VERDICT, Tier::Instance);
     register(&e, "forge-proc", TIER_FORGE_VERDICT, Tier::OsProcess);
     for name in ["forge", "forge-proc"] {
@@ -108,29 +121,35 @@ async fn a_child_that_ends_without_a_verdict_is_a_named_failure() {
 }
 
 #[tokio::test]
-async fn a_preopen_the_child_would_read_differently_is_refused() {
+async fn a_preopen_reaches_the_child_as_it_is_and_one_the_request_cannot_carry_is_refused() {
+    use std::os::unix::ffi::OsStrExt as _;
     let home = tempfile::tempdir().unwrap();
-    let e = engine_running(home.path(), Path::new(env!("CARGO_BIN_EXE_wbx")));
+    let e = engine_running(home.path(), Path::new(crate::CHILD));
     register(&e, "kat", CLI_CAT, Tier::OsProcess);
     let data = tempfile::tempdir().unwrap();
+    let with = reading;
+    // A host path a command line would split (`x::y` read as `x`, mounted
+    // at `y`) is carried exactly: the child opens the directory named.
     let tricky = data.path().join("x::y");
     std::fs::create_dir(&tricky).unwrap();
-    let opts = LineOptions {
-        dirs: vec![workbooks::Preopen {
-            host: tricky,
-            guest: "ro".into(),
-            read_only: false,
-        }],
-        ..LineOptions::default()
-    };
-    let err = e.run_command("kat", vec![], opts).await.unwrap_err();
-    assert!(err.to_string().contains("contains `::`"), "{err}");
+    let out = e.run_command("kat", vec![], with(tricky)).await.unwrap();
+    assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));
+    // One the request cannot carry (not UTF-8) is refused here, by name,
+    // never reinterpreted there.
+    let odd = data.path().join(std::ffi::OsStr::from_bytes(b"odd-\xff"));
+    std::fs::create_dir(&odd).unwrap();
+    let err = e.run_command("kat", vec![], with(odd)).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cannot pass the request to a child"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn an_os_process_stage_takes_its_place_in_a_streaming_pipeline() {
     let home = tempfile::tempdir().unwrap();
-    let e = engine_running(home.path(), Path::new(env!("CARGO_BIN_EXE_wbx")));
+    let e = engine_running(home.path(), Path::new(crate::CHILD));
     register(&e, "kat-proc", CLI_CAT, Tier::OsProcess);
     // Its input is read whole from the pipe before it and its output
     // written on into the pipe after it.
@@ -185,7 +204,7 @@ async fn an_os_process_child_maps_the_code_its_parent_sealed_rather_than_compili
     let state = tempfile::tempdir().unwrap();
     let e = own_builder(home.path())
         .state_dir(state.path().join("workbooks"))
-        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .wbx_binary(crate::CHILD)
         .build()
         .unwrap();
     let entry = e

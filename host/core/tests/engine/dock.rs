@@ -3,13 +3,23 @@
 //! `wasi:filesystem`) instantiates iff granted, every refusal names the
 //! capability, and every receipt lists exactly what was linked.
 
-use crate::common::{artifact, engine, ok_stdout, own_engine, run, run_narrowed};
+use crate::common::{Failure, artifact, engine, ok_stdout, own_engine, run, run_with};
 use guest_artifacts::*;
 use workbooks::dock::imports::{self, Need};
 use workbooks::dock::{Lane, analyse};
-use workbooks::{Cap, CapSet, DockError, Grant, Profile, Receipt};
+use workbooks::{Cap, CapSet, DockError, Grant, Profile, Receipt, RunOutput, SessionOptions};
 
 guest_artifacts::foreach_dock!(assert_test_exists);
+
+/// Runs `probe` under `profile` narrowed to `caps`.
+async fn run_narrowed(
+    probe: &str,
+    profile: Profile,
+    caps: &[workbooks::Cap],
+) -> Result<RunOutput, Failure> {
+    let grant = Grant::narrowed(profile.name(), CapSet::of(caps)).expect("narrowing");
+    run_with(probe, &grant, SessionOptions::new("probe", "default")).await
+}
 
 /// Docks `probe` under every profile: it must run and print `prints`
 /// exactly where the profile grants `cap`, and be refused naming `cap`,

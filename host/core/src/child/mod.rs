@@ -1,0 +1,157 @@
+//! The child's half of the tiers' one protocol: [`run`] reads a
+//! [`ChildRequest`] from stdin, runs the command or calls the plugin it
+//! names, and answers on stdout in [`crate::commands::frames`].
+//!
+//! Serves: the `os_process` and `container` tiers (`engine/os_process.rs`,
+//! `engine/container.rs`, `engine/plugin_child.rs`), which start a child
+//! binary with [`CHILD_ARGV`] and write it the request. Any binary whose
+//! `main` calls [`run`] when started so is a child: `wbx`, and the core's
+//! own `workbooks-child`, which an embedder without `wbx` ships instead
+//! (`EngineBuilder::wbx_binary`).
+//!
+//! Invariant: the guest never writes this process's stdout; its two
+//! streams are captured and framed, then the verdict, so nothing it prints
+//! passes for the engine's word. A request this build cannot read (another
+//! protocol, an unknown field) is answered with a refusal naming why, and
+//! nothing runs.
+
+mod call;
+mod exec;
+
+use crate::commands::CommandError;
+use crate::commands::frames::{self, Verdict};
+use crate::engine::{Engine, EngineBuilder};
+use crate::policy::{Cap, CapSet, Grant, Profile, Stubs};
+use crate::preopen::Preopen;
+use bytes::Bytes;
+use std::os::fd::AsFd as _;
+pub use workbooks_wire::child::{
+    CHILD_ARGV, CHILD_PROTOCOL, CHILD_REQUEST, ChildDir, ChildJob, ChildRequest, ChildRequestError,
+    Handed,
+};
+
+/// The exit code of a child that could not write its answer (the
+/// engine's own failure code).
+const UNANSWERED: u8 = workbooks_wire::ENGINE_EXIT;
+
+/// Reads the request on stdin, carries it out and writes the answer on
+/// stdout: the child's whole life. Returns the process's exit code: 0
+/// once an answer is written (the verdict carries how the run went).
+pub fn run() -> u8 {
+    // The request is read from a duplicate of stdin, unbuffered, so not
+    // one byte past it is taken from the guest's stdin.
+    let request = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(ChildRequestError::Read)
+        .and_then(|fd| ChildRequest::read(&mut std::fs::File::from(fd)));
+    let (stdout, stderr, verdict) = match request {
+        Err(e) => (
+            Bytes::new(),
+            Bytes::new(),
+            Verdict::Failed(CommandError::Refused(e.to_string())),
+        ),
+        Ok(request) => carry_out(&request),
+    };
+    let mut out = std::io::stdout().lock();
+    match frames::write_all(&mut out, &stdout, &stderr, &verdict) {
+        Ok(()) => 0,
+        Err(_) => UNANSWERED,
+    }
+}
+
+/// What the guest wrote on its two streams, and the verdict.
+type Answer = (Bytes, Bytes, Verdict);
+
+fn carry_out(request: &ChildRequest) -> Answer {
+    let answer = match &request.job {
+        ChildJob::Exec {
+            file,
+            sha256,
+            args,
+            handed,
+        } => exec::exec(request, file, sha256, args, handed.as_ref()),
+        ChildJob::Call { name, sha256 } => call::call(request, name, sha256),
+    };
+    answer.unwrap_or_else(|e| (Bytes::new(), Bytes::new(), Verdict::Failed(e)))
+}
+
+/// A refusal before anything ran.
+fn refused(what: impl std::fmt::Display) -> CommandError {
+    CommandError::Refused(what.to_string())
+}
+
+/// The grant the request names.
+fn grant(request: &ChildRequest) -> Result<Grant, CommandError> {
+    let profile = Profile::parse(&request.profile).map_err(refused)?;
+    match &request.caps {
+        None => Ok(Grant::profile(profile.name())),
+        Some(words) => CapSet::parse(&words.join(","))
+            .and_then(|caps| Grant::narrowed(profile.name(), caps))
+            .map_err(refused),
+    }
+}
+
+/// The preopens the request names, as the parent granted them.
+fn dirs(request: &ChildRequest) -> Vec<Preopen> {
+    request
+        .dirs
+        .iter()
+        .map(|d| Preopen {
+            host: d.host.clone(),
+            guest: d.guest.clone(),
+            read_only: d.read_only,
+        })
+        .collect()
+}
+
+/// The guest's environment, checked as the parent's was.
+fn env(request: &ChildRequest) -> Result<Vec<(String, String)>, CommandError> {
+    crate::environ::check(&request.env).map_err(refused)?;
+    Ok(request.env.clone())
+}
+
+/// An engine for the request: its home, its brokers and stubs, room for
+/// its memory; `finish` adds what the job needs.
+fn engine(
+    request: &ChildRequest,
+    finish: impl FnOnce(EngineBuilder) -> Result<EngineBuilder, CommandError>,
+) -> Result<Engine, CommandError> {
+    // On-demand allocation: one guest runs, and a pool's reservation
+    // would not fit a contained child's address-space ceiling.
+    let mut builder = Engine::builder().home(&request.home).pooling(false);
+    if let Some(bytes) = request.memory {
+        builder = builder.max_memory(bytes.max(Profile::Posix.memory_bytes()));
+    }
+    for (word, file) in &request.brokers {
+        let cap = Cap::from_word(word).map_err(refused)?;
+        let bytes = std::fs::read(file).map_err(|e| {
+            refused(format!(
+                "broker {word}: cannot read {}: {e}",
+                file.display()
+            ))
+        })?;
+        builder = builder.broker(cap, bytes);
+    }
+    for word in &request.stubs {
+        for stub in Stubs::parse(word).map_err(refused)?.iter() {
+            builder = builder.stub(stub);
+        }
+    }
+    let engine = finish(builder)?
+        .build()
+        .map_err(|e| refused(format!("engine: {e}")))?;
+    for pattern in &request.home_shares {
+        engine.share_home(pattern).map_err(refused)?;
+    }
+    Ok(engine)
+}
+
+/// A runtime on this thread, as one guest needs.
+fn runtime() -> Result<tokio::runtime::Runtime, CommandError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .thread_keep_alive(std::time::Duration::from_secs(24 * 3600))
+        .build()
+        .map_err(|e| refused(format!("engine: {e}")))
+}
