@@ -194,16 +194,11 @@ impl std::fmt::Display for ChildRequestError {
 impl std::error::Error for ChildRequestError {}
 
 impl ChildRequest {
-    /// Writes the request as the frame a child reads first.
-    pub fn write(&self, to: &mut impl std::io::Write) -> std::io::Result<()> {
-        let json = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        crate::frames::write_frame(to, CHILD_REQUEST, &json)
-    }
-
-    /// The request as the bytes of its frame.
+    /// The request as the frame a child reads first.
     pub fn to_frame(&self) -> std::io::Result<Vec<u8>> {
+        let json = serde_json::to_vec(self).map_err(std::io::Error::other)?;
         let mut bytes = Vec::new();
-        self.write(&mut bytes)?;
+        crate::frames::write_frame(&mut bytes, CHILD_REQUEST, &json)?;
         Ok(bytes)
     }
 

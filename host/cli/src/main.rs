@@ -206,11 +206,7 @@ fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     // The child a tier starts (os_process, container, a plugin called at
     // os_process): its whole request comes on stdin.
-    if args
-        .iter()
-        .map(|a| a.to_str())
-        .eq(workbooks::child::CHILD_ARGV.map(Some))
-    {
+    if workbooks::child::started_as_child(&args) {
         return ExitCode::from(workbooks::child::run());
     }
     // A plain `run` line skips building the parser of every verb, and one

@@ -7,8 +7,8 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args != workbooks::child::CHILD_ARGV {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if !workbooks::child::started_as_child(&args) {
         eprintln!(
             "workbooks-child: started by an engine's os_process or container tier, \
              with `{}` and a request on stdin; not meant to be run by hand",

@@ -34,6 +34,14 @@ pub use workbooks_wire::child::{
 /// engine's own failure code).
 const UNANSWERED: u8 = workbooks_wire::ENGINE_EXIT;
 
+/// Whether a process's arguments (after its name) are [`CHILD_ARGV`]:
+/// a tier started it, and [`run`] is all it should do.
+pub fn started_as_child<A: AsRef<std::ffi::OsStr>>(args: &[A]) -> bool {
+    args.iter()
+        .map(AsRef::as_ref)
+        .eq(CHILD_ARGV.map(std::ffi::OsStr::new))
+}
+
 /// Reads the request on stdin, carries it out and writes the answer on
 /// stdout: the child's whole life. Returns the process's exit code: 0
 /// once an answer is written (the verdict carries how the run went).
@@ -154,4 +162,23 @@ fn runtime() -> Result<tokio::runtime::Runtime, CommandError> {
         .thread_keep_alive(std::time::Duration::from_secs(24 * 3600))
         .build()
         .map_err(|e| refused(format!("engine: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::started_as_child;
+
+    #[test]
+    fn only_the_exact_child_line_is_taken_for_a_child() {
+        assert!(started_as_child(&["exec", "--framed"]));
+        for other in [
+            &["exec", "--framed", "t.wasm"][..],
+            &["exec"],
+            &["--framed", "exec"],
+            &["exec", "--framed=true"],
+            &[],
+        ] {
+            assert!(!started_as_child(other), "{other:?}");
+        }
+    }
 }

@@ -94,7 +94,7 @@ impl Engine {
         // container's ceilings, a fan-out compiles once rather than once
         // per child, and a refusal comes before any process starts.
         let docked = self.dock_resolved(env, resolved)?;
-        let (mut cmd, request, handed) = match bwrap {
+        let (cmd, request, handed) = match bwrap {
             None => (
                 tokio::process::Command::new(wbx),
                 self.os_process_request(env, resolved, args, (timeout, fuel))?,
@@ -116,42 +116,16 @@ impl Engine {
                 )
             }
         };
-        let frame = request_frame(&request)?;
-        cmd.args(CHILD_ARGV)
-            .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // An os_process child shares this engine's home, so it needs its
-        // cache and the key that seals it (or it compiles every guest
-        // afresh);
-        // a contained child is handed its code and has no home of ours.
-        if handed.is_none() {
-            if let Some(dir) = self.state_dir() {
-                cmd.env(crate::seal::STATE_DIR_ENV, dir);
-            }
-            if let Some(dir) = self.cache_dir() {
-                cmd.env(workbooks_wire::home::CACHE_DIR_ENV, dir);
-            }
-        }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| CommandError::Refused(format!("cannot start {}: {e}", wbx.display())))?;
+        // An os_process child shares this engine's home; a contained child
+        // is handed its code and has no home of ours.
+        let shares_home = handed.is_none();
+        let mut child = self.start_child(cmd, wbx, &request, stdin, shares_home, Stdio::piped())?;
         // The child holds its own copies now; the relay's parent end and
         // the store it serves stay here.
         let mut relay = handed.map(|(keep, relay)| {
             drop(keep);
             relay
         });
-        // The request, then the guest's stdin, on the child's stdin.
-        if let Some(mut pipe) = child.stdin.take() {
-            tokio::spawn(async move {
-                if pipe.write_all(&frame).await.is_ok() {
-                    let _ = pipe.write_all(&stdin).await;
-                }
-            });
-        }
         // The child's own stderr carries only its diagnostics: kept short,
         // and drained so the child never blocks on it.
         let diagnostics = child.stderr.take().map(|pipe| {
@@ -224,6 +198,48 @@ impl Engine {
         }
     }
 
+    /// Starts `cmd` (the child binary, or bubblewrap around it) as a child
+    /// of the tiers' protocol: [`CHILD_ARGV`] and no environment, but for
+    /// this engine's cache and the key sealing it when it `shares_home`
+    /// (or it compiles every guest afresh); the request, then `stdin`, on
+    /// its stdin. `program` names it in a refusal.
+    pub(crate) fn start_child(
+        &self,
+        mut cmd: tokio::process::Command,
+        program: &std::path::Path,
+        request: &ChildRequest,
+        stdin: Bytes,
+        shares_home: bool,
+        stderr: Stdio,
+    ) -> Result<tokio::process::Child, CommandError> {
+        let frame = request_frame(request)?;
+        cmd.args(CHILD_ARGV)
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .kill_on_drop(true);
+        if shares_home {
+            if let Some(dir) = self.state_dir() {
+                cmd.env(crate::seal::STATE_DIR_ENV, dir);
+            }
+            if let Some(dir) = self.cache_dir() {
+                cmd.env(workbooks_wire::home::CACHE_DIR_ENV, dir);
+            }
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            CommandError::Refused(format!("cannot start {}: {e}", program.display()))
+        })?;
+        if let Some(mut pipe) = child.stdin.take() {
+            tokio::spawn(async move {
+                if pipe.write_all(&frame).await.is_ok() {
+                    let _ = pipe.write_all(&stdin).await;
+                }
+            });
+        }
+        Ok(child)
+    }
+
     /// The `os_process` child's request: the stored command, run with
     /// this engine's home (the tier protects this process's address
     /// space; the child is the same user with the same home).
@@ -282,18 +298,33 @@ pub(crate) fn child_request(
         home,
         job,
         profile: grant.profile.effective.name().to_string(),
-        caps: Some(grant.caps.words().into_iter().map(String::from).collect()),
+        caps: Some(cap_words(grant.caps)),
         tenant: env.tenant.clone(),
         id: env.session_id.clone(),
-        timeout_ms: Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+        timeout_ms: Some(millis(timeout)),
         fuel: Some(fuel),
         memory: env.policy.memory,
         env: env.policy.env.to_vec(),
         brokers: broker_words(brokers),
-        stubs: stubs.iter().map(|s| s.to_string()).collect(),
+        stubs: stub_words(stubs),
         dirs: child_dirs(&env.dirs),
         home_shares: engine.home_shares(),
     }
+}
+
+/// Caps as the request names them.
+pub(crate) fn cap_words(caps: crate::policy::CapSet) -> Vec<String> {
+    caps.words().into_iter().map(String::from).collect()
+}
+
+/// Stubs as the request names them.
+pub(crate) fn stub_words(stubs: crate::policy::Stubs) -> Vec<String> {
+    stubs.iter().map(|s| s.to_string()).collect()
+}
+
+/// A budget in the request's milliseconds.
+pub(crate) fn millis(budget: Duration) -> u64 {
+    u64::try_from(budget.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Each replaced broker as the request names it.
@@ -320,7 +351,7 @@ pub(crate) fn child_dirs(dirs: &[crate::preopen::Preopen]) -> Vec<ChildDir> {
 /// The request as the frame a child reads first; a request it cannot
 /// carry (a host path that is not UTF-8, a frame past the limit) is
 /// refused here, never reinterpreted there.
-pub(crate) fn request_frame(request: &ChildRequest) -> Result<Vec<u8>, CommandError> {
+fn request_frame(request: &ChildRequest) -> Result<Vec<u8>, CommandError> {
     request
         .to_frame()
         .map_err(|e| CommandError::Refused(format!("cannot pass the request to a child: {e}")))

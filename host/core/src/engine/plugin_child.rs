@@ -10,13 +10,12 @@
 //! called as a plugin; the tier held only for command runs.
 
 use super::Engine;
-use super::os_process::{CHILD_GRACE, broker_words, child_dirs, request_frame};
+use super::os_process::{CHILD_GRACE, broker_words, cap_words, child_dirs, millis, stub_words};
 use crate::commands::frames::{self, Verdict};
 use crate::commands::{CommandError, Entry};
 use crate::engine::shell::LineOptions;
 use std::process::Stdio;
-use tokio::io::AsyncWriteExt;
-use workbooks_wire::child::{CHILD_ARGV, CHILD_PROTOCOL, ChildJob, ChildRequest};
+use workbooks_wire::child::{CHILD_PROTOCOL, ChildJob, ChildRequest};
 
 impl Engine {
     /// Calls the plugin registered as `entry` with `input` in a child
@@ -48,48 +47,24 @@ impl Engine {
                 sha256: entry.sha256.clone(),
             },
             profile: opts.profile.clone(),
-            caps: opts
-                .caps
-                .map(|caps| caps.words().into_iter().map(String::from).collect()),
+            caps: opts.caps.map(cap_words),
             tenant: opts.tenant.clone(),
             id: id.to_string(),
-            timeout_ms: opts
-                .stage_timeout
-                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+            timeout_ms: opts.stage_timeout.map(millis),
             fuel: opts.stage_fuel,
             memory: opts.stage_memory,
             env: opts.env.clone(),
             brokers: broker_words(&brokers),
-            stubs: self.stubs().iter().map(|s| s.to_string()).collect(),
+            stubs: stub_words(self.stubs()),
             dirs: child_dirs(&opts.dirs),
             home_shares: self.home_shares(),
         };
-        // The request, then the input, on the child's stdin.
-        let input = [request_frame(&request)?, input.as_bytes().to_vec()].concat();
-        let mut cmd = tokio::process::Command::new(wbx);
-        cmd.args(CHILD_ARGV)
-            .current_dir("/")
-            .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
         // The child shares this engine's home, its cache and the key
-        // sealing it.
-        if let Some(dir) = self.state_dir() {
-            cmd.env(crate::seal::STATE_DIR_ENV, dir);
-        }
-        if let Some(dir) = self.cache_dir() {
-            cmd.env(workbooks_wire::home::CACHE_DIR_ENV, dir);
-        }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| CommandError::Refused(format!("cannot start {}: {e}", wbx.display())))?;
-        if let Some(mut pipe) = child.stdin.take() {
-            tokio::spawn(async move {
-                let _ = pipe.write_all(&input).await;
-            });
-        }
+        // sealing it; the request, then the input, on its stdin.
+        let mut cmd = tokio::process::Command::new(wbx);
+        cmd.current_dir("/");
+        let input = bytes::Bytes::copy_from_slice(input.as_bytes());
+        let mut child = self.start_child(cmd, wbx, &request, input, true, Stdio::null())?;
         let stdout = child
             .stdout
             .take()

@@ -69,6 +69,26 @@ async fn answer(stdin: Vec<u8>) -> frames::Received {
     frames::read(&out.stdout[..]).await.unwrap()
 }
 
+/// Sends `request` with stdin the guest would echo, and checks that the
+/// child refused it, saying `why`, and ran nothing.
+async fn refused_saying(request: &ChildRequest, why: &str) {
+    let mut stdin = request.to_frame().unwrap();
+    stdin.extend_from_slice(b"never echoed");
+    let said = refused_on(stdin).await;
+    assert!(said.contains(why), "{said}");
+}
+
+/// Writes `stdin` to a child and checks that it refused and ran nothing:
+/// what it said.
+async fn refused_on(stdin: Vec<u8>) -> String {
+    let received = answer(stdin).await;
+    assert!(received.stdout.is_empty(), "the guest ran");
+    match received.verdict {
+        Some(Verdict::Failed(CommandError::Refused(said))) => said,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn an_os_process_command_runs_in_the_cores_own_child_on_the_rest_of_stdin() {
     let home = tempfile::tempdir().unwrap();
@@ -123,16 +143,7 @@ async fn a_request_of_another_protocol_is_refused_by_name_and_nothing_runs() {
     let home = tempfile::tempdir().unwrap();
     let mut request = cat_request(home.path(), cat_sha256());
     request.protocol = CHILD_PROTOCOL + 1;
-    let mut stdin = request.to_frame().unwrap();
-    stdin.extend_from_slice(b"never echoed");
-    let received = answer(stdin).await;
-    assert!(received.stdout.is_empty(), "the guest ran");
-    match received.verdict {
-        Some(Verdict::Failed(CommandError::Refused(why))) => {
-            assert!(why.contains("different builds"), "{why}");
-        }
-        other => panic!("expected a refusal, got {other:?}"),
-    }
+    refused_saying(&request, "different builds").await;
 }
 
 #[tokio::test]
@@ -164,14 +175,8 @@ async fn a_request_naming_other_bytes_than_the_files_is_an_integrity_failure() {
 
 #[tokio::test]
 async fn stdin_that_is_not_a_request_is_refused_and_nothing_runs() {
-    let received = answer(b"hello.wasm --profile posix\n".to_vec()).await;
-    assert!(received.stdout.is_empty());
-    match received.verdict {
-        Some(Verdict::Failed(CommandError::Refused(why))) => {
-            assert!(why.starts_with("child request:"), "{why}");
-        }
-        other => panic!("expected a refusal, got {other:?}"),
-    }
+    let why = refused_on(b"hello.wasm --profile posix\n".to_vec()).await;
+    assert!(why.starts_with("child request:"), "{why}");
 }
 
 #[test]
@@ -207,4 +212,28 @@ async fn a_part_of_the_home_the_parent_shares_is_shared_in_its_child_and_no_othe
         refused(e.run_command("kat", vec![], with(other)).await.unwrap_err());
     }
     assert!(e.share_home("runs/../db").is_err());
+}
+
+#[tokio::test]
+async fn a_request_naming_a_relay_socket_the_child_was_not_handed_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    // Stdout, and a descriptor nobody opened: neither is a relay socket
+    // the child may take for its storage calls.
+    for fd in [1, 99] {
+        let mut request = cat_request(home.path(), cat_sha256());
+        let ChildJob::Exec { handed, .. } = &mut request.job else {
+            unreachable!("cat_request is an exec");
+        };
+        *handed = Some(workbooks::child::Handed {
+            handoff: workbooks::dock::handoff::Handoff {
+                fd: 98,
+                compiled: "00".repeat(32),
+                module: false,
+                concurrent: false,
+                composition: None,
+            },
+            relay_fd: fd,
+        });
+        refused_saying(&request, "no socket was handed").await;
+    }
 }
