@@ -5,8 +5,13 @@
 //! else on its command line. It writes one frame on the child's stdin,
 //! tagged [`CHILD_REQUEST`], holding a [`ChildRequest`] as JSON; what
 //! follows on stdin is the guest's stdin (or the plugin's input). The
-//! child answers on its stdout in the frames of the core's
-//! `commands::frames`: the guest's stdout, its stderr, the verdict.
+//! child answers on its stdout, in frames of the same format: the guest's
+//! stdout ([`STDOUT`]), its stderr ([`STDERR`]), then the engine's
+//! [`Verdict`] ([`VERDICT`], JSON), written by [`write_answer`]. Guest
+//! bytes only ever travel inside a frame the child sized, so nothing a
+//! guest prints can pass for a verdict. (The parent's reader, which holds
+//! each stream to the engine's output cap, is the core's
+//! `commands::frames::read`.)
 //!
 //! One typed request, not a command line: the parent no longer spells a
 //! CLI's flags, so any binary that calls the core's `child::run` is a
@@ -224,9 +229,60 @@ impl ChildRequest {
     }
 }
 
+/// The tag of the answer frame holding the guest's stdout.
+pub const STDOUT: u8 = 1;
+/// The tag of the answer frame holding the guest's stderr.
+pub const STDERR: u8 = 2;
+/// The tag of the answer frame holding the verdict.
+pub const VERDICT: u8 = 3;
+
+/// Largest verdict frame a parent reads: a short JSON object.
+pub const MAX_VERDICT_BYTES: usize = 64 << 10;
+
+/// How the child's run ended; `E` is the engine's error, the one an
+/// in-process run of the same command would return.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict<E> {
+    /// The guest exited with this code.
+    Exit(i32),
+    /// The engine stopped or refused it.
+    Failed(E),
+}
+
+/// Writes the child's whole answer: the guest's stdout, its stderr, then
+/// the verdict, and flushes.
+pub fn write_answer<E: Serialize>(
+    out: &mut impl std::io::Write,
+    stdout: &[u8],
+    stderr: &[u8],
+    verdict: &Verdict<E>,
+) -> std::io::Result<()> {
+    crate::frames::encode_frame(out, STDOUT, stdout)?;
+    crate::frames::encode_frame(out, STDERR, stderr)?;
+    let json = serde_json::to_vec(verdict).map_err(std::io::Error::other)?;
+    crate::frames::encode_frame(out, VERDICT, &json)?;
+    out.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_is_the_two_streams_then_the_verdict_each_in_its_own_frame() {
+        let mut out = Vec::new();
+        let failed = Verdict::<String>::Failed("no".into());
+        write_answer(&mut out, b"o", b"verdict: exit 0", &failed).unwrap();
+        let mut rest = &out[..];
+        let mut next = || crate::frames::read_frame(&mut rest).unwrap();
+        assert_eq!(next(), (STDOUT, b"o".to_vec()));
+        assert_eq!(next(), (STDERR, b"verdict: exit 0".to_vec()));
+        assert_eq!(next(), (VERDICT, br#"{"failed":"no"}"#.to_vec()));
+        assert!(rest.is_empty());
+        let exit: Verdict<String> = serde_json::from_slice(br#"{"exit":3}"#).unwrap();
+        assert_eq!(exit, Verdict::Exit(3));
+    }
 
     fn request() -> ChildRequest {
         ChildRequest {

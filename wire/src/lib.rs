@@ -26,7 +26,8 @@ mod args;
 pub mod child;
 mod frames;
 pub mod home;
-mod relay;
+pub mod packed;
+mod pump;
 mod request;
 mod run_args;
 mod socket;
@@ -34,7 +35,7 @@ mod verb;
 
 pub use frames::*;
 pub use home::{cache_dir, default_home};
-pub use relay::{Answer, ENGINE_EXIT, Served, connect, offer, open, relay};
+pub use pump::{Answer, ENGINE_EXIT, Served, connect, offer, open, pump};
 pub use request::{
     DAEMON_ENV, FileId, NET_ALLOW_ENV, OPERATOR_ALLOW_ENV, Request, StageArgs, env_digest,
     env_digest_of,
@@ -49,7 +50,8 @@ pub use verb::{Globals, RunVerb};
 mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
-        "home", "socket", "args", "frames", "child", "request", "verb", "relay", "run_args",
+        "home", "socket", "args", "frames", "packed", "child", "request", "verb", "pump",
+        "run_args",
     ];
 
     #[test]

@@ -82,3 +82,114 @@ fn no_code_in_the_core_names_a_service() {
         "a service named in the core's code: {named:#?}"
     );
 }
+
+/// Every file a cap is written in besides its tests and docs, `{w}` for
+/// its word: its WIT (the guest-facing interface with its types, the host
+/// primitive, a line in each package's worlds), its broker, its unit's
+/// folder, the unit list and its policy word. `docs/embedding.md`
+/// ("Adding a cap") lists the same files.
+const CAP_FILES: [&str; 12] = [
+    "guests/{w}-broker/Cargo.toml",
+    "guests/{w}-broker/src/lib.rs",
+    "host/core/src/cap/mod.rs",
+    "host/core/src/cap/{w}/host.rs",
+    "host/core/src/cap/{w}/mod.rs",
+    "host/core/src/cap/{w}/relay.rs",
+    "host/core/src/cap/{w}/storage.rs",
+    "host/core/src/policy/mod.rs",
+    "wit/host/worlds.wit",
+    "wit/host/{w}.wit",
+    "wit/worlds.wit",
+    "wit/{w}.wit",
+];
+
+/// Whether the code of `text` (comments and a Rust file's inline test
+/// module left out) has `word` as a whole identifier, or a whole piece of
+/// one split at `_`, `-`, `:`, `/`, `.` and the like.
+fn code_names(text: &str, word: &str, comment: &str, rust: bool) -> bool {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    // The test module written in the file, to its end; a test module in a
+    // file of its own (`#[cfg(test)] mod tests;`) ends nothing here.
+    let tests_start = lines.windows(2).position(|pair| {
+        rust && pair[0].starts_with("#[cfg(test)]")
+            && pair[1].starts_with("mod ")
+            && pair[1].ends_with('{')
+    });
+    lines[..tests_start.unwrap_or(lines.len())]
+        .iter()
+        .filter(|line| !line.starts_with(comment))
+        .flat_map(|line| line.split(|c: char| !c.is_ascii_alphanumeric()))
+        .any(|piece| piece.eq_ignore_ascii_case(word))
+}
+
+#[test]
+fn the_fixture_cap_is_written_in_its_folder_the_unit_list_its_word_its_wit_and_its_broker() {
+    // `queue` is the fixture: it has storage, a relay half, calls that
+    // wait and its own error type, so every kind of file a cap may need.
+    // Spelled in pieces so this file does not name it.
+    let word = ["que", "ue"].concat();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut walked = 0;
+    let mut written_in: Vec<String> = ["wit", "guests", "host/core/src"]
+        .into_iter()
+        .flat_map(|dir| layers::files(&root.join(dir), &["rs", "wit", "toml"]))
+        .filter_map(|path| {
+            let rel = path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            // A test program or a test file of the core's own is a test,
+            // not where the cap is written.
+            if rel.starts_with("guests/test-programs/") || rel.ends_with("/tests.rs") {
+                return None;
+            }
+            walked += 1;
+            let (comment, rust) = if rel.ends_with(".toml") {
+                ("#", false)
+            } else {
+                ("//", rel.ends_with(".rs"))
+            };
+            let text = std::fs::read_to_string(&path).unwrap();
+            code_names(&text, &word, comment, rust).then_some(rel)
+        })
+        .collect();
+    written_in.sort();
+    assert!(walked > 200, "walked only {walked} files");
+    let mut listed: Vec<String> = CAP_FILES.map(|f| f.replace("{w}", &word)).to_vec();
+    listed.sort();
+    assert_eq!(
+        written_in, listed,
+        "the files the fixture cap is written in"
+    );
+    let host_code_outside: Vec<&String> = listed
+        .iter()
+        .filter(|f| f.starts_with("host/") && !f.contains(&format!("/cap/{word}/")))
+        .collect();
+    assert_eq!(
+        host_code_outside,
+        ["host/core/src/cap/mod.rs", "host/core/src/policy/mod.rs"],
+        "host code outside the folder: the unit list and the word only"
+    );
+    let guide = std::fs::read_to_string(root.join("docs/embedding.md")).unwrap();
+    let section = guide
+        .split("\n## ")
+        .find(|s| s.starts_with("Adding a cap"))
+        .expect("docs/embedding.md has an \"Adding a cap\" section");
+    for file in &listed {
+        assert!(
+            section.contains(&format!("`{file}`")),
+            "\"Adding a cap\" does not list `{file}`"
+        );
+    }
+}
+
+#[test]
+fn a_cap_named_after_a_test_module_declaration_is_still_seen_and_one_in_a_comment_is_not() {
+    let after_declaration = "#[cfg(test)]\nmod tests;\n\npub mod word_here { }\n";
+    assert!(code_names(after_declaration, "word", "//", true));
+    let in_inline_tests = "fn a() {}\n#[cfg(test)]\nmod tests {\n    use x::word;\n}\n";
+    assert!(!code_names(in_inline_tests, "word", "//", true));
+    assert!(!code_names("// the word\nfn a() {}\n", "word", "//", true));
+    assert!(!code_names("fn words() {}\n", "word", "//", true));
+}

@@ -90,14 +90,6 @@ pub mod vfs {
         VFS_MAX_SEGMENT_BYTES, VFS_MAX_VOLUME_BYTES,
     };
 }
-/// The `queue` cap's store of one tenant's queues, and its limits.
-pub mod queue {
-    pub use crate::cap::queue::storage::{QueueError, TenantQueues};
-    pub use crate::cap::queue::{
-        QUEUE_MAX_DEPTH, QUEUE_MAX_MESSAGE_BYTES, QUEUE_MAX_PER_TENANT, QUEUE_MAX_TENANT_BYTES,
-        QUEUE_MAX_WAIT,
-    };
-}
 pub use cap::llm::{LlmBounds, LlmEndpoint};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};

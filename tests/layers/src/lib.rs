@@ -10,6 +10,12 @@ use std::path::{Path, PathBuf};
 /// Every `.rs` file under `dir`, at any depth (none if it is not a
 /// directory), sorted.
 pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    files(dir, &["rs"])
+}
+
+/// Every file under `dir` whose extension is one of `extensions`, at any
+/// depth but a build's `target` (none if it is not a directory), sorted.
+pub fn files(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -19,8 +25,13 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+                if entry.file_name() != "target" {
+                    dirs.push(path);
+                }
+            } else if path
+                .extension()
+                .is_some_and(|e| extensions.iter().any(|x| e == *x))
+            {
                 files.push(path);
             }
         }

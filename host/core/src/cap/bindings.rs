@@ -21,11 +21,7 @@ wasmtime::component::bindgen!({
         "workbooks:engine/net.fetch": async,
         "workbooks:engine/net.fetch-many": async,
         "workbooks:host/exchange.exchange": async,
-        "workbooks:host/queue.push": async,
-        "workbooks:host/queue.pop": async,
-        "workbooks:host/queue.len": async,
         "workbooks:host/http.get": async,
-        "workbooks:host/llm.post": async,
     },
     exports: { default: async },
     with: {

@@ -18,39 +18,55 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-/// One relayed call: the cap it is for, then that cap's own call (each
-/// relayed cap declares its operations with [`relay_calls!`], in its
-/// folder). The variant order is the wire's (and `tests/native/escapee.c`
-/// hand-writes it): add variants at the end, here and in [`CallRef`].
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) enum Call {
-    /// A `kv` call.
-    Kv(crate::cap::kv::Call),
-    /// A `vfs` volume call.
-    Vfs(crate::cap::vfs::Call),
-    /// A `queue` call.
-    Queue(crate::cap::queue::Call),
-    /// A `secrets` call.
-    Secrets(crate::cap::secrets::Call),
-    /// A `launch` call (`commands`, `exec`, `parallel`, a module's exec).
-    Launch(crate::cap::launch::Call),
+/// Declares [`Call`] and [`CallRef`] from the relayed units of
+/// `crate::cap::units!`, in its order, which is the wire's (and
+/// `tests/native/escapee.c` hand-writes it).
+macro_rules! calls {
+    (
+        units { $($_field:ident: $_unit:ident,)* }
+        relayed { $($field:ident: $unit:ident,)* }
+    ) => {
+        /// One relayed call: the unit it is for, then that unit's own
+        /// call (each relayed unit declares its operations with
+        /// [`relay_calls!`], in its folder).
+        #[derive(Debug, Serialize, Deserialize)]
+        pub(crate) enum Call {
+            $(
+                #[doc = concat!("A `", stringify!($field), "` call.")]
+                $unit(<crate::cap::$field::$unit as Relayed>::Call),
+            )*
+        }
+
+        /// [`Call`] by reference: what an operation is encoded as without
+        /// giving it up (it is still needed if the relay fails). Same
+        /// variants, same order, so the same bytes.
+        #[derive(Serialize)]
+        pub(crate) enum CallRef<'a> {
+            $(
+                #[doc = concat!("A `", stringify!($field), "` call, borrowed.")]
+                $unit(<crate::cap::$field::$unit as Relayed>::CallRef<'a>),
+            )*
+        }
+    };
 }
 
-/// [`Call`] by reference: what an operation is encoded as without giving
-/// it up (it is still needed if the relay fails). Same variants, same
-/// order, so the same bytes.
-#[derive(Serialize)]
-pub(crate) enum CallRef<'a> {
-    /// See [`Call::Kv`].
-    Kv(crate::cap::kv::CallRef<'a>),
-    /// See [`Call::Vfs`].
-    Vfs(crate::cap::vfs::CallRef<'a>),
-    /// See [`Call::Queue`].
-    Queue(crate::cap::queue::CallRef<'a>),
-    /// See [`Call::Secrets`].
-    Secrets(crate::cap::secrets::CallRef<'a>),
-    /// See [`Call::Launch`].
-    Launch(crate::cap::launch::CallRef<'a>),
+crate::cap::units!(calls);
+
+/// A unit a container-tier child reaches through its parent: its calls
+/// (declared with [`relay_calls!`]) and how the serving side answers one
+/// from the unit's context in the store it built for the child.
+pub(crate) trait Relayed: crate::cap::unit::CapUnit {
+    /// One of its calls, as the serving side reads it.
+    type Call: std::fmt::Debug + Serialize + DeserializeOwned;
+    /// One of its calls by reference, as the calling side sends it.
+    type CallRef<'a>: Serialize;
+    /// Answers `call` from the unit's context (and the store's resource
+    /// table), encoded.
+    fn answer(
+        call: Self::Call,
+        ctx: &mut Self::Ctx,
+        table: &mut wasmtime::component::ResourceTable,
+    ) -> impl Future<Output = Result<Vec<u8>, RelayError>> + Send;
 }
 
 /// Why a relayed call got no answer: the channel failed, or the serving
@@ -197,19 +213,20 @@ pub(crate) fn decode_call(bytes: &[u8]) -> Result<Call, RelayError> {
 /// guest's arguments), its answer and, where the cap's usual one does
 /// not fit, what it answers when the relay fails. Makes the cap's `Call`
 /// (owned, read by the serving side) and `CallRef` (borrowed, sent),
-/// [`Op`] for each operation, and, for a cap served by a [`Backend`],
-/// `Call::answer`, which the serving side calls.
+/// [`Op`] for each operation, and, for a cap served by a [`Backend`]
+/// (the context's field `0`), its [`Relayed`] impl, which the serving side
+/// calls; `by_hand` leaves that impl to the cap.
 ///
 /// ```ignore
 /// relay_calls! {
-///     Kv, serve sync Local, unanswered |_, why| Err(Error::Unavailable(why.to_string()));
+///     Kv, serve sync, unanswered |_, why| Err(Error::Unavailable(why.to_string()));
 ///     /// `kv.get`.
 ///     Get { key: Vec<u8> } -> Result<Option<Vec<u8>>, Error>;
 /// }
 /// ```
 macro_rules! relay_calls {
     (
-        $unit:ident, serve $mode:ident $($local:ty)?, unanswered $default:expr;
+        $unit:ident, serve $mode:ident, unanswered $default:expr;
         $(
             $(#[$doc:meta])*
             $op:ident { $($field:ident: $fty:ty),* $(,)? } -> $answer:ty $(, unanswered $fail:expr)?;
@@ -241,7 +258,7 @@ macro_rules! relay_calls {
         #[derive(serde::Serialize)]
         pub(crate) enum CallRef<'a> { $($(#[$doc])* $op(&'a $op),)* }
 
-        $crate::cap::relay::relay_calls!(@answer $mode [$($local)?] [$($op)*]);
+        $crate::cap::relay::relay_calls!(@answer $unit $mode [$($op)*]);
     };
     (@fallback $this:ident, $why:ident, [$fail:expr] [$default:expr]) => {
         $crate::cap::relay::unanswered($this, $why, $fail)
@@ -249,29 +266,28 @@ macro_rules! relay_calls {
     (@fallback $this:ident, $why:ident, [] [$default:expr]) => {
         $crate::cap::relay::unanswered($this, $why, $default)
     };
-    (@answer sync [$local:ty] [$($op:ident)*]) => {
-        impl Call {
-            /// Answers this call from `backend`, encoded.
-            pub(crate) fn answer(
-                self,
-                backend: &mut $crate::cap::relay::Backend<$local>,
+    (@answer $unit:ident by_hand [$($op:ident)*]) => {};
+    (@answer $unit:ident $mode:ident [$($op:ident)*]) => {
+        impl $crate::cap::relay::Relayed for super::$unit {
+            type Call = Call;
+            type CallRef<'a> = CallRef<'a>;
+
+            async fn answer(
+                call: Call,
+                ctx: &mut <Self as $crate::cap::unit::CapUnit>::Ctx,
+                _: &mut wasmtime::component::ResourceTable,
             ) -> Result<Vec<u8>, $crate::cap::relay::RelayError> {
-                match self { $(Call::$op(op) => $crate::cap::relay::encode(&backend.run(op)),)* }
+                let backend = &mut ctx.0;
+                match call {
+                    $(Call::$op(op) => $crate::cap::relay::encode(
+                        &$crate::cap::relay::relay_calls!(@run $mode backend op),
+                    ),)*
+                }
             }
         }
     };
-    (@answer async [$local:ty] [$($op:ident)*]) => {
-        impl Call {
-            /// Answers this call from `backend`, encoded.
-            pub(crate) async fn answer(
-                self,
-                backend: &mut $crate::cap::relay::Backend<$local>,
-            ) -> Result<Vec<u8>, $crate::cap::relay::RelayError> {
-                match self { $(Call::$op(op) => $crate::cap::relay::encode(&backend.run_async(op).await),)* }
-            }
-        }
-    };
-    (@answer by_hand [] [$($op:ident)*]) => {};
+    (@run sync $backend:ident $op:ident) => { $backend.run($op) };
+    (@run async $backend:ident $op:ident) => { $backend.run_async($op).await };
 }
 pub(crate) use relay_calls;
 
@@ -299,7 +315,7 @@ mod tests {
             data: vec![0, 1, 255],
         };
         let bytes = write.encoded().unwrap();
-        let Call::Vfs(vfs::Call::Write(back)) = decode_call(&bytes).unwrap() else {
+        let Call::Vfs(vfs::relay::Call::Write(back)) = decode_call(&bytes).unwrap() else {
             panic!("not the vfs write it was");
         };
         assert_eq!(back.encoded().unwrap(), bytes);
@@ -330,17 +346,17 @@ mod tests {
     fn the_escapees_forged_calls_are_the_calls_they_are_named_for() {
         use crate::cap::{kv, launch, secrets};
         let put = decode_call(&escapee_array("kv_put")).unwrap();
-        let Call::Kv(kv::Call::Put(put)) = put else {
+        let Call::Kv(kv::relay::Call::Put(put)) = put else {
             panic!("kv_put decodes to {put:?}");
         };
         assert_eq!((put.key, put.value), (b"pwned".to_vec(), b"x".to_vec()));
         let sign = decode_call(&escapee_array("keys_sign")).unwrap();
-        let Call::Secrets(secrets::Call::Sign(sign)) = sign else {
+        let Call::Secrets(secrets::relay::Call::Sign(sign)) = sign else {
             panic!("keys_sign decodes to {sign:?}");
         };
         assert_eq!(sign.name, "victim-key");
         let wait = decode_call(&escapee_array("job_wait")).unwrap();
-        let Call::Launch(launch::Call::JobWait(wait)) = wait else {
+        let Call::Launch(launch::relay::Call::JobWait(wait)) = wait else {
             panic!("job_wait decodes to {wait:?}");
         };
         assert_eq!(wait.job, 7);

@@ -62,7 +62,7 @@ pub fn run() -> u8 {
         Ok(request) => carry_out(&request),
     };
     let mut out = std::io::stdout().lock();
-    match frames::write_all(&mut out, &stdout, &stderr, &verdict) {
+    match frames::write_answer(&mut out, &stdout, &stderr, &verdict) {
         Ok(()) => 0,
         Err(_) => UNANSWERED,
     }

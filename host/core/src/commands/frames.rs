@@ -5,10 +5,11 @@
 //! process) and then writes, on its stdout, a sequence of frames:
 //! `[tag u8][len u32 LE][len bytes]`, with tag 1 for the guest's stdout, 2
 //! for its stderr and 3 for the engine's verdict (JSON, [`Verdict`]), in the
-//! daemon's frame format and through its one encoder. Guest
-//! bytes only ever travel inside a frame the host sized, so nothing a guest
-//! prints can pass for a verdict: the old way of reading `wbx: ...` lines
-//! off stderr took a guest's own text as the engine's word.
+//! daemon's frame format, declared and written by the protocol crate
+//! (`workbooks_wire::child`). Guest bytes only ever travel inside a frame
+//! the host sized, so nothing a guest prints can pass for a verdict: the
+//! old way of reading `wbx: ...` lines off stderr took a guest's own text
+//! as the engine's word.
 //!
 //! The parent reads frames as they arrive with the same caps as the
 //! in-process tier and gives up at the first byte past a cap, so a child
@@ -17,43 +18,12 @@
 
 use crate::limits::MAX_CAPTURED_OUTPUT_BYTES;
 use bytes::{Bytes, BytesMut};
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use workbooks_wire::encode_frame;
+pub use workbooks_wire::child::{MAX_VERDICT_BYTES, STDERR, STDOUT, VERDICT, write_answer};
 
-/// The guest's stdout.
-pub const STDOUT: u8 = 1;
-/// The guest's stderr.
-pub const STDERR: u8 = 2;
-/// The engine's verdict.
-pub const VERDICT: u8 = 3;
-
-/// Largest verdict frame: a short JSON object.
-const MAX_VERDICT_BYTES: usize = 64 << 10;
-
-/// How the child's run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The guest exited with this code.
-    Exit(i32),
-    /// The engine stopped or refused it, as an in-process run would say.
-    Failed(super::CommandError),
-}
-
-/// Writes the guest's output and the verdict, in that order.
-pub fn write_all(
-    out: &mut impl std::io::Write,
-    stdout: &[u8],
-    stderr: &[u8],
-    verdict: &Verdict,
-) -> std::io::Result<()> {
-    encode_frame(out, STDOUT, stdout)?;
-    encode_frame(out, STDERR, stderr)?;
-    let json = serde_json::to_vec(verdict).map_err(std::io::Error::other)?;
-    encode_frame(out, VERDICT, &json)?;
-    out.flush()
-}
+/// How the child's run ended: the guest's exit code, or the engine's
+/// [`CommandError`](super::CommandError), as an in-process run would say.
+pub type Verdict = workbooks_wire::child::Verdict<super::CommandError>;
 
 /// What a child sent.
 #[derive(Debug, Default)]
@@ -150,7 +120,7 @@ mod tests {
     fn frames_round_trip_and_guest_text_never_becomes_a_verdict() {
         let mut wire = Vec::new();
         let forged = b"wbx: refused: capability not granted: everything\n";
-        write_all(&mut wire, b"out", forged, &Verdict::Exit(120)).unwrap();
+        write_answer(&mut wire, b"out", forged, &Verdict::Exit(120)).unwrap();
         let got = block_on(read(&wire[..])).unwrap();
         assert_eq!(&got.stdout[..], b"out");
         assert_eq!(&got.stderr[..], forged);

@@ -79,19 +79,28 @@ pub(crate) fn is_http_types(name: &str) -> bool {
     name.split_once('@').map_or(name, |(p, _)| p) == "wasi:http/types"
 }
 
-/// The newest `wasi:*@0.2.x` patch version the engine's WASI serves.
-/// The engine's types-only interfaces: shared by a cap's guest-facing
-/// interface and its host primitive, or by several caps. No functions, no
-/// reach, so every component may import them (the base links each).
-pub(crate) const TYPES_ONLY: [&str; 6] = [
-    "command-types",
-    "net-types",
-    "llm-types",
-    "kv-types",
-    "queue-types",
-    "secrets-types",
-];
+/// The engine's types-only interfaces (`workbooks:engine/<name>-types`),
+/// each shared by a cap's guest-facing interface and its primitive, or by
+/// several caps: no functions, no reach, so every component may import
+/// them (the base links each). Read from the shipped brokers, which
+/// import each one they pass through, so a new cap's types need no line
+/// here.
+pub(crate) fn types_only() -> &'static [&'static str] {
+    static TYPES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    TYPES.get_or_init(|| {
+        let mut types: Vec<&'static str> = crate::embedded::BROKER_IMPORTS
+            .iter()
+            .flat_map(|(_, names)| names.iter())
+            .filter_map(|name| name.strip_prefix("workbooks:engine/"))
+            .filter(|name| name.ends_with("-types"))
+            .collect();
+        types.sort_unstable();
+        types.dedup();
+        types
+    })
+}
 
+/// The newest `wasi:*@0.2.x` patch version the engine's WASI serves.
 const WASI_PATCH_MAX: u64 = 12;
 
 fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
@@ -199,7 +208,7 @@ pub fn classify(name: &str) -> Need {
         "wasi:sockets" if wasi_02 => Need::Cap(Cap::Net),
         "workbooks:engine" if engine_01 => match iface {
             "session-info" => Need::Base,
-            types if TYPES_ONLY.contains(&types) => Need::Base,
+            types if types_only().contains(&types) => Need::Base,
             word => Cap::from_word(word).map_or(Need::Unknown, Need::Cap),
         },
         _ => Need::Unknown,
@@ -217,6 +226,29 @@ mod tests {
         (core module $m (import "evil" "f" (func)))
         (export "inner" (component $inner))
     )"#;
+
+    #[test]
+    fn the_types_only_interfaces_are_read_from_the_brokers_and_every_component_may_import_them() {
+        assert_eq!(
+            types_only(),
+            [
+                "command-types",
+                "kv-types",
+                "llm-types",
+                "net-types",
+                "queue-types",
+                "secrets-types"
+            ]
+        );
+        for types in types_only() {
+            let name = format!("workbooks:engine/{types}@0.1.0");
+            assert_eq!(classify(&name), Need::Base, "{name}");
+        }
+        assert_eq!(
+            classify("workbooks:engine/made-up-types@0.1.0"),
+            Need::Unknown
+        );
+    }
 
     #[test]
     fn the_builds_broker_import_table_is_what_each_shipped_broker_imports() {

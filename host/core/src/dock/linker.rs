@@ -73,7 +73,7 @@ pub(crate) fn link(
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;
     // Types shared by a cap's interface and its primitive, or by several
     // caps: no functions, no reach.
-    for types in super::imports::TYPES_ONLY {
+    for types in super::imports::types_only() {
         l.instance(&format!("workbooks:engine/{types}@0.1.0"))?;
     }
     // Each interface of the cap table a granted cap reaches, once.

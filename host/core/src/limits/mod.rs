@@ -181,11 +181,11 @@ pub const AUDIT_MAX_FILE_BYTES: u64 = 8 << 20;
 /// Longest instance id or tenant name. Both become storage tree names.
 pub const MAX_NAME_BYTES: usize = 128;
 
-// ---- kv, queue, secrets, vfs ----------------------------------------------
+// ---- each cap's own ----------------------------------------------------------
 //
-// Each in its cap's folder, with the rest of the cap: `cap/kv/mod.rs`,
-// `cap/queue/mod.rs`, `cap/secrets/mod.rs`, `cap/vfs/mod.rs` (public as
-// `workbooks::kv`, `workbooks::queue` and `workbooks::vfs`).
+// A cap's limits are in its unit's folder, with the rest of the cap
+// (`cap/<unit>/mod.rs`); those of `kv` and `vfs` are public as
+// `workbooks::kv` and `workbooks::vfs`.
 
 // ---- network -----------------------------------------------------------------
 

@@ -1,9 +1,9 @@
-//! The cap table: the list of cap units ([`crate::cap::unit`]), each
-//! interface the host serves once, each unit's whole host side in its
-//! folder. From the list come the store's [`Contexts`], how a store
-//! reaches each unit's context, and [`TABLE`], which the store builder
-//! ([`super::new_store`]) and the linker (`crate::dock`) loop over;
-//! neither names a cap.
+//! The cap table: the list of cap units ([`crate::cap::unit`], listed
+//! in `crate::cap::units!`), each interface the host serves once, each
+//! unit's whole host side in its folder. From the list come the store's
+//! [`Contexts`], how a store reaches each unit's context, and [`TABLE`],
+//! which the store builder ([`super::new_store`]) and the linker
+//! (`crate::dock`) loop over; neither names a cap.
 //!
 //! Which caps a row serves is not typed here: a host primitive serves the
 //! caps whose shipped brokers import it (read from the built brokers,
@@ -13,8 +13,8 @@
 //!
 //! Invariant: a row is linked, and its context opened, if and only if a
 //! cap it serves is granted. Every cap word but `posix` (which binds
-//! nothing in the component lane) is served by a row; the tests below hold the table, the policy and the
-//! shipped brokers to each other.
+//! nothing in the component lane) is served by a row; the tests below
+//! hold the table, the policy and the shipped brokers to each other.
 
 use super::{SessionError, SessionOptions, StoreHost, StoreState};
 use crate::cap;
@@ -46,27 +46,30 @@ pub(crate) struct Row {
     open: Open,
 }
 
-/// Declares the cap table from the list of units, each once: the store's
-/// [`Contexts`] (a field per unit), how a store reaches each unit's
-/// context ([`Holds`]), and [`TABLE`].
-macro_rules! units {
-    ($($field:ident: $unit:ty,)*) => {
+/// Declares the cap table from the list of units (`crate::cap::units!`):
+/// the store's [`Contexts`] (a field per unit), how a store reaches each
+/// unit's context ([`Holds`]), and [`TABLE`].
+macro_rules! table {
+    (
+        units { $($field:ident: $unit:ident,)* }
+        relayed { $($_relayed:ident: $_runit:ident,)* }
+    ) => {
         /// Every unit's store context, deny-all until its row of the cap
         /// table ([`TABLE`]) opens it.
         #[derive(Default)]
         pub(crate) struct Contexts {
-            $(pub(crate) $field: <$unit as CapUnit>::Ctx,)*
+            $(pub(crate) $field: <cap::$field::$unit as CapUnit>::Ctx,)*
         }
 
         $(
-            impl Holds<$unit> for StoreState {
-                fn context(&mut self) -> &mut <$unit as CapUnit>::Ctx {
+            impl Holds<cap::$field::$unit> for StoreState {
+                fn context(&mut self) -> &mut <cap::$field::$unit as CapUnit>::Ctx {
                     &mut self.caps.$field
                 }
 
                 fn context_and_table(
                     &mut self,
-                ) -> (&mut <$unit as CapUnit>::Ctx, &mut ResourceTable) {
+                ) -> (&mut <cap::$field::$unit as CapUnit>::Ctx, &mut ResourceTable) {
                     (&mut self.caps.$field, &mut self.table)
                 }
             }
@@ -75,12 +78,12 @@ macro_rules! units {
         /// Every interface the host serves, one row per unit.
         pub(crate) const TABLE: [Row; [$(stringify!($field)),*].len()] = [$(
             Row {
-                interface: <$unit as CapUnit>::INTERFACE,
-                per_tenant: <$unit as CapUnit>::PER_TENANT,
-                link: <$unit as CapUnit>::link::<StoreState>,
-                link_03: <$unit as CapUnit>::link_03::<StoreState>,
+                interface: <cap::$field::$unit as CapUnit>::INTERFACE,
+                per_tenant: <cap::$field::$unit as CapUnit>::PER_TENANT,
+                link: <cap::$field::$unit as CapUnit>::link::<StoreState>,
+                link_03: <cap::$field::$unit as CapUnit>::link_03::<StoreState>,
                 open: |o, c, wasi| {
-                    c.$field = <$unit as CapUnit>::open(o, wasi)?;
+                    c.$field = <cap::$field::$unit as CapUnit>::open(o, wasi)?;
                     Ok(())
                 },
             },
@@ -88,17 +91,7 @@ macro_rules! units {
     };
 }
 
-units! {
-    vfs: cap::vfs::Vfs,
-    kv: cap::kv::Kv,
-    queue: cap::queue::Queue,
-    secrets: cap::secrets::Secrets,
-    launch: cap::launch::Launch,
-    exchange: cap::exchange::Exchange,
-    net: cap::net::Net,
-    browse: cap::browse::Browse,
-    llm: cap::llm::Llm,
-}
+cap::units!(table);
 
 /// The primitive that runs commands (`commands`, `exec`, `parallel`),
 /// which the core-module lane opens as well.

@@ -98,7 +98,7 @@ fn search_dirs(loader_dir: Option<&Path>) -> Vec<PathBuf> {
 
 /// The root of `program`: see the module docs.
 fn needed_by(program: &Path) -> std::io::Result<Root> {
-    let (interp, mut queue) = dependencies(program)?;
+    let (interp, mut pending) = dependencies(program)?;
     let Some(interp) = interp else {
         // Statically linked: nothing but the program itself.
         return Ok(Root::default());
@@ -107,7 +107,7 @@ fn needed_by(program: &Path) -> std::io::Result<Root> {
     let dirs = search_dirs(canonical_interp.parent());
     let mut found = vec![interp];
     let mut seen = BTreeSet::new();
-    while let Some(name) = queue.pop() {
+    while let Some(name) = pending.pop() {
         if !seen.insert(name.clone()) {
             continue;
         }
@@ -128,7 +128,7 @@ fn needed_by(program: &Path) -> std::io::Result<Root> {
                 program.display()
             )));
         };
-        queue.extend(dependencies(&path)?.1);
+        pending.extend(dependencies(&path)?.1);
         found.push(path);
     }
     let mut bound = BTreeSet::new();

@@ -1,8 +1,8 @@
 use super::KV_MAX_KEYS_PER_TENANT;
+use super::bindings::workbooks::host::kv::{Error, Host};
 use super::relay::{Contains, Delete, Fault, Get, Keys, Put};
 use super::storage::TenantKv;
 use super::{KvCtx, Local};
-use crate::cap::bindings::workbooks::host::kv::{Error, Host};
 use crate::cap::relay::Serve;
 
 impl Local {

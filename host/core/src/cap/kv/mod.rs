@@ -13,13 +13,20 @@ mod host;
 pub(crate) mod relay;
 pub mod storage;
 
-pub(crate) use relay::{Call, CallRef};
+/// The host side of `workbooks:host/kv`, bound here: its types are its own.
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        path: ["../../wit", "../../wit/host"],
+        inline: "package workbooks:kv-unit;
+                 world unit { import workbooks:host/kv@0.1.0; }",
+    });
+}
 
 use crate::cadence::Cadence;
-use crate::cap::bindings::workbooks::host::kv;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::storage::{StorageError, StorageSlot};
+use bindings::workbooks::host::kv;
 use std::sync::Arc;
 use storage::TenantKv;
 use wasmtime::component::{HasSelf, Linker};

@@ -1,9 +1,8 @@
 //! `kv`'s relayed operations: one struct each, answered by [`Local`] on
 //! the serving side (see [`crate::cap::relay`]).
 
-use super::Local;
+use super::bindings::workbooks::host::kv::Error;
 use super::storage::KvError;
-use crate::cap::bindings::workbooks::host::kv::Error;
 use crate::cap::relay::relay_calls;
 use serde::{Deserialize, Serialize};
 
@@ -50,7 +49,7 @@ impl From<Fault> for Error {
 }
 
 relay_calls! {
-    Kv, serve sync Local, unanswered |_, why| Err(Fault::Unavailable(why.to_string()));
+    Kv, serve sync, unanswered |_, why| Err(Fault::Unavailable(why.to_string()));
     /// `kv.get`.
     Get { key: Vec<u8> } -> Result<Option<Vec<u8>>, Fault>;
     /// `kv.put`.

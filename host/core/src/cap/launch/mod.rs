@@ -24,8 +24,6 @@ mod host;
 pub(crate) mod module;
 pub(crate) mod relay;
 
-pub(crate) use relay::{Call, CallRef};
-
 use crate::cap::bindings::workbooks::host::launch;
 use crate::cap::relay::{Backend, Relay, tell};
 use crate::cap::unit::{CapUnit, Holds, Opening};

@@ -5,12 +5,12 @@
 //! child started is a resource in the serving store's table, named to the
 //! child by its number.
 
-use super::{Fanned, Job, LaunchView};
+use super::{Fanned, Job, LaunchCtx, LaunchView};
 use crate::cap::bindings::workbooks::host::launch::HostJob;
-use crate::cap::relay::{RelayError, encode, relay_calls};
+use crate::cap::relay::{RelayError, Relayed, encode, relay_calls};
 use crate::commands::{CommandError, CommandOutput, PipelineError, StageRun};
 use serde::{Deserialize, Serialize};
-use wasmtime::component::Resource;
+use wasmtime::component::{Resource, ResourceTable};
 
 /// One pipeline stage as the caller asks for it; `Session` means the
 /// answering store's own stream.
@@ -77,11 +77,20 @@ fn trapped(e: wasmtime::Error) -> RelayError {
     RelayError(format!("refused: {e}"))
 }
 
-impl Call {
-    /// Answers this call from `view`, encoded.
-    pub(crate) async fn answer(self, view: &mut LaunchView<'_>) -> Result<Vec<u8>, RelayError> {
+impl Relayed for super::Launch {
+    type Call = Call;
+    type CallRef<'a> = CallRef<'a>;
+
+    /// Answers `call` from the store's launch context: through its
+    /// backend, or for a job, through the `Host` traits themselves.
+    async fn answer(
+        call: Call,
+        ctx: &mut LaunchCtx,
+        table: &mut ResourceTable,
+    ) -> Result<Vec<u8>, RelayError> {
+        let view = &mut LaunchView { ctx, table };
         let backend = &mut view.ctx.0;
-        match self {
+        match call {
             Call::Run(op) => encode(&backend.run_async(op).await),
             Call::Pipeline(op) => encode(&backend.run_async(op).await),
             Call::RunMany(op) => encode(&backend.run_async(op).await),

@@ -1,6 +1,6 @@
+use super::bindings::workbooks::host::llm::{Host, PostError, Reply};
 use super::{LlmCtx, PostFailure};
 use crate::cadence::Denial;
-use crate::cap::bindings::workbooks::host::llm::{Host, PostError, Reply};
 
 impl Host for LlmCtx {
     fn default_model(&mut self) -> String {

@@ -19,14 +19,25 @@ mod endpoint;
 mod host;
 pub mod tape;
 
+/// The host side of `workbooks:host/llm`, bound here: its types are its
+/// own (the agent binds them apart), and a post may wait.
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        path: ["../../wit", "../../wit/host"],
+        inline: "package workbooks:llm-unit;
+                 world unit { import workbooks:host/llm@0.1.0; }",
+        imports: { "workbooks:host/llm.post": async },
+    });
+}
+
 pub use budget::{Spent, TokenBudget, TokenMeter};
 pub use endpoint::{LlmBounds, LlmEndpoint};
 pub(crate) use endpoint::{LlmService, PostFailure};
 
 use crate::cadence::Cadence;
-use crate::cap::bindings::workbooks::host::llm;
 use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::storage::StorageError;
+use bindings::workbooks::host::llm;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;

@@ -3,7 +3,7 @@
 //! is kept with the sha256 of the request it answered, so a replay whose
 //! requests drift from the recorded ones stops at the first that does.
 
-use crate::cap::bindings::workbooks::host::llm::{PostError, Reply};
+use super::bindings::workbooks::host::llm::{PostError, Reply};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

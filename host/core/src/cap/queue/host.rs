@@ -1,9 +1,9 @@
 use super::QUEUE_MAX_WAIT;
+use super::bindings::workbooks::host::queue::{Error, Host};
 use super::relay::{Fault, Len, Pop, Push};
 use super::storage::TenantQueues;
 use super::{Local, QueueCtx};
 use crate::cadence::Denial;
-use crate::cap::bindings::workbooks::host::queue::{Error, Host};
 use crate::cap::relay::ServeAsync;
 use std::time::Duration;
 

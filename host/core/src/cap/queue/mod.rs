@@ -13,13 +13,22 @@ mod host;
 pub(crate) mod relay;
 pub mod storage;
 
-pub(crate) use relay::{Call, CallRef};
+/// The host side of `workbooks:host/queue`, bound here: its types are its
+/// own, and every call may wait.
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        path: ["../../wit", "../../wit/host"],
+        inline: "package workbooks:queue-unit;
+                 world unit { import workbooks:host/queue@0.1.0; }",
+        imports: { default: async },
+    });
+}
 
 use crate::cadence::Cadence;
-use crate::cap::bindings::workbooks::host::queue;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::storage::{StorageError, StorageSlot};
+use bindings::workbooks::host::queue;
 use std::sync::Arc;
 use std::time::Duration;
 use storage::TenantQueues;

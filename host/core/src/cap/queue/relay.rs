@@ -1,9 +1,8 @@
 //! `queue`'s relayed operations: one struct each, answered by [`Local`]
 //! on the serving side (see [`crate::cap::relay`]).
 
-use super::Local;
+use super::bindings::workbooks::host::queue::Error;
 use super::storage::QueueError;
-use crate::cap::bindings::workbooks::host::queue::Error;
 use crate::cap::relay::relay_calls;
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +57,7 @@ impl From<Fault> for Error {
 }
 
 relay_calls! {
-    Queue, serve async Local, unanswered |_, why| Err(Fault::Unavailable(why.to_string()));
+    Queue, serve async, unanswered |_, why| Err(Fault::Unavailable(why.to_string()));
     /// `queue.push`.
     Push { name: String, message: Vec<u8> } -> Result<u32, Fault>;
     /// `queue.pop`.

@@ -1,9 +1,9 @@
 use super::SECRETS_MAX_DATA_BYTES;
+use super::bindings::workbooks::host::secrets::{Error, Host};
 use super::keyring::{Secret, SecretError};
 use super::relay::{Fault, Hmac, Public, Sign};
 use super::{Local, SecretsCtx};
 use crate::cadence::Denial;
-use crate::cap::bindings::workbooks::host::secrets::{Error, Host};
 use crate::cap::relay::Serve;
 
 impl Local {

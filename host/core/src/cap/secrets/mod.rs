@@ -14,13 +14,20 @@ mod host;
 pub mod keyring;
 pub(crate) mod relay;
 
-pub(crate) use relay::{Call, CallRef};
+/// The host side of `workbooks:host/secrets`, bound here: its types are its own.
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        path: ["../../wit", "../../wit/host"],
+        inline: "package workbooks:secrets-unit;
+                 world unit { import workbooks:host/secrets@0.1.0; }",
+    });
+}
 
 use crate::cadence::Cadence;
-use crate::cap::bindings::workbooks::host::secrets;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
 use crate::storage::StorageError;
+use bindings::workbooks::host::secrets;
 use keyring::Keyring;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};

@@ -3,8 +3,7 @@
 //! The interface has no `unavailable`: a relay that fails is the key not
 //! found, with the reason.
 
-use super::Local;
-use crate::cap::bindings::workbooks::host::secrets::Error;
+use super::bindings::workbooks::host::secrets::Error;
 use crate::cap::relay::relay_calls;
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +36,7 @@ impl From<Fault> for Error {
 }
 
 relay_calls! {
-    Secrets, serve sync Local,
+    Secrets, serve sync,
     unanswered |op, why| Err(Fault::NotFound(format!("{} ({why})", op.name)));
     /// `secrets.hmac-sha256`.
     Hmac { name: String, data: Vec<u8> } -> Result<Vec<u8>, Fault>;

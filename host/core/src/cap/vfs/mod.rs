@@ -26,7 +26,6 @@ pub mod storage;
 mod symlink;
 
 pub(crate) use file_count::count_preview1;
-pub(crate) use relay::{Call, CallRef};
 pub(crate) use symlink::guard_preview1;
 
 use crate::cap::bindings::workbooks::engine::vfs;

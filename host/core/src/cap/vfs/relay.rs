@@ -2,12 +2,11 @@
 //! [`Local`] on the serving side (see [`crate::cap::relay`]). They carry
 //! the store's own types, not the bindgen ones.
 
-use super::Local;
 use super::storage::{Metadata, VfsError, Volume, VolumeEntry};
 use crate::cap::relay::relay_calls;
 
 relay_calls! {
-    Vfs, serve sync Local, unanswered |_, why| Err(VfsError::Unavailable(why.to_string()));
+    Vfs, serve sync, unanswered |_, why| Err(VfsError::Unavailable(why.to_string()));
     /// `vfs.read`.
     Read { volume: Volume, path: String } -> Result<Vec<u8>, VfsError>;
     /// `vfs.write`.

@@ -19,27 +19,35 @@ pub(crate) mod channel;
 #[cfg(test)]
 mod tests;
 
-use crate::cap::launch::LaunchView;
-use crate::cap::relay::{Call, RelayError};
+use crate::cap::relay::{Call, RelayError, Relayed};
 use crate::state::StoreState;
 
 pub(crate) use crate::limits::RELAY_MAX_CALL_BYTES;
 
-/// Answers `call` from `state`: the typed result, encoded. Each cap
-/// answers its own calls ([`crate::cap::relay`]).
-pub(crate) async fn answer(state: &mut StoreState, call: Call) -> Result<Vec<u8>, RelayError> {
-    let caps = &mut state.caps;
-    match call {
-        Call::Kv(call) => call.answer(&mut caps.kv.0),
-        Call::Vfs(call) => call.answer(&mut caps.vfs.0),
-        Call::Queue(call) => call.answer(&mut caps.queue.0).await,
-        Call::Secrets(call) => call.answer(&mut caps.secrets.0),
-        Call::Launch(call) => {
-            let mut view = LaunchView {
-                ctx: &mut caps.launch,
-                table: &mut state.table,
-            };
-            call.answer(&mut view).await
+/// Declares [`answer`] from the relayed units of `crate::cap::units!`.
+macro_rules! answers {
+    (
+        units { $($_field:ident: $_unit:ident,)* }
+        relayed { $($field:ident: $unit:ident,)* }
+    ) => {
+        /// Answers `call` from `state`: the typed result, encoded. Each
+        /// unit answers its own calls ([`Relayed`]).
+        pub(crate) async fn answer(
+            state: &mut StoreState,
+            call: Call,
+        ) -> Result<Vec<u8>, RelayError> {
+            match call {
+                $(Call::$unit(call) => {
+                    <crate::cap::$field::$unit as Relayed>::answer(
+                        call,
+                        &mut state.caps.$field,
+                        &mut state.table,
+                    )
+                    .await
+                })*
+            }
         }
-    }
+    };
 }
+
+crate::cap::units!(answers);

@@ -10,9 +10,12 @@ use crate::cap::bindings::workbooks::engine::command_types::{
     PipelineStage, StageInput, StageSink, TaskInput,
 };
 use crate::cap::bindings::workbooks::engine::vfs::{self, Volume};
-use crate::cap::bindings::workbooks::host::{kv, launch, queue, secrets};
+use crate::cap::bindings::workbooks::host::launch;
+use crate::cap::kv::bindings::workbooks::host::kv;
 use crate::cap::launch::LaunchView;
+use crate::cap::queue::bindings::workbooks::host::queue;
 use crate::cap::relay::{Relay, ask_async};
+use crate::cap::secrets::bindings::workbooks::host::secrets;
 use crate::cap::secrets::keyring::{Secret, SecretKind};
 use crate::cap::{kv as kv_cap, launch as launch_cap, queue as queue_cap, secrets as secrets_cap};
 use crate::commands::{self, ArgMode, CommandError, Tier};

@@ -1,5 +1,7 @@
-//! The client's half: send the request, read the answer, then relay stdin
-//! (once asked), stdout, stderr and the exit code.
+//! The client's half: send the request, read the answer, then pump stdin
+//! (once asked), stdout, stderr and the exit code between the terminal and
+//! the daemon. ("Relay" is the container-tier child's calls to its parent,
+//! in the engine; this is not that.)
 
 use crate::frames::{self, lock, read_frame, write_frame};
 use crate::request::Request;
@@ -14,7 +16,7 @@ pub const ENGINE_EXIT: u8 = 125;
 
 /// The daemon's answer to a request.
 pub enum Answer {
-    /// The line is the daemon's: relay it.
+    /// The line is the daemon's: pump it.
     Accepted {
         /// The socket's read half.
         reader: UnixStream,
@@ -38,10 +40,10 @@ pub fn open(stream: UnixStream, request: &Request) -> io::Result<Answer> {
     }
 }
 
-/// Relays an accepted line's frames until its exit code, which it
+/// Pumps an accepted line's frames until its exit code, which it
 /// returns; `bin` starts the message when the daemon goes away mid-line
 /// (exit [`ENGINE_EXIT`], never a second run).
-pub fn relay(mut reader: UnixStream, writer: &Arc<Mutex<UnixStream>>, bin: &str) -> u8 {
+pub fn pump(mut reader: UnixStream, writer: &Arc<Mutex<UnixStream>>, bin: &str) -> u8 {
     let mut stdout = io::stdout().lock();
     let mut stdout_open = true;
     let mut stdin_sent = false;
@@ -130,11 +132,11 @@ pub enum Served {
 }
 
 /// Offers `request` on `stream` (from [`connect`]); once accepted, the line
-/// is the daemon's and this relays it to its exit code (`bin` starts the
+/// is the daemon's and this pumps it to its exit code (`bin` starts the
 /// message of a daemon lost mid-line).
 pub fn offer(stream: UnixStream, request: &Request, bin: &str) -> Served {
     match open(stream, request) {
-        Ok(Answer::Accepted { reader, writer }) => Served::Exit(relay(reader, &writer, bin)),
+        Ok(Answer::Accepted { reader, writer }) => Served::Exit(pump(reader, &writer, bin)),
         Ok(Answer::Refused(why)) => Served::Refused(why),
         Err(_) => Served::Unanswered,
     }
