@@ -59,6 +59,10 @@ pub const NODE_ACK_WAIT: Duration = Duration::from_secs(10);
 /// ended: stops a server that keeps dropping it from being asked in a
 /// tight loop.
 pub const NODE_REPULL_PAUSE: Duration = Duration::from_secs(1);
+/// How often the server tells a worker's idle pull it is still there: a
+/// worker that hears nothing for twice this long pulls again, so a pull
+/// the server forgot (a restart, a lost request) cannot stall it for ever.
+pub const NODE_PULL_HEARTBEAT: Duration = Duration::from_secs(5);
 /// How often a worker tells the server a task is still running.
 pub const NODE_HEARTBEAT: Duration = Duration::from_secs(2);
 /// Deliveries of one task at most: a task that takes down every worker

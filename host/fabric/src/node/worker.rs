@@ -6,11 +6,13 @@
 use super::trust::{Envelope, Refusal, check_expiry};
 use super::{
     Bus, NODE_ACK_WAIT, NODE_CONSUMER, NODE_HEARTBEAT, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
-    NODE_REPULL_PAUSE, NodeResult, NodeTask, Trust, bus_error, connect, result_key, unix_now,
+    NODE_PULL_HEARTBEAT, NODE_REPULL_PAUSE, NodeResult, NodeTask, Trust, bus_error, connect,
+    result_key, unix_now,
 };
 use crate::FabricError;
 use async_nats::jetstream::{self, AckKind, consumer, kv};
 use bytes::Bytes;
+use consumer::pull::MessagesErrorKind;
 use futures::StreamExt;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -74,17 +76,28 @@ pub async fn run_worker(
     let cache: Arc<Mutex<HashMap<String, Artifact>>> = Arc::default();
     let stats = Arc::new(Mutex::new(WorkerStats::default()));
     // When its pull stream ends (the connection or the server dropped
-    // it), a worker pulls again: only `stop` ends it.
+    // it) or goes silent (no task and no idle heartbeat for twice
+    // NODE_PULL_HEARTBEAT: the server no longer holds its pull), a worker
+    // pulls again: only `stop` ends it.
     loop {
         // Pull no more than can run: a task waiting in this worker's
         // buffer would count down its ack wait without running.
         let messages = consumer
             .stream()
             .max_messages_per_batch(concurrency)
+            .heartbeat(NODE_PULL_HEARTBEAT)
             .messages()
             .await
             .map_err(bus_error)?;
-        let pulled = messages.for_each_concurrent(concurrency, |message| {
+        let live = messages.take_while(|message| {
+            let silent =
+                matches!(message, Err(e) if e.kind() == MessagesErrorKind::MissingHeartbeat);
+            if silent {
+                tracing::warn!("node: the task stream missed its heartbeats");
+            }
+            std::future::ready(!silent)
+        });
+        let pulled = live.for_each_concurrent(concurrency, |message| {
             let (bus, cache, stats, host) = (bus.clone(), cache.clone(), stats.clone(), &host);
             async move {
                 let message = match message {
