@@ -1,6 +1,8 @@
 //! The protocol between `wbx daemon` and its clients, one Unix stream
 //! socket per line; and the client's half of it. Also the request a
-//! parent engine sends the child that runs a command for it ([`child`]).
+//! parent engine sends the child that runs a command for it ([`child`]),
+//! and the frames of a container-tier child's calls to its parent
+//! ([`relay`]).
 //!
 //! Every message is a frame: a tag byte, a little-endian `u32` length and
 //! that many bytes. The client opens with `Q` (the [`Request`], JSON); the
@@ -28,6 +30,7 @@ mod frames;
 pub mod home;
 pub mod packed;
 mod pump;
+pub mod relay;
 mod request;
 mod run_args;
 mod socket;
@@ -50,7 +53,7 @@ pub use verb::{Globals, RunVerb};
 mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
-        "home", "socket", "args", "frames", "packed", "child", "request", "verb", "pump",
+        "home", "socket", "args", "frames", "relay", "packed", "child", "request", "verb", "pump",
         "run_args",
     ];
 

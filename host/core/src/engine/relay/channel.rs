@@ -1,14 +1,11 @@
-//! The relay's wire: one Unix stream socket between a container-tier
+//! The relay's channel: one Unix stream socket between a container-tier
 //! child and its parent, made with `socketpair` before the child starts
 //! and handed to it as an inherited descriptor (the child has no network
-//! and no path to anything of its parent's).
-//!
-//! Both ways, a frame is `[len u32 LE][id u64 LE][len - 8 bytes]`. A call
-//! carries a `postcard` [`Call`]; an answer carries the call's id, a status
-//! byte (0: the typed result follows, encoded; 1: refused, UTF-8 reason)
-//! and the bytes. The child may have several calls out (a job waited on
-//! while another call runs), matched by id; the parent answers them in
-//! order, one at a time.
+//! and no path to anything of its parent's). Its frames are
+//! `workbooks_wire::relay`'s; a call carries a `postcard`-encoded
+//! `crate::cap::relay::Call`. The child may have several calls out (a
+//! job waited on while another call runs), matched by id; the parent
+//! answers them in order, one at a time.
 
 use super::{RELAY_MAX_CALL_BYTES, answer};
 use crate::cap::relay::{Answering, Relay, RelayError, decode_call};
@@ -21,14 +18,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// The most an answer may hold: far past any real one (the largest are a
-/// fan-out's outputs); it stops a broken parent from making the child
-/// allocate without bound.
-const RELAY_MAX_ANSWER_BYTES: usize = 1 << 30;
-
-const OK: u8 = 0;
-const REFUSED: u8 = 1;
+use workbooks_wire::relay::{HEAD_BYTES, Head, MAX_ANSWER_BYTES, answer_frame, read_answer};
 
 type Pending = HashMap<u64, oneshot::Sender<Result<Vec<u8>, RelayError>>>;
 
@@ -97,7 +87,11 @@ impl RelayClient {
             }
             waiting.pending.insert(id, tx);
         }
-        let sent = write_frame_sync(&mut lock(&self.out), id, &[], &body);
+        let sent = Head::encode(id, body.len()).and_then(|head| {
+            let mut out = lock(&self.out);
+            out.write_all(&head)?;
+            out.write_all(&body)
+        });
         if let Err(e) = sent {
             lock(&self.waiting).pending.remove(&id);
             return Err(RelayError(format!("the parent is gone: {e}")));
@@ -130,26 +124,19 @@ impl Relay for RelayClient {
 /// every call still out when the channel ends.
 fn read_answers(mut input: UnixStream, waiting: &Mutex<Waiting>) {
     let why = loop {
-        let mut head = [0u8; 12];
+        let mut head = [0u8; HEAD_BYTES];
         if let Err(e) = input.read_exact(&mut head) {
             break format!("the parent closed the channel ({e})");
         }
-        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
-        let id = u64::from_le_bytes(head[4..12].try_into().unwrap_or_default());
-        let Some(rest) = len
-            .checked_sub(8)
-            .filter(|n| (1..=RELAY_MAX_ANSWER_BYTES).contains(n))
-        else {
-            break format!("an answer of {len} bytes is not one");
+        let Head { id, body } = match Head::parse(head, 1..=MAX_ANSWER_BYTES) {
+            Ok(head) => head,
+            Err(e) => break e.to_string(),
         };
-        let mut body = vec![0u8; rest];
+        let mut body = vec![0u8; body];
         if let Err(e) = input.read_exact(&mut body) {
             break format!("the parent closed the channel mid-answer ({e})");
         }
-        let result = match body[0] {
-            OK => Ok(body.split_off(1)),
-            _ => Err(RelayError(String::from_utf8_lossy(&body[1..]).into_owned())),
-        };
+        let result = read_answer(body).map_err(RelayError);
         if let Some(tx) = lock(waiting).pending.remove(&id) {
             let _ = tx.send(result);
         }
@@ -161,42 +148,25 @@ fn read_answers(mut input: UnixStream, waiting: &Mutex<Waiting>) {
     waiting.closed = Some(why);
 }
 
-fn write_frame_sync(
-    out: &mut UnixStream,
-    id: u64,
-    head: &[u8],
-    body: &[u8],
-) -> std::io::Result<()> {
-    let len = u32::try_from(8 + head.len() + body.len()).map_err(std::io::Error::other)?;
-    let mut frame = Vec::with_capacity(12 + head.len());
-    frame.extend_from_slice(&len.to_le_bytes());
-    frame.extend_from_slice(&id.to_le_bytes());
-    frame.extend_from_slice(head);
-    out.write_all(&frame)?;
-    out.write_all(body)
-}
-
 /// The parent's end: answers the child's calls from `state`, one at a
 /// time, until the child closes the channel or sends what is not a frame.
 pub(crate) async fn serve(stream: tokio::net::UnixStream, state: &mut StoreState) {
     let (mut input, mut output) = stream.into_split();
     loop {
-        let mut head = [0u8; 12];
+        let mut head = [0u8; HEAD_BYTES];
         if input.read_exact(&mut head).await.is_err() {
             return;
         }
-        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
-        let id = u64::from_le_bytes(head[4..12].try_into().unwrap_or_default());
         // Refused before anything is allocated for it: the child is the
         // untrusted side.
-        let Some(rest) = len.checked_sub(8).filter(|n| *n <= RELAY_MAX_CALL_BYTES) else {
-            tracing::warn!(
-                len,
-                "relay: a child sent an oversized frame; channel closed"
-            );
-            return;
+        let Head { id, body } = match Head::parse(head, 0..=RELAY_MAX_CALL_BYTES) {
+            Ok(head) => head,
+            Err(e) => {
+                tracing::warn!("relay: a child sent {e}; channel closed");
+                return;
+            }
         };
-        let mut body = vec![0u8; rest];
+        let mut body = vec![0u8; body];
         if input.read_exact(&mut body).await.is_err() {
             return;
         }
@@ -204,18 +174,10 @@ pub(crate) async fn serve(stream: tokio::net::UnixStream, state: &mut StoreState
             Ok(call) => answer(state, call).await,
             Err(e) => Err(e),
         };
-        let (status, bytes) = match answered {
-            Ok(bytes) => (OK, bytes),
-            Err(e) => (REFUSED, e.0.into_bytes()),
-        };
-        let Ok(len) = u32::try_from(9 + bytes.len()) else {
+        let answered = answered.as_deref().map_err(|e| e.0.as_str());
+        let Ok(frame) = answer_frame(id, answered) else {
             return;
         };
-        let mut frame = Vec::with_capacity(13 + bytes.len());
-        frame.extend_from_slice(&len.to_le_bytes());
-        frame.extend_from_slice(&id.to_le_bytes());
-        frame.push(status);
-        frame.extend_from_slice(&bytes);
         if output.write_all(&frame).await.is_err() {
             return;
         }
@@ -240,7 +202,7 @@ mod tests {
             "{err}"
         );
         parent.set_nonblocking(true).unwrap();
-        let mut head = [0u8; 12];
+        let mut head = [0u8; HEAD_BYTES];
         assert_eq!(
             (&parent).read(&mut head).unwrap_err().kind(),
             std::io::ErrorKind::WouldBlock,
