@@ -463,6 +463,36 @@ async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submitters_and_workers_starting_together_on_a_fresh_bus_all_find_its_streams() {
+    // Every one of them asks for the task stream, the buckets and the
+    // object store at once, and each is made by whoever comes first.
+    let nats = Nats::start();
+    let mut workers: Vec<Worker> = (0..2).map(|_| Worker::start(&nats.url)).collect();
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_engine(home.path());
+    let opts = node_opts(&nats.url);
+    let target = Target::Command("jq".into());
+    let fabrics: Vec<_> = (0..8)
+        .map(|_| workbooks_fabric::Fabric::new(engine.clone()))
+        .collect();
+    let runs = fabrics
+        .iter()
+        .map(|fabric| fabric.fan_out_as_host(LineOptions::default(), &target, counts(1), &opts));
+    let all = tokio::time::timeout(Duration::from_secs(120), futures::future::join_all(runs));
+    let Ok(results) = all.await else {
+        panic!("no results; {}", workers[0].report());
+    };
+    for (i, run) in results.into_iter().enumerate() {
+        let run = run.unwrap_or_else(|e| panic!("submitter {i}: {e}"));
+        assert_eq!(run[0].exit, Some(0), "submitter {i}: {:?}", run[0]);
+    }
+    for worker in &mut workers {
+        let report = worker.report();
+        assert!(report.contains("still running"), "{report}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wasi_03_command_runs_on_a_node_worker() {
     let nats = Nats::start();
     let mut worker = Worker::start(&nats.url);

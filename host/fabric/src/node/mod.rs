@@ -63,6 +63,10 @@ pub const NODE_REPULL_PAUSE: Duration = Duration::from_secs(1);
 /// worker that hears nothing for twice this long pulls again, so a pull
 /// the server forgot (a restart, a lost request) cannot stall it for ever.
 pub const NODE_PULL_HEARTBEAT: Duration = Duration::from_secs(5);
+/// How long a client that could not make a stream, bucket or store looks
+/// for the one another client was making at the same moment, before the
+/// error is the answer.
+pub const NODE_MADE_ELSEWHERE_WAIT: Duration = Duration::from_secs(2);
 /// How often a worker tells the server a task is still running.
 pub const NODE_HEARTBEAT: Duration = Duration::from_secs(2);
 /// Deliveries of one task at most: a task that takes down every worker
@@ -183,6 +187,44 @@ struct Bus {
     artifacts: object_store::ObjectStore,
 }
 
+/// The stream `config` names, made if it is not there. A worker and a
+/// submitter starting together each make it: nats-server may refuse the
+/// second create while the first is being made ("subjects overlap with an
+/// existing stream"), so a create that fails is followed by lookups for
+/// up to [`NODE_MADE_ELSEWHERE_WAIT`] before its error is the answer.
+async fn stream_made(
+    js: &jetstream::Context,
+    config: stream::Config,
+) -> Result<stream::Stream, String> {
+    let name = config.name.clone();
+    made_or_found(js.get_or_create_stream(config), || js.get_stream(&name)).await
+}
+
+/// What `make` made or, when it failed, what `find` finds within
+/// [`NODE_MADE_ELSEWHERE_WAIT`] (another client made it at the same
+/// moment); else `make`'s error.
+async fn made_or_found<T, E: std::fmt::Display, E2, F, G>(
+    make: impl std::future::Future<Output = Result<T, E>>,
+    find: F,
+) -> Result<T, String>
+where
+    F: Fn() -> G,
+    G: std::future::Future<Output = Result<T, E2>>,
+{
+    let why = match make.await {
+        Ok(made) => return Ok(made),
+        Err(e) => e.to_string(),
+    };
+    let deadline = tokio::time::Instant::now() + NODE_MADE_ELSEWHERE_WAIT;
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(NODE_MADE_ELSEWHERE_WAIT / 10).await;
+        if let Ok(found) = find().await {
+            return Ok(found);
+        }
+    }
+    Err(why)
+}
+
 /// A key-value bucket made as a stream rather than by `create_key_value`,
 /// which first asks for account details nats-server 2.9 does not send.
 async fn bucket(
@@ -190,15 +232,18 @@ async fn bucket(
     name: &str,
     config: stream::Config,
 ) -> Result<kv::Store, FabricError> {
-    js.get_or_create_stream(stream::Config {
-        name: format!("KV_{name}"),
-        subjects: vec![format!("$KV.{name}.>")],
-        max_messages_per_subject: 1,
-        allow_rollup: true,
-        deny_delete: true,
-        allow_direct: true,
-        ..config
-    })
+    stream_made(
+        js,
+        stream::Config {
+            name: format!("KV_{name}"),
+            subjects: vec![format!("$KV.{name}.>")],
+            max_messages_per_subject: 1,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            ..config
+        },
+    )
     .await
     .map_err(|e| FabricError::Node(format!("bucket {name}: {e}")))?;
     js.get_key_value(name)
@@ -266,16 +311,18 @@ pub fn redacted(url: &str) -> String {
 async fn connect(url: &str) -> Result<Bus, FabricError> {
     let client = client(url).await?;
     let js = jetstream::new(client);
-    let tasks = js
-        .get_or_create_stream(stream::Config {
+    let tasks = stream_made(
+        &js,
+        stream::Config {
             name: NODE_TASK_STREAM.into(),
             subjects: vec![NODE_TASK_SUBJECT.into()],
             retention: stream::RetentionPolicy::WorkQueue,
             duplicate_window: Duration::from_secs(120),
             ..Default::default()
-        })
-        .await
-        .map_err(|e| FabricError::Node(format!("stream {NODE_TASK_STREAM}: {e}")))?;
+        },
+    )
+    .await
+    .map_err(|e| FabricError::Node(format!("stream {NODE_TASK_STREAM}: {e}")))?;
     // A later result replaces an earlier one under the same key; every
     // revision reaches a submitter already watching, which takes the
     // first its pinned worker signed.
@@ -299,15 +346,18 @@ async fn connect(url: &str) -> Result<Bus, FabricError> {
         },
     )
     .await?;
-    let artifacts = match js.get_object_store(NODE_ARTIFACTS_BUCKET).await {
+    let find_artifacts = || js.get_object_store(NODE_ARTIFACTS_BUCKET);
+    let artifacts = match find_artifacts().await {
         Ok(store) => store,
-        Err(_) => js
-            .create_object_store(object_store::Config {
+        Err(_) => made_or_found(
+            js.create_object_store(object_store::Config {
                 bucket: NODE_ARTIFACTS_BUCKET.into(),
                 ..Default::default()
-            })
-            .await
-            .map_err(|e| FabricError::Node(format!("store {NODE_ARTIFACTS_BUCKET}: {e}")))?,
+            }),
+            find_artifacts,
+        )
+        .await
+        .map_err(|e| FabricError::Node(format!("store {NODE_ARTIFACTS_BUCKET}: {e}")))?,
     };
     Ok(Bus {
         js,
