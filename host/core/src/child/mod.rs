@@ -19,7 +19,7 @@ mod call;
 mod exec;
 
 use crate::commands::CommandError;
-use crate::commands::frames::{self, Verdict};
+use crate::commands::frames::Verdict;
 use crate::engine::{Engine, EngineBuilder};
 use crate::policy::{Cap, CapSet, Grant, Profile, Stubs};
 use crate::preopen::Preopen;
@@ -62,7 +62,7 @@ pub fn run() -> u8 {
         Ok(request) => carry_out(&request),
     };
     let mut out = std::io::stdout().lock();
-    match frames::write_answer(&mut out, &stdout, &stderr, &verdict) {
+    match workbooks_wire::child::write_answer(&mut out, &stdout, &stderr, &verdict) {
         Ok(()) => 0,
         Err(_) => UNANSWERED,
     }

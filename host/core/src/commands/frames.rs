@@ -1,15 +1,11 @@
-//! The channel from an `os_process` child back to its parent.
+//! The parent's reader of an `os_process` child's answer.
 //!
-//! The child (`wbx exec --framed`) never lets the guest write to its real
-//! stdout or stderr. It captures the guest's two streams (each capped as in
-//! process) and then writes, on its stdout, a sequence of frames:
-//! `[tag u8][len u32 LE][len bytes]`, with tag 1 for the guest's stdout, 2
-//! for its stderr and 3 for the engine's verdict (JSON, [`Verdict`]), in the
-//! daemon's frame format, declared and written by the protocol crate
-//! (`workbooks_wire::child`). Guest bytes only ever travel inside a frame
-//! the host sized, so nothing a guest prints can pass for a verdict: the
-//! old way of reading `wbx: ...` lines off stderr took a guest's own text
-//! as the engine's word.
+//! The child (`workbooks::child::run`) never lets the guest write to its
+//! real stdout or stderr: it answers in the frames the protocol crate
+//! declares and writes (`workbooks_wire::child`, `write_answer`), the
+//! guest's stdout, its stderr, then the engine's [`Verdict`]. Guest bytes
+//! only travel inside a frame the child sized, so nothing a guest prints
+//! can pass for a verdict.
 //!
 //! The parent reads frames as they arrive with the same caps as the
 //! in-process tier and gives up at the first byte past a cap, so a child
@@ -19,7 +15,7 @@
 use crate::limits::MAX_CAPTURED_OUTPUT_BYTES;
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt};
-pub use workbooks_wire::child::{MAX_VERDICT_BYTES, STDERR, STDOUT, VERDICT, write_answer};
+use workbooks_wire::child::{MAX_VERDICT_BYTES, STDERR, STDOUT, VERDICT};
 
 /// How the child's run ended: the guest's exit code, or the engine's
 /// [`CommandError`](super::CommandError), as an in-process run would say.
@@ -108,6 +104,7 @@ pub async fn read(mut input: impl AsyncRead + Unpin) -> Result<Received, FrameEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use workbooks_wire::child::write_answer;
 
     fn block_on<F: std::future::Future>(f: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread()
