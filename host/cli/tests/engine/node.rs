@@ -14,7 +14,7 @@ use workbooks::LineOptions;
 use workbooks::identity::Identity;
 use workbooks_fabric::node::{
     NODE_ARTIFACTS_BUCKET, NODE_CONSUMER, NODE_MAX_ARTIFACT_BYTES, NODE_MAX_DELIVER,
-    NODE_RESULTS_BUCKET, NODE_TASK_STREAM, worker_consumer,
+    NODE_PULL_HEARTBEAT, NODE_RESULTS_BUCKET, NODE_TASK_STREAM, worker_consumer,
 };
 use workbooks_fabric::{FabricOptions, Target, TaskInput, Tier};
 
@@ -191,6 +191,23 @@ pub(crate) fn node_opts(url: &str) -> FabricOptions {
     }
 }
 
+/// `n` tasks of [`counts`] fanned out through the bus at `url`.
+async fn fan_counts(
+    engine: &workbooks::engine::Engine,
+    url: &str,
+    n: usize,
+) -> Vec<workbooks_fabric::TaskResult> {
+    workbooks_fabric::Fabric::new(engine.clone())
+        .fan_out_as_host(
+            LineOptions::default(),
+            &Target::Command("jq".into()),
+            counts(n),
+            &node_opts(url),
+        )
+        .await
+        .unwrap()
+}
+
 pub(crate) fn counts(n: usize) -> Vec<TaskInput> {
     (0..n)
         .map(|i| TaskInput {
@@ -291,21 +308,7 @@ async fn a_worker_takes_tasks_again_after_the_server_restarts_under_it() {
     let home = tempfile::tempdir().unwrap();
     let engine = crate::common::own_engine(home.path());
     let url = nats.url.clone();
-    let fan = |n| {
-        let engine = engine.clone();
-        let url = url.clone();
-        async move {
-            workbooks_fabric::Fabric::new(engine)
-                .fan_out_as_host(
-                    LineOptions::default(),
-                    &Target::Command("jq".into()),
-                    counts(n),
-                    &node_opts(&url),
-                )
-                .await
-                .unwrap()
-        }
-    };
+    let fan = |n| fan_counts(&engine, &url, n);
     assert_eq!(fan(4).await.len(), 4);
     // The worker's connection and its pull stream go down with the server.
     nats.restart();
@@ -320,6 +323,68 @@ async fn a_worker_takes_tasks_again_after_the_server_restarts_under_it() {
             worker.report()
         );
     }
+}
+
+/// A TCP hop in front of the server whose way back can go silent while
+/// the connection stays up: what the server sends is dropped, so a
+/// client's pull is as good as forgotten. Returns the hop's address and
+/// its switch.
+async fn hush_hop(server: u16) -> (String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("nats://{}", listener.local_addr().unwrap());
+    let hushed = std::sync::Arc::new(AtomicBool::new(false));
+    let switch = hushed.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(upstream) = tokio::net::TcpStream::connect(("127.0.0.1", server)).await else {
+                continue;
+            };
+            let (mut client_in, mut client_out) = client.into_split();
+            let (mut up_in, mut up_out) = upstream.into_split();
+            tokio::spawn(async move { tokio::io::copy(&mut client_in, &mut up_out).await });
+            let hushed = hushed.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 << 10];
+                while let Ok(n @ 1..) = up_in.read(&mut buf).await {
+                    if !hushed.load(Ordering::SeqCst)
+                        && client_out.write_all(&buf[..n]).await.is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (url, switch)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_whose_pull_goes_silent_pulls_again_and_takes_tasks() {
+    let nats = Nats::start();
+    let (hop, hushed) = hush_hop(nats.port).await;
+    let mut worker = Worker::start(&hop);
+    let home = tempfile::tempdir().unwrap();
+    let engine = crate::common::own_engine(home.path());
+    let fan = |n| fan_counts(&engine, &nats.url, n);
+    assert_eq!(fan(1).await.len(), 1);
+    // Nothing from the server reaches the worker for longer than two of
+    // its pull's heartbeats; its connection stays up all along.
+    hushed.store(true, std::sync::atomic::Ordering::SeqCst);
+    tokio::time::sleep(NODE_PULL_HEARTBEAT * 2 + Duration::from_secs(2)).await;
+    hushed.store(false, std::sync::atomic::Ordering::SeqCst);
+    let results = tokio::time::timeout(Duration::from_secs(120), fan(2))
+        .await
+        .unwrap_or_else(|_| panic!("no results after the silence; {}", worker.report()));
+    for r in &results {
+        assert_eq!(r.exit, Some(0), "{r:?}; {}", worker.report());
+    }
+    let report = worker.report();
+    assert!(
+        report.contains("the task stream missed its heartbeats"),
+        "{report}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -381,3 +381,51 @@ fn unix_now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::made_or_found;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_create_refused_while_another_client_makes_it_takes_the_one_made() {
+        let lookups = &AtomicUsize::new(0);
+        let found = block_on(made_or_found(
+            async { Err::<&str, _>("subjects overlap with an existing stream") },
+            move || async move {
+                // Not there yet on the first two lookups.
+                match lookups.fetch_add(1, SeqCst) {
+                    0 | 1 => Err("stream not found"),
+                    _ => Ok("made by the other client"),
+                }
+            },
+        ));
+        assert_eq!(found, Ok("made by the other client"));
+        assert_eq!(lookups.load(SeqCst), 3);
+    }
+
+    #[test]
+    fn a_create_refused_for_good_keeps_its_own_error() {
+        let found = block_on(made_or_found(
+            async { Err::<(), _>("permissions violation") },
+            || async { Err::<(), _>("stream not found") },
+        ));
+        assert_eq!(found, Err("permissions violation".to_string()));
+    }
+
+    #[test]
+    fn a_create_that_succeeds_looks_nothing_up() {
+        let found = block_on(made_or_found(async { Ok::<_, &str>("made") }, || async {
+            unreachable!("looked up after a create that succeeded") as Result<&str, ()>
+        }));
+        assert_eq!(found, Ok("made"));
+    }
+}
