@@ -1,10 +1,10 @@
 //! The loop component (`guests/agent`, exports `workbooks:engine/agent`)
-//! as this service ships and runs it: its bytes ([`LOOP`]), its lane
-//! ([`LANE`]: the service's own imports, `workbooks:host/tools` and
+//! as this service ships and runs it: its bytes ([`LOOP`]), its role
+//! ([`EXTENSION`]: the service's own imports, `workbooks:host/tools` and
 //! `workbooks:host/telemetry`, `wit/host/agent.wit`), their host side, and
 //! one call of it ([`run_loop`]).
 //!
-//! The engine docks the loop on [`LANE`] under `network` narrowed to
+//! The engine docks the loop in its role ([`EXTENSION`]) under `network` narrowed to
 //! `llm` (so the dock composes it with the llm broker), with
 //! [`AGENT_FUEL`] and [`AGENT_RUN_DEADLINE`], the run's tape of model
 //! answers and token budget; this module serves the two other imports
@@ -25,7 +25,7 @@ use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use workbooks::llm::TokenBudget;
 use workbooks::llm::tape::SharedTape;
-use workbooks::{Cap, CapSet, Engine, Extension, Grant, Lane, SessionOptions, Shipped, StoreState};
+use workbooks::{Cap, CapSet, Engine, Extension, Grant, Role, SessionOptions, Shipped, StoreState};
 
 /// The loop's own world: the service's imports and the loop's export.
 mod bindings {
@@ -48,8 +48,8 @@ pub static LOOP: Shipped = Shipped::new(
     include_bytes!(concat!(env!("OUT_DIR"), "/agent.wasm")),
 );
 
-/// The loop's lane: `tools` and `telemetry`, linked for it alone.
-pub static LANE: Extension = Extension {
+/// The loop's role: `tools` and `telemetry`, linked for it alone.
+pub static EXTENSION: Extension = Extension {
     name: "agent",
     interfaces: &["workbooks:host/tools", "workbooks:host/telemetry"],
     link,
@@ -190,7 +190,7 @@ pub(crate) async fn run_loop<R: LoopRun>(
         .call_on(
             artifact,
             &grant,
-            Lane::Extended(&LANE),
+            Role::Extended(&EXTENSION),
             &session,
             context,
             |store, instance| {
@@ -240,7 +240,7 @@ mod tests {
         let engine = engine(home.path());
         let artifact = LOOP.artifact().unwrap();
         let llm = Grant::narrowed("network", CapSet::of(&[Cap::Llm])).unwrap();
-        // Off its lane, the service's imports are a guest reaching for the
+        // Off its role, the service's imports are a guest reaching for the
         // host's own: refused, by name, under every grant.
         for grant in [llm.clone(), Grant::profile("posix")] {
             let refused = engine.dock(artifact, &grant).unwrap_err();
@@ -250,15 +250,15 @@ mod tests {
             );
             assert!(refused.to_string().contains("workbooks:host/"), "{refused}");
         }
-        // On it, the lane links tools and telemetry, and nothing else: the
+        // In it, the role links tools and telemetry, and nothing else: the
         // loop still needs its grant's llm.
         let bare = Grant::narrowed("network", CapSet::EMPTY).unwrap();
         let refused = engine
-            .dock_on(artifact, &bare, Lane::Extended(&LANE))
+            .dock_on(artifact, &bare, Role::Extended(&EXTENSION))
             .unwrap_err();
         assert!(refused.to_string().contains("llm"), "{refused}");
         engine
-            .dock_on(artifact, &llm, Lane::Extended(&LANE))
+            .dock_on(artifact, &llm, Role::Extended(&EXTENSION))
             .unwrap();
     }
 
@@ -276,7 +276,7 @@ mod tests {
         // It claims the names but links nothing: the dock fails at link,
         // never instantiating a loop whose imports nobody serves.
         let refused = engine
-            .dock_on(artifact, &llm, Lane::Extended(&OTHER))
+            .dock_on(artifact, &llm, Role::Extended(&OTHER))
             .unwrap_err();
         assert!(matches!(refused, DockError::Link(_)), "{refused}");
     }

@@ -1,8 +1,8 @@
 //! # workbooks-agent — the agent service
 //!
 //! A service over the `workbooks` core: [`Agents`] holds an engine and
-//! runs the loop component this crate ships ([`LOOP`]) on its own lane
-//! ([`LANE`], a `workbooks::Extension`) through
+//! runs the loop component this crate ships ([`LOOP`]) in a role of its own
+//! ([`EXTENSION`], a `workbooks::Extension`) through
 //! `Engine::call_on`, serving its tools; the core names nothing
 //! here. It owns the run's tools, the trace, replay, the signed
 //! [`ledger`], sessions and the agent HTTP API ([`api`], feature `api`).
@@ -11,7 +11,7 @@
 //!
 //! The loop itself is `guests/agent` (exports `workbooks:engine/agent`):
 //! the transcript, the step count, the exits, truncation, failure as text.
-//! The host docks it on [`LANE`] under a grant of `llm` alone, so the dock
+//! The host docks it in its role ([`EXTENSION`]) under a grant of `llm` alone, so the dock
 //! composes it with the llm broker; this crate serves its two other
 //! imports, `workbooks:host/tools` and `workbooks:host/telemetry`, and
 //! nothing else links them.
@@ -47,7 +47,7 @@ mod workdir;
 mod world;
 
 pub use definition::{AgentDef, DefError, parse_org};
-pub use host::{LANE, LOOP, LoopError, LoopStatus};
+pub use host::{EXTENSION, LOOP, LoopError, LoopStatus};
 pub use outside::{AgentServices, GitRemote, ImageEndpoint, ServicesError, TENANT};
 pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, StepObserver};
 pub use service::Agents;

@@ -56,10 +56,12 @@ fn main() {
         .build()
         .expect("engine");
     let wasm = wat::parse_str(BUMP).expect("wat");
-    engine
-        .register_kernel("bump", wasm, "process", false)
+    workbooks::kernel::Kernels::of(&engine)
+        .register("bump", wasm, "process", false)
         .expect("register");
-    let artifact = engine.load_kernel("bump").expect("load");
+    let artifact = workbooks::kernel::Kernels::of(&engine)
+        .load("bump")
+        .expect("load");
     let mut kernel =
         CoreKernel::load(&engine, &artifact, KernelOptions::default()).expect("kernel");
 
@@ -111,10 +113,12 @@ fn main() {
     println!("1 MiB payload: memcpy {:>10.2?}", per(memcpy_1m));
     let one_mib = |name: &str, wat: &str| {
         let wasm = wat::parse_str(wat).expect("wat");
-        engine
-            .register_kernel(name, wasm, "process", false)
+        workbooks::kernel::Kernels::of(&engine)
+            .register(name, wasm, "process", false)
             .expect("register");
-        let loaded = engine.load_kernel(name).expect("load");
+        let loaded = workbooks::kernel::Kernels::of(&engine)
+            .load(name)
+            .expect("load");
         CoreKernel::load(&engine, &loaded, KernelOptions::default()).expect("kernel")
     };
     let report = |what: &str, d: Duration| {

@@ -74,8 +74,8 @@ pub(crate) fn run(cmd: KernelCommand, home: PathBuf) -> u8 {
                 replace,
             } => {
                 let bytes = read_file(&file)?;
-                let entry = engine
-                    .register_kernel(&name, bytes, &entry, replace)
+                let entry = workbooks::kernel::Kernels::of(&engine)
+                    .register(&name, bytes, &entry, replace)
                     .map_err(|e| kernel_failure(&e))?;
                 outln!("registered kernel {} → sha256:{}", entry.name, entry.sha256);
                 Ok(0)
@@ -121,7 +121,9 @@ pub(crate) fn run(cmd: KernelCommand, home: PathBuf) -> u8 {
                         bytes
                     }
                 };
-                let artifact = engine.load_kernel(&name).map_err(|e| kernel_failure(&e))?;
+                let artifact = workbooks::kernel::Kernels::of(&engine)
+                    .load(&name)
+                    .map_err(|e| kernel_failure(&e))?;
                 let opts = KernelOptions {
                     entry,
                     ..KernelOptions::default()

@@ -92,9 +92,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             fail("refused", e, code)
         };
         let server = if args.tcp {
-            Served::Tcp(engine.tcp_server(&artifact, opts).map_err(refused)?)
+            Served::Tcp(workbooks::TcpServer::new(&engine, &artifact, opts).map_err(refused)?)
         } else {
-            Served::Http(engine.server(&artifact, opts).map_err(refused)?)
+            Served::Http(workbooks::Server::new(&engine, &artifact, opts).map_err(refused)?)
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()

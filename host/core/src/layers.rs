@@ -49,6 +49,29 @@ fn no_file_but_the_two_linkers_makes_a_linker() {
 }
 
 #[test]
+fn every_method_of_the_engine_is_written_in_its_folder() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let folder = src.join("engine");
+    // Spelled in pieces so this file does not match itself.
+    let opening = format!("impl {}", "Engine {");
+    let (mut outside, mut inside) = (Vec::new(), 0);
+    for path in layers::rust_files(&src) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let blocks = text.lines().filter(|l| l.trim_start() == opening).count();
+        match path.starts_with(&folder) {
+            true => inside += blocks,
+            false if blocks > 0 => outside.push(path.display().to_string()),
+            false => {}
+        }
+    }
+    assert!(inside > 10, "found only {inside} impl blocks in engine/");
+    assert!(
+        outside.is_empty(),
+        "methods of Engine written outside engine/: {outside:?}"
+    );
+}
+
+#[test]
 fn no_code_in_the_core_names_a_service() {
     // The services' words, spelled in pieces so this file does not match
     // itself; comments may say who uses what, code may not.

@@ -29,7 +29,7 @@
 //! holding an [`Engine`] and using only this API: `workbooks-toolkit`
 //! (toolkits, build lanes, the catalog, bundles, the tool catalogue),
 //! `workbooks-agent` (the agent service, its ledger and HTTP API; it runs
-//! its loop component on its own lane, an [`Extension`], through
+//! its loop component on its own role, an [`Extension`], through
 //! [`Engine::call_on`]) and `workbooks-fabric` (fan-outs and the node
 //! tier).
 
@@ -94,7 +94,7 @@ pub use cap::llm::{LlmBounds, LlmEndpoint};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use compiler::{CompileWatch, Compiler};
-pub use dock::{DockError, Docked, Extension, ExtensionLink, Lane, Receipt};
+pub use dock::{DockError, Docked, Extension, ExtensionLink, Receipt, Role};
 pub use egress::{Cidr, NetGuard};
 pub use engine::{
     CallFuture, CallOnError, Called, Engine, EngineBuilder, EngineError, Freed, Shipped, WarmError,

@@ -330,7 +330,9 @@ impl Fabric {
             name: name.to_string(),
             error,
         };
-        let artifact = self.engine.load_kernel(name).map_err(failed)?;
+        let artifact = workbooks::kernel::Kernels::of(&self.engine)
+            .load(name)
+            .map_err(failed)?;
         let kopts = KernelOptions {
             timeout: opts.timeout,
             ..KernelOptions::default()

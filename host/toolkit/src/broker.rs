@@ -10,7 +10,7 @@
 
 use crate::limits::{BUILD_BROKER_MEMORY, BUILD_TIMEOUT};
 use workbooks::limits::COMMAND_FUEL;
-use workbooks::{Cap, CapSet, Engine, Grant, Lane, SessionOptions, Shipped};
+use workbooks::{Cap, CapSet, Engine, Grant, Role, SessionOptions, Shipped};
 
 /// The build broker, built from `guests/builder` by this crate's build
 /// script; registered with the engine so `wbx warm` compiles it too.
@@ -64,7 +64,7 @@ pub async fn build_in_sandbox(
     let call = engine.call_on(
         artifact,
         &grant,
-        Lane::Call,
+        Role::Call,
         &session,
         (),
         |store, instance| {

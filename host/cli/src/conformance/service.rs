@@ -146,7 +146,7 @@ pub(super) async fn serve(
             per_client_per_minute: u64::MAX,
             ..ServeOptions::default()
         };
-        match engine.server(artifact, opts) {
+        match workbooks::Server::new(engine, artifact, opts) {
             Ok(server) => {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await

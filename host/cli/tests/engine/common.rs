@@ -4,6 +4,10 @@
 #[path = "../../../core/tests/engine/common.rs"]
 mod engine;
 pub use engine::*;
+#[path = "../../../core/tests/engine/loopback.rs"]
+#[expect(dead_code, reason = "the core's serving tests use the rest")]
+mod loopback;
+pub use loopback::*;
 
 use std::path::Path;
 use workbooks::RunError;
@@ -15,11 +19,6 @@ pub fn locked_wasmtime() -> String {
     let key = "\nname = \"wasmtime\"\nversion = \"";
     let rest = &text[text.find(key).unwrap() + key.len()..];
     rest[..rest.find('"').unwrap()].to_string()
-}
-
-/// Bytes as text, lossily.
-pub fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 impl Failure {
@@ -118,36 +117,6 @@ pub fn wbx_command(home: &Path) -> std::process::Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
-}
-
-/// One HTTP/1.1 request to `addr` on a connection of its own: the status
-/// (0 when the answer has none) and the body.
-pub async fn http_request(
-    addr: std::net::SocketAddr,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> std::io::Result<(u16, String)> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr).await?;
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).await?;
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Ok((status, body))
 }
 
 /// Where the catalog's pinned programs are for the tests: `WB_CATALOG_DIR`,

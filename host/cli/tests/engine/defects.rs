@@ -9,7 +9,7 @@
 //! the same guests must meet an ordinary trap, still naming no path.
 
 use crate::common::text;
-use crate::wasi03::{request, serve_handler};
+use crate::common::{request, serve_handler};
 use guest_artifacts::*;
 
 /// The wasmtime release that fixes the wrong-end defect.

@@ -257,7 +257,8 @@ const BUMP: &str = KERNEL_BUMP_WAT;
 async fn a_kernel_fans_out_and_a_trapping_input_fails_alone() {
     let home = tempfile::tempdir().unwrap();
     let e = own(home.path());
-    e.register_kernel("bump", wat::parse_str(BUMP).unwrap(), "process", false)
+    workbooks::kernel::Kernels::of(&e)
+        .register("bump", wat::parse_str(BUMP).unwrap(), "process", false)
         .unwrap();
     let inputs: Vec<TaskInput> = (0..100)
         .map(|i| TaskInput {
@@ -323,8 +324,8 @@ async fn a_kernel_fans_out_and_a_trapping_input_fails_alone() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("unknown_kernel: `nope`"), "{err}");
-    let err = e
-        .register_kernel("hello", std::fs::read(CLI_HELLO).unwrap(), "process", false)
+    let err = workbooks::kernel::Kernels::of(&e)
+        .register("hello", std::fs::read(CLI_HELLO).unwrap(), "process", false)
         .unwrap_err();
     assert!(
         matches!(&err, KernelError::NotAKernel(why) if why.contains("exports `process")),
@@ -336,9 +337,10 @@ async fn a_kernel_fans_out_and_a_trapping_input_fails_alone() {
 async fn a_component_kernel_keeps_its_instance_until_a_trap() {
     let home = tempfile::tempdir().unwrap();
     let e = own(home.path());
-    e.register_kernel("rev", std::fs::read(TEST_KERNEL).unwrap(), "process", false)
+    workbooks::kernel::Kernels::of(&e)
+        .register("rev", std::fs::read(TEST_KERNEL).unwrap(), "process", false)
         .unwrap();
-    let artifact = e.load_kernel("rev").unwrap();
+    let artifact = workbooks::kernel::Kernels::of(&e).load("rev").unwrap();
     let mut k = Kernel::load(&e, &artifact, KernelOptions::default())
         .await
         .unwrap();

@@ -1,7 +1,8 @@
 //! Requests a guest sends and holds (issue 54), at either version: the
 //! assertion a `*_requests_hold` probe meets.
 
-use crate::servers::{self, Silent};
+use crate::common::Silent;
+use crate::servers;
 use std::sync::atomic::Ordering;
 
 /// Against a loopback server that accepts and never answers, a thousand

@@ -1,10 +1,10 @@
 //! Loopback servers for the broker tests: a small HTTP/1.1 server with
-//! routes that misbehave on purpose, TCP, UDP and TLS echo servers, and a
-//! silent server that takes connections and never answers.
+//! routes that misbehave on purpose, and TCP, UDP and TLS echo servers (the
+//! silent one is the core tests' `loopback::Silent`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
@@ -190,60 +190,4 @@ async fn tls_echo_certified() -> (SocketAddr, rcgen::CertifiedKey) {
         }
     });
     (addr, cert)
-}
-
-/// A loopback server that accepts every connection and never answers,
-/// holding each until it is dropped.
-pub struct Silent {
-    /// Where it listens.
-    pub addr: std::net::SocketAddr,
-    accepted: Arc<AtomicUsize>,
-    stop: Arc<AtomicBool>,
-    accepting: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Silent {
-    /// Starts one on a port the system picks.
-    pub fn start() -> Self {
-        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        server.set_nonblocking(true).unwrap();
-        let addr = server.local_addr().unwrap();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let accepting = {
-            let (accepted, stop) = (accepted.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let mut held = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
-                    match server.accept() {
-                        Ok((stream, _)) => {
-                            held.push(stream);
-                            accepted.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                    }
-                }
-            })
-        };
-        Self {
-            addr,
-            accepted,
-            stop,
-            accepting: Some(accepting),
-        }
-    }
-
-    /// The connections it took so far.
-    pub fn accepted(&self) -> usize {
-        self.accepted.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Silent {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(accepting) = self.accepting.take() {
-            let _ = accepting.join();
-        }
-    }
 }

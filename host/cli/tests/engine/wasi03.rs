@@ -4,7 +4,9 @@
 //! budget (a guest awaiting forever, spawning without end, writing without
 //! end) and to the vfs and net guards, each tried as the attacker would.
 
-use crate::common::{artifact, engine, ok_stdout, run, run_with, stdout, text};
+use crate::common::{
+    artifact, engine, ok_stdout, request, run, run_with, serve_handler, stdout, text,
+};
 use guest_artifacts::*;
 use std::time::{Duration, Instant};
 use workbooks::{Cap, DockError, Grant, Preopen, Profile, RunError, SessionOptions, Stdin};
@@ -304,32 +306,6 @@ async fn a_wasi_03_stage_and_a_02_stage_pipe_into_each_other() {
         text(&out.stdout),
         "0.3 args=[\"x\"] greeting=\nTHROUGH BOTH\n"
     );
-}
-
-/// One request to `addr`: its status and body (status 0 when the
-/// connection failed).
-pub(crate) async fn request(
-    addr: std::net::SocketAddr,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> (u16, String) {
-    crate::common::http_request(addr, method, path, body)
-        .await
-        .unwrap_or((0, String::new()))
-}
-
-/// Serves the 0.3 handler probe on loopback: its address.
-pub(crate) async fn serve_handler(
-    e: &workbooks::Engine,
-    opts: workbooks::ServeOptions,
-) -> std::net::SocketAddr {
-    let server = e.server(&artifact(WASI03_HANDLER), opts).unwrap();
-    assert_eq!(server.handler(), "wasi:http/handler@0.3.0");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(server.run(listener));
-    addr
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

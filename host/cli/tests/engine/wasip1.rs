@@ -148,13 +148,9 @@ async fn a_core_module_is_a_command_only_never_an_instance_or_a_handler() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("runs only as a command"), "{err}");
-    let err = e
-        .server(&m, workbooks::ServeOptions::default())
-        .unwrap_err();
+    let err = workbooks::Server::new(&e, &m, workbooks::ServeOptions::default()).unwrap_err();
     assert!(err.to_string().contains("runs only as a command"), "{err}");
-    let err = e
-        .tcp_server(&m, workbooks::ServeOptions::default())
-        .unwrap_err();
+    let err = workbooks::TcpServer::new(&e, &m, workbooks::ServeOptions::default()).unwrap_err();
     assert!(
         matches!(err, workbooks::ServeError::NotATcpHandler),
         "{err}"
@@ -473,15 +469,15 @@ async fn every_entry_that_takes_an_environment_refuses_a_bad_one_before_any_gues
     let (_home, e) = fresh();
     let bad = || vec![("NO=PE".to_string(), "1".to_string())];
     let hello = Artifact::from_file(guest_artifacts::CLI_HELLO).unwrap();
-    let err = e
-        .server(
-            &hello,
-            workbooks::ServeOptions {
-                env: bad(),
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
+    let err = workbooks::Server::new(
+        &e,
+        &hello,
+        workbooks::ServeOptions {
+            env: bad(),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(matches!(err, workbooks::ServeError::Env(_)), "{err}");
     let err = Supervisor::new(e.clone())
         .start(

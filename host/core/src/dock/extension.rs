@@ -1,15 +1,15 @@
 //! Host interfaces a crate above the core links for a component it docks
-//! itself, on its own [`Lane`](super::Lane): the engine's one hook for a
+//! itself, in a [`Role`](super::Role) of its own: the engine's one hook for a
 //! service's own imports (the agent service's `tools` and `telemetry`).
 //!
 //! The service declares an [`Extension`] as a `static`, docks on
-//! `Lane::Extended(&EXTENSION)` and runs the component with
+//! `Role::Extended(&EXTENSION)` and runs the component with
 //! [`Engine::call_on`](crate::Engine::call_on), handing the
 //! store a context of its own type, which its host functions reach with
 //! [`StoreState::extension`].
 //!
 //! Invariant: an extension's interfaces are linked, and pass the import
-//! check, only on its own lane; on every other lane they are refused like
+//! check, only in its own role; in every other role they are refused like
 //! any `workbooks:host/*` import. A store's context is the service's
 //! value for that one call, or the type's default, which must serve
 //! nothing.
@@ -20,9 +20,9 @@ use wasmtime::component::Linker;
 /// Links the interfaces of an [`Extension`].
 pub type ExtensionLink = fn(&mut Linker<StoreState>) -> wasmtime::Result<()>;
 
-/// What a service adds to the linker of its own lane.
+/// What a service adds to the linker of its own role.
 pub struct Extension {
-    /// Names the lane (in errors and in the engine's linker cache), so it
+    /// Names the role (in errors and in the engine's linker cache), so it
     /// must be unique among the extensions one engine sees.
     pub name: &'static str,
     /// The host interfaces it links, without versions

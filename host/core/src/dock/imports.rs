@@ -4,7 +4,7 @@
 //! The map is the policy's reach made concrete: base WASI (io, clocks,
 //! random, cli) is always linked; `wasi:filesystem` needs `vfs`;
 //! `wasi:sockets` and `wasi:http` need `net` (a component served over HTTP
-//! gets the `wasi:http/types` values without it: see [`Lane`]); `workbooks:engine/<word>`
+//! gets the `wasi:http/types` values without it: see [`Role`]); `workbooks:engine/<word>`
 //! needs `<word>` (`session-info` is always linked); `workbooks:host/*` is
 //! refused for every guest, since those primitives are for first-party
 //! brokers only; anything else is refused by name. Only top-level imports
@@ -31,7 +31,7 @@ pub enum Need {
 
 /// What a docked component is for, where that changes what it may import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Lane {
+pub enum Role {
     /// Called by the host (commands, plugins, instances).
     #[default]
     Call,
@@ -61,13 +61,13 @@ fn unversioned(name: &str) -> &str {
     name.split_once('@').map_or(name, |(path, _)| path)
 }
 
-/// Maps an import to what it needs on `lane`.
-pub fn classify_on(lane: Lane, name: &str) -> Need {
+/// Maps an import to what it needs in `role`.
+pub fn classify_on(role: Role, name: &str) -> Need {
     match classify(name) {
-        Need::Cap(Cap::Net) if lane == Lane::HttpHandler && is_http_types(name) => Need::Base,
+        Need::Cap(Cap::Net) if role == Role::HttpHandler && is_http_types(name) => Need::Base,
         // An extension may serve a host primitive's name or one the
         // engine does not know, never a cap's.
-        Need::HostPrimitive | Need::Unknown if matches!(lane, Lane::Extended(e) if e.serves(name)) => {
+        Need::HostPrimitive | Need::Unknown if matches!(role, Role::Extended(e) if e.serves(name)) => {
             Need::Base
         }
         need => need,
@@ -201,7 +201,7 @@ pub fn classify(name: &str) -> Need {
             Need::Cap(Cap::Vfs)
         }
         // The request and response values come with outbound HTTP; a
-        // served component gets them on its own lane (`classify_on`).
+        // served component gets them in its own role (`classify_on`).
         "wasi:http" if wasi_02 && matches!(iface, "types" | "outgoing-handler") => {
             Need::Cap(Cap::Net)
         }
@@ -344,11 +344,11 @@ mod tests {
         assert_eq!(classify("wasi:http/client@0.3.0"), net);
         assert_eq!(classify("wasi:http/types@0.3.0"), net);
         assert_eq!(
-            classify_on(Lane::HttpHandler, "wasi:http/types@0.3.0"),
+            classify_on(Role::HttpHandler, "wasi:http/types@0.3.0"),
             Need::Base
         );
         assert_eq!(
-            classify_on(Lane::HttpHandler, "wasi:http/client@0.3.0"),
+            classify_on(Role::HttpHandler, "wasi:http/client@0.3.0"),
             net
         );
     }
@@ -357,32 +357,35 @@ mod tests {
     fn http_types_need_net_except_for_a_served_handler() {
         let types = "wasi:http/types@0.2.6";
         assert_eq!(classify(types), Need::Cap(Cap::Net));
-        assert_eq!(classify_on(Lane::Call, types), Need::Cap(Cap::Net));
-        assert_eq!(classify_on(Lane::HttpHandler, types), Need::Base);
+        assert_eq!(classify_on(Role::Call, types), Need::Cap(Cap::Net));
+        assert_eq!(classify_on(Role::HttpHandler, types), Need::Base);
         let out = "wasi:http/outgoing-handler@0.2.6";
-        assert_eq!(classify_on(Lane::HttpHandler, out), Need::Cap(Cap::Net));
+        assert_eq!(classify_on(Role::HttpHandler, out), Need::Cap(Cap::Net));
     }
 
     #[test]
     fn an_extensions_interfaces_pass_on_its_own_lane_only_and_never_as_a_cap() {
-        static LANE: super::super::Extension = super::super::Extension {
+        static EXTENSION: super::super::Extension = super::super::Extension {
             name: "test",
             interfaces: &["workbooks:host/tools", "acme:own/thing", "wasi:http/types"],
             link: |_| Ok(()),
         };
         let (tools, own) = ("workbooks:host/tools@0.1.0", "acme:own/thing@1.0.0");
-        assert_eq!(classify_on(Lane::Extended(&LANE), tools), Need::Base);
-        assert_eq!(classify_on(Lane::Extended(&LANE), own), Need::Base);
-        assert_eq!(classify_on(Lane::Call, tools), Need::HostPrimitive);
-        assert_eq!(classify_on(Lane::Call, own), Need::Unknown);
+        assert_eq!(classify_on(Role::Extended(&EXTENSION), tools), Need::Base);
+        assert_eq!(classify_on(Role::Extended(&EXTENSION), own), Need::Base);
+        assert_eq!(classify_on(Role::Call, tools), Need::HostPrimitive);
+        assert_eq!(classify_on(Role::Call, own), Need::Unknown);
         // A cap's interface stays the cap's, whatever the extension lists.
         let types = "wasi:http/types@0.2.6";
         assert_eq!(
-            classify_on(Lane::Extended(&LANE), types),
+            classify_on(Role::Extended(&EXTENSION), types),
             Need::Cap(Cap::Net)
         );
         let kv = "workbooks:host/kv@0.1.0";
-        assert_eq!(classify_on(Lane::Extended(&LANE), kv), Need::HostPrimitive);
+        assert_eq!(
+            classify_on(Role::Extended(&EXTENSION), kv),
+            Need::HostPrimitive
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! ([`crate::state::caps`]): a broker's primitive is there only when a cap
 //! it serves is granted (`exchange` once for tcp, udp or tls).
 
-use super::imports::Lane;
+use super::imports::Role;
 use crate::cap;
 use crate::flavor::Flavor;
 use crate::policy::{Cap, CapSet, Stub, Stubs};
@@ -40,13 +40,13 @@ pub(crate) fn served() -> CapSet {
     })
 }
 
-/// Builds the linker for a cap set on a lane, with the values a stub
+/// Builds the linker for a cap set on a role, with the values a stub
 /// needs of the host.
 pub(crate) fn link(
     engine: &wasmtime::Engine,
     flavor: Flavor,
     caps: CapSet,
-    lane: Lane,
+    role: Role,
     stubs: Stubs,
 ) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker: Linker<StoreState> = Linker::new(engine);
@@ -61,13 +61,13 @@ pub(crate) fn link(
     }
     // The http values, without the handler that would send them anywhere,
     // for a served component and for the http deny broker too.
-    if caps.contains(Cap::Net) || lane == Lane::HttpHandler || stubs.contains(Stub::Http) {
+    if caps.contains(Cap::Net) || role == Role::HttpHandler || stubs.contains(Stub::Http) {
         http_types(l)?;
         if wasi_03 {
             http_types_03(l)?;
         }
     }
-    if let Lane::Extended(extension) = lane {
+    if let Role::Extended(extension) = role {
         (extension.link)(l)?;
     }
     cap::session_info::add_to_linker(l, |s| &mut s.session)?;

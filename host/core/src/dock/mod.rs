@@ -29,7 +29,7 @@ mod receipt;
 
 pub use brokers::BrokerError;
 pub use extension::{Extension, ExtensionLink};
-pub use imports::{Lane, Need, Surface};
+pub use imports::{Need, Role, Surface};
 pub use receipt::{BrokerReceipt, ImportReceipt, Receipt};
 
 use crate::artifact::{Artifact, ArtifactKind, CompileCache};
@@ -62,7 +62,7 @@ fn with_reasons(names: &[String]) -> String {
 /// Why a component cannot be docked.
 #[derive(Debug, thiserror::Error)]
 pub enum DockError {
-    /// A core module asked for a lane only components have (serving, a
+    /// A core module asked for a role only components have (serving, a
     /// long-lived instance): a module runs only as a command.
     #[error(
         "not a component: a core wasm module runs only as a command (`wbx exec`); serving and instances need a component (build for wasm32-wasip2)"
@@ -245,7 +245,7 @@ pub struct Analysis {
     pub granted_by: Vec<Profile>,
 }
 
-/// Notes for granted caps that bind nothing in the component lane: `posix`
+/// Notes for granted caps that bind nothing in the component role: `posix`
 /// by design, and caps whose interfaces this engine does not serve.
 pub fn unbound_notes(caps: CapSet) -> Vec<String> {
     caps.iter()
@@ -326,8 +326,8 @@ fn surface(artifact: &Artifact) -> Result<Surface, DockError> {
         .ok_or(DockError::NotAComponent)
 }
 
-/// Docked results by (artifact sha256, grant, lane).
-type DockedCache = HashMap<([u8; 32], Grant, Lane), Arc<Docked>>;
+/// Docked results by (artifact sha256, grant, role).
+type DockedCache = HashMap<([u8; 32], Grant, Role), Arc<Docked>>;
 
 /// Docks artifacts, caching every expensive step.
 pub(crate) struct Docker {
@@ -335,7 +335,7 @@ pub(crate) struct Docker {
     compositions: Compositions,
     brokers: brokers::Brokers,
     stubs: Stubs,
-    linkers: Mutex<HashMap<(Flavor, CapSet, Lane, Stubs), SharedLinker>>,
+    linkers: Mutex<HashMap<(Flavor, CapSet, Role, Stubs), SharedLinker>>,
     docked: Mutex<DockedCache>,
     modules: module::ModuleDocks,
 }
@@ -460,18 +460,18 @@ impl Docker {
         self.brokers.replaced()
     }
 
-    /// Docks `artifact` under `grant` on `lane`: a component, or a
-    /// preview 1 core module (on the call lane only: a module runs only as
+    /// Docks `artifact` under `grant` in `role`: a component, or a
+    /// preview 1 core module (in the call role only: a module runs only as
     /// a command).
     pub(crate) fn dock(
         &self,
         engines: &Engines,
         artifact: &Artifact,
         grant: &Grant,
-        lane: Lane,
+        role: Role,
     ) -> Result<Arc<Docked>, DockError> {
         if artifact.kind() == ArtifactKind::Module {
-            if lane != Lane::Call {
+            if role != Role::Call {
                 return Err(DockError::NotAComponent);
             }
             return self.modules.dock(engines, &self.compiled, artifact, grant);
@@ -479,8 +479,8 @@ impl Docker {
         let grant = &grant.clone().with_stubs(self.stubs);
         cached(
             &self.docked,
-            (artifact.sha256(), grant.clone(), lane),
-            || self.dock_uncached(engines, artifact, grant, lane),
+            (artifact.sha256(), grant.clone(), role),
+            || self.dock_uncached(engines, artifact, grant, role),
         )
     }
 
@@ -490,20 +490,20 @@ impl Docker {
         engines: &Engines,
         artifact: &Artifact,
         grant: &Grant,
-        lane: Lane,
+        role: Role,
     ) -> Result<Arc<Docked>, DockError> {
         let surface = surface(artifact)?;
-        let (brokers, imports) = check(&surface, grant, lane, &self.brokers)?;
+        let (brokers, imports) = check(&surface, grant, role, &self.brokers)?;
         let flavor = flavor_of(&surface);
         let (component, linked, composed_sha256) = if brokers.is_empty() {
             let linked = surface.imports.clone();
-            recheck(&linked, grant, lane, &brokers, &self.brokers)?;
+            recheck(&linked, grant, role, &brokers, &self.brokers)?;
             (self.compile(engines, flavor, artifact)?, linked, None)
         } else {
-            self.composed(engines, flavor, artifact, &brokers, grant, lane)?
+            self.composed(engines, flavor, artifact, &brokers, grant, role)?
         };
         let flavor = engines.flavor_of(component.engine());
-        let linker = self.linker(engines, flavor, grant.caps, lane, grant.stubs)?;
+        let linker = self.linker(engines, flavor, grant.caps, role, grant.stubs)?;
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| DockError::Link(format!("{e:#}")))?;
@@ -542,11 +542,11 @@ impl Docker {
         engines: &Engines,
         flavor: Flavor,
         caps: CapSet,
-        lane: Lane,
+        role: Role,
         stubs: Stubs,
     ) -> Result<SharedLinker, DockError> {
-        cached(&self.linkers, (flavor, caps, lane, stubs), || {
-            linker::link(engines.of(flavor), flavor, caps, lane, stubs)
+        cached(&self.linkers, (flavor, caps, role, stubs), || {
+            linker::link(engines.of(flavor), flavor, caps, role, stubs)
                 .map(Arc::new)
                 .map_err(|e| DockError::Link(format!("{e:#}")))
         })
@@ -587,7 +587,7 @@ impl Docker {
         guest: &Artifact,
         brokers: &[&brokers::Broker],
         grant: &Grant,
-        lane: Lane,
+        role: Role,
     ) -> Result<(wasmtime::component::Component, Vec<String>, Option<String>), DockError> {
         let key = Compositions::key_of(guest, brokers);
         let indexed = self.compositions.index(&key).and_then(|index| {
@@ -597,7 +597,7 @@ impl Docker {
             Some((index, compiled))
         });
         if let Some((index, component)) = indexed {
-            recheck(&index.linked, grant, lane, brokers, &self.brokers)?;
+            recheck(&index.linked, grant, role, brokers, &self.brokers)?;
             return Ok((component, index.linked, Some(index.sha256)));
         }
         let composed = self.compositions.compose(&key, guest, brokers)?;
@@ -605,7 +605,7 @@ impl Docker {
             .map_err(DockError::Compose)?
             .map(|s| s.imports)
             .unwrap_or_default();
-        recheck(&linked, grant, lane, brokers, &self.brokers)?;
+        recheck(&linked, grant, role, brokers, &self.brokers)?;
         let component = self.compile(engines, flavor, &composed)?;
         let index = composed::Index {
             sha256: composed.sha256_hex(),

@@ -4,7 +4,7 @@
 //! composition, so no broker reaches past the grant.
 
 use super::brokers;
-use super::imports::{self, Lane, Need, Surface};
+use super::imports::{self, Need, Role, Surface};
 use super::{DockError, ImportReceipt, deny, linker};
 use crate::policy::{Cap, CapSet, Grant, Profile};
 
@@ -46,13 +46,13 @@ impl DockError {
 pub(super) fn check<'b>(
     surface: &Surface,
     grant: &Grant,
-    lane: Lane,
+    role: Role,
     served: &'b brokers::Brokers,
 ) -> Result<(Vec<&'b brokers::Broker>, Vec<ImportReceipt>), DockError> {
     let classified: Vec<(&String, Need)> = surface
         .imports
         .iter()
-        .map(|n| (n, imports::classify_on(lane, n)))
+        .map(|n| (n, imports::classify_on(role, n)))
         .collect();
     if let Some((name, _)) = classified
         .iter()
@@ -139,7 +139,7 @@ pub(super) fn check<'b>(
 pub(super) fn recheck(
     imports: &[String],
     grant: &Grant,
-    lane: Lane,
+    role: Role,
     plugged: &[&brokers::Broker],
     served: &brokers::Brokers,
 ) -> Result<(), DockError> {
@@ -153,7 +153,7 @@ pub(super) fn recheck(
         })
         .fold(CapSet::EMPTY, CapSet::with);
     for name in imports {
-        let why = match imports::classify_on(lane, name) {
+        let why = match imports::classify_on(role, name) {
             Need::Base => None,
             Need::Cap(c) if grant.caps.contains(c) && linker::served().contains(c) => None,
             Need::Cap(c) => match grant.stubs.serving(name) {
@@ -218,7 +218,7 @@ mod tests {
         // The deny broker did not take the import (say, a version it does
         // not export): the host must not link sockets for it.
         let left = names(&["wasi:sockets/tcp@0.2.12"]);
-        match recheck(&left, &stubbed, Lane::Call, &[deny], &served) {
+        match recheck(&left, &stubbed, Role::Call, &[deny], &served) {
             Err(DockError::ComposedImport { interface, why }) => {
                 assert_eq!(interface, "wasi:sockets/tcp@0.2.12");
                 assert_eq!(
@@ -231,9 +231,9 @@ mod tests {
         // The http stub's values are the host's, as data; its handler is not.
         let http = Grant::profile("compute").with_stub(crate::policy::Stub::Http);
         let values = names(&["wasi:http/types@0.2.12"]);
-        assert!(recheck(&values, &http, Lane::Call, &[], &served).is_ok());
+        assert!(recheck(&values, &http, Role::Call, &[], &served).is_ok());
         let handler = names(&["wasi:http/outgoing-handler@0.2.12"]);
-        assert!(recheck(&handler, &http, Lane::Call, &[], &served).is_err());
+        assert!(recheck(&handler, &http, Role::Call, &[], &served).is_err());
     }
 
     #[test]
@@ -242,7 +242,7 @@ mod tests {
         let kv = served.get(Cap::Kv).unwrap();
         let minimal = Grant::profile("minimal");
         let fine = names(&["wasi:cli/stdout@0.2.6", "workbooks:host/kv@0.1.0"]);
-        assert!(recheck(&fine, &minimal, Lane::Call, &[kv], &served).is_ok());
+        assert!(recheck(&fine, &minimal, Role::Call, &[kv], &served).is_ok());
         for (import, why) in [
             // A primitive of a cap whose broker was not composed in.
             (
@@ -258,7 +258,7 @@ mod tests {
             ("evil:any/thing", "is not served by this engine"),
         ] {
             let imports = names(&["workbooks:host/kv@0.1.0", import]);
-            match recheck(&imports, &minimal, Lane::Call, &[kv], &served) {
+            match recheck(&imports, &minimal, Role::Call, &[kv], &served) {
                 Err(DockError::ComposedImport {
                     interface,
                     why: got,
@@ -270,14 +270,14 @@ mod tests {
             }
         }
         // Granted but not composed in: the kv primitive is still out.
-        assert!(recheck(&fine, &minimal, Lane::Call, &[], &served).is_err());
+        assert!(recheck(&fine, &minimal, Role::Call, &[], &served).is_err());
         // A served handler reads its request through wasi:http/types.
         let handler = names(&["wasi:http/types@0.2.6"]);
         assert!(
             recheck(
                 &handler,
                 &Grant::profile("compute"),
-                Lane::HttpHandler,
+                Role::HttpHandler,
                 &[],
                 &served
             )

@@ -1,9 +1,9 @@
 //! One call of a component a service ships and calls through its own
-//! export, on a lane: how a crate above the core runs such a component
-//! (the agent service its loop, on its own lane, an [`Extension`](crate::Extension); the
-//! toolkit service its build broker, on [`Lane::Call`]).
+//! export, on a role: how a crate above the core runs such a component
+//! (the agent service its loop, on its own role, an [`Extension`](crate::Extension); the
+//! toolkit service its build broker, in [`Role::Call`]).
 //!
-//! The engine docks the component under the grant on the lane, builds its
+//! The engine docks the component under the grant on the role, builds its
 //! store for the session (its fuel, deadline, memory and model record
 //! included), puts the service's context into the store, then hands the
 //! store and the instance to the service's call. A failure of the
@@ -11,13 +11,13 @@
 //! ([`RunError`]); the context comes back either way.
 //!
 //! Invariant: the component holds exactly the grant's reach, plus the
-//! interfaces of the lane's extension if it has one; what those do is the
+//! interfaces of the role's extension if it has one; what those do is the
 //! service's, on the host.
 
 use super::Engine;
 use super::run::{RunError, classify};
 use crate::artifact::Artifact;
-use crate::dock::{DockError, Lane};
+use crate::dock::{DockError, Role};
 use crate::policy::Grant;
 use crate::state::{SessionError, SessionOptions, StoreState};
 use std::any::Any;
@@ -37,7 +37,7 @@ pub struct Called<C, R> {
 /// Why a service's component could not be called.
 #[derive(Debug, thiserror::Error)]
 pub enum CallOnError {
-    /// The component could not be docked on the lane.
+    /// The component could not be docked on the role.
     #[error(transparent)]
     Dock(DockError),
     /// The store could not be set up.
@@ -50,14 +50,14 @@ pub enum CallOnError {
 pub type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 impl Engine {
-    /// Calls `artifact` on `lane` under `grant`, its store built for
+    /// Calls `artifact` in `role` under `grant`, its store built for
     /// `session` and holding `context` (see the module doc): `call` loads
     /// the export and calls it.
     pub async fn call_on<C, R>(
         &self,
         artifact: &Artifact,
         grant: &Grant,
-        lane: Lane,
+        role: Role,
         session: &SessionOptions,
         context: C,
         call: impl for<'a> FnOnce(&'a mut Store<StoreState>, Instance) -> CallFuture<'a, R>,
@@ -66,7 +66,7 @@ impl Engine {
         C: Any + Send,
     {
         let docked = self
-            .dock_on(artifact, grant, lane)
+            .dock_on(artifact, grant, role)
             .map_err(CallOnError::Dock)?;
         let pre = docked.component().ok_or_else(|| {
             CallOnError::Dock(DockError::Link(

@@ -46,7 +46,7 @@ use crate::cap::launch::Launcher;
 use crate::cap::secrets::keyring::Keyring;
 use crate::commands::Registry;
 use crate::commands::ladder::{Ladder, Slots};
-use crate::dock::{DockError, Docked, Docker, Lane, Receipt};
+use crate::dock::{DockError, Docked, Docker, Receipt, Role};
 use crate::egress::{HttpClient, NetAccess};
 use crate::limits::EpochTicker;
 use crate::policy::{Cap, Grant};
@@ -290,20 +290,20 @@ impl Engine {
     /// Docks `artifact` under `grant`: the import pre-check, composition
     /// with brokers, linking and pre-instantiation, all cached.
     pub fn dock(&self, artifact: &Artifact, grant: &Grant) -> Result<Arc<Docked>, DockError> {
-        self.dock_on(artifact, grant, Lane::Call)
+        self.dock_on(artifact, grant, Role::Call)
     }
 
-    /// Docks `artifact` under `grant` for `lane` (a served HTTP handler
+    /// Docks `artifact` under `grant` in `role` (a served HTTP handler
     /// gets the `wasi:http/types` values without `net`).
     pub fn dock_on(
         &self,
         artifact: &Artifact,
         grant: &Grant,
-        lane: Lane,
+        role: Role,
     ) -> Result<Arc<Docked>, DockError> {
         self.inner
             .docker
-            .dock(&self.inner.wasmtime, artifact, grant, lane)
+            .dock(&self.inner.wasmtime, artifact, grant, role)
     }
 
     /// What `artifact` would dock with under `grant` (a component or a

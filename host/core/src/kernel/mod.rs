@@ -64,11 +64,33 @@ pub struct KernelOptions {
     pub memory: usize,
 }
 
-impl Engine {
+/// The kernels registered in an engine's home: each registered by
+/// content once it has a kernel's shape, and verified before each load.
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use workbooks::{Engine, kernel::{KERNEL_ENTRY, Kernels}};
+/// let engine = Engine::builder().build()?;
+/// let kernels = Kernels::of(&engine);
+/// kernels.register("double", std::fs::read("double.wasm")?, KERNEL_ENTRY, false)?;
+/// let artifact = kernels.load("double")?;
+/// # let _ = artifact;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Kernels<'e>(&'e Engine);
+
+impl<'e> Kernels<'e> {
+    /// The kernels of `engine`'s home.
+    pub fn of(engine: &'e Engine) -> Self {
+        Self(engine)
+    }
+
     /// Registers `bytes` as kernel `name` once they have a kernel's shape
     /// (with `entry` for a core kernel); over another kernel of that name
     /// only when `replace`.
-    pub fn register_kernel(
+    pub fn register(
         &self,
         name: &str,
         bytes: Vec<u8>,
@@ -82,7 +104,7 @@ impl Engine {
             crate::commands::ArgMode::Argv,
             crate::commands::Tier::Instance,
         );
-        let kernels = self.kernels();
+        let kernels = self.0.kernels();
         let bytes = artifact.bytes().to_vec();
         match replace {
             true => kernels.replace(name, bytes, mode, tier).map(|(e, _)| e),
@@ -92,14 +114,15 @@ impl Engine {
     }
 
     /// The registered kernel `name`, verified against its sha256.
-    pub fn load_kernel(&self, name: &str) -> Result<Artifact, KernelError> {
+    pub fn load(&self, name: &str) -> Result<Artifact, KernelError> {
         let refused = |e: crate::commands::RegistryError| KernelError::Refused(e.to_string());
         let entry = self
+            .0
             .kernels()
             .get(name)
             .map_err(refused)?
             .ok_or_else(|| KernelError::Refused(format!("unknown_kernel: `{name}`")))?;
-        self.kernels().load(&entry).map_err(refused)
+        self.0.kernels().load(&entry).map_err(refused)
     }
 }
 

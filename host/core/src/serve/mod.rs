@@ -152,19 +152,19 @@ struct Serving {
 }
 
 impl Serving {
-    /// Docks `artifact` on `lane` under the grant `opts` name.
+    /// Docks `artifact` in `role` under the grant `opts` name.
     fn new(
         engine: &Engine,
         artifact: &Artifact,
         opts: ServeOptions,
-        lane: crate::dock::Lane,
+        role: crate::dock::Role,
     ) -> Result<Self, ServeError> {
         let grant = match opts.caps {
             Some(caps) => Grant::narrowed(&opts.profile, caps)?,
             None => Grant::profile(&opts.profile),
         };
         crate::environ::check(&opts.env)?;
-        let docked = engine.dock_on(artifact, &grant, lane)?;
+        let docked = engine.dock_on(artifact, &grant, role)?;
         Ok(Serving {
             engine: engine.clone(),
             budget: opts
@@ -294,10 +294,14 @@ fn failure(e: &wasmtime::Error) -> &'static str {
     }
 }
 
-impl Engine {
-    /// Docks `artifact` for serving under `opts`.
-    pub fn server(&self, artifact: &Artifact, opts: ServeOptions) -> Result<Server, ServeError> {
-        let serving = Serving::new(self, artifact, opts, crate::dock::Lane::HttpHandler)?;
+impl Server {
+    /// Docks `artifact` on `engine` for serving under `opts`.
+    pub fn new(
+        engine: &Engine,
+        artifact: &Artifact,
+        opts: ServeOptions,
+    ) -> Result<Self, ServeError> {
+        let serving = Serving::new(engine, artifact, opts, crate::dock::Role::HttpHandler)?;
         let pre = serving.docked.component().ok_or(ServeError::NotAHandler)?;
         let exports_03 = serving
             .docked

@@ -45,14 +45,14 @@ impl std::fmt::Debug for TcpServer {
     }
 }
 
-impl Engine {
-    /// Docks `artifact` as a raw-TCP service under `opts`.
-    pub fn tcp_server(
-        &self,
+impl TcpServer {
+    /// Docks `artifact` on `engine` as a raw-TCP service under `opts`.
+    pub fn new(
+        engine: &Engine,
         artifact: &Artifact,
         opts: ServeOptions,
-    ) -> Result<TcpServer, ServeError> {
-        let serving = Serving::new(self, artifact, opts, crate::dock::Lane::Call)?;
+    ) -> Result<Self, ServeError> {
+        let serving = Serving::new(engine, artifact, opts, crate::dock::Role::Call)?;
         let pre = serving
             .docked
             .component()

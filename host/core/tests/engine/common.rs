@@ -89,6 +89,11 @@ pub async fn run(probe: &str, profile: Profile, args: &[&str]) -> Result<RunOutp
     run_with(probe, &Grant::profile(profile.name()), opts).await
 }
 
+/// Bytes as text, lossily.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 /// Stdout as text.
 pub fn stdout(out: &RunOutput) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -6,7 +6,7 @@
 use crate::common::{Failure, artifact, engine, ok_stdout, own_engine, run, run_with};
 use guest_artifacts::*;
 use workbooks::dock::imports::{self, Need};
-use workbooks::dock::{Lane, analyse};
+use workbooks::dock::{Role, analyse};
 use workbooks::{Cap, CapSet, DockError, Grant, Profile, Receipt, RunOutput, SessionOptions};
 
 guest_artifacts::foreach_dock!(assert_test_exists);
@@ -158,7 +158,7 @@ async fn dock_fs() {
 }
 
 /// A component served over HTTP reads its request through the
-/// `wasi:http/types` values, so the serve lane links them without `net`;
+/// `wasi:http/types` values, so the handler role links them without `net`;
 /// called, the same import needs `net`.
 #[test]
 fn http_types_come_with_net_or_with_being_served() {
@@ -170,7 +170,7 @@ fn http_types_come_with_net_or_with_being_served() {
         "{e}"
     );
     let served = engine()
-        .dock_on(&probe, &compute, Lane::HttpHandler)
+        .dock_on(&probe, &compute, Role::HttpHandler)
         .unwrap();
     assert!(
         served
@@ -179,7 +179,7 @@ fn http_types_come_with_net_or_with_being_served() {
             .iter()
             .any(|l| l.starts_with("wasi:http/types@"))
     );
-    let out = engine().dock_on(&artifact(DOCK_HTTP_OUT), &compute, Lane::HttpHandler);
+    let out = engine().dock_on(&artifact(DOCK_HTTP_OUT), &compute, Role::HttpHandler);
     assert!(
         matches!(out, Err(DockError::NotGranted { cap: Cap::Net, .. })),
         "outbound needs net"
@@ -314,7 +314,7 @@ fn core_modules_dock_as_commands_and_are_refused_on_the_handler_lane() {
         .dock_on(
             &module,
             &Grant::profile("posix"),
-            workbooks::dock::Lane::HttpHandler,
+            workbooks::dock::Role::HttpHandler,
         )
         .unwrap_err();
     assert!(matches!(e, DockError::NotAComponent), "{e}");

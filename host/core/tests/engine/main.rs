@@ -18,11 +18,17 @@ const CHILD: &str = env!("CARGO_BIN_EXE_workbooks-child");
 
 mod child;
 mod common;
+mod descriptors;
 mod dock;
 mod exec;
+mod front;
 mod instance;
 mod kv;
+mod loopback;
 mod modules;
 mod queue;
+mod serve;
+mod serve_tcp;
 mod shell;
 mod tier;
+mod wasi03_shared;

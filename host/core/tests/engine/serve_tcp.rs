@@ -1,10 +1,9 @@
-//! `wbx serve --tcp` and `Engine::tcp_server`: the host listens, a fresh
+//! `TcpServer`: the host listens, a fresh
 //! instance handles each connection's request bytes; clients are rate
 //! limited, requests and replies capped, and a revocation stops requests
 //! in flight.
 
 use crate::common::{own_engine, text};
-use crate::serve::spawn_wbx_serving;
 use guest_artifacts::*;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -12,9 +11,8 @@ use workbooks::limits::SERVE_TCP_MAX_REQUEST_BYTES;
 use workbooks::{Artifact, Engine, ServeError, ServeOptions};
 
 async fn start(e: &Engine, opts: ServeOptions) -> std::net::SocketAddr {
-    let server = e
-        .tcp_server(&Artifact::from_file(SERVE_TCP).unwrap(), opts)
-        .unwrap();
+    let server =
+        workbooks::TcpServer::new(e, &Artifact::from_file(SERVE_TCP).unwrap(), opts).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(server.run(listener));
@@ -160,29 +158,11 @@ async fn a_tcp_client_that_never_finishes_its_request_is_cut_off() {
 fn a_component_without_the_tcp_handler_export_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let e = own_engine(home.path());
-    let err = e
-        .tcp_server(
-            &Artifact::from_file(CLI_HELLO).unwrap(),
-            ServeOptions::default(),
-        )
-        .unwrap_err();
+    let err = workbooks::TcpServer::new(
+        &e,
+        &Artifact::from_file(CLI_HELLO).unwrap(),
+        ServeOptions::default(),
+    )
+    .unwrap_err();
     assert!(matches!(err, ServeError::NotATcpHandler), "{err}");
-}
-
-#[test]
-fn wbx_serve_tcp_answers_on_its_port() {
-    let home = tempfile::tempdir().unwrap();
-    let (_child, addr) = spawn_wbx_serving(home.path(), &["--tcp"], SERVE_TCP, None);
-    let mut reply = String::new();
-    for _ in 0..100 {
-        if let Ok(mut s) = std::net::TcpStream::connect(addr) {
-            use std::io::{Read, Write};
-            s.write_all(b"cli").unwrap();
-            s.shutdown(std::net::Shutdown::Write).unwrap();
-            s.read_to_string(&mut reply).unwrap();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(reply, "got 3: CLI");
 }

@@ -197,7 +197,7 @@ async fn a_tenants_requests_take_from_the_count_its_sockets_hold() {
     let first = holding(&e, NET_SOCKETS_HOLD, "network", sockets, "created").await;
     assert_eq!(first.said, "created 256\n", "a store's own cap");
 
-    let silent = crate::servers::Silent::start();
+    let silent = crate::loopback::Silent::start();
     let addr = silent.addr.to_string();
     let sent = session("a", &["1000", &addr]);
     let requests = holding(&e, NET_REQUESTS_HOLD, "network", sent, "pending").await;

@@ -5,7 +5,7 @@
 //! its slot for as long as it lives; told to stop, it drains.
 
 use crate::common::own_engine;
-use crate::serve::{closed_within, connect_from};
+use crate::loopback::{closed_within, connect_from};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

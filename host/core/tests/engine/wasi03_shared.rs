@@ -3,7 +3,7 @@
 //! the next, an instance retired at its age limit with the work it left
 //! running, and a revocation stopping an instance in flight.
 
-use crate::wasi03::{request, serve_handler};
+use crate::loopback::{request, serve_handler};
 use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
