@@ -80,7 +80,7 @@ impl Default for Compiler {
 
 impl Compiler {
     /// Whether this build can compile in process.
-    pub const fn in_process_available() -> bool {
+    pub(crate) const fn in_process_available() -> bool {
         cfg!(feature = "compile")
     }
 }

@@ -315,7 +315,7 @@ impl Supervisor {
     /// Calls an export shaped `func(list<u8>) -> list<u8>` (a component
     /// kernel's `process`) of instance `id`, under the same budgets as
     /// [`Supervisor::call`], without turning each byte into a value.
-    pub async fn call_bytes(
+    pub(crate) async fn call_bytes(
         &self,
         id: &str,
         export: &str,

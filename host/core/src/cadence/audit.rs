@@ -237,7 +237,7 @@ impl Audit {
     /// Writes out the repeats of the windows that are over; a long-running
     /// server calls it every window so counts reach the file without a new
     /// denial to trigger them.
-    pub fn flush_expired(&self) {
+    pub(crate) fn flush_expired(&self) {
         if self.path.is_some() {
             let mut sink = self.sink.lock().unwrap_or_else(|p| p.into_inner());
             self.sweep(&mut sink, Instant::now());

@@ -92,7 +92,7 @@ impl Cadence {
     /// [`Cadence::admit`] against the revocation list as last read, for
     /// the calls of a batch admitted together (the stages of one line),
     /// whose caller has just refreshed it; the rate limit counts each call.
-    pub fn admit_as_read(&self, tenant: &str, cap: &'static str) -> Result<(), Denial> {
+    pub(crate) fn admit_as_read(&self, tenant: &str, cap: &'static str) -> Result<(), Denial> {
         if self.revocations.is_revoked_as_read(tenant) {
             return Err(self.deny(tenant, cap, Denial::Revoked, ""));
         }

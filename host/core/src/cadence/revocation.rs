@@ -38,7 +38,7 @@ impl Revocations {
     }
 
     /// Reads the file again if it changed since it was last read.
-    pub fn refresh(&self) {
+    pub(crate) fn refresh(&self) {
         let stamp = self.stamp();
         if self.state.read().unwrap_or_else(|p| p.into_inner()).stamp == stamp {
             return;
@@ -53,7 +53,7 @@ impl Revocations {
     }
 
     /// Whether `tenant` is revoked.
-    pub fn is_revoked(&self, tenant: &str) -> bool {
+    pub(crate) fn is_revoked(&self, tenant: &str) -> bool {
         self.refresh();
         self.is_revoked_as_read(tenant)
     }
@@ -61,7 +61,7 @@ impl Revocations {
     /// Whether `tenant` is revoked in the list as last read, without
     /// looking at the file again (after a [`Revocations::refresh`] that
     /// covers a whole batch of calls).
-    pub fn is_revoked_as_read(&self, tenant: &str) -> bool {
+    pub(crate) fn is_revoked_as_read(&self, tenant: &str) -> bool {
         self.state
             .read()
             .unwrap_or_else(|p| p.into_inner())

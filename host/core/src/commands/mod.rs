@@ -94,7 +94,7 @@ pub struct CommandOutput {
 
 /// Where a pipeline stage reads its stdin from.
 #[derive(Debug, Clone)]
-pub enum StageInput {
+pub(crate) enum StageInput {
     /// The previous stage's stdout, through a bounded pipe (end of input
     /// at once for the first stage).
     Pipe,
@@ -106,7 +106,7 @@ pub enum StageInput {
 
 /// One stage of a pipeline.
 #[derive(Debug, Clone)]
-pub struct StageSpec {
+pub(crate) struct StageSpec {
     /// The command name.
     pub name: String,
     /// Its arguments, without the name.
@@ -119,7 +119,7 @@ pub struct StageSpec {
 
 /// Where a pipeline stage's stdout goes.
 #[derive(Debug, Clone)]
-pub enum StageSink {
+pub(crate) enum StageSink {
     /// Into the next stage's stdin through a bounded pipe (into nothing
     /// when the next stage reads elsewhere, or there is none).
     Pipe,
@@ -133,7 +133,7 @@ pub enum StageSink {
 /// What one stage of a pipeline did: its output (stdout only when
 /// captured) and how many bytes it wrote to each stream.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct StageRun {
+pub(crate) struct StageRun {
     /// Exit code, captured stdout, stderr, wall time.
     pub output: CommandOutput,
     /// Bytes it wrote to stdout, piped or captured.
@@ -155,7 +155,7 @@ impl PipelineError {
     /// Refuses a pipeline of more than
     /// [`crate::limits::MAX_PIPELINE_STAGES`] stages, at the first stage
     /// past the limit.
-    pub fn check_length(stages: usize) -> Result<(), PipelineError> {
+    pub(crate) fn check_length(stages: usize) -> Result<(), PipelineError> {
         use crate::limits::MAX_PIPELINE_STAGES;
         if stages <= MAX_PIPELINE_STAGES {
             return Ok(());

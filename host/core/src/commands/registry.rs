@@ -172,7 +172,7 @@ pub struct Origin {
 impl Entry {
     /// Whether `other` registers the same thing: the same bytes, arg mode,
     /// tier and prefix (registering it again changes nothing).
-    pub fn registers_as(&self, other: &Entry) -> bool {
+    pub(crate) fn registers_as(&self, other: &Entry) -> bool {
         self.sha256 == other.sha256
             && self.arg_mode == other.arg_mode
             && self.tier == other.tier

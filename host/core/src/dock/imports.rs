@@ -62,7 +62,7 @@ fn unversioned(name: &str) -> &str {
 }
 
 /// Maps an import to what it needs in `role`.
-pub fn classify_on(role: Role, name: &str) -> Need {
+pub(crate) fn classify_on(role: Role, name: &str) -> Need {
     match classify(name) {
         Need::Cap(Cap::Net) if role == Role::HttpHandler && is_http_types(name) => Need::Base,
         // An extension may serve a host primitive's name or one the
@@ -148,7 +148,7 @@ fn classify_wasi_03(package: &str, iface: &str) -> Need {
 /// Why a `wasi:*` import the engine does not serve is not served, when
 /// its version says more than "unknown": a release the engine is older or
 /// newer than, or a release candidate.
-pub fn unserved_version(name: &str) -> Option<String> {
+pub(crate) fn unserved_version(name: &str) -> Option<String> {
     let (path, version) = name.split_once('@')?;
     if !path.starts_with("wasi:") {
         return None;

@@ -151,7 +151,6 @@ pub enum HttpError {
 }
 
 use super::tls::LazyTls;
-pub use super::tls::tls_config;
 
 /// Headers that carry credentials: dropped on a cross-origin redirect.
 const CREDENTIALS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];

@@ -1,13 +1,13 @@
 //! Egress: every byte that leaves the host for a guest. The SSRF floor
-//! ([`net_guard`]: the refused ranges, resolve once, connect to the pinned
-//! address), the capped HTTP transport ([`capped_http`]: redirects
+//! (`net_guard`: the refused ranges, resolve once, connect to the pinned
+//! address), the capped HTTP transport (`capped_http`: redirects
 //! re-checked, bodies and time capped, TLS verified) and the one-shot
 //! socket exchanges ([`oneshot`]). [`NetAccess`] puts the cadence in front
 //! of them: the `egress`, `http` and `exchange` primitives and the guarded
 //! `wasi:http` and `wasi:sockets` all reach the network through it.
 
-pub mod capped_http;
-pub mod net_guard;
+pub(crate) mod capped_http;
+pub(crate) mod net_guard;
 pub mod oneshot;
 pub(crate) mod tls;
 

@@ -317,13 +317,8 @@ impl NetGuard {
         }
     }
 
-    /// The operator's allow-list.
-    pub fn allow_list(&self) -> &[Cidr] {
-        &self.allow
-    }
-
     /// Judges one address.
-    pub fn check_ip(&self, ip: IpAddr) -> Result<(), NetDenial> {
+    pub(crate) fn check_ip(&self, ip: IpAddr) -> Result<(), NetDenial> {
         let canonical = match ip {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
             v4 => v4,

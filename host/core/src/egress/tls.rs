@@ -23,7 +23,8 @@ use std::sync::{Arc, OnceLock};
 
 /// Builds the TLS client configuration: the web PKI roots plus the
 /// operator's extra roots (DER).
-pub fn tls_config(extra_roots: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, String> {
+#[cfg(test)]
+pub(crate) fn tls_config(extra_roots: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, String> {
     Ok(config_with(&parse_extra(extra_roots)?))
 }
 

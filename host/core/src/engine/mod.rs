@@ -391,7 +391,11 @@ impl Engine {
 
     /// The memory cap of a session under `profile`: the `requested`
     /// override, else the profile's, never past the engine's ceiling.
-    pub fn memory_cap(&self, requested: Option<usize>, profile: crate::policy::Profile) -> usize {
+    pub(crate) fn memory_cap(
+        &self,
+        requested: Option<usize>,
+        profile: crate::policy::Profile,
+    ) -> usize {
         requested
             .unwrap_or_else(|| profile.memory_bytes())
             .min(self.max_memory())

@@ -19,7 +19,7 @@ const CLOSE: &str = "</script>";
 
 /// What is signed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PageManifest {
+pub(crate) struct PageManifest {
     /// `workbooks-c2pa/1`.
     pub format: String,
     /// The sha256 (hex) of the page without the manifest element.

@@ -280,7 +280,7 @@ impl Kernel {
 /// Checks that `artifact` has a kernel's shape without running it: a core
 /// module importing nothing and exporting `memory` and `entry` as
 /// `(i32) -> i32`, or a component exporting `process`.
-pub fn check_shape(artifact: &Artifact, entry: &str) -> Result<(), KernelError> {
+pub(crate) fn check_shape(artifact: &Artifact, entry: &str) -> Result<(), KernelError> {
     match artifact.kind() {
         ArtifactKind::Module => self::core::check_module(artifact.bytes(), entry),
         ArtifactKind::Component => self::component::check_component(artifact),

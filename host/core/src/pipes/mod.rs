@@ -264,7 +264,8 @@ impl PipeWriter {
     }
 
     /// Whether the reader is gone.
-    pub fn is_broken(&self) -> bool {
+    #[cfg(test)]
+    fn is_broken(&self) -> bool {
         self.end.shared.lock().reader_gone
     }
 }

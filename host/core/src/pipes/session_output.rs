@@ -100,7 +100,7 @@ impl SessionOutput {
     }
 
     /// The host process's own stdout, written through.
-    pub fn inherit() -> Self {
+    pub(crate) fn inherit() -> Self {
         Self::with(Target::Through(Through {
             terminal: std::io::IsTerminal::is_terminal(&io::stdout()),
             out: Box::new(io::stdout()),
@@ -133,7 +133,7 @@ impl SessionOutput {
     }
 
     /// The cap a captured output was written past, if it was.
-    pub fn passed_cap(&self) -> Option<usize> {
+    pub(crate) fn passed_cap(&self) -> Option<usize> {
         match &self.lock().target {
             Target::Capture { bytes, cap } if bytes.len() > *cap => Some(*cap),
             _ => None,

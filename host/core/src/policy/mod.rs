@@ -125,7 +125,7 @@ impl CapSet {
     }
 
     /// This set plus every cap of `other`.
-    pub const fn with_all(self, other: CapSet) -> CapSet {
+    pub(crate) const fn with_all(self, other: CapSet) -> CapSet {
         CapSet(self.0 | other.0)
     }
 

@@ -56,7 +56,7 @@ impl Stub {
     /// Whether `import` is one the host links as data under this stub
     /// rather than one its deny broker serves: the `wasi:http/types`
     /// values, which reach nothing without `outgoing-handler`.
-    pub fn host_values(self, import: &str) -> bool {
+    pub(crate) fn host_values(self, import: &str) -> bool {
         let path = import.split_once('@').map_or(import, |(p, _)| p);
         self == Stub::Http && path == "wasi:http/types"
     }

@@ -184,7 +184,7 @@ impl Storage {
 /// store it builds, so sessions whose guests never touch storage never open
 /// it (nor contend for its lock).
 #[derive(Debug)]
-pub struct StorageSlot {
+pub(crate) struct StorageSlot {
     dir: PathBuf,
     storage: Mutex<Option<Storage>>,
 }

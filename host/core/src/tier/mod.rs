@@ -50,7 +50,7 @@ pub struct TierEnv {
 
 impl TierEnv {
     /// Finds `bwrap` on `PATH` (or at `WB_BWRAP`).
-    pub fn find_bwrap() -> Option<PathBuf> {
+    pub(crate) fn find_bwrap() -> Option<PathBuf> {
         if let Some(path) = std::env::var_os("WB_BWRAP") {
             let path = PathBuf::from(path);
             return path.is_file().then_some(path);

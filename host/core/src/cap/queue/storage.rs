@@ -253,7 +253,7 @@ impl TenantQueues {
     }
 
     /// Takes the oldest message, waiting up to `timeout` for one.
-    pub async fn pop_wait(
+    pub(crate) async fn pop_wait(
         &self,
         name: &str,
         timeout: Duration,

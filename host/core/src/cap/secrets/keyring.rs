@@ -236,7 +236,7 @@ impl Keyring {
     /// The secret `name` of `tenant`; when it has none, one made by `make`
     /// and stored first. Under the tenant's file lock, so two callers
     /// never store two different secrets.
-    pub fn get_or_insert_with(
+    pub(crate) fn get_or_insert_with(
         &self,
         tenant: &str,
         name: &str,
