@@ -204,7 +204,7 @@ async fn a_plugin_registered_at_os_process_is_called_in_a_child_on_every_lane() 
     );
     // The tool lane (MCP's plugin tools): the same, under this process.
     let engine = crate::common::own_builder(home.path())
-        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .child_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap();
     let kind = workbooks_toolkit::tools::ToolKind::Plugin("plug".into());
@@ -243,7 +243,7 @@ impl Drop for Planted {
 async fn a_plugins_child_calls_the_registered_bytes_never_a_file_of_its_name() {
     let home = tempfile::tempdir().unwrap();
     let engine = crate::common::own_builder(home.path())
-        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .child_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap();
     let name = "plug-planted-by-call-test";

@@ -512,3 +512,30 @@ fn completions_cover_every_command_for_each_shell() {
     assert_eq!(out.status.code(), Some(64), "a usage error");
     assert!(text(&out.stderr).contains("tcsh"), "{}", text(&out.stderr));
 }
+
+/// `wbx` started under a descriptor soft limit of 256 raises it to the
+/// hard one: a guest that opens one file a thousand times still gets the
+/// store's 512 descriptors (its preopen is one of them), then `quota`.
+#[test]
+fn wbx_under_a_soft_descriptor_limit_of_256_gives_a_guest_its_512() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -S -n 256 && exec \"$@\"", "sh"])
+        .arg(env!("CARGO_BIN_EXE_wbx"))
+        .arg("--home")
+        .arg(home.path())
+        .args(["exec", "--profile", "compute", "--dir"])
+        .arg(format!("{}::/data::ro", dir.path().display()))
+        .args([SANDBOX_FILES_HOLD, "--", "1000", "/data/f"])
+        .env_remove("WB_LOG")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("opened 511\nerror ") && stdout.to_lowercase().contains("quota"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

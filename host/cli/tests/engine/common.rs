@@ -10,7 +10,6 @@ mod loopback;
 pub use loopback::*;
 
 use std::path::Path;
-use workbooks::RunError;
 
 /// The wasmtime version the workspace's `Cargo.lock` pins.
 pub fn locked_wasmtime() -> String {
@@ -19,16 +18,6 @@ pub fn locked_wasmtime() -> String {
     let key = "\nname = \"wasmtime\"\nversion = \"";
     let rest = &text[text.find(key).unwrap() + key.len()..];
     rest[..rest.find('"').unwrap()].to_string()
-}
-
-impl Failure {
-    /// The run error, expecting one.
-    pub fn run(self) -> RunError {
-        match self {
-            Failure::Run(e) => e,
-            Failure::Dock(e) => panic!("expected a run error, got dock refusal: {e}"),
-        }
-    }
 }
 
 /// Runs the `wbx` binary homed in `home` with `args`, feeding it `stdin`;

@@ -70,7 +70,7 @@ fn findings(report: &str) -> HashMap<String, String> {
 /// Runs the engine's container tier once with `attacker` in place of its
 /// `wbx`, under `profile`; what the attacker reported.
 async fn escape(home: &Path, attacker: &Path, profile: &str) -> (Engine, HashMap<String, String>) {
-    let e = own_builder(home).wbx_binary(attacker).build().unwrap();
+    let e = own_builder(home).child_binary(attacker).build().unwrap();
     e.registry()
         .register(
             "cat1",
@@ -254,7 +254,7 @@ async fn the_real_child_holds_a_root_of_libraries_and_locks_its_threads_before_i
     let home = tempfile::tempdir().unwrap();
     robbed_home(home.path());
     let e = own_builder(home.path())
-        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .child_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap();
     e.registry()

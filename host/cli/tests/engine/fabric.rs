@@ -106,7 +106,7 @@ fn inputs(n: usize) -> Vec<TaskInput> {
 
 fn own(home: &Path) -> Engine {
     own_builder(home)
-        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .child_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap()
 }
@@ -222,7 +222,7 @@ fn a_tier_that_is_not_live_says_why() {
     let cases = [
         (
             Tier::OsProcess,
-            "tier unavailable: os_process (this engine has no wbx binary",
+            "tier unavailable: os_process (this engine has no child binary",
         ),
         (
             Tier::Container,

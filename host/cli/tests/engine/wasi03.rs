@@ -410,7 +410,7 @@ async fn a_wasi_03_command_registered_at_either_tier_runs_and_keeps_its_budget()
     use workbooks::commands::{ArgMode, CommandError, Tier};
     let home = tempfile::tempdir().unwrap();
     let e = crate::common::own_builder(home.path())
-        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .child_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap();
     for (tier, echo, sleep) in [

@@ -166,7 +166,7 @@ async fn a_core_module_is_a_command_only_never_an_instance_or_a_handler() {
 async fn pipeline_stages_get_the_operators_environment_not_the_lines_variables() {
     let home = tempfile::tempdir().unwrap();
     let e = own_builder(home.path())
-        .wbx_binary(env!("CARGO_BIN_EXE_wbx"))
+        .child_binary(env!("CARGO_BIN_EXE_wbx"))
         .build()
         .unwrap();
     for (name, tier) in [("penv", Tier::Instance), ("penvp", Tier::OsProcess)] {

@@ -7,7 +7,7 @@
 //! binary with [`CHILD_ARGV`] and write it the request. Any binary whose
 //! `main` calls [`run`] when started so is a child: `wbx`, and the core's
 //! own `workbooks-child`, which an embedder without `wbx` ships instead
-//! (`EngineBuilder::wbx_binary`).
+//! (`EngineBuilder::child_binary`).
 //!
 //! Invariant: the guest never writes this process's stdout; its two
 //! streams are captured and framed, then the verdict, so nothing it prints

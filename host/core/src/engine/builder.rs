@@ -32,7 +32,7 @@ pub struct EngineBuilder {
     max_instances: u32,
     rate_limit: (u64, Duration),
     max_descriptors_per_tenant: Option<usize>,
-    wbx: Option<PathBuf>,
+    child: Option<PathBuf>,
     net_allow: Vec<Cidr>,
     operator_allow: Vec<Cidr>,
     resolver: Option<Arc<dyn Resolver>>,
@@ -75,7 +75,7 @@ impl Default for EngineBuilder {
             max_instances: 256,
             rate_limit: (RATE_LIMIT_CALLS, RATE_LIMIT_WINDOW),
             max_descriptors_per_tenant: None,
-            wbx: None,
+            child: None,
             net_allow: Vec::new(),
             operator_allow: Vec::new(),
             resolver: None,
@@ -155,8 +155,8 @@ impl EngineBuilder {
     /// or any binary that hands [`crate::child::CHILD_ARGV`] to
     /// [`crate::child::run`], such as this crate's `workbooks-child`
     /// (default: this process's own executable when it is `wbx` or `wbr`).
-    pub fn wbx_binary(mut self, path: impl Into<PathBuf>) -> Self {
-        self.wbx = Some(path.into());
+    pub fn child_binary(mut self, path: impl Into<PathBuf>) -> Self {
+        self.child = Some(path.into());
         self
     }
 
@@ -428,7 +428,7 @@ impl EngineBuilder {
                 .take_handoff(&wasmtime, handoff)
                 .map_err(EngineError::Handoff)?;
         }
-        let wbx = self.wbx.or_else(|| {
+        let child = self.child.or_else(|| {
             std::env::current_exe()
                 .ok()
                 .filter(|p| p.file_stem().is_some_and(|n| n == "wbx" || n == "wbr"))
@@ -447,7 +447,7 @@ impl EngineBuilder {
                 kernels: Registry::kernels(&home),
                 command_slots: Arc::default(),
                 process_slots: Arc::default(),
-                wbx,
+                child,
                 http,
                 operator_http,
                 llm,

@@ -77,7 +77,7 @@ impl Engine {
     /// module docs.
     pub(crate) fn contained_command(
         &self,
-        (bwrap, wbx): (&Path, &Path),
+        (bwrap, child_bin): (&Path, &Path),
         env: &CommandEnv,
         resolved: &Resolved,
         docked: &Docked,
@@ -113,10 +113,10 @@ impl Engine {
             .filter(|d| !d.read_only)
             .map(|d| d.host.as_path())
             .collect();
-        let root = crate::tier::root::root_for(wbx).map_err(refused("the child's root"))?;
+        let root = crate::tier::root::root_for(child_bin).map_err(refused("the child's root"))?;
         let mut cmd = tokio::process::Command::new(bwrap);
         cmd.args(crate::tier::root::bubblewrap_args(
-            &root, wbx, &read_only, &writable,
+            &root, child_bin, &read_only, &writable,
         ));
         let (parent, child) =
             std::os::unix::net::UnixStream::pair().map_err(refused("the relay socket"))?;

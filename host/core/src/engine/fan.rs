@@ -33,7 +33,7 @@ impl Engine {
     /// engine does not run itself (see [`crate::tier::RemoteTier`]).
     pub fn tier_env(&self) -> TierEnv {
         TierEnv {
-            wbx: self.wbx_binary().map(Into::into),
+            child: self.child_binary().map(Into::into),
             bwrap: TierEnv::find_bwrap(),
             remote: None,
         }

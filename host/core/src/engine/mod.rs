@@ -172,7 +172,7 @@ struct Inner {
     kernels: Registry,
     command_slots: Arc<Slots>,
     process_slots: Arc<Slots>,
-    wbx: Option<PathBuf>,
+    child: Option<PathBuf>,
     /// Guests' egress: the floor with the guests' exceptions (`net_allow`).
     http: Arc<HttpClient>,
     /// The operator's own egress (registries, catalog downloads): the
@@ -445,8 +445,8 @@ impl Engine {
         &self.inner.kernels
     }
 
-    pub(crate) fn wbx_binary(&self) -> Option<&Path> {
-        self.inner.wbx.as_deref()
+    pub(crate) fn child_binary(&self) -> Option<&Path> {
+        self.inner.child.as_deref()
     }
 
     /// A component store for `opts` under `grant`, on the engine of

@@ -83,9 +83,9 @@ impl Engine {
         (timeout, fuel): (Duration, u64),
         bwrap: Option<&std::path::Path>,
     ) -> Result<CommandOutput, CommandError> {
-        let wbx = self.wbx_binary().ok_or_else(|| {
+        let child_bin = self.child_binary().ok_or_else(|| {
             CommandError::Refused(
-                "tier os_process unavailable: this engine has no wbx binary to start (EngineBuilder::wbx_binary)"
+                "tier os_process unavailable: this engine has no child binary to start (EngineBuilder::child_binary)"
                     .into(),
             )
         })?;
@@ -96,13 +96,13 @@ impl Engine {
         let docked = self.dock_resolved(env, resolved)?;
         let (cmd, request, handed) = match bwrap {
             None => (
-                tokio::process::Command::new(wbx),
+                tokio::process::Command::new(child_bin),
                 self.os_process_request(env, resolved, args, (timeout, fuel))?,
                 None,
             ),
             Some(bwrap) => {
                 let contained = self.contained_command(
-                    (bwrap, wbx),
+                    (bwrap, child_bin),
                     env,
                     resolved,
                     &docked,
@@ -119,7 +119,8 @@ impl Engine {
         // An os_process child shares this engine's home; a contained child
         // is handed its code and has no home of ours.
         let shares_home = handed.is_none();
-        let mut child = self.start_child(cmd, wbx, &request, stdin, shares_home, Stdio::piped())?;
+        let mut child =
+            self.start_child(cmd, child_bin, &request, stdin, shares_home, Stdio::piped())?;
         // The child holds its own copies now; the relay's parent end and
         // the store it serves stay here.
         let mut relay = handed.map(|(keep, relay)| {
@@ -141,7 +142,7 @@ impl Engine {
         let stdout = child
             .stdout
             .take()
-            .ok_or_else(|| CommandError::Refused("child wbx has no stdout".into()))?;
+            .ok_or_else(|| CommandError::Refused("the child has no stdout".into()))?;
         let exchange = async {
             let received = frames::read(stdout).await;
             if received.is_err() {
@@ -169,7 +170,7 @@ impl Engine {
             .map_err(|_| CommandError::Timeout(timeout))?;
         let received = received.map_err(|e| match e {
             FrameError::TooLarge { limit, .. } => CommandError::OutputTooLarge(limit as u64),
-            FrameError::Malformed(why) => CommandError::Refused(format!("child wbx: {why}")),
+            FrameError::Malformed(why) => CommandError::Refused(format!("the child: {why}")),
         })?;
         let verdict = match received.verdict {
             Some(v) => v,
@@ -182,7 +183,7 @@ impl Engine {
                     .map(|s| s.to_string())
                     .unwrap_or_else(|e| e.to_string());
                 return Err(CommandError::Refused(format!(
-                    "child wbx ended without a verdict ({status}){}{said}",
+                    "the child ended without a verdict ({status}){}{said}",
                     if said.is_empty() { "" } else { ": " }
                 )));
             }

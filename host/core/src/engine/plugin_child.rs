@@ -27,9 +27,9 @@ impl Engine {
         id: &str,
         opts: &LineOptions,
     ) -> Result<Result<String, String>, CommandError> {
-        let wbx = self.wbx_binary().ok_or_else(|| {
+        let child_bin = self.child_binary().ok_or_else(|| {
             CommandError::Refused(format!(
-                "`{}` is registered at os_process, and this engine has no wbx binary to start (EngineBuilder::wbx_binary)",
+                "`{}` is registered at os_process, and this engine has no child binary to start (EngineBuilder::child_binary)",
                 entry.name
             ))
         })?;
@@ -61,14 +61,14 @@ impl Engine {
         };
         // The child shares this engine's home, its cache and the key
         // sealing it; the request, then the input, on its stdin.
-        let mut cmd = tokio::process::Command::new(wbx);
+        let mut cmd = tokio::process::Command::new(child_bin);
         cmd.current_dir("/");
         let input = bytes::Bytes::copy_from_slice(input.as_bytes());
-        let mut child = self.start_child(cmd, wbx, &request, input, true, Stdio::null())?;
+        let mut child = self.start_child(cmd, child_bin, &request, input, true, Stdio::null())?;
         let stdout = child
             .stdout
             .take()
-            .ok_or_else(|| CommandError::Refused("child wbx has no stdout".into()))?;
+            .ok_or_else(|| CommandError::Refused("the child has no stdout".into()))?;
         let budget = opts.stage_timeout.unwrap_or_else(|| {
             crate::policy::Profile::parse(&opts.profile)
                 .map_or(crate::commands::COMMAND_TIMEOUT, |p| p.timeout())
@@ -76,7 +76,7 @@ impl Engine {
         let received = tokio::time::timeout(budget + CHILD_GRACE, frames::read(stdout))
             .await
             .map_err(|_| CommandError::Timeout(budget))?
-            .map_err(|e| CommandError::Refused(format!("child wbx: {e}")))?;
+            .map_err(|e| CommandError::Refused(format!("the child: {e}")))?;
         let _ = child.wait().await;
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         match received.verdict {
@@ -84,7 +84,7 @@ impl Engine {
             Some(Verdict::Exit(_)) => Ok(Err(text(&received.stderr))),
             Some(Verdict::Failed(e)) => Err(e),
             None => Err(CommandError::Refused(
-                "child wbx ended without a verdict".into(),
+                "the child ended without a verdict".into(),
             )),
         }
     }

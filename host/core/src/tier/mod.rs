@@ -40,8 +40,9 @@ pub trait RemoteTier: std::fmt::Debug + Send + Sync {
 /// What the tiers need from the machine.
 #[derive(Debug, Clone, Default)]
 pub struct TierEnv {
-    /// The `wbx` binary child processes run.
-    pub wbx: Option<PathBuf>,
+    /// The binary the `os_process` and `container` tiers start
+    /// ([`crate::EngineBuilder::child_binary`]).
+    pub child: Option<PathBuf>,
     /// The bubblewrap binary, when found.
     pub bwrap: Option<PathBuf>,
     /// The `node` tier, when a service above the engine runs one.
@@ -70,15 +71,15 @@ impl TierEnv {
         };
         match tier {
             Tier::Instance => Ok(()),
-            Tier::OsProcess if self.wbx.is_none() => {
-                unavailable("this engine has no wbx binary to start (EngineBuilder::wbx_binary)")
-            }
+            Tier::OsProcess if self.child.is_none() => unavailable(
+                "this engine has no child binary to start (EngineBuilder::child_binary)",
+            ),
             Tier::OsProcess => Ok(()),
             Tier::Container if self.bwrap.is_none() => {
                 unavailable("bubblewrap not found: install bwrap, or set WB_BWRAP")
             }
-            Tier::Container if self.wbx.is_none() => {
-                unavailable("this engine has no wbx binary to start inside the sandbox")
+            Tier::Container if self.child.is_none() => {
+                unavailable("this engine has no child binary to start inside the sandbox")
             }
             Tier::Container => Ok(()),
             Tier::Node => match &self.remote {

@@ -69,6 +69,14 @@ impl Failure {
             Failure::Run(e) => panic!("expected a dock refusal, got run error: {e}"),
         }
     }
+
+    /// The run error, expecting one.
+    pub fn run(self) -> RunError {
+        match self {
+            Failure::Run(e) => e,
+            Failure::Dock(e) => panic!("expected a run error, got dock refusal: {e}"),
+        }
+    }
 }
 
 /// Docks `probe` under `grant` and runs it once with `opts`.
@@ -87,6 +95,11 @@ pub async fn run(probe: &str, profile: Profile, args: &[&str]) -> Result<RunOutp
     let mut opts = SessionOptions::new("probe", "default");
     opts.args = args.iter().map(|a| a.to_string()).collect();
     run_with(probe, &Grant::profile(profile.name()), opts).await
+}
+
+/// The numbers 1 to `n`, a line each, as `seq n` prints them.
+pub fn seq(n: u64) -> String {
+    (1..=n).map(|i| format!("{i}\n")).collect()
 }
 
 /// Bytes as text, lossily.
@@ -122,7 +135,7 @@ pub fn engine_with_commands(commands: &[(&str, &str)]) -> (tempfile::TempDir, En
     let home = tempfile::tempdir().expect("temp home");
     // With a child binary, so a command may also run at the process tier.
     let e = own_builder(home.path())
-        .wbx_binary(crate::CHILD)
+        .child_binary(crate::CHILD)
         .build()
         .expect("engine");
     for (name, path) in commands {

@@ -16,7 +16,9 @@ macro_rules! assert_test_exists {
 /// The child binary the `os_process` and `container` tiers start.
 const CHILD: &str = env!("CARGO_BIN_EXE_workbooks-child");
 
+mod brokers;
 mod child;
+mod commands;
 mod common;
 mod descriptors;
 mod dock;
@@ -24,11 +26,17 @@ mod exec;
 mod front;
 mod instance;
 mod kv;
+mod limits;
 mod loopback;
 mod modules;
+mod pipe;
 mod queue;
+mod sandbox;
+mod secrets;
 mod serve;
 mod serve_tcp;
 mod shell;
+mod tamper;
 mod tier;
+mod vfs;
 mod wasi03_shared;

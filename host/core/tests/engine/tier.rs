@@ -13,7 +13,7 @@ guest_artifacts::foreach_tier!(assert_test_exists);
 const CAP: u64 = 8 << 20;
 
 pub(crate) fn engine_running(home: &Path, child: &Path) -> Engine {
-    own_builder(home).wbx_binary(child).build().unwrap()
+    own_builder(home).child_binary(child).build().unwrap()
 }
 
 pub(crate) fn register(e: &Engine, name: &str, probe: &str, tier: Tier) {
@@ -204,7 +204,7 @@ async fn an_os_process_child_maps_the_code_its_parent_sealed_rather_than_compili
     let state = tempfile::tempdir().unwrap();
     let e = own_builder(home.path())
         .state_dir(state.path().join("workbooks"))
-        .wbx_binary(crate::CHILD)
+        .child_binary(crate::CHILD)
         .build()
         .unwrap();
     let entry = e

@@ -2,10 +2,11 @@
 //! the host and a fuel budget each end as a named error, and the host
 //! serves the next call at once.
 
-use crate::common::{artifact, engine, ok_stdout, run, run_with};
+use crate::common::{Failure, artifact, engine, ok_stdout, run, run_with, text};
 use guest_artifacts::*;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use workbooks::{Grant, Profile, RunError, SessionOptions};
+use workbooks::{Grant, Output, Profile, RunError, RunOutput, SessionOptions, SessionOutput};
 
 guest_artifacts::foreach_limits!(assert_test_exists);
 
@@ -195,25 +196,14 @@ async fn profile_timeouts_apply_when_none_is_given() {
 /// stops it with a trap naming the budget, since 0.2's `header-error` has
 /// no size case. Outgoing bodies written full and never sent (2 MiB each
 /// before) are refused by value once the budget is spent.
-#[test]
-fn limits_http_held() {
-    let home = tempfile::tempdir().unwrap();
-    let exec = |mode: &str| {
-        crate::common::wbx(
-            home.path(),
-            &["exec", "--profile", "network", LIMITS_HTTP_HELD, "--", mode],
-            b"",
-        )
-    };
-    let out = exec("fields");
-    let (stdout, stderr) = (
-        crate::common::text(&out.stdout),
-        crate::common::text(&out.stderr),
-    );
-    assert!(!out.status.success(), "{stdout}{stderr}");
+#[tokio::test]
+async fn limits_http_held() {
+    let (e, stdout) = said_before_failing(LIMITS_HTTP_HELD, "fields").await;
+    let e = e.expect_err("the maps were all held").run();
     assert!(
-        stderr.contains("wasi:http host-memory budget exhausted"),
-        "{stdout}{stderr}"
+        e.to_string()
+            .contains("wasi:http host-memory budget exhausted"),
+        "{e}: {stdout}"
     );
     // The probe reports every 64 maps; a map of seven 16 KiB values counts
     // about 113 KiB, so 32 MiB holds under 300.
@@ -226,15 +216,39 @@ fn limits_http_held() {
                 .ok()
         })
         .max()
-        .unwrap_or_else(|| panic!("no map held before the trap: {stdout}{stderr}"));
+        .unwrap_or_else(|| panic!("no map held before the trap: {stdout}"));
     assert!((129..300).contains(&held), "{held} maps held: {stdout}");
 
-    let out = exec("bodies");
-    let stdout = crate::common::text(&out.stdout);
+    let (_, stdout) = said_before_failing(LIMITS_HTTP_HELD, "bodies").await;
     let refused_at = stdout
         .strip_prefix("refused at body ")
         .and_then(|rest| rest.split(',').next()?.parse::<usize>().ok())
-        .unwrap_or_else(|| panic!("{stdout}{}", crate::common::text(&out.stderr)));
+        .unwrap_or_else(|| panic!("{stdout}"));
     // An unsent body holds at most two 64 KiB chunks: 32 MiB admits 256.
     assert!((128..=256).contains(&refused_at), "{stdout}");
+    next_call_is_served().await;
+}
+
+/// Runs `probe` under `network` with `mode`, its stdout written through as
+/// it comes, so what it said before a trap is kept: the run's result and
+/// that stdout.
+async fn said_before_failing(probe: &str, mode: &str) -> (Result<RunOutput, Failure>, String) {
+    #[derive(Clone, Default)]
+    struct Said(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Said {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let said = Said::default();
+    let mut opts = SessionOptions::new("probe", "default");
+    opts.args = vec![mode.to_string()];
+    opts.stdout = Output::Shared(SessionOutput::through(said.clone()));
+    let result = run_with(probe, &Grant::profile("network"), opts).await;
+    let stdout = text(&said.0.lock().unwrap());
+    (result, stdout)
 }
