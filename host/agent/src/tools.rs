@@ -252,6 +252,7 @@ impl Toolbox {
         match self
             .agents
             .engine()
+            .commands()
             .run_line(pipeline, self.sandboxed())
             .await
         {
@@ -309,7 +310,7 @@ impl Toolbox {
     /// Runs the built-in `name`: its stdout and stderr are the output; a
     /// failing exit makes its stderr the error.
     async fn command(&self, name: &str, argv: Vec<String>, opts: LineOptions) -> Result<Ran, Ran> {
-        match self.agents.engine().run_command(name, argv, opts).await {
+        match self.agents.engine().commands().run(name, argv, opts).await {
             Ok(out) => Ok(Ran::of_streams(
                 &out.stdout,
                 &out.stderr,

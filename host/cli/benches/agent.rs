@@ -96,7 +96,9 @@ fn main() {
             ..LineOptions::default()
         };
         let t = Instant::now();
-        let out = rt.block_on(engine.run_line("true", opts)).expect("line");
+        let out = rt
+            .block_on(engine.commands().run_line("true", opts))
+            .expect("line");
         assert_eq!(out.exit, 0);
         t.elapsed()
     };

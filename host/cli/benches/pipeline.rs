@@ -177,12 +177,12 @@ fn main() {
 fn profile_loop(engine: &Engine, rt: &tokio::runtime::Runtime, secs: &str) {
     let secs: u64 = secs.parse().expect("WB_PROFILE_LOOP: whole seconds");
     let line = std::env::var("WB_PROFILE_LINE").unwrap_or_else(|_| PIPELINE.to_string());
-    rt.block_on(engine.run_line(&line, LineOptions::default()))
+    rt.block_on(engine.commands().run_line(&line, LineOptions::default()))
         .expect("line");
     let start = Instant::now();
     let mut runs = 0u32;
     while start.elapsed() < Duration::from_secs(secs) {
-        rt.block_on(engine.run_line(&line, LineOptions::default()))
+        rt.block_on(engine.commands().run_line(&line, LineOptions::default()))
             .expect("line");
         runs += 1;
     }
@@ -200,7 +200,7 @@ fn in_process(engine: &Engine, rt: &tokio::runtime::Runtime, n: usize) {
         n * 4,
         || {
             let out = rt
-                .block_on(engine.run_line(PIPELINE, LineOptions::default()))
+                .block_on(engine.commands().run_line(PIPELINE, LineOptions::default()))
                 .expect("pipeline");
             assert_eq!(&out.stdout[..], &expected[..]);
         },
@@ -310,7 +310,7 @@ fn jq_big(home: &Path, rt: &tokio::runtime::Runtime, full: bool) {
         if full { 7 } else { 1 },
         || {
             let out = rt
-                .block_on(big.run_command(
+                .block_on(big.commands().run(
                     "jq",
                     vec!["-c".into(), filter.into(), "/data/big.json".into()],
                     opts(),
@@ -356,7 +356,7 @@ fn stage_cost(engine: &Engine, rt: &tokio::runtime::Runtime, n: usize) {
     let line = |stages: usize| vec!["true"; stages].join(" | ");
     let run = |l: &str| {
         let out = rt
-            .block_on(engine.run_line(l, LineOptions::default()))
+            .block_on(engine.commands().run_line(l, LineOptions::default()))
             .expect("line");
         assert_eq!(out.stages.len(), l.split('|').count());
     };

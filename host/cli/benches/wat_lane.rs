@@ -55,7 +55,7 @@ fn main() {
             stdin: Stdin::Bytes(text.clone().into()),
             ..LineOptions::default()
         };
-        rt.block_on(engine.run_command("wat", Vec::new(), opts))
+        rt.block_on(engine.commands().run("wat", Vec::new(), opts))
             .expect("the lane runs")
     };
     let broker = || {

@@ -69,8 +69,12 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     {
         let id = args.id.clone().unwrap_or_else(|| args.target.clone());
         let answer = crate::options::runtime().map(|rt| {
-            rt.block_on(engine.call_plugin_in_child(&entry, &input, &id, &opts))
-                .map_err(|e| (e.to_string(), exit::for_command_error(&e)))
+            rt.block_on(
+                engine
+                    .commands()
+                    .call_plugin_in_child(&entry, &input, &id, &opts),
+            )
+            .map_err(|e| (e.to_string(), exit::for_command_error(&e)))
         });
         return match answer {
             Err(code) => code,

@@ -193,7 +193,7 @@ pub(crate) fn run(cmd: Command, home: PathBuf) -> u8 {
             Command::Run { stage, name, args } => {
                 let mut opts = stage.to_options()?;
                 opts.stdin = stdin_stream();
-                match runtime()?.block_on(engine.run_command(&name, args, opts)) {
+                match runtime()?.block_on(engine.commands().run(&name, args, opts)) {
                     Ok(out) => {
                         let _ = std::io::stderr().write_all(&out.stderr);
                         crate::out::write_bytes(&out.stdout);

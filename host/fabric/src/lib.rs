@@ -12,7 +12,7 @@
 //! tenant's concurrency cap, so a fan-out cannot starve the tenant's
 //! other work past it.
 //!
-//! The engine runs each command task ([`workbooks::Engine::fan_commands`]);
+//! The engine runs each command task ([`workbooks::Commands::fan`]);
 //! this crate adds kernels, the node tier and the options around them, and
 //! holds an engine ([`Fabric`]) rather than extending it.
 
@@ -229,7 +229,7 @@ impl Fabric {
     pub fn tier_env(&self, nats: Option<String>) -> TierEnv {
         TierEnv {
             remote: Some(std::sync::Arc::new(NodeTier { nats })),
-            ..self.engine.tier_env()
+            ..self.engine.commands().tier_env()
         }
     }
 
@@ -304,7 +304,10 @@ impl Fabric {
                             timeout: opts.timeout,
                             finished: opts.finished.as_deref(),
                         };
-                        self.engine.fan_commands(env, cap, name, tasks, &fan).await
+                        self.engine
+                            .commands()
+                            .fan(env, cap, name, tasks, &fan)
+                            .await
                     }
                 };
                 Ok(done

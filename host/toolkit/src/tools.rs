@@ -281,7 +281,7 @@ impl Tools {
                 let Some(line) = text("line") else {
                     return ToolOutcome::failed("`line` (a string) is required");
                 };
-                match self.engine.run_line(line, opts).await {
+                match self.engine.commands().run_line(line, opts).await {
                     Ok(out) => outcome(&out.stdout, &out.stderr, out.exit),
                     Err(e) => ToolOutcome::failed(e.to_string()),
                 }
@@ -301,7 +301,7 @@ impl Tools {
                     }
                     Some(_) => return ToolOutcome::failed("`args` must be an array of strings"),
                 };
-                match self.engine.run_command(name, args, opts).await {
+                match self.engine.commands().run(name, args, opts).await {
                     Ok(out) => outcome(&out.stdout, &out.stderr, out.exit_code),
                     Err(e) => ToolOutcome::failed(e.to_string()),
                 }
@@ -328,6 +328,7 @@ impl Tools {
         if entry.tier == workbooks::commands::Tier::OsProcess {
             return match self
                 .engine
+                .commands()
                 .call_plugin_in_child(&entry, input, &id, &opts)
                 .await
             {

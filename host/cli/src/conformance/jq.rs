@@ -103,7 +103,8 @@ pub(crate) async fn run_file(engine: &Engine, path: &Path) -> Tally {
             ..LineOptions::default()
         };
         let result = engine
-            .run_command("jq", vec!["-c".into(), program.clone()], opts)
+            .commands()
+            .run("jq", vec!["-c".into(), program.clone()], opts)
             .await;
         match case {
             Case::Fail { .. } => {

@@ -269,7 +269,7 @@ pub(crate) async fn run_file(engine: &Engine, path: &Path) -> Tally {
             stage_timeout: Some(Duration::from_secs(10)),
             ..LineOptions::default()
         };
-        let result = engine.run_line(&case.command, opts).await;
+        let result = engine.commands().run_line(&case.command, opts).await;
         let _ = std::fs::remove_dir_all(&dir);
         match result {
             Ok(o) if o.stdout == case.result.as_bytes() => tally.pass += 1,

@@ -306,7 +306,7 @@ fn serve_line(engine: &Engine, rt: &tokio::runtime::Runtime, stream: UnixStream)
     // Cancelling drops the line's future, and with it every stage's store.
     let outcome = rt.block_on(async {
         tokio::select! {
-            outcome = engine.run_line(&request.line, opts) => Some(outcome),
+            outcome = engine.commands().run_line(&request.line, opts) => Some(outcome),
             _ = gone_rx => None,
         }
     });

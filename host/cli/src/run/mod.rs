@@ -50,7 +50,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             opts.stdout = LineStdout::Inherit;
         }
         let engine = engine_with(home, false, opts.stage_memory)?;
-        let outcome = runtime()?.block_on(engine.run_line(&args.line, opts));
+        let outcome = runtime()?.block_on(engine.commands().run_line(&args.line, opts));
         let mut stdout = std::io::stdout().lock();
         let mut stderr = std::io::stderr().lock();
         Ok(report(outcome, json, crate::BIN, &mut stdout, &mut stderr))

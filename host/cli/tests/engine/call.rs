@@ -265,6 +265,7 @@ async fn a_plugins_child_calls_the_registered_bytes_never_a_file_of_its_name() {
         ..workbooks::LineOptions::default()
     };
     let answer = engine
+        .commands()
         .call_plugin_in_child(&entry, "echo:registered", "p", &opts)
         .await
         .unwrap();
@@ -274,6 +275,7 @@ async fn a_plugins_child_calls_the_registered_bytes_never_a_file_of_its_name() {
     let mut stale = entry.clone();
     stale.sha256 = "0".repeat(64);
     let answer = engine
+        .commands()
         .call_plugin_in_child(&stale, "echo:registered", "p", &opts)
         .await;
     let refused = format!("{answer:?}");

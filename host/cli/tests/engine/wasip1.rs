@@ -182,14 +182,18 @@ async fn pipeline_stages_get_the_operators_environment_not_the_lines_variables()
             env: vec![("A".into(), "1".into())],
             ..LineOptions::default()
         };
-        let out = e.run_line(&format!("B=2; C=3 {name}"), opts).await.unwrap();
+        let out = e
+            .commands()
+            .run_line(&format!("B=2; C=3 {name}"), opts)
+            .await
+            .unwrap();
         assert_eq!(text(&out.stdout), "A=1\0", "tier {tier:?}");
     }
     let opts = LineOptions {
         env: vec![("".into(), "1".into())],
         ..LineOptions::default()
     };
-    let err = e.run_line("penv", opts).await.unwrap_err();
+    let err = e.commands().run_line("penv", opts).await.unwrap_err();
     assert!(matches!(err, LineError::Session(_)), "{err}");
 }
 
@@ -503,7 +507,7 @@ async fn every_entry_that_takes_an_environment_refuses_a_bad_one_before_any_gues
         env: bad(),
         ..LineOptions::default()
     };
-    let err = e.run_command("penv", vec![], opts).await.unwrap_err();
+    let err = e.commands().run("penv", vec![], opts).await.unwrap_err();
     assert!(matches!(err, LineError::Session(_)), "{err}");
 }
 

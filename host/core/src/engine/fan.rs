@@ -4,7 +4,8 @@
 //! envelope and budgets as a single command run by the same tenant, at
 //! no weaker tier than the command's own.
 
-use super::{CHILD_GRACE, Engine};
+use super::CHILD_GRACE;
+use super::Commands;
 use crate::commands::{CommandEnv, CommandError, CommandOutput, Tier};
 use crate::limits::FAN_MAX_WIDTH;
 use crate::policy::Cap;
@@ -28,12 +29,12 @@ pub struct Fan<'a> {
     pub finished: Option<&'a AtomicUsize>,
 }
 
-impl Engine {
+impl Commands<'_> {
     /// What the tiers can use in this engine; no remote tier, which the
     /// engine does not run itself (see [`crate::tier::RemoteTier`]).
-    pub fn tier_env(&self) -> TierEnv {
+    pub fn tier_env(self) -> TierEnv {
         TierEnv {
-            child: self.child_binary().map(Into::into),
+            child: self.engine.child_binary().map(Into::into),
             bwrap: TierEnv::find_bwrap(),
             remote: None,
         }
@@ -42,8 +43,8 @@ impl Engine {
     /// Runs command `name` on every `(argv, stdin)` for `env` through
     /// `cap`, `fan.width` at a time, at no weaker tier than `fan.tier`;
     /// each task's outcome and wall time, in input order.
-    pub async fn fan_commands(
-        &self,
+    pub async fn fan(
+        self,
         env: &CommandEnv,
         cap: Cap,
         name: &str,
@@ -79,7 +80,7 @@ impl Engine {
     /// Runs one command task at no weaker tier than `tier` or the
     /// command's own.
     async fn run_at(
-        &self,
+        self,
         env: &CommandEnv,
         cap: Cap,
         tier: Tier,
@@ -87,11 +88,19 @@ impl Engine {
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Result<CommandOutput, CommandError> {
-        let (resolved, _slot) = self.ladder().admit(env, cap, name)?;
+        let (resolved, _slot) = self.engine.ladder().admit(env, cap, name)?;
         match tier.at_least(resolved.tier) {
-            Tier::Instance => self.run_resolved(env, &resolved, argv, stdin).await,
-            Tier::OsProcess => self.run_isolated(env, &resolved, argv, stdin, false).await,
-            Tier::Container => self.run_isolated(env, &resolved, argv, stdin, true).await,
+            Tier::Instance => self.engine.run_resolved(env, &resolved, argv, stdin).await,
+            Tier::OsProcess => {
+                self.engine
+                    .run_isolated(env, &resolved, argv, stdin, false)
+                    .await
+            }
+            Tier::Container => {
+                self.engine
+                    .run_isolated(env, &resolved, argv, stdin, true)
+                    .await
+            }
             Tier::Node => Err(CommandError::Refused(
                 self.tier_env()
                     .resolve(Tier::Node)

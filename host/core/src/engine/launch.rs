@@ -2,6 +2,7 @@
 //! envelope, on the tier it asks for. This is the [`Launcher`] behind the
 //! `launch` primitive, the shell and the core-module lane.
 
+use super::Commands;
 use super::Engine;
 use crate::cadence::Denial;
 use crate::cap::launch::{Fanning, Job, Launcher, Piping, Running};
@@ -109,25 +110,25 @@ pub(crate) fn child_policy(env: &CommandEnv) -> CommandPolicy {
     }
 }
 
-impl Engine {
+impl Commands<'_> {
     /// Runs `name` for `env` through the `cap` interface: the deny ladder,
     /// then the command in its envelope.
-    pub async fn run_command_as(
-        &self,
+    pub async fn run_as(
+        self,
         env: &CommandEnv,
         cap: Cap,
         name: &str,
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Result<CommandOutput, CommandError> {
-        let (resolved, slot) = self.ladder().admit(env, cap, name)?;
+        let (resolved, slot) = self.engine.ladder().admit(env, cap, name)?;
         self.run_admitted(env, &resolved, slot, argv, stdin).await
     }
 
     /// Runs a command the ladder admitted, holding its concurrency slot to
     /// the end; `elapsed` counts from here.
     async fn run_admitted(
-        &self,
+        self,
         env: &CommandEnv,
         resolved: &Resolved,
         _slot: Slot,
@@ -135,11 +136,13 @@ impl Engine {
         stdin: Bytes,
     ) -> Result<CommandOutput, CommandError> {
         let start = Instant::now();
-        let mut out = self.run_resolved(env, resolved, argv, stdin).await?;
+        let mut out = self.engine.run_resolved(env, resolved, argv, stdin).await?;
         out.elapsed = start.elapsed();
         Ok(out)
     }
+}
 
+impl Engine {
     /// Runs a resolved command for `env`.
     pub(crate) async fn run_resolved(
         &self,
@@ -220,7 +223,7 @@ impl Launcher for Engine {
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Running<'a> {
-        Box::pin(self.run_command_as(env, cap, name, argv, stdin))
+        Box::pin(self.commands().run_as(env, cap, name, argv, stdin))
     }
 
     fn pipeline<'a>(&'a self, env: &'a CommandEnv, cap: Cap, stages: Vec<StageSpec>) -> Piping<'a> {
@@ -242,7 +245,7 @@ impl Launcher for Engine {
                 timeout: budgets(env).0,
                 finished: None,
             };
-            self.fan_commands(env, cap, name, tasks, &fan).await
+            self.commands().fan(env, cap, name, tasks, &fan).await
         })
     }
 
@@ -270,6 +273,7 @@ impl Launcher for Engine {
         let (engine, env) = (self.clone(), env.clone());
         let task = tokio::spawn(async move {
             engine
+                .commands()
                 .run_admitted(&env, &resolved, slot, argv, stdin)
                 .await
         });

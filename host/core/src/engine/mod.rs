@@ -18,6 +18,7 @@
 
 mod builder;
 mod call_on;
+mod commands;
 mod container;
 mod fan;
 mod launch;
@@ -35,6 +36,7 @@ mod warm;
 
 pub use builder::EngineBuilder;
 pub use call_on::{CallFuture, CallOnError, Called};
+pub use commands::Commands;
 pub use fan::Fan;
 pub use remote::Admitted;
 pub use upkeep::Freed;

@@ -9,7 +9,7 @@
 //! toolkit's) registered at `os_process` ran in the caller's process when
 //! called as a plugin; the tier held only for command runs.
 
-use super::Engine;
+use super::Commands;
 use super::os_process::{CHILD_GRACE, broker_words, cap_words, child_dirs, millis, stub_words};
 use crate::commands::frames::{self, Verdict};
 use crate::commands::{CommandError, Entry};
@@ -17,17 +17,17 @@ use crate::engine::shell::LineOptions;
 use std::process::Stdio;
 use workbooks_wire::child::{CHILD_PROTOCOL, ChildJob, ChildRequest};
 
-impl Engine {
+impl Commands<'_> {
     /// Calls the plugin registered as `entry` with `input` in a child
     /// `wbx`, under `opts`, as instance `id`: its `ok` or `err` text.
     pub async fn call_plugin_in_child(
-        &self,
+        self,
         entry: &Entry,
         input: &str,
         id: &str,
         opts: &LineOptions,
     ) -> Result<Result<String, String>, CommandError> {
-        let child_bin = self.child_binary().ok_or_else(|| {
+        let child_bin = self.engine.child_binary().ok_or_else(|| {
             CommandError::Refused(format!(
                 "`{}` is registered at os_process, and this engine has no child binary to start (EngineBuilder::child_binary)",
                 entry.name
@@ -36,12 +36,12 @@ impl Engine {
         // The child looks the name up in the registry, never a file of
         // that name where it runs, and calls only the bytes registered
         // here; it serves the same brokers and stubs as this engine.
-        let brokers = self.replaced_broker_files().map_err(|e| {
+        let brokers = self.engine.replaced_broker_files().map_err(|e| {
             CommandError::Refused(format!("cannot pass a replaced broker to a child: {e}"))
         })?;
         let request = ChildRequest {
             protocol: CHILD_PROTOCOL,
-            home: self.home().to_path_buf(),
+            home: self.engine.home().to_path_buf(),
             job: ChildJob::Call {
                 name: entry.name.clone(),
                 sha256: entry.sha256.clone(),
@@ -55,16 +55,18 @@ impl Engine {
             memory: opts.stage_memory,
             env: opts.env.clone(),
             brokers: broker_words(&brokers),
-            stubs: stub_words(self.stubs()),
+            stubs: stub_words(self.engine.stubs()),
             dirs: child_dirs(&opts.dirs),
-            home_shares: self.home_shares(),
+            home_shares: self.engine.home_shares(),
         };
         // The child shares this engine's home, its cache and the key
         // sealing it; the request, then the input, on its stdin.
         let mut cmd = tokio::process::Command::new(child_bin);
         cmd.current_dir("/");
         let input = bytes::Bytes::copy_from_slice(input.as_bytes());
-        let mut child = self.start_child(cmd, child_bin, &request, input, true, Stdio::null())?;
+        let mut child =
+            self.engine
+                .start_child(cmd, child_bin, &request, input, true, Stdio::null())?;
         let stdout = child
             .stdout
             .take()

@@ -5,7 +5,7 @@
 //! was sent, which it has checked against their hash, with no registry
 //! lookup, under the task's grant and budgets.
 
-use super::Engine;
+use super::Commands;
 use super::launch::shape;
 use crate::artifact::Artifact;
 use crate::commands::ladder::Resolved;
@@ -27,20 +27,20 @@ pub struct Admitted {
     pub stdin: Bytes,
 }
 
-impl Engine {
+impl Commands<'_> {
     /// Admits command `name` for `env` as a call through `cap` would be
     /// (revocation, rate limit, allowlist, registry), and shapes its argv
     /// and stdin; the concurrency slot is given back at once, as the task
     /// runs elsewhere.
     pub fn admit(
-        &self,
+        self,
         env: &CommandEnv,
         cap: Cap,
         name: &str,
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Result<Admitted, CommandError> {
-        let (resolved, _slot) = self.ladder().admit(env, cap, name)?;
+        let (resolved, _slot) = self.engine.ladder().admit(env, cap, name)?;
         let (argv, stdin) = shape(&resolved, argv, stdin)?;
         Ok(Admitted {
             artifact: resolved.artifact,
@@ -56,14 +56,15 @@ impl Engine {
     /// engine admitted. Revocation and the rate limit of `env`'s tenant
     /// are checked here too.
     pub async fn run_sent(
-        &self,
+        self,
         env: &CommandEnv,
         artifact: Artifact,
         tier: Tier,
         argv: Vec<String>,
         stdin: Bytes,
     ) -> Result<CommandOutput, CommandError> {
-        self.cadence()
+        self.engine
+            .cadence()
             .admit(&env.tenant, "exec")
             .map_err(|d| match d {
                 crate::cadence::Denial::Revoked => CommandError::Revoked,
@@ -71,7 +72,7 @@ impl Engine {
             })?;
         let path = match tier {
             Tier::Instance => None,
-            Tier::OsProcess => Some(self.registry().stash(&artifact).map_err(|e| {
+            Tier::OsProcess => Some(self.engine.registry().stash(&artifact).map_err(|e| {
                 CommandError::Refused(format!("node: cannot store the artifact: {e}"))
             })?),
             Tier::Node | Tier::Container => {
@@ -91,6 +92,6 @@ impl Engine {
             stubs: crate::policy::Stubs::NONE,
             ceiling: None,
         };
-        self.run_resolved(env, &resolved, argv, stdin).await
+        self.engine.run_resolved(env, &resolved, argv, stdin).await
     }
 }

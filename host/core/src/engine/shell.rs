@@ -6,12 +6,12 @@
 //! the preopens, `commands` to run stages); every stage runs under the
 //! caller's grant, through the deny ladder, one level deep.
 
+use super::Commands;
 use crate::artifact::Artifact;
 use crate::cap::bindings::exports::workbooks::engine::shell::{Error as ShellError, GuestIndices};
 use crate::commands::{CommandError, CommandPolicy, StageInput, StageSink, StageSpec};
 use crate::dock::DockError;
 use crate::embedded;
-use crate::engine::Engine;
 use crate::engine::run::{RunError, classify};
 use crate::limits::Deadline;
 use crate::limits::{MAX_CAPTURED_OUTPUT_BYTES, PIPE_CAPACITY};
@@ -213,10 +213,10 @@ fn from_wit(e: crate::cap::bindings::workbooks::engine::command_types::Error) ->
     }
 }
 
-impl Engine {
+impl Commands<'_> {
     /// Runs a command line: the shell parses it inside the sandbox, each
     /// stage runs as a registered command under `opts.profile`.
-    pub async fn run_line(&self, line: &str, opts: LineOptions) -> Result<LineOutcome, LineError> {
+    pub async fn run_line(self, line: &str, opts: LineOptions) -> Result<LineOutcome, LineError> {
         let start = Instant::now();
         let stage_grant = match opts.caps {
             Some(caps) => Grant::narrowed(&opts.profile, caps)?,
@@ -230,7 +230,7 @@ impl Engine {
             caps: CapSet::of(&[Cap::Vfs, Cap::Commands]),
             stubs: Stubs::NONE,
         };
-        let docked = self.dock(&shell_artifact(), &shell_grant)?;
+        let docked = self.engine.dock(&shell_artifact(), &shell_grant)?;
         let shell_fuel = opts.shell_fuel.unwrap_or(SHELL_FUEL);
         let mut session = SessionOptions::new(opts.session_id, opts.tenant);
         session.fuel = Some(shell_fuel);
@@ -252,7 +252,9 @@ impl Engine {
             LineStdout::Writer(out) => out,
         };
         session.pipeline_stdout = Some(stdout.clone());
-        let (mut store, _) = self.new_store(docked.flavor, &shell_grant, &session)?;
+        let (mut store, _) = self
+            .engine
+            .new_store(docked.flavor, &shell_grant, &session)?;
         store.data_mut().deadline = Deadline::after(LINE_TIMEOUT);
         let pre = docked
             .component()
@@ -334,12 +336,12 @@ pub fn host_env(opts: LineOptions) -> Result<(crate::commands::CommandEnv, Stdin
     Ok((env, opts.stdin))
 }
 
-impl Engine {
+impl Commands<'_> {
     /// Runs one command by name, directly (no shell parsing), with the
     /// stage settings of `opts`. The caller is the host, so only revocation,
     /// the rate limit, the allowlist and the registry can refuse it.
-    pub async fn run_command(
-        &self,
+    pub async fn run(
+        self,
         name: &str,
         argv: Vec<String>,
         opts: LineOptions,
@@ -361,6 +363,7 @@ impl Engine {
             stdout: StageSink::Capture,
         };
         let mut runs = self
+            .engine
             .run_pipeline(&env, Cap::Commands, vec![stage])
             .await
             .map_err(|e| LineError::Command {

@@ -137,6 +137,7 @@ impl Engine {
         let compiled_dir = self.cache_root().join("compiled");
         let before = entries(&compiled_dir);
         let outcome = self
+            .commands()
             .run_line("true", LineOptions::default())
             .await
             .map_err(|e| WarmError::Line(e.to_string()))?;

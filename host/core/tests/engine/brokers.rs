@@ -180,7 +180,7 @@ async fn a_command_in_a_child_process_composes_with_the_replaced_broker_too() {
         ..LineOptions::default()
     };
     let argv = ["set", "k", "v", "get", "k"].map(String::from).to_vec();
-    let out = engine.run_command("kv-child", argv, opts).await.unwrap();
+    let out = engine.commands().run("kv-child", argv, opts).await.unwrap();
     assert_eq!(text(&out.stdout), "Ok(())\nv\n", "{}", text(&out.stderr));
     drop(engine);
     // Had the child used the shipped broker, the key would sit unprefixed.

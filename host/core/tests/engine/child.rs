@@ -97,7 +97,7 @@ async fn an_os_process_command_runs_in_the_cores_own_child_on_the_rest_of_stdin(
         stdin: Stdin::Bytes(Bytes::from_static(b"through the child\n")),
         ..LineOptions::default()
     };
-    let out = e.run_command("kat", Vec::new(), opts).await.unwrap();
+    let out = e.commands().run("kat", Vec::new(), opts).await.unwrap();
     assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(&out.stdout[..], b"through the child\n");
 
@@ -105,7 +105,8 @@ async fn an_os_process_command_runs_in_the_cores_own_child_on_the_rest_of_stdin(
     // run above went through the child.
     let e = engine_running(home.path(), &home.path().join("no-such-child"));
     let err = e
-        .run_command("kat", Vec::new(), LineOptions::default())
+        .commands()
+        .run("kat", Vec::new(), LineOptions::default())
         .await
         .unwrap_err();
     let LineError::Command { error, .. } = err else {
@@ -132,6 +133,7 @@ async fn an_os_process_plugin_is_called_in_the_cores_own_child() {
         ..LineOptions::default()
     };
     let answer = e
+        .commands()
         .call_plugin_in_child(&entry, "echo:registered", "p", &opts)
         .await
         .unwrap();
@@ -200,16 +202,22 @@ async fn a_part_of_the_home_the_parent_shares_is_shared_in_its_child_and_no_othe
     };
     // Nothing of the home is shared until host code shares it.
     refused(
-        e.run_command("kat", vec![], with(work.clone()))
+        e.commands()
+            .run("kat", vec![], with(work.clone()))
             .await
             .unwrap_err(),
     );
     e.share_home("runs/*/*/workdir").unwrap();
-    let out = e.run_command("kat", vec![], with(work)).await.unwrap();
+    let out = e.commands().run("kat", vec![], with(work)).await.unwrap();
     assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));
     // The database beside it, and the home itself, stay refused.
     for other in [home.path().join("db"), home.path().to_path_buf()] {
-        refused(e.run_command("kat", vec![], with(other)).await.unwrap_err());
+        refused(
+            e.commands()
+                .run("kat", vec![], with(other))
+                .await
+                .unwrap_err(),
+        );
     }
     assert!(e.share_home("runs/../db").is_err());
 }

@@ -47,7 +47,8 @@ fn env(tenant: &str, caller: &[Cap]) -> CommandEnv {
 }
 
 async fn run_env(e: &Engine, env: &CommandEnv, name: &str) -> Result<String, CommandError> {
-    e.run_command_as(env, Cap::Commands, name, vec![], bytes::Bytes::new())
+    e.commands()
+        .run_as(env, Cap::Commands, name, vec![], bytes::Bytes::new())
         .await
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
 }
@@ -158,7 +159,11 @@ fn acme_line() -> LineOptions {
 #[tokio::test]
 async fn every_stage_of_a_line_counts_against_the_rate_limit() {
     let (_home, e) = rate_limited(3);
-    match e.run_line("true | true | true | true", acme_line()).await {
+    match e
+        .commands()
+        .run_line("true | true | true | true", acme_line())
+        .await
+    {
         Err(LineError::Command { name, error }) => {
             assert_eq!((name.as_str(), error), ("true", CommandError::RateLimited));
         }
@@ -174,20 +179,24 @@ async fn every_stage_of_a_line_counts_against_the_rate_limit() {
 async fn a_revocation_written_elsewhere_refuses_the_next_line_before_any_stage_runs() {
     let (home, e) = fresh();
     let line = "seq 1 3 | wc -l";
-    let out = e.run_line(line, acme_line()).await.unwrap();
+    let out = e.commands().run_line(line, acme_line()).await.unwrap();
     assert_eq!(&out.stdout[..], b"3\n");
     // What `wbx revoke` does from another process: its own view of the home.
     let elsewhere = workbooks::cadence::Revocations::new(Some(
         home.path().join(workbooks::cadence::REVOCATIONS_FILE),
     ));
     assert!(elsewhere.revoke("acme").unwrap());
-    match e.run_line(line, acme_line()).await {
+    match e.commands().run_line(line, acme_line()).await {
         Err(LineError::Command { name, error }) => {
             assert_eq!((name.as_str(), error), ("seq", CommandError::Revoked));
         }
         other => panic!("expected the line refused at its first stage, got {other:?}"),
     }
-    let other_tenant = e.run_line(line, LineOptions::default()).await.unwrap();
+    let other_tenant = e
+        .commands()
+        .run_line(line, LineOptions::default())
+        .await
+        .unwrap();
     assert_eq!(&other_tenant.stdout[..], b"3\n");
 }
 
@@ -212,12 +221,12 @@ async fn a_tenant_runs_at_most_sixty_four_commands_at_once() {
         stage_timeout: Some(Duration::from_millis(100)),
         ..busy.clone()
     };
-    let _ = e.run_command("nap", vec![], warm).await;
+    let _ = e.commands().run("nap", vec![], warm).await;
     // 65 naps that outlast their admission: exactly one finds no slot.
     let naps: Vec<_> = (0..65)
         .map(|_| {
             let (e, o) = (e.clone(), busy.clone());
-            tokio::spawn(async move { e.run_command("nap", vec![], o).await })
+            tokio::spawn(async move { e.commands().run("nap", vec![], o).await })
         })
         .collect();
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -226,7 +235,7 @@ async fn a_tenant_runs_at_most_sixty_four_commands_at_once() {
         tenant: "calm".into(),
         ..opts("compute")
     };
-    let out = e.run_command("true", vec![], calm).await.unwrap();
+    let out = e.commands().run("true", vec![], calm).await.unwrap();
     assert_eq!(out.exit_code, 0);
     let (mut refused, mut timed_out) = (0, 0);
     for nap in naps {
@@ -240,7 +249,7 @@ async fn a_tenant_runs_at_most_sixty_four_commands_at_once() {
     let audit = e.cadence().audit().summary();
     assert_eq!(audit.counts.get("too_many_running"), Some(&1));
     // The slots come back when the commands end.
-    let out = e.run_command("true", vec![], busy).await.unwrap();
+    let out = e.commands().run("true", vec![], busy).await.unwrap();
     assert_eq!(out.exit_code, 0);
 }
 
@@ -253,7 +262,8 @@ async fn commands_nest() {
     // Each level runs the next through run-command until the broker stops
     // the chain at depth 8.
     let out = e
-        .run_command("nest", vec!["nest".into()], opts("minimal"))
+        .commands()
+        .run("nest", vec!["nest".into()], opts("minimal"))
         .await
         .unwrap();
     assert_eq!(out.exit_code, 3);
@@ -279,7 +289,8 @@ async fn commands_run() {
     let mut o = opts("minimal");
     o.stdin = "piped through\n".into();
     let out = e
-        .run_command("runner", vec!["kat".into(), "ada; rm -rf /".into()], o)
+        .commands()
+        .run("runner", vec!["kat".into(), "ada; rm -rf /".into()], o)
         .await
         .unwrap();
     assert_eq!(
@@ -288,7 +299,8 @@ async fn commands_run() {
     );
     // The argument with `;` reached kat as one argv entry (echoed on stderr).
     let out = e
-        .run_command("runner", vec!["ghost".into()], opts("minimal"))
+        .commands()
+        .run("runner", vec!["ghost".into()], opts("minimal"))
         .await
         .unwrap();
     assert_eq!(
@@ -297,7 +309,8 @@ async fn commands_run() {
     );
     // Under compute the runner cannot even dock: commands is absent.
     let err = command_error(
-        e.run_command("runner", vec!["kat".into()], opts("compute"))
+        e.commands()
+            .run("runner", vec!["kat".into()], opts("compute"))
             .await,
     );
     assert!(
@@ -420,7 +433,8 @@ async fn names_hot_swap_and_survive_a_restart() {
         .register("tool", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
         .unwrap();
     let out = e
-        .run_command("tool", vec![], opts("compute"))
+        .commands()
+        .run("tool", vec![], opts("compute"))
         .await
         .unwrap();
     assert_eq!(&out.stdout[..], b"hello\n");
@@ -428,7 +442,8 @@ async fn names_hot_swap_and_survive_a_restart() {
         .replace("tool", bytes(CLI_EXIT_CODE), ArgMode::Argv, Tier::Instance)
         .unwrap();
     let out = e
-        .run_command("tool", vec!["4".into()], opts("compute"))
+        .commands()
+        .run("tool", vec!["4".into()], opts("compute"))
         .await
         .unwrap();
     assert_eq!((out.exit_code, &out.stdout[..]), (4, &b"out\n"[..]));
@@ -439,7 +454,8 @@ async fn names_hot_swap_and_survive_a_restart() {
         64
     );
     let out = again
-        .run_command("tool", vec!["0".into()], opts("compute"))
+        .commands()
+        .run("tool", vec!["0".into()], opts("compute"))
         .await
         .unwrap();
     assert_eq!(out.exit_code, 0);
@@ -453,7 +469,8 @@ async fn a_store_file_edited_on_disk_is_refused_as_artifact_integrity() {
         .register("tool", bytes(CLI_HELLO), ArgMode::Argv, Tier::Instance)
         .unwrap();
     assert_eq!(
-        e.run_command("tool", vec![], opts("compute"))
+        e.commands()
+            .run("tool", vec![], opts("compute"))
             .await
             .unwrap()
             .exit_code,
@@ -462,7 +479,7 @@ async fn a_store_file_edited_on_disk_is_refused_as_artifact_integrity() {
     // Swap in other valid wasm under the same name on disk.
     let path = e.registry().path_of(&entry);
     std::fs::write(&path, bytes(CLI_EXIT_CODE)).unwrap();
-    let err = command_error(e.run_command("tool", vec![], opts("compute")).await);
+    let err = command_error(e.commands().run("tool", vec![], opts("compute")).await);
     assert!(matches!(err, CommandError::Integrity(_)), "{err}");
     assert_eq!(
         e.cadence()
@@ -491,7 +508,8 @@ async fn the_envelope_names_every_breach_and_keeps_non_zero_exits_intact() {
     .unwrap();
 
     let out = e
-        .run_command("code", vec!["3".into()], opts("compute"))
+        .commands()
+        .run("code", vec!["3".into()], opts("compute"))
         .await
         .unwrap();
     assert_eq!(
@@ -500,27 +518,36 @@ async fn the_envelope_names_every_breach_and_keeps_non_zero_exits_intact() {
     );
 
     let big_arg = "a".repeat(256 << 10);
-    let err = command_error(e.run_command("kat", vec![big_arg], opts("compute")).await);
+    let err = command_error(
+        e.commands()
+            .run("kat", vec![big_arg], opts("compute"))
+            .await,
+    );
     assert_eq!(err, CommandError::ArgvTooLarge(256 << 10));
 
     let mut o = opts("compute");
     o.stdin = vec![b'x'; (64 << 20) + 1].into();
     assert_eq!(
-        command_error(e.run_command("kat", vec![], o).await),
+        command_error(e.commands().run("kat", vec![], o).await),
         CommandError::StdinTooLarge(64 << 20)
     );
 
     let mut o = opts("compute");
     o.stdin = vec![b'x'; (8 << 20) + 1].into();
     assert_eq!(
-        command_error(e.run_command("kat", vec![], o).await),
+        command_error(e.commands().run("kat", vec![], o).await),
         CommandError::OutputTooLarge(8 << 20)
     );
 
     let mut o = opts("compute");
     o.stdin = vec![b'x'; 8 << 20].into();
     assert_eq!(
-        e.run_command("kat", vec![], o).await.unwrap().stdout.len(),
+        e.commands()
+            .run("kat", vec![], o)
+            .await
+            .unwrap()
+            .stdout
+            .len(),
         8 << 20
     );
 
@@ -529,14 +556,14 @@ async fn the_envelope_names_every_breach_and_keeps_non_zero_exits_intact() {
     // Only the clock may stop it: a fast machine spends 5e9 fuel in 300 ms.
     o.stage_fuel = Some(u64::MAX);
     assert_eq!(
-        command_error(e.run_command("spin", vec![], o).await),
+        command_error(e.commands().run("spin", vec![], o).await),
         CommandError::Timeout(Duration::from_millis(300))
     );
 
     let mut o = opts("compute");
     o.stage_fuel = Some(1_000_000);
     assert_eq!(
-        command_error(e.run_command("spin", vec![], o).await),
+        command_error(e.commands().run("spin", vec![], o).await),
         CommandError::Fuel
     );
 }
@@ -550,7 +577,8 @@ async fn stdin1_commands_get_their_argument_as_the_first_stdin_line() {
     let mut o = opts("compute");
     o.stdin = "rest\n".into();
     let out = e
-        .run_command("kat1", vec!["ada; rm".into()], o)
+        .commands()
+        .run("kat1", vec!["ada; rm".into()], o)
         .await
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ada; rm\nrest\n");
@@ -578,13 +606,14 @@ async fn os_process_commands_run_in_a_child() {
     .unwrap();
     let mut o = opts("compute");
     o.stdin = "through a process\n".into();
-    let out = e.run_command("kat", vec!["x".into()], o).await.unwrap();
+    let out = e.commands().run("kat", vec!["x".into()], o).await.unwrap();
     assert_eq!(
         (&out.stdout[..], &out.stderr[..]),
         (&b"through a process\n"[..], &b"x\n"[..])
     );
     assert_eq!(
-        e.run_command("code", vec!["9".into()], opts("compute"))
+        e.commands()
+            .run("code", vec!["9".into()], opts("compute"))
             .await
             .unwrap()
             .exit_code,
@@ -595,7 +624,7 @@ async fn os_process_commands_run_in_a_child() {
     // Only the clock may stop it: a fast machine spends 5e9 fuel in 300 ms.
     o.stage_fuel = Some(u64::MAX);
     assert!(matches!(
-        command_error(e.run_command("spin", vec![], o).await),
+        command_error(e.commands().run("spin", vec![], o).await),
         CommandError::Timeout(_)
     ));
 
@@ -608,7 +637,7 @@ async fn os_process_commands_run_in_a_child() {
         .registry()
         .register("kat", bytes(CLI_CAT), ArgMode::Argv, Tier::OsProcess)
         .unwrap();
-    let err = command_error(no_wbx.run_command("kat", vec![], opts("compute")).await);
+    let err = command_error(no_wbx.commands().run("kat", vec![], opts("compute")).await);
     assert!(
         err.to_string().contains("tier os_process unavailable"),
         "{err}"
@@ -621,6 +650,7 @@ async fn a_command_sent_at_a_fan_out_tier_is_refused_by_name_not_run_in_process(
     let hello = workbooks::Artifact::from_bytes(bytes(CLI_HELLO)).unwrap();
     for tier in [Tier::Node, Tier::Container] {
         let sent = e
+            .commands()
             .run_sent(
                 &env("t", &[Cap::Commands]),
                 hello.clone(),
@@ -644,7 +674,8 @@ async fn a_sent_command_for_a_revoked_tenant_is_refused_and_admission_keeps_the_
         let env = env(who, &[Cap::Commands]);
         let (e, hello) = (e.clone(), hello.clone());
         async move {
-            e.run_sent(&env, hello, Tier::Instance, vec![], bytes::Bytes::new())
+            e.commands()
+                .run_sent(&env, hello, Tier::Instance, vec![], bytes::Bytes::new())
                 .await
         }
     };
@@ -654,14 +685,15 @@ async fn a_sent_command_for_a_revoked_tenant_is_refused_and_admission_keeps_the_
     // Admission is the ladder's: a revoked tenant, an unknown command and
     // a caller without the cap are each refused before anything is sent.
     let admit = |who: &str, caps: &[Cap], name: &str| {
-        e.admit(
-            &env(who, caps),
-            Cap::Commands,
-            name,
-            vec![],
-            bytes::Bytes::new(),
-        )
-        .map(|a| a.artifact.sha256_hex())
+        e.commands()
+            .admit(
+                &env(who, caps),
+                Cap::Commands,
+                name,
+                vec![],
+                bytes::Bytes::new(),
+            )
+            .map(|a| a.artifact.sha256_hex())
     };
     assert!(admit("alive", &[Cap::Commands], "upper").is_ok());
     assert!(matches!(

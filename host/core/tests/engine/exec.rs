@@ -23,7 +23,8 @@ async fn spawner(e: &Engine, args: &[&str]) -> String {
         ..LineOptions::default()
     };
     let out = e
-        .run_command(
+        .commands()
+        .run(
             "spawner",
             args.iter().map(|a| a.to_string()).collect(),
             opts,
@@ -73,7 +74,8 @@ async fn exec_is_absent_without_its_cap() {
         ..LineOptions::default()
     };
     let err = e
-        .run_command(
+        .commands()
+        .run(
             "spawner",
             vec!["spawn".into(), "1".into(), "kat".into()],
             opts,
@@ -96,7 +98,8 @@ async fn exec_alone_is_enough_to_spawn_without_commands() {
         ..LineOptions::default()
     };
     let out = e
-        .run_command(
+        .commands()
+        .run(
             "spawner",
             ["spawn", "1", "kat"].map(String::from).to_vec(),
             opts,

@@ -51,7 +51,7 @@ fn opts(profile: &str, caps: Option<&[Cap]>, dirs: Vec<Preopen>) -> LineOptions 
 }
 
 async fn run(e: &Engine, name: &str, o: LineOptions) -> Result<String, CommandError> {
-    match e.run_command(name, vec![], o).await {
+    match e.commands().run(name, vec![], o).await {
         Ok(out) => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
         Err(LineError::Command { error, .. }) => Err(error),
         Err(other) => panic!("expected a command error, got {other}"),

@@ -21,7 +21,7 @@ fn fresh() -> (tempfile::TempDir, Engine) {
 /// What `text` printed and did, on the default options; panics if the
 /// line failed.
 async fn ran(e: &Engine, text: &str) -> LineOutcome {
-    match e.run_line(text, LineOptions::default()).await {
+    match e.commands().run_line(text, LineOptions::default()).await {
         Ok(o) => o,
         Err(err) => panic!("{text}: {err}"),
     }
@@ -30,7 +30,7 @@ async fn ran(e: &Engine, text: &str) -> LineOutcome {
 /// The stage `text` failed on, by name, and why; panics if the line did
 /// not fail at a stage.
 async fn stage_failure(e: &Engine, text: &str, opts: LineOptions) -> (String, CommandError) {
-    match e.run_line(text, opts).await {
+    match e.commands().run_line(text, opts).await {
         Err(LineError::Command { name, error }) => (name, error),
         other => panic!("{text}: {other:?}"),
     }
@@ -244,7 +244,7 @@ async fn the_line_stdin_streams_into_the_first_stage_past_any_pipe_capacity() {
         stdin: input.clone().into(),
         ..LineOptions::default()
     };
-    let o = e.run_line("kat | wc -c", opts).await.unwrap();
+    let o = e.commands().run_line("kat | wc -c", opts).await.unwrap();
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim(),
         input.len().to_string()
@@ -265,6 +265,7 @@ async fn a_stage_with_its_own_input_leaves_the_writer_before_it_writing_into_not
         ..LineOptions::default()
     };
     let o = e
+        .commands()
         .run_line("seq 1 1000000000 | kat < /work/in.txt", opts)
         .await
         .unwrap();
@@ -291,7 +292,11 @@ async fn an_unknown_stage_anywhere_refuses_the_whole_line_by_name() {
 async fn a_line_past_the_stage_limit_is_refused_with_the_limit() {
     let (_h, e) = fresh();
     let text = vec!["true"; workbooks::limits::MAX_PIPELINE_STAGES + 1].join(" | ");
-    let err = e.run_line(&text, LineOptions::default()).await.unwrap_err();
+    let err = e
+        .commands()
+        .run_line(&text, LineOptions::default())
+        .await
+        .unwrap_err();
     let LineError::Command {
         error: CommandError::Refused(why),
         ..

@@ -18,7 +18,7 @@ async fn line(e: &Engine, text: &str, stdin: &str) -> Result<LineOutcome, LineEr
         stdin: stdin.to_string().into(),
         ..LineOptions::default()
     };
-    e.run_line(text, opts).await
+    e.commands().run_line(text, opts).await
 }
 
 fn out(o: &LineOutcome) -> (String, String, i32) {
@@ -104,6 +104,7 @@ async fn redirections_stay_inside_the_preopened_directories() {
         ..LineOptions::default()
     };
     let o = e
+        .commands()
         .run_line(
             "kat < /work/in.txt > /work/out.txt; kat >> /work/out.txt",
             opts("appended\n"),
@@ -121,13 +122,17 @@ async fn redirections_stay_inside_the_preopened_directories() {
         "kat < ../../etc/passwd",
         "kat > /tmp/x",
     ] {
-        match e.run_line(escape, opts("")).await {
+        match e.commands().run_line(escape, opts("")).await {
             Err(LineError::OutsideSandbox(_)) => {}
             other => panic!("{escape}: {other:?}"),
         }
     }
     assert!(!dir.path().parent().unwrap().join("escape.txt").exists());
-    match e.run_line("kat < /work/missing.txt", opts("")).await {
+    match e
+        .commands()
+        .run_line("kat < /work/missing.txt", opts(""))
+        .await
+    {
         Err(LineError::Redirect(m)) => assert!(m.contains("missing.txt"), "{m}"),
         other => panic!("{other:?}"),
     }
@@ -187,7 +192,7 @@ async fn a_stage_that_cannot_run_stops_the_line_with_its_name() {
         stage_fuel: Some(u64::MAX),
         ..LineOptions::default()
     };
-    match e.run_line("spin", opts).await {
+    match e.commands().run_line("spin", opts).await {
         Err(LineError::Command {
             error: CommandError::Timeout(_),
             ..
@@ -199,7 +204,7 @@ async fn a_stage_that_cannot_run_stops_the_line_with_its_name() {
         allowlist: Some(["kat".to_string()].into()),
         ..LineOptions::default()
     };
-    match e.run_line("kat | code 0", opts).await {
+    match e.commands().run_line("kat | code 0", opts).await {
         Err(LineError::Command {
             name,
             error: CommandError::NotGranted(_),
@@ -262,7 +267,7 @@ async fn the_shell_itself_runs_on_a_fuel_budget() {
         shell_fuel: Some(100_000),
         ..LineOptions::default()
     };
-    let err = e.run_line(&text, opts).await.unwrap_err();
+    let err = e.commands().run_line(&text, opts).await.unwrap_err();
     assert!(
         matches!(
             err,

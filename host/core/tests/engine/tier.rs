@@ -24,7 +24,8 @@ pub(crate) fn register(e: &Engine, name: &str, probe: &str, tier: Tier) {
 
 async fn run(e: &Engine, name: &str, args: &[&str]) -> Result<CommandOutput, CommandError> {
     let argv = args.iter().map(|a| a.to_string()).collect();
-    e.run_command(name, argv, LineOptions::default())
+    e.commands()
+        .run(name, argv, LineOptions::default())
         .await
         .map_err(|e| match e {
             LineError::Command { error, .. } => error,
@@ -132,13 +133,17 @@ async fn a_preopen_reaches_the_child_as_it_is_and_one_the_request_cannot_carry_i
     // at `y`) is carried exactly: the child opens the directory named.
     let tricky = data.path().join("x::y");
     std::fs::create_dir(&tricky).unwrap();
-    let out = e.run_command("kat", vec![], with(tricky)).await.unwrap();
+    let out = e.commands().run("kat", vec![], with(tricky)).await.unwrap();
     assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));
     // One the request cannot carry (not UTF-8) is refused here, by name,
     // never reinterpreted there.
     let odd = data.path().join(std::ffi::OsStr::from_bytes(b"odd-\xff"));
     std::fs::create_dir(&odd).unwrap();
-    let err = e.run_command("kat", vec![], with(odd)).await.unwrap_err();
+    let err = e
+        .commands()
+        .run("kat", vec![], with(odd))
+        .await
+        .unwrap_err();
     assert!(
         err.to_string()
             .contains("cannot pass the request to a child"),
@@ -154,6 +159,7 @@ async fn an_os_process_stage_takes_its_place_in_a_streaming_pipeline() {
     // Its input is read whole from the pipe before it and its output
     // written on into the pipe after it.
     let o = e
+        .commands()
         .run_line("seq 1 20000 | kat-proc | wc -l", LineOptions::default())
         .await
         .unwrap();
@@ -162,6 +168,7 @@ async fn an_os_process_stage_takes_its_place_in_a_streaming_pipeline() {
     assert_eq!(o.stages[1].stdout_bytes, o.stages[0].stdout_bytes);
     // Ahead of a reader that leaves early, it ends as a broken pipe too.
     let o = e
+        .commands()
         .run_line(
             "seq 1 200000 | kat-proc | head -n 1",
             LineOptions::default(),
@@ -172,6 +179,7 @@ async fn an_os_process_stage_takes_its_place_in_a_streaming_pipeline() {
     assert_eq!(o.exit, 0);
     // Last, it writes the line's own stdout when it ends.
     let o = e
+        .commands()
         .run_line("seq 1 3 | kat-proc", LineOptions::default())
         .await
         .unwrap();

@@ -208,7 +208,7 @@ async fn command_as(e: &workbooks::Engine, name: &str, tenant: &str, args: &[&st
         ..workbooks::LineOptions::default()
     };
     let argv = args.iter().map(|a| a.to_string()).collect();
-    let out = e.run_command(name, argv, opts).await.unwrap();
+    let out = e.commands().run(name, argv, opts).await.unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

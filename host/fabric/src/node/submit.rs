@@ -82,7 +82,7 @@ impl crate::Fabric {
         let mut acks = Vec::with_capacity(NODE_PUBLISH_BATCH);
         for (index, (argv, stdin)) in tasks.into_iter().enumerate() {
             // Each task passes this engine's ladder as a local run would.
-            let admitted = match self.engine().admit(env, cap, name, argv, stdin) {
+            let admitted = match self.engine().commands().admit(env, cap, name, argv, stdin) {
                 Ok(admitted) => admitted,
                 Err(e) => {
                     done[index] = Some((Err(e), Duration::ZERO));

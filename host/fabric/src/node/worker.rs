@@ -400,6 +400,7 @@ async fn run_task(
     // os_process command runs in a child here too, from a copy of its
     // bytes in this worker's own store.
     engine
+        .commands()
         .run_sent(
             &env,
             artifact,

@@ -233,7 +233,8 @@ impl Catalog {
         };
         let out = self
             .engine
-            .run_command(name, argv, options)
+            .commands()
+            .run(name, argv, options)
             .await
             .map_err(|e| e.to_string())?;
         if out.exit_code == 0 {

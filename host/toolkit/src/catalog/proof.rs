@@ -129,7 +129,7 @@ impl Catalog {
         };
         let out = tokio::time::timeout(
             CATALOG_PROOF_TIMEOUT + Duration::from_secs(5),
-            self.engine.run_line(&proof.line, options),
+            self.engine.commands().run_line(&proof.line, options),
         )
         .await
         .map_err(|_| format!("the line ran past {CATALOG_PROOF_TIMEOUT:?}"))?
