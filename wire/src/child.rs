@@ -77,6 +77,10 @@ pub struct ChildRequest {
     /// (patterns of names under the home, `*` for any one name), so a
     /// preopen the parent admits is admitted here too.
     pub home_shares: Vec<String>,
+    /// The network scope the parent's caller runs under, its patterns as
+    /// written; none is unscoped.
+    #[serde(default)]
+    pub net_scope: Option<Vec<String>>,
 }
 
 /// What a child runs.
@@ -310,6 +314,7 @@ mod tests {
                 read_only: true,
             }],
             home_shares: vec!["runs/*/*/workdir".into()],
+            net_scope: None,
         }
     }
 

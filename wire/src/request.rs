@@ -64,6 +64,13 @@ pub struct StageArgs {
     /// sees these and nothing of the host's.
     #[cfg_attr(feature = "clap", arg(long = "env", value_name = "NAME=VALUE"))]
     pub env: Vec<String>,
+    /// Let every command's network caps reach only these destinations
+    /// (repeatable), in Spin's `allowed_outbound_hosts` syntax:
+    /// `https://api.example.com`, `https://*.example.com:443`,
+    /// `tcp://db.example.com:5432`. The floor still applies under them.
+    #[cfg_attr(feature = "clap", arg(long = "allow-host", value_name = "DEST"))]
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
 }
 
 /// The profile stages run under when no `--profile` is given.
@@ -83,6 +90,7 @@ impl Default for StageArgs {
             memory: None,
             tenant: DEFAULT_TENANT.into(),
             env: Vec::new(),
+            allow_hosts: Vec::new(),
         }
     }
 }

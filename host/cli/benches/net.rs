@@ -1,7 +1,8 @@
 //! A 1 MiB GET from a loopback server: directly with the HTTP client crate
 //! (hyper), through the host broker (floor, resolve-then-pin, capped
 //! transport), and from a guest through `net.fetch` (the whole broker hop:
-//! cadence, floor, transport, and the body copied into the guest). Same
+//! cadence, floor, transport, and the body copied into the guest), unscoped
+//! and under a scope of 16 destinations that allows it by the last. Same
 //! run, medians and overheads.
 //!
 //! `cargo bench -p workbooks-cli --bench net`
@@ -102,9 +103,17 @@ fn main() {
         )
         .expect("dock");
 
+    let mut patterns: Vec<String> = (0..15)
+        .map(|i| format!("https://api{i}.example.com"))
+        .collect();
+    patterns.push(format!("http://{addr}"));
+    let scope =
+        std::sync::Arc::new(workbooks::egress::Destinations::parse(&patterns).expect("scope"));
+
     let mut d = Vec::new();
     let mut h = Vec::new();
     let mut g = Vec::new();
+    let mut s = Vec::new();
     for i in 0..n + n / 10 {
         let t = Instant::now();
         assert_eq!(rt.block_on(direct(addr)), BODY);
@@ -121,20 +130,32 @@ fn main() {
         assert_eq!(r.body.len(), BODY);
         let host_time = t.elapsed();
 
-        let t = Instant::now();
-        let mut opts = SessionOptions::new("bench", "bench");
-        opts.args = vec!["len".into(), url.clone()];
-        let out = rt.block_on(engine.run(&docked, opts)).expect("guest fetch");
-        assert!(String::from_utf8_lossy(&out.stdout).ends_with(": 200 1048576\n"));
-        let guest_time = t.elapsed();
+        // Unscoped and scoped take turns going first.
+        let guest = |scope: Option<std::sync::Arc<workbooks::egress::Destinations>>| {
+            let t = Instant::now();
+            let mut opts = SessionOptions::new("bench", "bench");
+            opts.args = vec!["len".into(), url.clone()];
+            opts.net_scope = scope;
+            let out = rt.block_on(engine.run(&docked, opts)).expect("guest fetch");
+            assert!(String::from_utf8_lossy(&out.stdout).ends_with(": 200 1048576\n"));
+            t.elapsed()
+        };
+        let (guest_time, scoped_time) = if i % 2 == 0 {
+            let g = guest(None);
+            (g, guest(Some(scope.clone())))
+        } else {
+            let s = guest(Some(scope.clone()));
+            (guest(None), s)
+        };
 
         if i >= n / 10 {
             d.push(direct_time);
             h.push(host_time);
             g.push(guest_time);
+            s.push(scoped_time);
         }
     }
-    let (d, h, g) = (median(d), median(h), median(g));
+    let (d, h, g, s) = (median(d), median(h), median(g), median(s));
     let us = |x: Duration| x.as_secs_f64() * 1e6;
     let pct = |x: Duration| (x.as_secs_f64() / d.as_secs_f64() - 1.0) * 100.0;
     println!("1 MiB GET from loopback, {n} runs each, interleaved");
@@ -151,5 +172,11 @@ fn main() {
         "  guest net.fetch (whole hop)       median {:>9.1} µs  ({:+.1}% vs direct)",
         us(g),
         pct(g)
+    );
+    println!(
+        "  guest net.fetch, scoped (16)      median {:>9.1} µs  ({:+.1}% vs direct, {:.3}x unscoped)",
+        us(s),
+        pct(s),
+        s.as_secs_f64() / g.as_secs_f64()
     );
 }

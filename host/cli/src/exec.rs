@@ -39,6 +39,12 @@ pub(crate) struct Args {
     /// these and nothing of the host's.
     #[arg(long = "env", value_name = "NAME=VALUE")]
     env: Vec<String>,
+    /// Let the guest's network caps reach only these destinations
+    /// (repeatable), in Spin's `allowed_outbound_hosts` syntax:
+    /// `https://api.example.com`, `https://*.example.com:443`,
+    /// `tcp://db.example.com:5432`. The floor still applies under them.
+    #[arg(long = "allow-host", value_name = "DEST")]
+    allow_hosts: Vec<String>,
     /// Refuse to run unless the file's sha256 is this (artifact_integrity).
     #[arg(long, value_name = "HEX")]
     expect_sha256: Option<String>,
@@ -183,6 +189,8 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let env =
         crate::options::parse_env(&args.env).map_err(|code| Failure::before("usage", "", code))?;
+    let net_scope = crate::options::net_scope(&args.allow_hosts)
+        .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let named = args.file();
     let (file, _) =
         crate::oci::local(&named, &home).map_err(|code| Failure::before("load", "", code))?;
@@ -216,6 +224,7 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     opts.stdout = Output::Inherit;
     opts.stderr = Output::Inherit;
     opts.dirs = dirs;
+    opts.net_scope = net_scope;
     // One guest, one thread: its file calls need not hop to a pool.
     opts.inline_file_io = true;
     opts.timeout = args.timeout.map(std::time::Duration::from_millis);

@@ -42,9 +42,23 @@ impl StageOptions for StageArgs {
             stage_fuel: self.fuel,
             stage_memory: self.memory.map(|m| m << 20),
             env: env_pairs(&self.env)?,
+            net_scope: net_scope(&self.allow_hosts)?,
             ..LineOptions::default()
         })
     }
+}
+
+/// The `--allow-host` patterns as a scope (none: unscoped), or why one
+/// cannot be read.
+pub(crate) fn net_scope(
+    patterns: &[String],
+) -> Result<Option<std::sync::Arc<workbooks::egress::Destinations>>, String> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    workbooks::egress::Destinations::parse(patterns)
+        .map(|d| Some(std::sync::Arc::new(d)))
+        .map_err(|e| format!("--allow-host {e}"))
 }
 
 /// The bytes of `file`, or the exit code of a load error naming it.

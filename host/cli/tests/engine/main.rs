@@ -47,6 +47,7 @@ mod operator;
 mod pipe;
 mod replay;
 mod requests;
+mod scope;
 mod secrets;
 mod serve;
 mod servers;

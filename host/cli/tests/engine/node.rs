@@ -500,18 +500,12 @@ async fn a_task_no_worker_ever_records_is_given_up_after_the_delivery_limit_by_n
     assert_eq!(stream.info().await.unwrap().state.messages, 0);
 }
 
-#[tokio::test]
-async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() {
+/// Why a node task of `line` is refused before any bus is reached (no
+/// server listens at the address it is given).
+async fn refused_before_the_bus(line: LineOptions) -> String {
     let home = tempfile::tempdir().unwrap();
     let engine = crate::common::own_engine(home.path());
-    let line = LineOptions {
-        dirs: vec![
-            workbooks::Preopen::parse(&format!("{}::/data", home.path().display())).unwrap(),
-        ],
-        ..LineOptions::default()
-    };
-    // Refused before any bus is reached: no server at this address.
-    let err = workbooks_fabric::Fabric::new(engine.clone())
+    workbooks_fabric::Fabric::new(engine.clone())
         .fan_out_as_host(
             line,
             &Target::Command("jq".into()),
@@ -519,10 +513,35 @@ async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() 
             &node_opts("nats://127.0.0.1:1"),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() {
+    let home = tempfile::tempdir().unwrap();
+    let err = refused_before_the_bus(LineOptions {
+        dirs: vec![
+            workbooks::Preopen::parse(&format!("{}::/data", home.path().display())).unwrap(),
+        ],
+        ..LineOptions::default()
+    })
+    .await;
+    assert!(err.contains("cannot take preopened directories"), "{err}");
+}
+
+#[tokio::test]
+async fn a_node_task_under_a_network_scope_is_refused_not_run_unscoped() {
+    let scope = workbooks::egress::Destinations::parse(&["https://api.example.com"]).unwrap();
+    let err = refused_before_the_bus(LineOptions {
+        net_scope: Some(std::sync::Arc::new(scope)),
+        ..LineOptions::default()
+    })
+    .await;
     assert!(
-        err.to_string()
-            .contains("cannot take preopened directories"),
+        err.contains(
+            "cannot carry a network scope yet (the caller's allows https://api.example.com)"
+        ),
         "{err}"
     );
 }

@@ -45,12 +45,16 @@ pub(crate) async fn oneshot_request(
     data: &[u8],
 ) -> Result<Vec<u8>, NetError> {
     let access = access.ok_or_else(|| not_granted(cap))?;
+    let scheme = match proto {
+        Proto::Tcp => "tcp",
+        Proto::Udp => "udp",
+        Proto::Tls => "tls",
+    };
     access
-        .guarded(
-            cap,
-            host,
-            oneshot::request(&access.client, proto, host, port, data),
-        )
+        .guarded(cap, host, async {
+            access.in_scope(scheme, host, port)?;
+            oneshot::request(&access.client, proto, host, port, data).await
+        })
         .await
         .map_err(to_net_error)
 }

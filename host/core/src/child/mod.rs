@@ -155,6 +155,19 @@ fn engine(
     Ok(engine)
 }
 
+/// The network scope the parent passed; a pattern that cannot be read
+/// refuses the run (never runs it unscoped).
+fn net_scope(
+    request: &ChildRequest,
+) -> Result<Option<std::sync::Arc<crate::egress::Destinations>>, CommandError> {
+    request
+        .net_scope
+        .as_deref()
+        .map(|patterns| crate::egress::Destinations::parse(patterns).map(std::sync::Arc::new))
+        .transpose()
+        .map_err(|e| refused(format!("the network scope: {e}")))
+}
+
 /// A runtime on this thread, as one guest needs.
 fn runtime() -> Result<tokio::runtime::Runtime, CommandError> {
     tokio::runtime::Builder::new_current_thread()

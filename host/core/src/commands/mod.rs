@@ -77,6 +77,9 @@ pub struct CommandEnv {
     pub dirs: Vec<Preopen>,
     /// Allowlist, depth, budgets.
     pub policy: CommandPolicy,
+    /// The caller's network scope, which its commands run under too
+    /// (`None`: unscoped).
+    pub net_scope: Option<Arc<crate::egress::Destinations>>,
 }
 
 /// What a finished command produced.

@@ -12,6 +12,7 @@
 //! it passes the cap (the connection is dropped, not drained), and a body
 //! that trickles is cut off by the deadline.
 
+use super::destinations::Destinations;
 use super::net_guard::{NetDenial, NetGuard, Pinned};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
@@ -305,7 +306,18 @@ impl HttpClient {
         req: HttpRequest,
         limits: &HttpLimits,
     ) -> Result<HttpResponse, HttpError> {
-        tokio::time::timeout(limits.deadline, self.follow(req, limits))
+        self.fetch_within(req, limits, None).await
+    }
+
+    /// Fetches `req` within `limits`, following redirects, each hop judged
+    /// by `scope` (when there is one) before the floor.
+    pub async fn fetch_within(
+        &self,
+        req: HttpRequest,
+        limits: &HttpLimits,
+        scope: Option<&Destinations>,
+    ) -> Result<HttpResponse, HttpError> {
+        tokio::time::timeout(limits.deadline, self.follow(req, limits, scope))
             .await
             .map_err(|_| HttpError::Timeout(limits.deadline))?
     }
@@ -314,6 +326,7 @@ impl HttpClient {
         &self,
         req: HttpRequest,
         limits: &HttpLimits,
+        scope: Option<&Destinations>,
     ) -> Result<HttpResponse, HttpError> {
         let HttpRequest {
             mut method,
@@ -323,6 +336,9 @@ impl HttpClient {
         } = req;
         let mut previous: Option<(String, String, Option<u16>)> = None;
         for _ in 0..=limits.max_redirects {
+            if let Some(scope) = scope {
+                judge(scope, &url)?;
+            }
             let pinned = self.guard.check_url(&url).await?;
             let here = origin(&pinned.url);
             if previous.as_ref().is_some_and(|p| *p != here) {
@@ -432,4 +448,17 @@ where
         }
     }
     Ok(buf.freeze())
+}
+
+/// `url` against `scope`: its scheme, host as written and port (the
+/// scheme's default when none is written).
+pub(crate) fn judge(scope: &Destinations, url: &str) -> Result<(), NetDenial> {
+    let parsed = url::Url::parse(url.trim()).map_err(|e| NetDenial::Unparseable(e.to_string()))?;
+    let host = parsed.host_str().unwrap_or_default();
+    let port = parsed.port_or_known_default().unwrap_or(0);
+    if scope.allows(parsed.scheme(), host, port) {
+        Ok(())
+    } else {
+        Err(scope.refusal(url))
+    }
 }

@@ -7,11 +7,13 @@
 //! `wasi:http` and `wasi:sockets` all reach the network through it.
 
 pub(crate) mod capped_http;
+pub mod destinations;
 pub(crate) mod net_guard;
 pub mod oneshot;
 pub(crate) mod tls;
 
 pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
+pub use destinations::{Destinations, ScopeError};
 pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};
 pub use tls::{pem_roots, pem_roots_file};
 
@@ -32,6 +34,9 @@ pub struct NetAccess {
     pub max_body: usize,
     /// The wall-clock budget of one fetch.
     pub timeout: std::time::Duration,
+    /// The destinations the grant allows; `None` is unscoped (the floor
+    /// alone judges).
+    pub scope: Option<Arc<Destinations>>,
 }
 
 impl NetAccess {
@@ -57,8 +62,28 @@ impl NetAccess {
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_default();
-        self.guarded(broker, &host, self.client.fetch(req, limits))
+        let scope = self.scope.as_deref();
+        self.guarded(broker, &host, self.client.fetch_within(req, limits, scope))
             .await
+    }
+
+    /// Judges a URL against the scope, before the floor.
+    pub fn judge_url(&self, url: &str) -> Result<(), NetDenial> {
+        match &self.scope {
+            Some(scope) => capped_http::judge(scope, url),
+            None => Ok(()),
+        }
+    }
+
+    /// Judges `scheme://host:port` against the scope, before the floor
+    /// (a refusal inside [`NetAccess::guarded`] is audited there).
+    pub fn in_scope(&self, scheme: &str, host: &str, port: u16) -> Result<(), NetDenial> {
+        match &self.scope {
+            Some(scope) if !scope.allows(scheme, host, port) => {
+                Err(scope.refusal(format!("{scheme}://{host}:{port}")))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Runs `op` for `broker` under the cadence: revocation and rate limit

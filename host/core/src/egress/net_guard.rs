@@ -223,6 +223,14 @@ pub enum NetDenial {
         /// The range it falls in.
         why: String,
     },
+    /// The destination is outside the grant's network scope.
+    #[error("out of scope: the net scope allows {allowed}; refused {refused}")]
+    OutOfScope {
+        /// The scope's patterns, as written.
+        allowed: String,
+        /// The destination refused.
+        refused: String,
+    },
     /// The name does not resolve (or resolves to nothing).
     #[error("cannot resolve {host}: {why}")]
     Unresolved {
@@ -241,6 +249,7 @@ impl NetDenial {
             NetDenial::Unparseable(_) => "unparseable",
             NetDenial::Blocked { .. } => "blocked_address",
             NetDenial::Unresolved { .. } => "unresolved",
+            NetDenial::OutOfScope { .. } => "out_of_scope",
         }
     }
 }

@@ -383,6 +383,7 @@ impl Engine {
             client: self.inner.http.clone(),
             max_body: self.inner.net_max_body,
             timeout: self.inner.net_timeout,
+            scope: None,
         }
     }
 
@@ -491,7 +492,10 @@ impl Engine {
             descriptors: Arc::new(self.inner.descriptors.holding(&opts.tenant)),
             keyring: &self.inner.keyring,
             llm: self.inner.llm.as_ref(),
-            access: self.net_access(&opts.tenant),
+            access: NetAccess {
+                scope: opts.net_scope.clone(),
+                ..self.net_access(&opts.tenant)
+            },
             memory: self.memory_cap(opts.memory, grant.profile.effective),
             launcher: &launcher,
             relay: self.inner.relay.as_ref(),

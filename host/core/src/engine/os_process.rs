@@ -310,6 +310,7 @@ pub(crate) fn child_request(
         stubs: stub_words(stubs),
         dirs: child_dirs(&env.dirs),
         home_shares: engine.home_shares(),
+        net_scope: env.net_scope.as_ref().map(|s| s.written()),
     }
 }
 

@@ -225,6 +225,13 @@ pub const SOCKET_TIMEOUT: Duration = Duration::from_secs(10);
 /// those may send datagrams back, so the set is kept; this bounds it.
 pub const SOCKET_MAX_UDP_PEERS: usize = 1024;
 
+/// Addresses a scoped store remembers from its own name lookups (each the
+/// answer to a name its scope allows, so a socket may connect to it), and
+/// names it remembers for one address. Bounds the map a guest grows by
+/// looking names up; past it, a new answer is not remembered and a
+/// connect to it is refused.
+pub const SCOPE_MAX_LOOKED_UP: usize = 1024;
+
 /// WASI 0.3 datagram calls (`udp-socket.send` and `receive`) one store may
 /// have waiting at once. Each holds a datagram's buffer in the host (up to
 /// 64 KiB) until it is answered, and the calls are async: without this one

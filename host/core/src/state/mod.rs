@@ -14,7 +14,7 @@ use crate::cap::relay::Relay;
 use crate::cap::secrets::keyring::Keyring;
 use crate::cap::session_info::SessionCtx;
 use crate::commands::CommandPolicy;
-use crate::egress::NetAccess;
+use crate::egress::{Destinations, NetAccess};
 use crate::limits::{
     Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
     MemoryLimiter,
@@ -149,6 +149,9 @@ pub struct SessionOptions {
     /// Where the session's model answers are recorded or replayed from,
     /// and what it may spend on the model (`llm`); nothing by default.
     pub llm: crate::cap::llm::LlmRun,
+    /// The destinations the session's network caps may reach, and the
+    /// commands it starts with them; `None` is unscoped (the floor alone).
+    pub net_scope: Option<Arc<Destinations>>,
 }
 
 impl SessionOptions {
@@ -173,6 +176,7 @@ impl SessionOptions {
             pipeline_stdin: None,
             pipeline_stdout: None,
             llm: Default::default(),
+            net_scope: None,
         }
     }
 }

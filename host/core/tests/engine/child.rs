@@ -47,6 +47,7 @@ fn cat_request(home: &Path, sha256: String) -> ChildRequest {
         stubs: Vec::new(),
         dirs: Vec::new(),
         home_shares: Vec::new(),
+        net_scope: None,
     }
 }
 

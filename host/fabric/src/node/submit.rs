@@ -42,6 +42,13 @@ impl crate::Fabric {
                 dir.host.display()
             )));
         }
+        // Nor can a network scope yet: a worker would run the task
+        // unscoped, so a scoped caller's task is refused here.
+        if let Some(scope) = &env.net_scope {
+            return Err(FabricError::Node(format!(
+                "a task on the node tier cannot carry a network scope yet (the caller's allows {scope})"
+            )));
+        }
         if opts.workers.is_empty() {
             return Err(FabricError::Node(
                 "name the workers whose results this run takes (--worker DID; `wbx worker` prints its own)".into(),

@@ -43,6 +43,7 @@ mod tests {
             client: Arc::new(HttpClient::new(guard, tls_config(&[]).unwrap())),
             max_body: 1 << 20,
             timeout: Duration::from_secs(5),
+            scope: None,
         }
     }
 

@@ -155,6 +155,7 @@ impl WasiHttpHooks for GuardedHooks {
             let deadline = tokio::time::Instant::now() + timeout;
             let response = access
                 .guarded("net", &host, async {
+                    access.judge_url(&url)?;
                     let pinned = client.guard().check_url(&url).await?;
                     tokio::time::timeout_at(deadline, client.send(&pinned, request))
                         .await

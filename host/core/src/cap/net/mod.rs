@@ -162,12 +162,15 @@ impl CapUnit for Net {
 
     fn open(o: &Opening<'_>, wasi: &mut WasiCtxBuilder) -> Result<NetCtx, StorageError> {
         let guard = o.access.client.guard().clone();
-        let gate = Arc::new(sockets::SocketGate::new(
-            guard,
-            o.cadence.clone(),
-            o.tenant.to_string(),
-            o.descriptors.clone(),
-        ));
+        let gate = Arc::new(
+            sockets::SocketGate::new(
+                guard,
+                o.cadence.clone(),
+                o.tenant.to_string(),
+                o.descriptors.clone(),
+            )
+            .scoped(o.access.scope.clone()),
+        );
         let mut ctx = NetCtx::new(o.access.clone(), o.descriptors.clone());
         ctx.gate = Some(gate.clone());
         wasi.allow_tcp(true)

@@ -32,9 +32,9 @@
 //! closes it or its call ends.
 
 use crate::cadence::{Cadence, Denial, Holding, Kind};
-use crate::egress::NetGuard;
-use crate::limits::SOCKET_MAX_UDP_PEERS;
-use std::collections::HashSet;
+use crate::egress::{Destinations, NetGuard};
+use crate::limits::{SCOPE_MAX_LOOKED_UP, SOCKET_MAX_UDP_PEERS};
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -66,6 +66,13 @@ pub(crate) struct SocketGate {
     descriptors: Arc<Holding>,
     /// The store's 0.3 datagram calls waiting now (`datagrams`).
     pub(super) datagram_calls: AtomicUsize,
+    /// The destinations the grant allows (`None`: the floor alone).
+    scope: Option<Arc<Destinations>>,
+    /// Under a scope: the names this store looked up, by the addresses
+    /// they were answered, so a connect to one is judged by its name.
+    looked_up: Mutex<HashMap<IpAddr, Vec<String>>>,
+    /// 0.2 lookups in progress: the name each stream answers.
+    lookups: Mutex<HashMap<u32, String>>,
 }
 
 impl SocketGate {
@@ -84,6 +91,46 @@ impl SocketGate {
             udp_peers: Mutex::new(HashSet::new()),
             datagram_calls: AtomicUsize::new(0),
             descriptors,
+            scope: None,
+            looked_up: Mutex::new(HashMap::new()),
+            lookups: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// This gate, judging every connect and lookup by `scope` too.
+    pub(crate) fn scoped(mut self, scope: Option<Arc<Destinations>>) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Whether a connect to `addr` over `scheme` is in scope: the scope
+    /// names the address, or a name this store looked up and was
+    /// answered it.
+    fn in_scope(&self, scheme: &str, addr: SocketAddr) -> bool {
+        let Some(scope) = &self.scope else {
+            return true;
+        };
+        let looked_up = self.looked_up.lock().unwrap_or_else(|p| p.into_inner());
+        let names = looked_up.get(&addr.ip().to_canonical());
+        let names = names.map(|n| n.iter().map(String::as_str));
+        scope.allows_addr(scheme, addr.ip(), addr.port(), names.into_iter().flatten())
+    }
+
+    /// Remembers that a lookup of `name` answered `ip` (under a scope).
+    fn learn(&self, name: &str, ip: IpAddr) {
+        if self.scope.is_none() {
+            return;
+        }
+        let mut looked_up = self.looked_up.lock().unwrap_or_else(|p| p.into_inner());
+        let at = looked_up.len();
+        let names = match looked_up.get_mut(&ip.to_canonical()) {
+            Some(names) => names,
+            None if at >= SCOPE_MAX_LOOKED_UP => return,
+            None => looked_up.entry(ip.to_canonical()).or_default(),
+        };
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        if !names.contains(&name) && names.len() < SCOPE_MAX_LOOKED_UP {
+            names.push(name);
         }
     }
 
@@ -124,6 +171,14 @@ impl SocketGate {
                 }
                 if let Err(d) = self.guard.check_ip(addr.ip()) {
                     return self.deny(d.reason(), addr);
+                }
+                let scheme = if matches!(usage, U::TcpConnect) {
+                    "tcp"
+                } else {
+                    "udp"
+                };
+                if !self.in_scope(scheme, addr) {
+                    return self.deny("out_of_scope", addr);
                 }
                 if matches!(usage, U::UdpSend) {
                     let mut peers = self.udp_peers.lock().unwrap_or_else(|p| p.into_inner());
@@ -192,13 +247,7 @@ impl SocketGate {
     /// Whether a lookup may tell the guest about `address`: only if the
     /// floor would let it connect there.
     fn may_know(&self, address: &IpAddress) -> bool {
-        let ip: IpAddr = match *address {
-            IpAddress::Ipv4((a, b, c, d)) => Ipv4Addr::new(a, b, c, d).into(),
-            IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => {
-                Ipv6Addr::new(a, b, c, d, e, f, g, h).into()
-            }
-        };
-        self.may_know_ip(ip)
+        self.may_know_ip(ip_of(address))
     }
 
     /// Whether a lookup may answer `ip`.
@@ -206,13 +255,32 @@ impl SocketGate {
         self.guard.check_ip(ip).is_ok()
     }
 
-    /// Revocation and the rate limit for one name lookup.
+    /// Revocation, the rate limit and the scope for one name lookup: a
+    /// scoped store looks up only names its scope allows a socket to.
     fn admit_lookup(&self, name: &str) -> bool {
         let admitted = self.cadence.admit(&self.tenant, AUDITED_AS).is_ok();
         if !admitted {
             tracing::info!(name, "refused a name lookup");
+            return false;
         }
-        admitted
+        if self.scope.as_ref().is_some_and(|s| !s.allows_name(name)) {
+            self.cadence.deny(
+                &self.tenant,
+                AUDITED_AS,
+                Denial::Guard("out_of_scope"),
+                name,
+            );
+            return false;
+        }
+        true
+    }
+}
+
+/// A 0.2 address as the standard library's.
+fn ip_of(address: &IpAddress) -> IpAddr {
+    match *address {
+        IpAddress::Ipv4((a, b, c, d)) => Ipv4Addr::new(a, b, c, d).into(),
+        IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => Ipv6Addr::new(a, b, c, d, e, f, g, h).into(),
     }
 }
 
@@ -257,10 +325,15 @@ impl LookupHost for GuardedLookup<'_> {
         network: Resource<Network>,
         name: String,
     ) -> Result<Resource<ResolveAddressStream>, SocketError> {
-        if !self.gate.is_some_and(|g| g.admit_lookup(&name)) {
+        let Some(gate) = self.gate.filter(|g| g.admit_lookup(&name)) else {
             return Err(ErrorCode::AccessDenied.into());
+        };
+        let stream = LookupHost::resolve_addresses(&mut self.sockets, network, name.clone())?;
+        if gate.scope.is_some() {
+            let mut lookups = gate.lookups.lock().unwrap_or_else(|p| p.into_inner());
+            lookups.insert(stream.rep(), name);
         }
-        LookupHost::resolve_addresses(&mut self.sockets, network, name)
+        Ok(stream)
     }
 }
 
@@ -274,9 +347,16 @@ impl HostResolveAddressStream for GuardedLookup<'_> {
                 &mut self.sockets,
                 Resource::new_borrow(stream.rep()),
             )?;
-            match next {
-                Some(address) if self.gate.is_some_and(|g| !g.may_know(&address)) => continue,
-                other => return Ok(other),
+            match (next, self.gate) {
+                (Some(address), Some(gate)) if !gate.may_know(&address) => continue,
+                (Some(address), Some(gate)) => {
+                    let lookups = gate.lookups.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(name) = lookups.get(&stream.rep()) {
+                        gate.learn(name, ip_of(&address));
+                    }
+                    return Ok(Some(address));
+                }
+                (other, _) => return Ok(other),
             }
         }
     }
@@ -289,6 +369,10 @@ impl HostResolveAddressStream for GuardedLookup<'_> {
     }
 
     fn drop(&mut self, stream: Resource<ResolveAddressStream>) -> wasmtime::Result<()> {
+        if let Some(gate) = self.gate {
+            let mut lookups = gate.lookups.lock().unwrap_or_else(|p| p.into_inner());
+            lookups.remove(&stream.rep());
+        }
         HostResolveAddressStream::drop(&mut self.sockets, stream)
     }
 }
@@ -306,13 +390,16 @@ impl<U: wasmtime_wasi::WasiView + 'static> p3_lookup::HostWithStore<U> for Guard
             return Ok(Err(p3_lookup::ErrorCode::AccessDenied));
         };
         let resolver = store.with_getter::<WasiSockets>(<U as WasiSocketsView>::sockets);
-        let found =
-            <WasiSockets as p3_lookup::HostWithStore<U>>::resolve_addresses(&resolver, name)
-                .await?;
+        let found = <WasiSockets as p3_lookup::HostWithStore<U>>::resolve_addresses(
+            &resolver,
+            name.clone(),
+        )
+        .await?;
         Ok(found.map(|addresses| {
             addresses
                 .into_iter()
                 .filter(|a| gate.may_know_ip((*a).into()))
+                .inspect(|a| gate.learn(&name, (*a).into()))
                 .collect()
         }))
     }
