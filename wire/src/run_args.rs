@@ -43,9 +43,10 @@ const VALUE_FLAGS: &[&str] = &[
     "--timeout",
     "--fuel",
     "--memory",
+    "--allow-host",
 ];
 const SWITCHES: &[&str] = &["--json"];
-const REPEATABLE: &[&str] = &["--env"];
+const REPEATABLE: &[&str] = &["--env", "--allow-host"];
 
 impl RunArgs {
     /// The arguments of a `run` verb a client can send as they are; `None` for
@@ -91,6 +92,7 @@ impl RunArgs {
                 "--caps" if verb => stage.caps = Some(value?),
                 "--tenant" if verb => stage.tenant = value?,
                 "--env" if verb => stage.env.push(value?),
+                "--allow-host" if verb => stage.allow_hosts.push(value?),
                 "--timeout" if verb => stage.timeout = Some(value?.parse().ok()?),
                 "--fuel" if verb => stage.fuel = Some(value?.parse().ok()?),
                 "--memory" if verb => stage.memory = Some(value?.parse().ok()?),
@@ -160,6 +162,9 @@ mod tests {
             "--fuel=9",
             "--memory",
             "64",
+            "--allow-host",
+            "https://api.example.com",
+            "--allow-host=tcp://db.example.com:5432",
             "seq 3 | wc -l",
         ])
         .unwrap();
@@ -174,6 +179,10 @@ mod tests {
             timeout: Some(500),
             fuel: Some(9),
             memory: Some(64),
+            allow_hosts: vec![
+                "https://api.example.com".into(),
+                "tcp://db.example.com:5432".into(),
+            ],
             ..StageArgs::default()
         };
         assert_eq!(run.run.stage, want);

@@ -369,10 +369,12 @@ async fn a_worker_whose_pull_goes_silent_pulls_again_and_takes_tasks() {
     let engine = crate::common::own_engine(home.path());
     let fan = |n| fan_counts(&engine, &nats.url, n);
     assert_eq!(fan(1).await.len(), 1);
-    // Nothing from the server reaches the worker for longer than two of
-    // its pull's heartbeats; its connection stays up all along.
+    // Nothing from the server reaches the worker for three of its pull's
+    // heartbeats (two missed end the pull; the third leaves room for a
+    // loaded machine to notice before the server speaks again); its
+    // connection stays up all along.
     hushed.store(true, std::sync::atomic::Ordering::SeqCst);
-    tokio::time::sleep(NODE_PULL_HEARTBEAT * 2 + Duration::from_secs(2)).await;
+    tokio::time::sleep(NODE_PULL_HEARTBEAT * 3 + Duration::from_secs(2)).await;
     hushed.store(false, std::sync::atomic::Ordering::SeqCst);
     let results = tokio::time::timeout(Duration::from_secs(120), fan(2))
         .await
