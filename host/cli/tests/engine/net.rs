@@ -23,14 +23,25 @@ fn builder(home: &tempfile::TempDir, loopback_allowed: bool) -> EngineBuilder {
 }
 
 async fn run_on(e: &Engine, probe: &str, profile: &str, tenant: &str, args: &[&str]) -> String {
+    let mut opts = SessionOptions::new("net", tenant);
+    opts.args = args.iter().map(|a| a.to_string()).collect();
+    run_session(e, probe, profile, opts).await
+}
+
+/// `probe` docked under `profile` and run with `opts` (within a minute):
+/// its stdout, once it exited 0.
+pub async fn run_session(
+    e: &Engine,
+    probe: &str,
+    profile: &str,
+    mut opts: SessionOptions,
+) -> String {
     let docked = e
         .dock(
             &Artifact::from_file(probe).unwrap(),
             &Grant::profile(profile),
         )
         .unwrap();
-    let mut opts = SessionOptions::new("net", tenant);
-    opts.args = args.iter().map(|a| a.to_string()).collect();
     opts.timeout = Some(Duration::from_secs(60));
     let out = e.run(&docked, opts).await.unwrap();
     assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));

@@ -13,11 +13,10 @@ use guest_artifacts::{NET_FETCH, NET_ONESHOT, SANDBOX_NETWORK};
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 use workbooks::commands::{ArgMode, Tier};
 use workbooks::egress::{Destinations, Resolver};
 use workbooks::shell::LineOptions;
-use workbooks::{Artifact, Cidr, Engine, Grant, SessionOptions};
+use workbooks::{Cidr, Engine, SessionOptions};
 
 /// Every name resolves to loopback, where the test servers listen.
 struct Loopback;
@@ -50,27 +49,25 @@ async fn run_scoped(
     scope: Option<Arc<Destinations>>,
     args: &[&str],
 ) -> String {
-    let docked = e
-        .dock(
-            &Artifact::from_file(probe).unwrap(),
-            &Grant::profile("network"),
-        )
-        .unwrap();
     let mut opts = SessionOptions::new("scoped", "t");
     opts.args = args.iter().map(|a| a.to_string()).collect();
-    opts.timeout = Some(Duration::from_secs(60));
     opts.net_scope = scope;
-    let out = e.run(&docked, opts).await.unwrap();
-    assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    crate::net::run_session(e, probe, "network", opts).await
+}
+
+/// The loopback HTTP server, a home and an engine whose every name
+/// resolves to it.
+async fn served() -> (servers::Http, tempfile::TempDir, Engine) {
+    let srv = servers::http().await;
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&home);
+    (srv, home, e)
 }
 
 #[tokio::test]
 async fn a_scoped_guest_reaches_its_host_and_no_other_name_address_or_redirect() {
-    let srv = servers::http().await;
+    let (srv, _home, e) = served().await;
     let port = srv.addr.port();
-    let home = tempfile::tempdir().unwrap();
-    let e = engine(&home);
     let allowed = format!("http://api.test:{port}/bytes/3");
     let other = format!("http://evil.test:{port}/bytes/3");
     let literal = srv.url("/bytes/3");
@@ -107,10 +104,8 @@ async fn a_scoped_guest_reaches_its_host_and_no_other_name_address_or_redirect()
 
 #[tokio::test]
 async fn wasi_http_and_one_shot_sockets_are_held_to_the_same_scope() {
-    let srv = servers::http().await;
+    let (srv, _home, e) = served().await;
     let tcp = servers::tcp_echo().await;
-    let home = tempfile::tempdir().unwrap();
-    let e = engine(&home);
     let (port, echo) = (srv.addr.port(), tcp.port().to_string());
     let s = scope(&[
         &format!("http://api.test:{port}"),
@@ -189,10 +184,8 @@ async fn a_socket_connects_only_to_an_address_an_allowed_name_answered() {
 
 #[tokio::test]
 async fn a_command_a_scoped_line_starts_runs_under_its_scope_in_process_and_in_a_child() {
-    let srv = servers::http().await;
+    let (srv, _home, e) = served().await;
     let port = srv.addr.port();
-    let home = tempfile::tempdir().unwrap();
-    let e = engine(&home);
     let bytes = std::fs::read(NET_FETCH).unwrap();
     for (name, tier) in [
         ("fetch-here", Tier::Instance),

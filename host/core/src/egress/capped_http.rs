@@ -336,10 +336,7 @@ impl HttpClient {
         } = req;
         let mut previous: Option<(String, String, Option<u16>)> = None;
         for _ in 0..=limits.max_redirects {
-            if let Some(scope) = scope {
-                judge(scope, &url)?;
-            }
-            let pinned = self.guard.check_url(&url).await?;
+            let pinned = self.guard.check_url_within(&url, scope).await?;
             let here = origin(&pinned.url);
             if previous.as_ref().is_some_and(|p| *p != here) {
                 headers.retain(|(k, _)| !CREDENTIALS.contains(&k.to_ascii_lowercase().as_str()));
@@ -448,17 +445,4 @@ where
         }
     }
     Ok(buf.freeze())
-}
-
-/// `url` against `scope`: its scheme, host as written and port (the
-/// scheme's default when none is written).
-pub(crate) fn judge(scope: &Destinations, url: &str) -> Result<(), NetDenial> {
-    let parsed = url::Url::parse(url.trim()).map_err(|e| NetDenial::Unparseable(e.to_string()))?;
-    let host = parsed.host_str().unwrap_or_default();
-    let port = parsed.port_or_known_default().unwrap_or(0);
-    if scope.allows(parsed.scheme(), host, port) {
-        Ok(())
-    } else {
-        Err(scope.refusal(url))
-    }
 }

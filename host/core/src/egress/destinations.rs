@@ -152,6 +152,14 @@ impl<'a> Subject<'a> {
         let ip = host.parse().ok();
         Subject { host, ip }
     }
+
+    /// An address: only address patterns (and `*`) read it.
+    fn addr(ip: IpAddr) -> Self {
+        Subject {
+            host: "".into(),
+            ip: Some(ip.to_canonical()),
+        }
+    }
 }
 
 impl Destination {
@@ -274,10 +282,27 @@ impl Destinations {
     /// Whether `scheme://host:port` is in scope; `host` is a name or an
     /// address literal as a URL writes it.
     pub fn allows(&self, scheme: &str, host: &str, port: u16) -> bool {
-        let subject = Subject::of(host);
+        self.allows_subject(scheme, &Subject::of(host), port)
+    }
+
+    fn allows_subject(&self, scheme: &str, subject: &Subject<'_>, port: u16) -> bool {
         self.patterns
             .iter()
-            .any(|p| p.allows_scheme(scheme) && p.allows_port(port) && p.allows_host(&subject))
+            .any(|p| p.allows_scheme(scheme) && p.allows_port(port) && p.allows_host(subject))
+    }
+
+    /// [`Destinations::allows`] as a result: the refusal names `refused`.
+    pub fn judge(
+        &self,
+        scheme: &str,
+        host: &str,
+        port: u16,
+        refused: impl fmt::Display,
+    ) -> Result<(), super::NetDenial> {
+        match self.allows(scheme, host, port) {
+            true => Ok(()),
+            false => Err(self.refusal(refused)),
+        }
     }
 
     /// Whether a lookup of `name` may be answered: some pattern of a
@@ -301,8 +326,7 @@ impl Destinations {
         port: u16,
         names: impl IntoIterator<Item = &'a str>,
     ) -> bool {
-        let ip = ip.to_canonical().to_string();
-        self.allows(scheme, &ip, port)
+        self.allows_subject(scheme, &Subject::addr(ip), port)
             || names
                 .into_iter()
                 .any(|name| self.allows(scheme, name, port))

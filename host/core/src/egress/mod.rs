@@ -67,22 +67,14 @@ impl NetAccess {
             .await
     }
 
-    /// Judges a URL against the scope, before the floor.
-    pub fn judge_url(&self, url: &str) -> Result<(), NetDenial> {
-        match &self.scope {
-            Some(scope) => capped_http::judge(scope, url),
-            None => Ok(()),
-        }
-    }
-
     /// Judges `scheme://host:port` against the scope, before the floor
     /// (a refusal inside [`NetAccess::guarded`] is audited there).
     pub fn in_scope(&self, scheme: &str, host: &str, port: u16) -> Result<(), NetDenial> {
         match &self.scope {
-            Some(scope) if !scope.allows(scheme, host, port) => {
-                Err(scope.refusal(format!("{scheme}://{host}:{port}")))
+            Some(scope) => {
+                scope.judge(scheme, host, port, format_args!("{scheme}://{host}:{port}"))
             }
-            _ => Ok(()),
+            None => Ok(()),
         }
     }
 

@@ -22,6 +22,7 @@
 //! the floor is the operator's allow-list of CIDRs, set in engine
 //! configuration and never by a guest.
 
+use super::destinations::Destinations;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -377,6 +378,17 @@ impl NetGuard {
 
     /// Parses and judges a URL, resolving its host once.
     pub async fn check_url(&self, raw: &str) -> Result<Pinned, NetDenial> {
+        self.check_url_within(raw, None).await
+    }
+
+    /// Parses and judges a URL, judging it by `scope` (when there is one)
+    /// before its host is resolved, so a name out of scope is never looked
+    /// up.
+    pub async fn check_url_within(
+        &self,
+        raw: &str,
+        scope: Option<&Destinations>,
+    ) -> Result<Pinned, NetDenial> {
         let url = url::Url::parse(raw.trim()).map_err(|e| NetDenial::Unparseable(e.to_string()))?;
         let tls = match url.scheme() {
             "http" => false,
@@ -395,6 +407,9 @@ impl NetGuard {
         let port = url
             .port_or_known_default()
             .unwrap_or(if tls { 443 } else { 80 });
+        if let Some(scope) = scope {
+            scope.judge(url.scheme(), &host, port, raw.trim())?;
+        }
         let addr = self.pin(&host, port).await?;
         Ok(Pinned {
             url,

@@ -150,6 +150,18 @@ async fn a_request_of_another_protocol_is_refused_by_name_and_nothing_runs() {
 }
 
 #[tokio::test]
+async fn a_request_whose_network_scope_cannot_be_read_is_refused_not_run_unscoped() {
+    let home = tempfile::tempdir().unwrap();
+    let mut request = cat_request(home.path(), cat_sha256());
+    request.net_scope = Some(vec!["api.example.com".into()]);
+    refused_saying(
+        &request,
+        "the network scope: \"api.example.com\" has no scheme",
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn a_request_naming_other_bytes_than_the_files_is_an_integrity_failure() {
     let home = tempfile::tempdir().unwrap();
     // The same request with the file's own sha256 runs: the refusal below

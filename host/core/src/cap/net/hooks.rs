@@ -155,8 +155,8 @@ impl WasiHttpHooks for GuardedHooks {
             let deadline = tokio::time::Instant::now() + timeout;
             let response = access
                 .guarded("net", &host, async {
-                    access.judge_url(&url)?;
-                    let pinned = client.guard().check_url(&url).await?;
+                    let scope = access.scope.as_deref();
+                    let pinned = client.guard().check_url_within(&url, scope).await?;
                     tokio::time::timeout_at(deadline, client.send(&pinned, request))
                         .await
                         .map_err(|_| HttpError::Timeout(timeout))?

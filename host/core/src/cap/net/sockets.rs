@@ -116,6 +116,33 @@ impl SocketGate {
         scope.allows_addr(scheme, addr.ip(), addr.port(), names.into_iter().flatten())
     }
 
+    /// Under a scope: notes that 0.2 lookup stream `rep` answers `name`;
+    /// false (the lookup is refused) when the store already has
+    /// [`SCOPE_MAX_LOOKED_UP`] lookups in progress.
+    fn begin_lookup(&self, rep: u32, name: String) -> bool {
+        if self.scope.is_none() {
+            return true;
+        }
+        let mut lookups = self.lookups.lock().unwrap_or_else(|p| p.into_inner());
+        if lookups.len() >= SCOPE_MAX_LOOKED_UP {
+            return false;
+        }
+        lookups.insert(rep, name);
+        true
+    }
+
+    /// The name 0.2 lookup stream `rep` answers, noted at its start.
+    fn lookup_name(&self, rep: u32) -> Option<String> {
+        let lookups = self.lookups.lock().unwrap_or_else(|p| p.into_inner());
+        lookups.get(&rep).cloned()
+    }
+
+    /// Forgets 0.2 lookup stream `rep`.
+    fn end_lookup(&self, rep: u32) {
+        let mut lookups = self.lookups.lock().unwrap_or_else(|p| p.into_inner());
+        lookups.remove(&rep);
+    }
+
     /// Remembers that a lookup of `name` answered `ip` (under a scope).
     fn learn(&self, name: &str, ip: IpAddr) {
         if self.scope.is_none() {
@@ -329,9 +356,9 @@ impl LookupHost for GuardedLookup<'_> {
             return Err(ErrorCode::AccessDenied.into());
         };
         let stream = LookupHost::resolve_addresses(&mut self.sockets, network, name.clone())?;
-        if gate.scope.is_some() {
-            let mut lookups = gate.lookups.lock().unwrap_or_else(|p| p.into_inner());
-            lookups.insert(stream.rep(), name);
+        if !gate.begin_lookup(stream.rep(), name) {
+            HostResolveAddressStream::drop(&mut self.sockets, stream).map_err(SocketError::trap)?;
+            return Err(ErrorCode::AccessDenied.into());
         }
         Ok(stream)
     }
@@ -350,9 +377,8 @@ impl HostResolveAddressStream for GuardedLookup<'_> {
             match (next, self.gate) {
                 (Some(address), Some(gate)) if !gate.may_know(&address) => continue,
                 (Some(address), Some(gate)) => {
-                    let lookups = gate.lookups.lock().unwrap_or_else(|p| p.into_inner());
-                    if let Some(name) = lookups.get(&stream.rep()) {
-                        gate.learn(name, ip_of(&address));
+                    if let Some(name) = gate.lookup_name(stream.rep()) {
+                        gate.learn(&name, ip_of(&address));
                     }
                     return Ok(Some(address));
                 }
@@ -370,8 +396,7 @@ impl HostResolveAddressStream for GuardedLookup<'_> {
 
     fn drop(&mut self, stream: Resource<ResolveAddressStream>) -> wasmtime::Result<()> {
         if let Some(gate) = self.gate {
-            let mut lookups = gate.lookups.lock().unwrap_or_else(|p| p.into_inner());
-            lookups.remove(&stream.rep());
+            gate.end_lookup(stream.rep());
         }
         HostResolveAddressStream::drop(&mut self.sockets, stream)
     }
@@ -431,6 +456,51 @@ mod tests {
             cadence.clone(),
             SocketGate::new(guard, cadence, "t".into(), descriptors),
         )
+    }
+
+    /// A gate scoped to `patterns`, with calls to spare.
+    fn scoped_gate(patterns: &[&str]) -> SocketGate {
+        let scope = crate::egress::Destinations::parse(patterns).unwrap();
+        gate(1 << 20).1.scoped(Some(Arc::new(scope)))
+    }
+
+    #[test]
+    fn a_scoped_gate_remembers_no_more_looked_up_addresses_or_names_than_its_bound() {
+        let g = scoped_gate(&["tcp://db.test:5432"]);
+        let public = |i: usize| SocketAddr::from(([93, 184, (i >> 8) as u8, i as u8], 5432));
+        for i in 0..=SCOPE_MAX_LOOKED_UP {
+            g.learn("db.test", public(i).ip());
+        }
+        assert!(g.check(public(0), U::TcpConnect));
+        assert!(g.check(public(SCOPE_MAX_LOOKED_UP - 1), U::TcpConnect));
+        assert!(
+            !g.check(public(SCOPE_MAX_LOOKED_UP), U::TcpConnect),
+            "an address past the bound was remembered"
+        );
+        // Names for one address: the allowed one, learned past the bound,
+        // is not remembered.
+        let g = scoped_gate(&["tcp://db.test:5432"]);
+        for i in 0..SCOPE_MAX_LOOKED_UP {
+            g.learn(&format!("other{i}.test"), public(0).ip());
+        }
+        g.learn("db.test", public(0).ip());
+        assert!(!g.check(public(0), U::TcpConnect));
+        // Unscoped, nothing is remembered at all.
+        let (_, g) = gate(10);
+        g.learn("db.test", public(0).ip());
+        assert!(g.looked_up.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_scoped_gate_refuses_a_lookup_past_its_bound_of_lookups_in_progress() {
+        let g = scoped_gate(&["tcp://db.test:5432"]);
+        for rep in 0..SCOPE_MAX_LOOKED_UP as u32 {
+            assert!(g.begin_lookup(rep, "db.test".into()));
+        }
+        assert!(!g.begin_lookup(u32::MAX, "db.test".into()));
+        g.end_lookup(0);
+        assert!(g.begin_lookup(u32::MAX, "db.test".into()));
+        assert_eq!(g.lookup_name(u32::MAX).as_deref(), Some("db.test"));
     }
 
     fn at(s: &str) -> SocketAddr {
