@@ -77,10 +77,27 @@ pub struct ChildRequest {
     /// (patterns of names under the home, `*` for any one name), so a
     /// preopen the parent admits is admitted here too.
     pub home_shares: Vec<String>,
-    /// The network scope the parent's caller runs under, its patterns as
-    /// written; none is unscoped.
+    /// The grant's scopes the parent's caller runs under, as they are when
+    /// the child starts; none is unscoped.
     #[serde(default)]
-    pub net_scope: Option<Vec<String>>,
+    pub scope: Option<ScopeSnapshot>,
+}
+
+/// A grant's scopes as a child receives them: the grant as it was when the
+/// child started (a change after that does not reach it; its expiry does).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeSnapshot {
+    /// The grant's id (`None`: a command line's `--allow-host`).
+    pub grant: Option<String>,
+    /// The network destinations as written (`None`: unscoped).
+    pub net: Option<Vec<String>>,
+    /// The name prefixes of each cap scoped by name, by cap word (a cap
+    /// absent reaches every name of the tenant).
+    #[serde(default)]
+    pub prefixes: std::collections::BTreeMap<String, Vec<String>>,
+    /// The expiry, in milliseconds since the Unix epoch.
+    pub expires_ms: Option<u64>,
 }
 
 /// What a child runs.
@@ -314,7 +331,7 @@ mod tests {
                 read_only: true,
             }],
             home_shares: vec!["runs/*/*/workdir".into()],
-            net_scope: None,
+            scope: None,
         }
     }
 

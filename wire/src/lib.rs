@@ -40,8 +40,8 @@ pub use frames::*;
 pub use home::{cache_dir, default_home};
 pub use pump::{Answer, ENGINE_EXIT, Served, connect, offer, open, pump};
 pub use request::{
-    DAEMON_ENV, FileId, NET_ALLOW_ENV, OPERATOR_ALLOW_ENV, Request, StageArgs, env_digest,
-    env_digest_of,
+    DAEMON_ENV, DEFAULT_TENANT, FileId, NET_ALLOW_ENV, OPERATOR_ALLOW_ENV, Request, StageArgs,
+    env_digest, env_digest_of,
 };
 pub use run_args::RunArgs;
 pub use socket::{peer_is_me, socket_dir, socket_path, socket_path_in};

@@ -71,6 +71,15 @@ pub struct StageArgs {
     #[cfg_attr(feature = "clap", arg(long = "allow-host", value_name = "DEST"))]
     #[serde(default)]
     pub allow_hosts: Vec<String>,
+    /// Run every command under stored grant ID (`wbx grant add`): its
+    /// tenant, profile and caps when it names them, its scopes and expiry,
+    /// read again at every call.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "ID", conflicts_with = "allow_hosts")
+    )]
+    #[serde(default)]
+    pub grant: Option<String>,
 }
 
 /// The profile stages run under when no `--profile` is given.
@@ -91,6 +100,7 @@ impl Default for StageArgs {
             tenant: DEFAULT_TENANT.into(),
             env: Vec::new(),
             allow_hosts: Vec::new(),
+            grant: None,
         }
     }
 }

@@ -44,6 +44,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--fuel",
     "--memory",
     "--allow-host",
+    "--grant",
 ];
 const SWITCHES: &[&str] = &["--json"];
 const REPEATABLE: &[&str] = &["--env", "--allow-host"];
@@ -93,6 +94,7 @@ impl RunArgs {
                 "--tenant" if verb => stage.tenant = value?,
                 "--env" if verb => stage.env.push(value?),
                 "--allow-host" if verb => stage.allow_hosts.push(value?),
+                "--grant" if verb => stage.grant = Some(value?),
                 "--timeout" if verb => stage.timeout = Some(value?.parse().ok()?),
                 "--fuel" if verb => stage.fuel = Some(value?.parse().ok()?),
                 "--memory" if verb => stage.memory = Some(value?.parse().ok()?),
@@ -186,6 +188,8 @@ mod tests {
             ..StageArgs::default()
         };
         assert_eq!(run.run.stage, want);
+        let granted = parse(&["run", "--grant", "g-0123abcd", "true"]).unwrap();
+        assert_eq!(granted.run.stage.grant.as_deref(), Some("g-0123abcd"));
         assert_eq!(parse(&["run", "--", "-n"]).unwrap().run.line, "-n");
         assert_eq!(
             parse(&["run", "true", "--home", "/x"]).unwrap().home,

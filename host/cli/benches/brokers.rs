@@ -183,14 +183,25 @@ fn dock(full: bool) {
 }
 
 /// The scope check of one URL, as every hop of a scoped fetch makes it:
-/// the floor parses the URL for itself, so what a scope adds is the
-/// judgement of its scheme, host and port (and, refused, the refusal).
+/// the floor parses the URL for itself, so what a scope adds is the grant
+/// as it is now (a stored grant in the home's book: one clock read, the
+/// file looked at once per refresh interval, its expiry) and the judgement
+/// of its scheme, host and port (and, refused, the refusal naming it).
 fn scope_check(full: bool) {
+    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists, Scope};
     let mut patterns: Vec<String> = (0..15)
         .map(|i| format!("https://api{i}.example.com"))
         .collect();
     patterns.push("https://*.target.example:443".into());
-    let scope = workbooks::egress::Destinations::parse(&patterns).expect("scope");
+    let home = tempfile::tempdir().expect("home");
+    let file = home.path().join(GRANTS_FILE);
+    let engine_side = std::sync::Arc::new(GrantBook::new(Some(file.clone())));
+    let operator = GrantBook::new(Some(file));
+    let mut record = GrantRecord::new("t", "bench");
+    record.net = Some(patterns);
+    record.expires_ms = Some(workbooks::grants::now_ms() + 3_600_000);
+    let id = operator.add(record).expect("grant").id;
+    let scope = Scope::stored(engine_side, &id);
     let n: u32 = if full { 1_000_000 } else { 1_000 };
     // The floor's parse gives the scheme, host and port.
     for (what, host, allowed) in [
@@ -200,14 +211,57 @@ fn scope_check(full: bool) {
         let url = format!("https://{host}/v1/items?page=2");
         let t = Instant::now();
         for _ in 0..n {
-            let judged = scope.judge("https", std::hint::black_box(host), 443, &url);
+            let judged = scope.now().expect("in force").judge(
+                "https",
+                std::hint::black_box(host),
+                443,
+                &url,
+            );
             assert_eq!(judged.is_ok(), allowed);
         }
         println!(
-            "scope check, 16 destinations, {what}: {:?}/call (budget 1µs)",
+            "scope check, stored grant of 16 destinations, {what}: {:?}/call (budget 1µs)",
             t.elapsed() / n
         );
     }
+    // A narrowing by another handle (as `wbx grant narrow` in another
+    // process), until a running instance's next call sees it.
+    let rounds = if full { 20 } else { 3 };
+    let mut seen = Vec::new();
+    for i in 0..rounds {
+        let drop = format!("https://api{i}.example.com");
+        let host = format!("api{i}.example.com");
+        assert!(
+            scope
+                .now()
+                .expect("in force")
+                .judge("https", &host, 443, "")
+                .is_ok()
+        );
+        let t = Instant::now();
+        let drop = Lists {
+            net: vec![drop],
+            ..Lists::default()
+        };
+        operator
+            .narrow(&id, &Lists::default(), &drop, Expiry::Keep, "bench")
+            .expect("narrow");
+        while scope
+            .now()
+            .expect("in force")
+            .judge("https", &host, 443, "")
+            .is_ok()
+        {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        seen.push(t.elapsed());
+    }
+    seen.sort();
+    println!(
+        "grant narrowed by another handle, seen by a running instance's next call: median {:?}, worst {:?} of {rounds} (budget 100ms)",
+        seen[seen.len() / 2],
+        seen[seen.len() - 1]
+    );
 }
 
 fn main() {

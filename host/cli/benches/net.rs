@@ -107,8 +107,9 @@ fn main() {
         .map(|i| format!("https://api{i}.example.com"))
         .collect();
     patterns.push(format!("http://{addr}"));
-    let scope =
-        std::sync::Arc::new(workbooks::egress::Destinations::parse(&patterns).expect("scope"));
+    let scope = workbooks::grants::Scope::fixed(workbooks::grants::Scoped::destinations(
+        workbooks::egress::Destinations::parse(&patterns).expect("scope"),
+    ));
 
     let mut d = Vec::new();
     let mut h = Vec::new();
@@ -131,11 +132,11 @@ fn main() {
         let host_time = t.elapsed();
 
         // Unscoped and scoped take turns going first.
-        let guest = |scope: Option<std::sync::Arc<workbooks::egress::Destinations>>| {
+        let guest = |scope: Option<workbooks::grants::Scope>| {
             let t = Instant::now();
             let mut opts = SessionOptions::new("bench", "bench");
             opts.args = vec!["len".into(), url.clone()];
-            opts.net_scope = scope;
+            opts.scope = scope;
             let out = rt.block_on(engine.run(&docked, opts)).expect("guest fetch");
             assert!(String::from_utf8_lossy(&out.stdout).ends_with(": 200 1048576\n"));
             t.elapsed()

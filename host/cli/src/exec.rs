@@ -45,13 +45,18 @@ pub(crate) struct Args {
     /// `tcp://db.example.com:5432`. The floor still applies under them.
     #[arg(long = "allow-host", value_name = "DEST")]
     allow_hosts: Vec<String>,
+    /// Run under stored grant ID (`wbx grant add`): its tenant, its profile
+    /// and caps when it names them, its scopes and expiry, read again at
+    /// every call so a narrowing or a revocation reaches the run.
+    #[arg(long, value_name = "ID", conflicts_with = "allow_hosts")]
+    grant: Option<String>,
     /// Refuse to run unless the file's sha256 is this (artifact_integrity).
     #[arg(long, value_name = "HEX")]
     expect_sha256: Option<String>,
     /// Tenant whose durable state (vfs volumes, kv, queues) the command
-    /// reaches.
-    #[arg(long, default_value = "default")]
-    tenant: String,
+    /// reaches (default: the grant's, else `default`).
+    #[arg(long)]
+    tenant: Option<String>,
     /// Instance id the command runs as (names its vfs volumes within the
     /// tenant; default: the file's stem).
     #[arg(long, value_name = "ID")]
@@ -172,7 +177,25 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     }
 }
 
-fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
+fn execute(mut args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
+    // A stored grant's tenant, profile and caps stand in for the flags.
+    let record = match &args.grant {
+        None => None,
+        Some(id) => {
+            let r = crate::grant::book(&home).get(id).ok_or_else(|| {
+                Failure::before(
+                    "refused",
+                    workbooks::grants::GrantUseError::Unknown(id.clone()),
+                    exit::REFUSED,
+                )
+            })?;
+            args.tenant = args.tenant.or_else(|| Some(r.tenant.clone()));
+            args.profile = r.profile.clone().unwrap_or(args.profile);
+            args.caps = r.caps.clone().or(args.caps);
+            Some(r)
+        }
+    };
+    let tenant = args.tenant.clone().unwrap_or_else(|| "default".into());
     let profile =
         Profile::parse(&args.profile).map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let grant = match &args.caps {
@@ -189,7 +212,7 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let env =
         crate::options::parse_env(&args.env).map_err(|code| Failure::before("usage", "", code))?;
-    let net_scope = crate::options::net_scope(&args.allow_hosts)
+    let scope = crate::options::scope(&args.allow_hosts)
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let named = args.file();
     let (file, _) =
@@ -208,6 +231,14 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
             exit::LOAD,
         ));
     }
+    let scope = match &record {
+        None => scope,
+        Some(r) => Some(
+            engine
+                .granted_scope(&r.id, &tenant, &format!("sha256:{}", artifact.sha256_hex()))
+                .map_err(|e| Failure::before("refused", e, exit::REFUSED))?,
+        ),
+    };
     let docked = engine
         .dock(&artifact, &grant)
         .map_err(|e| Failure::before("refused", &e, exit::for_dock_error(&e)))?;
@@ -215,7 +246,7 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
         crate::oci::instance_name(&named)
             .map_or_else(|| stem_id(&named), |n| stem_id(Path::new(&n)))
     });
-    let mut opts = SessionOptions::new(id, args.tenant.clone());
+    let mut opts = SessionOptions::new(id, tenant);
     // A user's run shows FILE as written.
     opts.program = Some(named.display().to_string());
     opts.args = args.guest_args();
@@ -224,7 +255,7 @@ fn execute(args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failure> {
     opts.stdout = Output::Inherit;
     opts.stderr = Output::Inherit;
     opts.dirs = dirs;
-    opts.net_scope = net_scope;
+    opts.scope = scope;
     // One guest, one thread: its file calls need not hop to a pool.
     opts.inline_file_io = true;
     opts.timeout = args.timeout.map(std::time::Duration::from_millis);

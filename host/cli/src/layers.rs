@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "audit",
     "ledger",
     "secret",
+    "grant",
     "agent",
     "oci",
     "cache",

@@ -26,6 +26,7 @@ mod examples;
 mod exec;
 mod exit;
 mod fabric;
+mod grant;
 mod inspect;
 mod kernel;
 #[cfg(test)]
@@ -131,6 +132,11 @@ enum Command {
     /// Check an agent run's signed ledger, or prove one of its lines.
     #[command(subcommand)]
     Ledger(ledger::LedgerCommand),
+    /// Add, narrow, widen, revoke and show grants: scopes and expiry a
+    /// session runs under (`exec --grant`, `run --grant`), changed while it
+    /// runs.
+    #[command(subcommand)]
+    Grant(grant::GrantCommand),
     /// Manage the host's signing secrets.
     #[command(subcommand)]
     Secret(secret::SecretCommand),
@@ -323,6 +329,7 @@ fn dispatch(cli: Cli, home: std::path::PathBuf) -> u8 {
         Command::Net(cmd) => net::check(cmd, home),
         Command::Fetch(args) => net::fetch(args, home),
         Command::Secret(cmd) => secret::run(cmd, home),
+        Command::Grant(cmd) => grant::run(cmd, home),
         Command::Agent(cmd) => agent::run(cmd, home),
         Command::Ledger(cmd) => ledger::run(cmd, home),
         Command::Serve(args) => serve::run(args, home),

@@ -3,6 +3,7 @@
 use crate::{exit, fail};
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use workbooks::grants::{Scope, Scoped};
 use workbooks::state::Stdin;
 use workbooks::{CapSet, LineOptions, Preopen, Profile};
 
@@ -12,8 +13,12 @@ pub(crate) use workbooks_wire::StageArgs;
 pub(crate) trait StageOptions {
     /// The library options, or the exit code of a usage error.
     fn to_options(&self) -> Result<LineOptions, u8>;
-    /// The library options, or why they are a usage error.
+    /// The library options, or why they are a usage error; `--grant` is
+    /// refused (a verb that runs under it calls `granted_options`).
     fn line_options(&self) -> Result<LineOptions, String>;
+    /// The library options under `--grant` when it names one, resolved in
+    /// `engine`'s home ([`granted`]).
+    fn granted_options(&self, engine: &workbooks::Engine) -> Result<LineOptions, String>;
 }
 
 impl StageOptions for StageArgs {
@@ -23,42 +28,90 @@ impl StageOptions for StageArgs {
     }
 
     fn line_options(&self) -> Result<LineOptions, String> {
-        Profile::parse(&self.profile).map_err(|e| e.to_string())?;
-        let caps = match &self.caps {
-            None => None,
-            Some(words) => Some(CapSet::parse(words).map_err(|e| e.to_string())?),
-        };
-        let dirs = self
-            .dirs
-            .iter()
-            .map(|d| Preopen::parse(d))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(LineOptions {
-            profile: self.profile.clone(),
-            caps,
-            tenant: self.tenant.clone(),
-            dirs,
-            stage_timeout: self.timeout.map(std::time::Duration::from_millis),
-            stage_fuel: self.fuel,
-            stage_memory: self.memory.map(|m| m << 20),
-            env: env_pairs(&self.env)?,
-            net_scope: net_scope(&self.allow_hosts)?,
-            ..LineOptions::default()
-        })
+        // A verb that resolves `--grant` calls `granted`; one that does not
+        // refuses it rather than run the line unscoped.
+        if let Some(id) = &self.grant {
+            return Err(format!(
+                "--grant {id}: this verb does not run under a stored grant yet (exec and run do)"
+            ));
+        }
+        base_options(self)
     }
+
+    fn granted_options(&self, engine: &workbooks::Engine) -> Result<LineOptions, String> {
+        granted(self, engine, base_options(self)?)
+    }
+}
+
+/// The library options of every flag but `--grant`.
+fn base_options(stage: &StageArgs) -> Result<LineOptions, String> {
+    Profile::parse(&stage.profile).map_err(|e| e.to_string())?;
+    let caps = match &stage.caps {
+        None => None,
+        Some(words) => Some(CapSet::parse(words).map_err(|e| e.to_string())?),
+    };
+    let dirs = stage
+        .dirs
+        .iter()
+        .map(|d| Preopen::parse(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(LineOptions {
+        profile: stage.profile.clone(),
+        caps,
+        tenant: stage.tenant.clone(),
+        dirs,
+        stage_timeout: stage.timeout.map(std::time::Duration::from_millis),
+        stage_fuel: stage.fuel,
+        stage_memory: stage.memory.map(|m| m << 20),
+        env: env_pairs(&stage.env)?,
+        scope: scope(&stage.allow_hosts)?,
+        ..LineOptions::default()
+    })
 }
 
 /// The `--allow-host` patterns as a scope (none: unscoped), or why one
 /// cannot be read.
-pub(crate) fn net_scope(
-    patterns: &[String],
-) -> Result<Option<std::sync::Arc<workbooks::egress::Destinations>>, String> {
+pub(crate) fn scope(patterns: &[String]) -> Result<Option<workbooks::grants::Scope>, String> {
     if patterns.is_empty() {
         return Ok(None);
     }
     workbooks::egress::Destinations::parse(patterns)
-        .map(|d| Some(std::sync::Arc::new(d)))
+        .map(|d| Some(Scope::fixed(Scoped::destinations(d))))
         .map_err(|e| format!("--allow-host {e}"))
+}
+
+/// `opts` under `stage`'s `--grant` (when it names one): the grant's
+/// tenant (in place of the default), profile and caps when it names them,
+/// and its scope, read again at every call. A grant another tenant's, for
+/// a component, expired or unknown refuses the line.
+pub(crate) fn granted(
+    stage: &StageArgs,
+    engine: &workbooks::Engine,
+    mut opts: LineOptions,
+) -> Result<LineOptions, String> {
+    let Some(id) = &stage.grant else {
+        return Ok(opts);
+    };
+    let record = engine
+        .grants()
+        .get(id)
+        .ok_or_else(|| workbooks::grants::GrantUseError::Unknown(id.clone()).to_string())?;
+    if stage.tenant == workbooks_wire::DEFAULT_TENANT {
+        opts.tenant = record.tenant.clone();
+    }
+    if let Some(profile) = &record.profile {
+        Profile::parse(profile).map_err(|e| e.to_string())?;
+        opts.profile = profile.clone();
+    }
+    if let Some(caps) = &record.caps {
+        opts.caps = Some(CapSet::parse(caps).map_err(|e| e.to_string())?);
+    }
+    opts.scope = Some(
+        engine
+            .granted_scope(id, &opts.tenant, "line")
+            .map_err(|e| e.to_string())?,
+    );
+    Ok(opts)
 }
 
 /// The bytes of `file`, or the exit code of a load error naming it.

@@ -8,8 +8,8 @@
 /// Lowest first.
 const LAYERS: &[&str] = &[
     "flavor", "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact",
-    "embedded", "storage", "cadence", "egress", "preopen", "commands", "tier", "cap", "state",
-    "dock", "engine", "instance", "serve", "kernel", "identity", "child", "layers",
+    "embedded", "storage", "cadence", "egress", "grants", "preopen", "commands", "tier", "cap",
+    "state", "dock", "engine", "instance", "serve", "kernel", "identity", "child", "layers",
 ];
 
 #[test]

@@ -48,6 +48,7 @@ pub mod engine;
 pub mod environ;
 pub mod files;
 mod flavor;
+pub mod grants;
 pub mod identity;
 pub mod instance;
 pub mod kernel;

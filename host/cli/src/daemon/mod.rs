@@ -250,7 +250,7 @@ fn serve_line(engine: &Engine, rt: &tokio::runtime::Runtime, stream: UnixStream)
     }
     let request: Request = serde_json::from_slice(&payload)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-    let mut opts = match options(&request, engine.max_memory()) {
+    let mut opts = match options(&request, engine) {
         Ok(opts) => opts,
         Err(why) => {
             tracing::info!(%why, "daemon: refused a line");
@@ -327,7 +327,8 @@ fn serve_line(engine: &Engine, rt: &tokio::runtime::Runtime, stream: UnixStream)
 
 /// The line's options from a request, as the client's own `run` would make
 /// them; why not, when the request is one no client of this build sends.
-fn options(request: &Request, engine_memory: usize) -> Result<LineOptions, String> {
+fn options(request: &Request, engine: &workbooks::Engine) -> Result<LineOptions, String> {
+    let engine_memory = engine.max_memory();
     same_build(request)?;
     if request.env != own_env() {
         return Err(format!(
@@ -335,7 +336,7 @@ fn options(request: &Request, engine_memory: usize) -> Result<LineOptions, Strin
             wire::DAEMON_ENV.join(", ")
         ));
     }
-    let mut opts = request.stage.line_options()?;
+    let mut opts = request.stage.granted_options(engine)?;
     for (host, guest, read_only) in &request.dirs {
         if !host.is_absolute() {
             return Err(format!("a preopen of a relative path {}", host.display()));

@@ -60,7 +60,13 @@ fn offer(args: &run::Args, home: &Path, refused: &mut Option<String>) -> Option<
 /// a local run prints it).
 fn request(args: &run::Args) -> Result<Request, u8> {
     let stage = &args.stage;
-    let opts = stage.to_options()?;
+    // The flags are checked here; `--grant` is resolved by the daemon, in
+    // its home's book.
+    let opts = crate::options::StageArgs {
+        grant: None,
+        ..stage.clone()
+    }
+    .to_options()?;
     let dirs = opts
         .dirs
         .iter()

@@ -5,7 +5,7 @@
 pub(crate) mod client;
 
 use crate::exit;
-use crate::options::{StageOptions as _, engine_with, runtime, stdin_stream};
+use crate::options::{StageArgs, StageOptions as _, engine_with, runtime, stdin_stream};
 use std::io::Write;
 use std::path::PathBuf;
 use workbooks::{LineError, LineOutcome, LineStdout};
@@ -42,14 +42,20 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     }
     let json = crate::out::json();
     let body = || -> Result<u8, u8> {
-        let mut opts = args.stage.to_options()?;
+        let ungranted = StageArgs {
+            grant: None,
+            ..args.stage.clone()
+        };
+        let opts = ungranted.to_options()?;
+        let engine = engine_with(home, false, opts.stage_memory)?;
+        let mut opts = crate::options::granted(&args.stage, &engine, opts)
+            .map_err(|e| crate::fail("refused", e, exit::REFUSED))?;
         opts.stdin = stdin_stream();
         // Passed through as it is produced, as a shell's is; kept only to
         // go into the JSON.
         if !json {
             opts.stdout = LineStdout::Inherit;
         }
-        let engine = engine_with(home, false, opts.stage_memory)?;
         let outcome = runtime()?.block_on(engine.commands().run_line(&args.line, opts));
         let mut stdout = std::io::stdout().lock();
         let mut stderr = std::io::stderr().lock();

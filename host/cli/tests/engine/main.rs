@@ -33,6 +33,7 @@ mod daemon;
 mod defects;
 mod docs;
 mod fabric;
+mod grants;
 mod home;
 mod knock;
 mod lanes;

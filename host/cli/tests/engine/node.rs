@@ -536,7 +536,9 @@ async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() 
 async fn a_node_task_under_a_network_scope_is_refused_not_run_unscoped() {
     let scope = workbooks::egress::Destinations::parse(&["https://api.example.com"]).unwrap();
     let err = refused_before_the_bus(LineOptions {
-        net_scope: Some(std::sync::Arc::new(scope)),
+        scope: Some(workbooks::grants::Scope::fixed(
+            workbooks::grants::Scoped::destinations(scope),
+        )),
         ..LineOptions::default()
     })
     .await;

@@ -1,5 +1,5 @@
 //! Network scopes, attacked: a guest whose grant names its destinations
-//! (`SessionOptions::net_scope`, `wbx exec --allow-host`) tries every other
+//! (`SessionOptions::scope`, `wbx exec --allow-host`) tries every other
 //! way out: another name, the literal address of the name it may reach, a
 //! redirect, `wasi:http`, a one-shot socket, `wasi:sockets` (a lookup of a
 //! name not in scope, a connect to an address no allowed name answered, the
@@ -15,11 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use workbooks::commands::{ArgMode, Tier};
 use workbooks::egress::{Destinations, Resolver};
+use workbooks::grants::{Scope, Scoped};
 use workbooks::shell::LineOptions;
 use workbooks::{Cidr, Engine, SessionOptions};
 
 /// Every name resolves to loopback, where the test servers listen.
-struct Loopback;
+pub(crate) struct Loopback;
 
 impl Resolver for Loopback {
     fn resolve<'a>(
@@ -30,7 +31,9 @@ impl Resolver for Loopback {
     }
 }
 
-fn engine(home: &tempfile::TempDir) -> Engine {
+/// An engine homed in `home` whose every name resolves to loopback, which
+/// its floor opens.
+pub(crate) fn engine(home: &tempfile::TempDir) -> Engine {
     own_builder(home.path())
         .net_allow(Cidr::parse_list("127.0.0.0/8").unwrap())
         .resolver(Arc::new(Loopback))
@@ -39,25 +42,26 @@ fn engine(home: &tempfile::TempDir) -> Engine {
         .unwrap()
 }
 
-fn scope(patterns: &[&str]) -> Option<Arc<Destinations>> {
-    Some(Arc::new(Destinations::parse(patterns).unwrap()))
+fn scope(patterns: &[&str]) -> Option<Scope> {
+    let destinations = Destinations::parse(patterns).unwrap();
+    Some(Scope::fixed(Scoped::destinations(destinations)))
 }
 
-async fn run_scoped(
+pub(crate) async fn run_scoped(
     e: &Engine,
     probe: &str,
-    scope: Option<Arc<Destinations>>,
+    scope: Option<Scope>,
     args: &[&str],
 ) -> String {
     let mut opts = SessionOptions::new("scoped", "t");
     opts.args = args.iter().map(|a| a.to_string()).collect();
-    opts.net_scope = scope;
+    opts.scope = scope;
     crate::net::run_session(e, probe, "network", opts).await
 }
 
 /// The loopback HTTP server, a home and an engine whose every name
 /// resolves to it.
-async fn served() -> (servers::Http, tempfile::TempDir, Engine) {
+pub(crate) async fn served() -> (servers::Http, tempfile::TempDir, Engine) {
     let srv = servers::http().await;
     let home = tempfile::tempdir().unwrap();
     let e = engine(&home);
@@ -153,7 +157,7 @@ async fn a_socket_connects_only_to_an_address_an_allowed_name_answered() {
     let port = listener.local_addr().unwrap().port();
     let home = tempfile::tempdir().unwrap();
     let e = engine(&home);
-    let run = |s: Option<Arc<Destinations>>| {
+    let run = |s: Option<Scope>| {
         let e = e.clone();
         async move { run_scoped(&e, SANDBOX_NETWORK, s, &[&port.to_string()]).await }
     };
@@ -196,7 +200,7 @@ async fn a_command_a_scoped_line_starts_runs_under_its_scope_in_process_and_in_a
             .unwrap();
         let opts = LineOptions {
             profile: "network".into(),
-            net_scope: scope(&[&format!("http://api.test:{port}")]),
+            scope: scope(&[&format!("http://api.test:{port}")]),
             ..LineOptions::default()
         };
         let line = format!("{name} fetch http://evil.test:{port}/bytes/3");

@@ -48,6 +48,8 @@ pub(crate) struct Opening<'a> {
     pub(crate) llm: Option<&'a Arc<LlmService>>,
     /// The session tenant's network reach.
     pub(crate) access: &'a NetAccess,
+    /// The grant's scopes the session runs under (`None`: unscoped).
+    pub(crate) scope: Option<&'a crate::grants::Scope>,
     /// Where the storage, signing and launch calls go when another
     /// process serves them (a container-tier child's parent).
     pub(crate) relay: Option<&'a Arc<dyn Relay>>,

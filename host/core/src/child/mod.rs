@@ -155,15 +155,14 @@ fn engine(
     Ok(engine)
 }
 
-/// The network scope the parent passed; a pattern that cannot be read
-/// refuses the run (never runs it unscoped).
-fn net_scope(
-    request: &ChildRequest,
-) -> Result<Option<std::sync::Arc<crate::egress::Destinations>>, CommandError> {
+/// The grant's scopes the parent passed, as they were when it started the
+/// child (their expiry still holds here); a destination that cannot be
+/// read refuses the run (never runs it unscoped).
+fn scope(request: &ChildRequest) -> Result<Option<crate::grants::Scope>, CommandError> {
     request
-        .net_scope
-        .as_deref()
-        .map(|patterns| crate::egress::Destinations::parse(patterns).map(std::sync::Arc::new))
+        .scope
+        .clone()
+        .map(|snapshot| crate::grants::Scoped::read(snapshot).map(crate::grants::Scope::fixed))
         .transpose()
         .map_err(|e| refused(format!("the network scope: {e}")))
 }

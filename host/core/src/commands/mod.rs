@@ -79,7 +79,7 @@ pub struct CommandEnv {
     pub policy: CommandPolicy,
     /// The caller's network scope, which its commands run under too
     /// (`None`: unscoped).
-    pub net_scope: Option<Arc<crate::egress::Destinations>>,
+    pub scope: Option<crate::grants::Scope>,
 }
 
 /// What a finished command produced.

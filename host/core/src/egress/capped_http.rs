@@ -12,7 +12,7 @@
 //! it passes the cap (the connection is dropped, not drained), and a body
 //! that trickles is cut off by the deadline.
 
-use super::destinations::Destinations;
+use super::NetScope;
 use super::net_guard::{NetDenial, NetGuard, Pinned};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
@@ -315,7 +315,7 @@ impl HttpClient {
         &self,
         req: HttpRequest,
         limits: &HttpLimits,
-        scope: Option<&Destinations>,
+        scope: Option<&dyn NetScope>,
     ) -> Result<HttpResponse, HttpError> {
         tokio::time::timeout(limits.deadline, self.follow(req, limits, scope))
             .await
@@ -326,7 +326,7 @@ impl HttpClient {
         &self,
         req: HttpRequest,
         limits: &HttpLimits,
-        scope: Option<&Destinations>,
+        scope: Option<&dyn NetScope>,
     ) -> Result<HttpResponse, HttpError> {
         let HttpRequest {
             mut method,

@@ -335,6 +335,7 @@ impl Destinations {
     /// The refusal for `refused`, naming what the scope allows.
     pub fn refusal(&self, refused: impl fmt::Display) -> super::NetDenial {
         super::NetDenial::OutOfScope {
+            grant: None,
             allowed: self.shown.clone(),
             refused: refused.to_string(),
         }

@@ -20,6 +20,21 @@ pub use tls::{pem_roots, pem_roots_file};
 use crate::cadence::{Cadence, Denial};
 use std::sync::Arc;
 
+/// What judges a destination for a session: its grant's network scope as
+/// it is at the call (a grant's `Scope` is the one the engine
+/// makes). A refusal names what refused and `refused`.
+pub trait NetScope: std::fmt::Debug + Send + Sync {
+    /// Whether `scheme://host:port` may be reached now; `host` is a name or
+    /// an address literal as a URL writes it.
+    fn judge(
+        &self,
+        scheme: &str,
+        host: &str,
+        port: u16,
+        refused: &dyn std::fmt::Display,
+    ) -> Result<(), NetDenial>;
+}
+
 /// What a network call needs: the caller's tenant, the cadence
 /// and the guarded transport. A cap context holding `None` reaches nothing.
 #[derive(Clone, Debug)]
@@ -34,9 +49,9 @@ pub struct NetAccess {
     pub max_body: usize,
     /// The wall-clock budget of one fetch.
     pub timeout: std::time::Duration,
-    /// The destinations the grant allows; `None` is unscoped (the floor
-    /// alone judges).
-    pub scope: Option<Arc<Destinations>>,
+    /// The grant's network scope, judged as it is at each call; `None` is
+    /// unscoped (the floor alone judges).
+    pub scope: Option<Arc<dyn NetScope>>,
 }
 
 impl NetAccess {
@@ -71,9 +86,12 @@ impl NetAccess {
     /// (a refusal inside [`NetAccess::guarded`] is audited there).
     pub fn in_scope(&self, scheme: &str, host: &str, port: u16) -> Result<(), NetDenial> {
         match &self.scope {
-            Some(scope) => {
-                scope.judge(scheme, host, port, format_args!("{scheme}://{host}:{port}"))
-            }
+            Some(scope) => scope.judge(
+                scheme,
+                host,
+                port,
+                &format_args!("{scheme}://{host}:{port}"),
+            ),
             None => Ok(()),
         }
     }

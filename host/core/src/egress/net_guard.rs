@@ -22,7 +22,7 @@
 //! the floor is the operator's allow-list of CIDRs, set in engine
 //! configuration and never by a guest.
 
-use super::destinations::Destinations;
+use super::NetScope;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -225,12 +225,24 @@ pub enum NetDenial {
         why: String,
     },
     /// The destination is outside the grant's network scope.
-    #[error("out of scope: the net scope allows {allowed}; refused {refused}")]
+    #[error("{}", out_of_scope(grant.as_deref(), allowed, refused))]
     OutOfScope {
+        /// The stored grant whose scope refused (`None`: a command line's
+        /// `--allow-host`).
+        grant: Option<String>,
         /// The scope's patterns, as written.
         allowed: String,
         /// The destination refused.
         refused: String,
+    },
+    /// The grant the session runs under expired, was revoked or does not
+    /// read: every call under it is refused.
+    #[error("{why}")]
+    Withdrawn {
+        /// The audit's reason (`grant_expired`, `grant_revoked`, ...).
+        reason: &'static str,
+        /// What refused, naming the grant.
+        why: String,
     },
     /// The name does not resolve (or resolves to nothing).
     #[error("cannot resolve {host}: {why}")]
@@ -242,6 +254,15 @@ pub enum NetDenial {
     },
 }
 
+/// The text of [`NetDenial::OutOfScope`]: a stored grant's refusal names
+/// it (`grant g-7f3: net scope allows …; refused …`).
+fn out_of_scope(grant: Option<&str>, allowed: &str, refused: &str) -> String {
+    match grant {
+        Some(id) => format!("grant {id}: net scope allows {allowed}; refused {refused}"),
+        None => format!("out of scope: the net scope allows {allowed}; refused {refused}"),
+    }
+}
+
 impl NetDenial {
     /// A short name for the audit log.
     pub fn reason(&self) -> &'static str {
@@ -251,6 +272,7 @@ impl NetDenial {
             NetDenial::Blocked { .. } => "blocked_address",
             NetDenial::Unresolved { .. } => "unresolved",
             NetDenial::OutOfScope { .. } => "out_of_scope",
+            NetDenial::Withdrawn { reason, .. } => reason,
         }
     }
 }
@@ -387,7 +409,7 @@ impl NetGuard {
     pub async fn check_url_within(
         &self,
         raw: &str,
-        scope: Option<&Destinations>,
+        scope: Option<&dyn NetScope>,
     ) -> Result<Pinned, NetDenial> {
         let url = url::Url::parse(raw.trim()).map_err(|e| NetDenial::Unparseable(e.to_string()))?;
         let tls = match url.scheme() {
@@ -408,7 +430,7 @@ impl NetGuard {
             .port_or_known_default()
             .unwrap_or(if tls { 443 } else { 80 });
         if let Some(scope) = scope {
-            scope.judge(url.scheme(), &host, port, raw.trim())?;
+            scope.judge(url.scheme(), &host, port, &raw.trim())?;
         }
         let addr = self.pin(&host, port).await?;
         Ok(Pinned {

@@ -439,6 +439,9 @@ impl EngineBuilder {
                     Some(&home),
                     RateLimiter::new(self.rate_limit.0, self.rate_limit.1),
                 ),
+                grants: Arc::new(crate::grants::GrantBook::new(Some(
+                    home.join(crate::grants::GRANTS_FILE),
+                ))),
                 descriptors: crate::cadence::Descriptors::new(
                     self.max_descriptors_per_tenant
                         .unwrap_or_else(crate::cadence::tenant_descriptor_cap),

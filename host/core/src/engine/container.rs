@@ -160,7 +160,7 @@ impl Engine {
             resolved,
             (timeout, fuel),
             &brokers,
-        );
+        )?;
         // The store the child's relayed calls are answered from: the one
         // an in-process run of this command would get.
         let grant = resolved.grant(&env.grant);
@@ -169,6 +169,8 @@ impl Engine {
         opts.dirs = env.dirs.clone();
         opts.memory = env.policy.memory;
         opts.commands = super::launch::child_policy(env);
+        // Its commands (relayed launch calls) run under the caller's scope.
+        opts.scope = env.scope.clone();
         let (store, _) = self
             .new_store(crate::flavor::Flavor::Sync, &grant, &opts)
             .map_err(|e| {

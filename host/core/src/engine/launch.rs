@@ -197,7 +197,7 @@ impl Engine {
         opts.fuel = Some(fuel);
         opts.memory = env.policy.memory;
         opts.commands = child_policy(env);
-        opts.net_scope = env.net_scope.clone();
+        opts.scope = env.scope.clone();
         let out = self.run(&docked, opts).await.map_err(CommandError::from)?;
         for stream in [&out.stdout, &out.stderr] {
             if stream.len() > MAX_CAPTURED_OUTPUT_BYTES {

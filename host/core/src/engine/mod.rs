@@ -168,6 +168,8 @@ struct Inner {
     relay: Option<Arc<dyn crate::cap::relay::Relay>>,
     storage: Arc<StorageSlot>,
     cadence: Arc<Cadence>,
+    /// The home's grants, read again as they change.
+    grants: Arc<crate::grants::GrantBook>,
     /// The descriptors each tenant's stores hold.
     descriptors: Arc<crate::cadence::Descriptors>,
     registry: Registry,
@@ -337,6 +339,22 @@ impl Engine {
         Ok(files)
     }
 
+    /// The home's grants ([`crate::grants`]).
+    pub fn grants(&self) -> &Arc<crate::grants::GrantBook> {
+        &self.inner.grants
+    }
+
+    /// The scope of stored grant `id` for a session of `tenant` running
+    /// `subject` (see [`crate::grants::Scope::for_session`]).
+    pub fn granted_scope(
+        &self,
+        id: &str,
+        tenant: &str,
+        subject: &str,
+    ) -> Result<crate::grants::Scope, crate::grants::GrantUseError> {
+        crate::grants::Scope::for_session(&self.inner.grants, id, tenant, subject)
+    }
+
     /// The cadence: revocations, rate limits, audit.
     pub fn cadence(&self) -> &Arc<Cadence> {
         &self.inner.cadence
@@ -493,7 +511,10 @@ impl Engine {
             keyring: &self.inner.keyring,
             llm: self.inner.llm.as_ref(),
             access: NetAccess {
-                scope: opts.net_scope.clone(),
+                scope: opts
+                    .scope
+                    .clone()
+                    .map(|s| Arc::new(s) as Arc<dyn crate::egress::NetScope>),
                 ..self.net_access(&opts.tenant)
             },
             memory: self.memory_cap(opts.memory, grant.profile.effective),

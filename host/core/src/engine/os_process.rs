@@ -265,7 +265,7 @@ impl Engine {
             args,
             handed: None,
         };
-        Ok(child_request(
+        child_request(
             self,
             self.home().to_path_buf(),
             job,
@@ -273,7 +273,7 @@ impl Engine {
             resolved,
             budgets,
             &brokers,
-        ))
+        )
     }
 }
 
@@ -289,12 +289,20 @@ pub(crate) fn child_request(
     resolved: &Resolved,
     (timeout, fuel): (Duration, u64),
     brokers: &[(Cap, std::path::PathBuf)],
-) -> ChildRequest {
+) -> Result<ChildRequest, CommandError> {
     let grant = resolved.grant(&env.grant);
+    // The child runs under the grant as it is now; one already expired or
+    // revoked starts nothing.
+    let scope = env
+        .scope
+        .as_ref()
+        .map(crate::grants::Scope::snapshot)
+        .transpose()
+        .map_err(|e| CommandError::Refused(e.to_string()))?;
     // The child composes with the same brokers and deny brokers as this
     // engine.
     let stubs = env.grant.stubs.union(engine.stubs()).union(resolved.stubs);
-    ChildRequest {
+    Ok(ChildRequest {
         protocol: CHILD_PROTOCOL,
         home,
         job,
@@ -310,8 +318,8 @@ pub(crate) fn child_request(
         stubs: stub_words(stubs),
         dirs: child_dirs(&env.dirs),
         home_shares: engine.home_shares(),
-        net_scope: env.net_scope.as_ref().map(|s| s.written()),
-    }
+        scope,
+    })
 }
 
 /// Caps as the request names them.

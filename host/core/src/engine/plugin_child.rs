@@ -58,7 +58,12 @@ impl Commands<'_> {
             stubs: stub_words(self.engine.stubs()),
             dirs: child_dirs(&opts.dirs),
             home_shares: self.engine.home_shares(),
-            net_scope: opts.net_scope.as_ref().map(|s| s.written()),
+            scope: opts
+                .scope
+                .as_ref()
+                .map(crate::grants::Scope::snapshot)
+                .transpose()
+                .map_err(|e| CommandError::Refused(e.to_string()))?,
         };
         // The child shares this engine's home, its cache and the key
         // sealing it; the request, then the input, on its stdin.

@@ -64,9 +64,10 @@ pub struct LineOptions {
     /// Fuel of the shell itself for the whole line ([`SHELL_FUEL`] when
     /// `None`); each stage has its own.
     pub shell_fuel: Option<u64>,
-    /// The destinations every stage's network caps may reach; `None` is
-    /// unscoped (the floor alone).
-    pub net_scope: Option<Arc<crate::egress::Destinations>>,
+    /// The grant's scopes every stage runs under (the destinations its
+    /// network caps may reach, its expiry); `None` is unscoped (the floor
+    /// alone).
+    pub scope: Option<crate::grants::Scope>,
 }
 
 impl Default for LineOptions {
@@ -85,7 +86,7 @@ impl Default for LineOptions {
             stage_memory: None,
             allowlist: None,
             shell_fuel: None,
-            net_scope: None,
+            scope: None,
         }
     }
 }
@@ -239,7 +240,7 @@ impl Commands<'_> {
         let mut session = SessionOptions::new(opts.session_id, opts.tenant);
         session.fuel = Some(shell_fuel);
         session.dirs = opts.dirs;
-        session.net_scope = opts.net_scope;
+        session.scope = opts.scope;
         session.commands = CommandPolicy {
             stage_grant: Some(stage_grant),
             allowlist: opts.allowlist.map(Arc::new),
@@ -336,7 +337,7 @@ pub fn host_env(opts: LineOptions) -> Result<(crate::commands::CommandEnv, Stdin
             memory: opts.stage_memory,
             env: opts.env.into(),
         },
-        net_scope: opts.net_scope,
+        scope: opts.scope,
     };
     crate::environ::check(&env.policy.env).map_err(SessionError::from)?;
     Ok((env, opts.stdin))

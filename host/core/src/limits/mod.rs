@@ -232,6 +232,16 @@ pub const SOCKET_MAX_UDP_PEERS: usize = 1024;
 /// connect to it is refused.
 pub const SCOPE_MAX_LOOKED_UP: usize = 1024;
 
+/// How long a running engine may go on judging calls by a grant as it last
+/// read it: a narrowing, an expiry change or a revocation made by another
+/// process reaches every call after this. Stops a file check on every call
+/// (one clock read otherwise).
+pub const GRANT_REFRESH_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Grants one home holds. Bounds `grants.json`, which every engine sharing
+/// the home reads whole when it changes.
+pub const GRANTS_MAX: usize = 4096;
+
 /// WASI 0.3 datagram calls (`udp-socket.send` and `receive`) one store may
 /// have waiting at once. Each holds a datagram's buffer in the host (up to
 /// 64 KiB) until it is answered, and the calls are async: without this one

@@ -183,6 +183,7 @@ pub(crate) fn open(
             keyring: host.keyring,
             llm: host.llm,
             access: &host.access,
+            scope: opts.scope.as_ref(),
             relay: host.relay,
             launcher: host.launcher,
             dirs: &opts.dirs,

@@ -14,7 +14,7 @@ use crate::cap::relay::Relay;
 use crate::cap::secrets::keyring::Keyring;
 use crate::cap::session_info::SessionCtx;
 use crate::commands::CommandPolicy;
-use crate::egress::{Destinations, NetAccess};
+use crate::egress::NetAccess;
 use crate::limits::{
     Deadline, HasDeadline, MAX_ARGV_BYTES, MAX_CAPTURED_OUTPUT_BYTES, MAX_STDIN_BYTES,
     MemoryLimiter,
@@ -149,9 +149,10 @@ pub struct SessionOptions {
     /// Where the session's model answers are recorded or replayed from,
     /// and what it may spend on the model (`llm`); nothing by default.
     pub llm: crate::cap::llm::LlmRun,
-    /// The destinations the session's network caps may reach, and the
-    /// commands it starts with them; `None` is unscoped (the floor alone).
-    pub net_scope: Option<Arc<Destinations>>,
+    /// The grant's scopes the session, and the commands it starts, run
+    /// under (the destinations its network caps may reach, its expiry);
+    /// `None` is unscoped (the floor alone).
+    pub scope: Option<crate::grants::Scope>,
 }
 
 impl SessionOptions {
@@ -176,7 +177,7 @@ impl SessionOptions {
             pipeline_stdin: None,
             pipeline_stdout: None,
             llm: Default::default(),
-            net_scope: None,
+            scope: None,
         }
     }
 }

@@ -47,7 +47,7 @@ fn cat_request(home: &Path, sha256: String) -> ChildRequest {
         stubs: Vec::new(),
         dirs: Vec::new(),
         home_shares: Vec::new(),
-        net_scope: None,
+        scope: None,
     }
 }
 
@@ -153,7 +153,12 @@ async fn a_request_of_another_protocol_is_refused_by_name_and_nothing_runs() {
 async fn a_request_whose_network_scope_cannot_be_read_is_refused_not_run_unscoped() {
     let home = tempfile::tempdir().unwrap();
     let mut request = cat_request(home.path(), cat_sha256());
-    request.net_scope = Some(vec!["api.example.com".into()]);
+    request.scope = Some(workbooks::grants::ScopeSnapshot {
+        grant: None,
+        net: Some(vec!["api.example.com".into()]),
+        prefixes: Default::default(),
+        expires_ms: None,
+    });
     refused_saying(
         &request,
         "the network scope: \"api.example.com\" has no scheme",

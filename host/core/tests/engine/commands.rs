@@ -43,7 +43,7 @@ fn env(tenant: &str, caller: &[Cap]) -> CommandEnv {
         grant: Grant::profile("compute"),
         dirs: Vec::new(),
         policy: CommandPolicy::default(),
-        net_scope: None,
+        scope: None,
     }
 }
 

@@ -44,9 +44,13 @@ impl crate::Fabric {
         }
         // Nor can a network scope yet: a worker would run the task
         // unscoped, so a scoped caller's task is refused here.
-        if let Some(scope) = &env.net_scope {
+        if let Some(scope) = &env.scope {
+            let allows = match scope.now() {
+                Ok(s) => s.net().map_or("any destination".into(), |d| d.to_string()),
+                Err(e) => e.to_string(),
+            };
             return Err(FabricError::Node(format!(
-                "a task on the node tier cannot carry a network scope yet (the caller's allows {scope})"
+                "a task on the node tier cannot carry a network scope yet (the caller's allows {allows})"
             )));
         }
         if opts.workers.is_empty() {

@@ -385,7 +385,7 @@ async fn run_task(
         caller_caps: grant.caps.with(Cap::Commands),
         grant,
         dirs: Vec::new(),
-        net_scope: None,
+        scope: None,
         policy: CommandPolicy {
             timeout: Some(Duration::from_millis(task.timeout_ms).min(policy.max_timeout)),
             fuel: Some(

@@ -51,20 +51,24 @@ pub(crate) struct KvCtx(pub(crate) Backend<Local>);
 pub(crate) struct Local {
     source: Option<(Arc<StorageSlot>, String, Arc<Cadence>)>,
     tenant: Option<TenantKv>,
+    /// The grant's scopes: its key prefixes and expiry, read at each call.
+    scope: Option<crate::grants::Scope>,
 }
 
 impl KvCtx {
-    /// Reaches the keys of `tenant` (a validated name), or sends every
-    /// call to `relay` (see [`crate::cap::relay`]).
+    /// Reaches the keys of `tenant` (a validated name) that `scope` allows,
+    /// or sends every call to `relay` (see [`crate::cap::relay`]).
     pub(crate) fn open(
         relay: Option<&Arc<dyn Relay>>,
         storage: &Arc<StorageSlot>,
         tenant: &str,
         cadence: &Arc<Cadence>,
+        scope: Option<&crate::grants::Scope>,
     ) -> Self {
         KvCtx(Backend::open(relay, || Local {
             source: Some((storage.clone(), tenant.to_string(), cadence.clone())),
             tenant: None,
+            scope: scope.cloned(),
         }))
     }
 }
@@ -82,6 +86,8 @@ impl CapUnit for Kv {
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<KvCtx, StorageError> {
-        Ok(KvCtx::open(o.relay, o.storage, o.tenant, o.cadence))
+        Ok(KvCtx::open(
+            o.relay, o.storage, o.tenant, o.cadence, o.scope,
+        ))
     }
 }

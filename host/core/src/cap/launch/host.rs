@@ -470,7 +470,7 @@ mod tests {
             grant: Grant::profile("minimal"),
             dirs: Vec::new(),
             policy: CommandPolicy::default(),
-            net_scope: None,
+            scope: None,
         };
         LaunchCtx::new(launcher.clone(), env, caps)
     }

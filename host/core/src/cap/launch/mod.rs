@@ -275,6 +275,6 @@ fn session_env(o: &Opening<'_>) -> CommandEnv {
             .unwrap_or_else(|| o.grant.clone()),
         dirs: o.dirs.to_vec(),
         policy: o.commands.clone(),
-        net_scope: o.access.scope.clone(),
+        scope: o.scope.cloned(),
     }
 }

@@ -169,7 +169,7 @@ impl CapUnit for Net {
                 o.tenant.to_string(),
                 o.descriptors.clone(),
             )
-            .scoped(o.access.scope.clone()),
+            .scoped(o.scope.cloned()),
         );
         let mut ctx = NetCtx::new(o.access.clone(), o.descriptors.clone());
         ctx.gate = Some(gate.clone());

@@ -32,7 +32,8 @@
 //! closes it or its call ends.
 
 use crate::cadence::{Cadence, Denial, Holding, Kind};
-use crate::egress::{Destinations, NetGuard};
+use crate::egress::NetGuard;
+use crate::grants::Scope;
 use crate::limits::{SCOPE_MAX_LOOKED_UP, SOCKET_MAX_UDP_PEERS};
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -67,7 +68,7 @@ pub(crate) struct SocketGate {
     /// The store's 0.3 datagram calls waiting now (`datagrams`).
     pub(super) datagram_calls: AtomicUsize,
     /// The destinations the grant allows (`None`: the floor alone).
-    scope: Option<Arc<Destinations>>,
+    scope: Option<Scope>,
     /// Under a scope: the names this store looked up, by the addresses
     /// they were answered, so a connect to one is judged by its name.
     looked_up: Mutex<HashMap<IpAddr, Vec<String>>>,
@@ -98,7 +99,7 @@ impl SocketGate {
     }
 
     /// This gate, judging every connect and lookup by `scope` too.
-    pub(crate) fn scoped(mut self, scope: Option<Arc<Destinations>>) -> Self {
+    pub(crate) fn scoped(mut self, scope: Option<Scope>) -> Self {
         self.scope = scope;
         self
     }
@@ -106,14 +107,23 @@ impl SocketGate {
     /// Whether a connect to `addr` over `scheme` is in scope: the scope
     /// names the address, or a name this store looked up and was
     /// answered it.
-    fn in_scope(&self, scheme: &str, addr: SocketAddr) -> bool {
+    /// The refusal's reason otherwise (`out_of_scope`, or the grant's own
+    /// when it expired or was revoked).
+    fn in_scope(&self, scheme: &str, addr: SocketAddr) -> Result<(), &'static str> {
         let Some(scope) = &self.scope else {
-            return true;
+            return Ok(());
+        };
+        let scoped = scope.now().map_err(|e| e.reason())?;
+        let Some(net) = scoped.net() else {
+            return Ok(());
         };
         let looked_up = self.looked_up.lock().unwrap_or_else(|p| p.into_inner());
         let names = looked_up.get(&addr.ip().to_canonical());
         let names = names.map(|n| n.iter().map(String::as_str));
-        scope.allows_addr(scheme, addr.ip(), addr.port(), names.into_iter().flatten())
+        match net.allows_addr(scheme, addr.ip(), addr.port(), names.into_iter().flatten()) {
+            true => Ok(()),
+            false => Err("out_of_scope"),
+        }
     }
 
     /// Under a scope: notes that 0.2 lookup stream `rep` answers `name`;
@@ -204,8 +214,8 @@ impl SocketGate {
                 } else {
                     "udp"
                 };
-                if !self.in_scope(scheme, addr) {
-                    return self.deny("out_of_scope", addr);
+                if let Err(reason) = self.in_scope(scheme, addr) {
+                    return self.deny(reason, addr);
                 }
                 if matches!(usage, U::UdpSend) {
                     let mut peers = self.udp_peers.lock().unwrap_or_else(|p| p.into_inner());
@@ -224,6 +234,11 @@ impl SocketGate {
                     self.cadence
                         .deny(&self.tenant, AUDITED_AS, Denial::Revoked, &addr.to_string());
                     return false;
+                }
+                // A datagram from outside the grant as it is now (narrowed,
+                // expired, revoked) is dropped.
+                if let Err(reason) = self.in_scope("udp", addr) {
+                    return self.deny(reason, addr);
                 }
                 let sent_to = self
                     .udp_peers
@@ -290,13 +305,16 @@ impl SocketGate {
             tracing::info!(name, "refused a name lookup");
             return false;
         }
-        if self.scope.as_ref().is_some_and(|s| !s.allows_name(name)) {
-            self.cadence.deny(
-                &self.tenant,
-                AUDITED_AS,
-                Denial::Guard("out_of_scope"),
-                name,
-            );
+        let refused = self.scope.as_ref().and_then(|scope| match scope.now() {
+            Err(e) => Some(e.reason()),
+            Ok(s) => s
+                .net()
+                .is_some_and(|n| !n.allows_name(name))
+                .then_some("out_of_scope"),
+        });
+        if let Some(reason) = refused {
+            self.cadence
+                .deny(&self.tenant, AUDITED_AS, Denial::Guard(reason), name);
             return false;
         }
         true
@@ -461,7 +479,8 @@ mod tests {
     /// A gate scoped to `patterns`, with calls to spare.
     fn scoped_gate(patterns: &[&str]) -> SocketGate {
         let scope = crate::egress::Destinations::parse(patterns).unwrap();
-        gate(1 << 20).1.scoped(Some(Arc::new(scope)))
+        let scope = Scope::fixed(crate::grants::Scoped::destinations(scope));
+        gate(1 << 20).1.scoped(Some(scope))
     }
 
     #[test]

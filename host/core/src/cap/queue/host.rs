@@ -7,9 +7,18 @@ use crate::cadence::Denial;
 use crate::cap::relay::ServeAsync;
 use std::time::Duration;
 
+/// How a grant's prefixes name this cap and its names.
+const SCOPED_AS: crate::grants::Prefixed = crate::grants::Prefixed {
+    cap: "queue",
+    noun: "queue",
+};
+
 impl Local {
-    /// The cadence, then the tenant's queues.
-    fn admit(&mut self) -> Result<TenantQueues, Fault> {
+    /// The cadence, then the grant's scope for queue `name` (a name
+    /// outside its prefixes is a refused name, `invalid-name`, naming the
+    /// grant; a grant expired or revoked refuses every call, `revoked`;
+    /// audited either way), then the tenant's queues.
+    fn admit(&mut self, name: &str) -> Result<TenantQueues, Fault> {
         let (storage, tenant, cadence) = self
             .source
             .as_ref()
@@ -18,6 +27,18 @@ impl Local {
             Denial::Revoked => Fault::Revoked,
             _ => Fault::RateLimited,
         })?;
+        if let Some(scope) = &self.scope {
+            let scoped = scope.now().map_err(|e| {
+                cadence.deny(tenant, "queue", Denial::Guard(e.reason()), &e.to_string());
+                Fault::Revoked
+            })?;
+            scoped
+                .judge_name(SCOPED_AS, name.as_bytes())
+                .map_err(|why| {
+                    cadence.deny(tenant, "queue", Denial::Guard("out_of_scope"), &why);
+                    Fault::InvalidName(why)
+                })?;
+        }
         if self.queues.is_none() {
             let queues = storage
                 .get()
@@ -33,13 +54,15 @@ impl Local {
 
 impl ServeAsync<Push> for Local {
     async fn serve(&mut self, Push { name, message }: Push) -> Result<u32, Fault> {
-        self.admit()?.push(&name, &message).map_err(Fault::from)
+        self.admit(&name)?
+            .push(&name, &message)
+            .map_err(Fault::from)
     }
 }
 
 impl ServeAsync<Pop> for Local {
     async fn serve(&mut self, Pop { name, timeout_ms }: Pop) -> Result<Option<Vec<u8>>, Fault> {
-        let queues = self.admit()?;
+        let queues = self.admit(&name)?;
         if timeout_ms == 0 {
             return queues.pop(&name).map_err(Fault::from);
         }
@@ -50,7 +73,7 @@ impl ServeAsync<Pop> for Local {
 
 impl ServeAsync<Len> for Local {
     async fn serve(&mut self, Len { name }: Len) -> Result<u32, Fault> {
-        self.admit()?.len(&name).map_err(Fault::from)
+        self.admit(&name)?.len(&name).map_err(Fault::from)
     }
 }
 

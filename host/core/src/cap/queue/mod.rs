@@ -61,6 +61,9 @@ pub(crate) struct QueueCtx(pub(crate) Backend<Local>);
 pub(crate) struct Local {
     source: Option<(Arc<StorageSlot>, String, Arc<Cadence>)>,
     queues: Option<TenantQueues>,
+    /// The grant's scopes: its queue prefixes and expiry, read at each
+    /// call.
+    scope: Option<crate::grants::Scope>,
 }
 
 impl QueueCtx {
@@ -71,10 +74,12 @@ impl QueueCtx {
         storage: &Arc<StorageSlot>,
         tenant: &str,
         cadence: &Arc<Cadence>,
+        scope: Option<&crate::grants::Scope>,
     ) -> Self {
         QueueCtx(Backend::open(relay, || Local {
             source: Some((storage.clone(), tenant.to_string(), cadence.clone())),
             queues: None,
+            scope: scope.cloned(),
         }))
     }
 }
@@ -92,6 +97,8 @@ impl CapUnit for Queue {
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<QueueCtx, StorageError> {
-        Ok(QueueCtx::open(o.relay, o.storage, o.tenant, o.cadence))
+        Ok(QueueCtx::open(
+            o.relay, o.storage, o.tenant, o.cadence, o.scope,
+        ))
     }
 }

@@ -1,0 +1,548 @@
+//! Grants as stored values, attacked: a guest under a stored grant (`wbx
+//! grant add`, `exec --grant`) reaches what the grant names and nothing
+//! else, and the refusal names the grant; a narrowing, an expiry and a
+//! revocation made by another handle on the home's book (as `wbx grant`
+//! in another process) reach the guest while it runs, at its next call, on
+//! every network path; a grant is refused to another tenant, another
+//! subject and a verb that cannot hold it.
+
+use crate::common::{text, wbx};
+use crate::scope::{engine, run_scoped, served};
+use guest_artifacts::{NET_FETCH, NET_ONESHOT, SANDBOX_NETWORK};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists, Scope, now_ms};
+
+/// A second handle on `home`'s book, as `wbx grant` in another process
+/// opens it.
+fn operator_book(home: &tempfile::TempDir) -> GrantBook {
+    GrantBook::new(Some(home.path().join(GRANTS_FILE)))
+}
+
+fn none() -> Lists {
+    Lists::default()
+}
+
+fn hosts(net: &[String]) -> Lists {
+    Lists {
+        net: net.to_vec(),
+        ..Lists::default()
+    }
+}
+
+fn record(tenant: &str, net: &[String]) -> GrantRecord {
+    let mut r = GrantRecord::new(tenant, "test");
+    r.net = Some(net.to_vec());
+    r
+}
+
+#[tokio::test]
+async fn a_guest_under_a_stored_grant_is_refused_by_name_of_the_grant() {
+    let (srv, home, e) = served().await;
+    let port = srv.addr.port();
+    let id = operator_book(&home)
+        .add(record("t", &[format!("http://api.test:{port}")]))
+        .unwrap()
+        .id;
+    let scope = e.granted_scope(&id, "t", "sha256:any").unwrap();
+    let out = run_scoped(
+        &e,
+        NET_FETCH,
+        Some(scope),
+        &[
+            "fetch",
+            &format!("http://api.test:{port}/bytes/3"),
+            &format!("http://evil.test:{port}/bytes/3"),
+        ],
+    )
+    .await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with(": 200 3 bytes xxx"), "{out}");
+    assert!(
+        lines[1].contains(&format!(
+            "grant {id}: net scope allows http://api.test:{port}; refused http://evil.test:{port}/bytes/3"
+        )),
+        "{out}"
+    );
+    assert_eq!(srv.hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_grant_is_refused_to_another_tenant_another_subject_and_after_its_expiry() {
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&home);
+    let book = operator_book(&home);
+    let mut r = record("acme", &["https://api.example".into()]);
+    r.subject = Some("sha256:00".into());
+    let id = book.add(r).unwrap().id;
+    let other_tenant = e.granted_scope(&id, "globex", "sha256:00").unwrap_err();
+    assert!(
+        other_tenant
+            .to_string()
+            .contains("is tenant acme's, not globex's")
+    );
+    let other_subject = e.granted_scope(&id, "acme", "sha256:ff").unwrap_err();
+    assert!(other_subject.to_string().contains("is for sha256:00"));
+    assert!(e.granted_scope(&id, "acme", "sha256:00").is_ok());
+    book.narrow(&id, &none(), &none(), Expiry::At(now_ms()), "test")
+        .unwrap();
+    let expired = e.granted_scope(&id, "acme", "sha256:00").unwrap_err();
+    assert!(
+        expired
+            .to_string()
+            .contains(&format!("grant {id} expired at"))
+    );
+    assert!(e.granted_scope("g-00000000", "acme", "sha256:00").is_err());
+}
+
+/// The guest's first fetch is held by the server for 200 ms; while it is,
+/// the operator narrows (then revokes) the grant from another handle. The
+/// guest's next call is judged by the grant as it is then.
+#[tokio::test]
+async fn a_narrowing_and_a_revocation_reach_a_running_guest_at_its_next_call() {
+    let (srv, home, e) = served().await;
+    let port = srv.addr.port();
+    let (api, other) = (
+        format!("http://api.test:{port}"),
+        format!("http://other.test:{port}"),
+    );
+    let book = Arc::new(operator_book(&home));
+    let id = book
+        .add(record("t", &[api.clone(), other.clone()]))
+        .unwrap()
+        .id;
+    let scope = e.granted_scope(&id, "t", "line").unwrap();
+    let narrowing = {
+        let (book, id, api, hits) = (book.clone(), id.clone(), api.clone(), srv.hits.clone());
+        tokio::spawn(async move {
+            while hits.load(Ordering::SeqCst) == 0 {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            book.narrow(&id, &none(), &hosts(&[api]), Expiry::Keep, "test")
+                .unwrap();
+        })
+    };
+    let out = run_scoped(
+        &e,
+        NET_FETCH,
+        Some(scope.clone()),
+        &[
+            "fetch",
+            &format!("{api}/concurrent"),
+            &format!("{api}/bytes/1"),
+            &format!("{other}/bytes/2"),
+        ],
+    )
+    .await;
+    narrowing.await.unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with(": 200 2 bytes ok"), "{out}");
+    assert!(
+        lines[1].contains(&format!(
+            "grant {id}: net scope allows {other}; refused {api}/bytes/1"
+        )),
+        "{out}"
+    );
+    assert!(lines[2].ends_with(": 200 2 bytes xx"), "{out}");
+    // Revoked: the same session's next call is refused, naming the grant.
+    book.revoke(&id).unwrap();
+    tokio::time::sleep(workbooks::limits::GRANT_REFRESH_INTERVAL * 2).await;
+    let out = run_scoped(
+        &e,
+        NET_FETCH,
+        Some(scope),
+        &["fetch", &format!("{other}/bytes/2")],
+    )
+    .await;
+    assert!(out.contains(&format!("grant {id} was revoked")), "{out}");
+    assert_eq!(srv.hits.load(Ordering::SeqCst), 2);
+    let audit = e.cadence().audit().summary();
+    assert_eq!(
+        audit.counts.get("grant_revoked").copied(),
+        Some(1),
+        "{audit:?}"
+    );
+}
+
+/// Past its expiry a grant refuses every network path: a fetch, wasi:http,
+/// a one-shot socket, a wasi:sockets lookup and connect.
+#[tokio::test]
+async fn every_network_path_is_refused_once_the_grant_has_expired() {
+    let (srv, home, e) = served().await;
+    let tcp = crate::servers::tcp_echo().await;
+    let port = srv.addr.port();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let sock = listener.local_addr().unwrap().port();
+    let book = operator_book(&home);
+    let id = book
+        .add(record(
+            "t",
+            &[
+                format!("http://api.test:{port}"),
+                format!("tcp://db.test:{}", tcp.port()),
+                format!("tcp://localhost:{sock}"),
+                format!("tcp://127.0.0.1:{sock}"),
+            ],
+        ))
+        .unwrap()
+        .id;
+    let scope = e.granted_scope(&id, "t", "line").unwrap();
+    // Each path once: a fetch, wasi:http, a one-shot, wasi:sockets.
+    let paths = |scope: Scope| {
+        let e = e.clone();
+        async move {
+            let mut out = Vec::new();
+            for (probe, args) in [
+                (
+                    NET_FETCH,
+                    vec!["fetch".into(), format!("http://api.test:{port}/bytes/3")],
+                ),
+                (
+                    NET_FETCH,
+                    vec!["http".into(), format!("http://api.test:{port}/bytes/5")],
+                ),
+                (
+                    NET_ONESHOT,
+                    vec![
+                        "tcp".into(),
+                        "db.test".into(),
+                        tcp.port().to_string(),
+                        "ping".into(),
+                    ],
+                ),
+                (SANDBOX_NETWORK, vec![sock.to_string()]),
+            ] {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                out.push(run_scoped(&e, probe, Some(scope.clone()), &args).await);
+            }
+            out
+        }
+    };
+    let before = paths(scope.clone()).await;
+    assert!(before[0].ends_with(": 200 3 bytes xxx\n"), "{before:?}");
+    assert!(before[1].ends_with(": 200 5 bytes\n"), "{before:?}");
+    assert_eq!(before[2], "reply 9 bytes: echo:ping\n");
+    assert!(before[3].contains("connect: connected"), "{before:?}");
+    let hits = srv.hits.load(Ordering::SeqCst);
+    // Expired a millisecond ago, by another handle.
+    let expiry = Expiry::At(now_ms().saturating_sub(1));
+    book.narrow(&id, &none(), &none(), expiry, "test").unwrap();
+    tokio::time::sleep(workbooks::limits::GRANT_REFRESH_INTERVAL * 2).await;
+    let expired = format!("grant {id} expired at");
+    let after = paths(scope).await;
+    assert!(after[0].contains(&expired), "{after:?}");
+    assert!(after[1].contains("HttpRequestDenied"), "{after:?}");
+    assert!(after[2].contains(&expired), "{after:?}");
+    assert!(after[3].contains("lookup: denied"), "{after:?}");
+    assert!(after[3].contains("connect: denied"), "{after:?}");
+    assert_eq!(srv.hits.load(Ordering::SeqCst), hits);
+    let audit = e.cadence().audit().summary();
+    assert!(
+        audit.counts.get("grant_expired").copied().unwrap_or(0) >= 3,
+        "{audit:?}"
+    );
+}
+
+/// A scope handed to a child process carries the grant's expiry: a child
+/// started before it refuses after it.
+#[tokio::test]
+async fn a_grant_already_expired_starts_no_child() {
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&home);
+    let id = operator_book(&home)
+        .add(record("t", &["https://api.example".into()]))
+        .unwrap()
+        .id;
+    let scope = Scope::stored(e.grants().clone(), &id);
+    operator_book(&home)
+        .narrow(&id, &none(), &none(), Expiry::At(now_ms()), "test")
+        .unwrap();
+    tokio::time::sleep(workbooks::limits::GRANT_REFRESH_INTERVAL * 2).await;
+    let refused = scope.snapshot().unwrap_err();
+    assert_eq!(refused.reason(), "grant_expired");
+}
+
+fn grant_id(out: &std::process::Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    record["id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn wbx_grant_adds_narrows_widens_and_revokes_and_exec_runs_under_it() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let add = wbx(
+        h,
+        &[
+            "--json",
+            "grant",
+            "add",
+            "--tenant",
+            "acme",
+            "--profile",
+            "network",
+            "--allow-host",
+            "https://api.example.com",
+            "--for",
+            "1h",
+        ],
+        b"",
+    );
+    let id = grant_id(&add);
+    let exec = |url: &str| wbx(h, &["exec", "--grant", &id, NET_FETCH, "fetch", url], b"");
+    // The grant's profile (network) and scope, without a flag for either.
+    let out = exec("https://evil.example/");
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "grant {id}: net scope allows https://api.example.com; refused https://evil.example/"
+        )),
+        "{} {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // A narrowing that would widen, and a widening that would narrow.
+    let out = wbx(
+        h,
+        &[
+            "grant",
+            "narrow",
+            &id,
+            "--only-host",
+            "https://other.example",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("has no destination https://other.example"));
+    let out = wbx(
+        h,
+        &["grant", "widen", &id, "--until", "2000-01-01T00:00:00Z"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    let out = wbx(
+        h,
+        &[
+            "grant",
+            "widen",
+            &id,
+            "--allow-host",
+            "https://evil.example",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = wbx(
+        h,
+        &[
+            "grant",
+            "narrow",
+            &id,
+            "--drop-host",
+            "https://evil.example",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = wbx(h, &["grant", "show", &id], b"");
+    let shown = text(&shown.stdout);
+    assert!(
+        shown.contains("widened by") && shown.contains("narrowed by"),
+        "{shown}"
+    );
+    // Another tenant cannot borrow it; a verb that cannot hold it refuses it.
+    let out = wbx(
+        h,
+        &[
+            "exec",
+            "--grant",
+            &id,
+            "--tenant",
+            "globex",
+            NET_FETCH,
+            "fetch",
+            "https://api.example.com/",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("is tenant acme's, not globex's"));
+    let out = wbx(h, &["call", "--grant", &id, "upper"], b"x");
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("does not run under a stored grant yet"));
+    // Revoked: gone, and exec refuses it.
+    let out = wbx(h, &["grant", "revoke", &id], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = exec("https://api.example.com/");
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("no grant {id}")));
+    let out = wbx(h, &["run", "--grant", &id, "true"], b"");
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    // Every change is in the audit log.
+    let audit = wbx(h, &["--json", "audit"], b"");
+    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
+    for what in [
+        "grant_added",
+        "grant_widened",
+        "grant_narrowed",
+        "grant_revoked",
+    ] {
+        assert_eq!(audit["counts"][what], 1, "{what}: {audit}");
+    }
+}
+
+#[test]
+fn a_run_line_under_a_grant_takes_its_tenant_and_refuses_a_component_s_grant() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let run_under = |subject: &str| {
+        let add = [
+            "--json",
+            "grant",
+            "add",
+            "--tenant",
+            "acme",
+            "--subject",
+            subject,
+        ];
+        let id = grant_id(&wbx(h, &add, b""));
+        wbx(h, &["run", "--grant", &id, "echo hi"], b"")
+    };
+    let out = run_under("sha256:00");
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("is for sha256:00, not line"));
+    let out = run_under("line");
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), "hi\n".to_string()),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Runs registered command `name` with `args` under `opts`: in process, or
+/// in a `container` child through the fabric. Its stdout.
+async fn ops(
+    e: &workbooks::Engine,
+    name: &str,
+    args: &[&str],
+    opts: workbooks::shell::LineOptions,
+    container: bool,
+) -> String {
+    use workbooks_fabric::{FabricOptions, Target, TaskInput};
+    if !container {
+        let line = std::iter::once(name.to_string())
+            .chain(args.iter().map(|a| format!("'{a}'")))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let out = e.commands().run_line(&line, opts).await.unwrap();
+        return String::from_utf8_lossy(&out.stdout).into_owned();
+    }
+    let fabric = FabricOptions {
+        tier: Some(workbooks::commands::Tier::Container),
+        ..FabricOptions::default()
+    };
+    let input = TaskInput {
+        args: args.iter().map(|a| a.to_string()).collect(),
+        ..TaskInput::default()
+    };
+    let results = workbooks_fabric::Fabric::new(e.clone())
+        .fan_out_as_host(opts, &Target::Command(name.into()), vec![input], &fabric)
+        .await
+        .unwrap();
+    assert_eq!(results[0].error, None, "{:?}", results[0]);
+    results[0].stdout.clone()
+}
+
+/// Key and queue-name prefixes, attacked from a guest in process and in a
+/// `container` child (whose kv and queue calls its parent answers): a key
+/// outside them, a listing of everything, a queue not named.
+#[tokio::test]
+async fn a_key_or_queue_outside_the_grant_s_prefixes_is_refused_in_process_and_in_a_child() {
+    use workbooks::commands::{ArgMode, Tier};
+    use workbooks::shell::LineOptions;
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&home);
+    let mut r = GrantRecord::new("t", "test");
+    r.prefixes.insert("kv".into(), vec!["users/".into()]);
+    r.prefixes.insert("queue".into(), vec!["jobs.".into()]);
+    let id = operator_book(&home).add(r).unwrap().id;
+    for (name, bytes) in [
+        ("kv", guest_artifacts::KV_OPS),
+        ("queue", guest_artifacts::QUEUE_OPS),
+    ] {
+        e.registry()
+            .register(
+                name,
+                std::fs::read(bytes).unwrap(),
+                ArgMode::Argv,
+                Tier::Instance,
+            )
+            .unwrap();
+    }
+    let opts = || LineOptions {
+        profile: "minimal".into(),
+        tenant: "t".into(),
+        scope: Some(e.granted_scope(&id, "t", "line").unwrap()),
+        ..LineOptions::default()
+    };
+    for container in [false, true] {
+        let said = ops(
+            &e,
+            "kv",
+            &[
+                "set",
+                "users/ada",
+                "1",
+                "set",
+                "admin/root",
+                "1",
+                "list",
+                "",
+                "get",
+                "admin/root",
+            ],
+            opts(),
+            container,
+        )
+        .await;
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines.len(), 4, "container {container}: {said}");
+        assert_eq!(lines[0], "Ok(())", "container {container}: {said}");
+        let refused = format!("grant {id}: kv scope allows users/*; refused key admin/root");
+        assert!(lines[1].contains(&refused), "container {container}: {said}");
+        assert_eq!(
+            lines[2], "1 keys: users/ada",
+            "container {container}: {said}"
+        );
+        assert!(lines[3].contains(&refused), "container {container}: {said}");
+        let said = ops(
+            &e,
+            "queue",
+            &[
+                "push",
+                "jobs.mail",
+                "hi",
+                "push",
+                "admin",
+                "evil",
+                "len",
+                "admin",
+            ],
+            opts(),
+            container,
+        )
+        .await;
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines.len(), 3, "container {container}: {said}");
+        assert!(lines[0].starts_with("Ok("), "container {container}: {said}");
+        let refused = format!("grant {id}: queue scope allows jobs.*; refused queue admin");
+        assert!(lines[1].contains(&refused), "container {container}: {said}");
+        assert!(lines[2].contains(&refused), "container {container}: {said}");
+    }
+    // Nothing outside the prefixes was written, by either.
+    let kv = e.storage().unwrap().kv("t").unwrap();
+    assert!(kv.get(b"admin/root").unwrap().is_none());
+}

@@ -1,0 +1,441 @@
+//! What a session under a grant holds: a [`Scope`], asked for the grant as
+//! it is now at every call ([`Scope::now`]), and the [`Scoped`] value it
+//! answers, which judges a destination and names the grant in a refusal.
+
+use super::{GrantBook, GrantRecord, now_ms, rfc3339};
+use crate::egress::{Destinations, NetDenial, NetScope, ScopeError};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+pub use workbooks_wire::child::ScopeSnapshot;
+
+/// A grant's scopes, read: what one call is judged by.
+#[derive(Debug)]
+pub struct Scoped {
+    grant: Option<String>,
+    net: Option<Destinations>,
+    prefixes: BTreeMap<String, Vec<String>>,
+    expires_ms: Option<u64>,
+}
+
+/// A cap scoped by name prefixes, as its folder names itself: its cap
+/// word and what one of its names is called in a refusal (`key`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefixed {
+    /// The cap word.
+    pub cap: &'static str,
+    /// What a name of it is called.
+    pub noun: &'static str,
+}
+
+impl Scoped {
+    /// The scope of a command line's `--allow-host`: destinations, no
+    /// grant id, no expiry.
+    pub fn destinations(net: Destinations) -> Self {
+        Scoped {
+            grant: None,
+            net: Some(net),
+            prefixes: BTreeMap::new(),
+            expires_ms: None,
+        }
+    }
+
+    /// The scopes of `record`.
+    pub(crate) fn of(record: &GrantRecord) -> Result<Self, ScopeError> {
+        Self::read(ScopeSnapshot {
+            grant: Some(record.id.clone()),
+            net: record.net.clone(),
+            prefixes: record.prefixes.clone(),
+            expires_ms: record.expires_ms,
+        })
+    }
+
+    /// The scopes a child received.
+    pub fn read(snapshot: ScopeSnapshot) -> Result<Self, ScopeError> {
+        Ok(Scoped {
+            grant: snapshot.grant,
+            net: snapshot
+                .net
+                .as_deref()
+                .map(Destinations::parse)
+                .transpose()?,
+            prefixes: snapshot.prefixes,
+            expires_ms: snapshot.expires_ms,
+        })
+    }
+
+    /// These scopes, for a child.
+    pub fn snapshot(&self) -> ScopeSnapshot {
+        ScopeSnapshot {
+            grant: self.grant.clone(),
+            net: self.net.as_ref().map(Destinations::written),
+            prefixes: self.prefixes.clone(),
+            expires_ms: self.expires_ms,
+        }
+    }
+
+    /// The grant's id, when the scopes come from a stored grant.
+    pub fn grant(&self) -> Option<&str> {
+        self.grant.as_deref()
+    }
+
+    /// The destinations (`None`: unscoped, the floor alone judges).
+    pub fn net(&self) -> Option<&Destinations> {
+        self.net.as_ref()
+    }
+
+    /// Whether `scheme://host:port` is in the network scope; the refusal
+    /// names the grant, what it allows and `refused`.
+    pub fn judge(
+        &self,
+        scheme: &str,
+        host: &str,
+        port: u16,
+        refused: impl fmt::Display,
+    ) -> Result<(), NetDenial> {
+        match &self.net {
+            None => Ok(()),
+            Some(net) if net.allows(scheme, host, port) => Ok(()),
+            Some(net) => Err(self.refusal(net, refused)),
+        }
+    }
+
+    fn prefixes(&self, cap: Prefixed) -> Option<&[String]> {
+        self.prefixes.get(cap.cap).map(Vec::as_slice)
+    }
+
+    /// Whether `cap` may reach `name` (a key, a queue name): it starts
+    /// with one of the grant's prefixes, or the grant has none. The refusal
+    /// names the grant, its prefixes and `name`.
+    pub fn judge_name(&self, cap: Prefixed, name: &[u8]) -> Result<(), String> {
+        match self.prefixes(cap) {
+            None => Ok(()),
+            Some(p) if p.iter().any(|p| name.starts_with(p.as_bytes())) => Ok(()),
+            Some(p) => Err(self.prefix_refusal(cap, p, &String::from_utf8_lossy(name))),
+        }
+    }
+
+    /// The prefixes a listing of `asked` under `cap` reaches: `asked`
+    /// itself when it lies within a granted prefix, else the granted
+    /// prefixes that lie within it; refused when there are none.
+    pub fn listing(&self, cap: Prefixed, asked: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        let Some(granted) = self.prefixes(cap) else {
+            return Ok(vec![asked.to_vec()]);
+        };
+        if granted.iter().any(|p| asked.starts_with(p.as_bytes())) {
+            return Ok(vec![asked.to_vec()]);
+        }
+        let within: Vec<Vec<u8>> = granted
+            .iter()
+            .filter(|p| p.as_bytes().starts_with(asked))
+            .map(|p| p.as_bytes().to_vec())
+            .collect();
+        match within.is_empty() {
+            true => Err(self.prefix_refusal(
+                cap,
+                granted,
+                &format!("the listing of {}*", String::from_utf8_lossy(asked)),
+            )),
+            false => Ok(within),
+        }
+    }
+
+    fn prefix_refusal(&self, cap: Prefixed, granted: &[String], refused: &str) -> String {
+        let Prefixed { cap: word, noun } = cap;
+        let allowed = match granted.is_empty() {
+            true => "nothing".to_string(),
+            false => granted
+                .iter()
+                .map(|p| format!("{p}*"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let refused = match refused.starts_with("the listing") {
+            true => refused.to_string(),
+            false => format!("{noun} {refused}"),
+        };
+        match &self.grant {
+            Some(id) => format!("grant {id}: {word} scope allows {allowed}; refused {refused}"),
+            None => format!("out of scope: the {word} scope allows {allowed}; refused {refused}"),
+        }
+    }
+
+    /// The refusal of `refused` by `net`, naming the grant.
+    pub fn refusal(&self, net: &Destinations, refused: impl fmt::Display) -> NetDenial {
+        NetDenial::OutOfScope {
+            grant: self.grant.clone(),
+            allowed: net.to_string(),
+            refused: refused.to_string(),
+        }
+    }
+}
+
+/// Why every call under a grant is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeRefusal {
+    /// The grant's expiry has passed.
+    #[error("grant {id} expired at {at}")]
+    Expired {
+        /// The grant.
+        id: String,
+        /// Its expiry, RFC 3339.
+        at: String,
+    },
+    /// The grant is no longer in the book.
+    #[error("grant {id} was revoked")]
+    Revoked {
+        /// The grant.
+        id: String,
+    },
+    /// The grant, or the book holding it, does not read.
+    #[error("grant {id} cannot be read: {why}")]
+    Unreadable {
+        /// The grant.
+        id: String,
+        /// Why.
+        why: String,
+    },
+}
+
+impl From<ScopeRefusal> for NetDenial {
+    fn from(r: ScopeRefusal) -> Self {
+        NetDenial::Withdrawn {
+            reason: r.reason(),
+            why: r.to_string(),
+        }
+    }
+}
+
+impl ScopeRefusal {
+    /// A short name for the audit log.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ScopeRefusal::Expired { .. } => "grant_expired",
+            ScopeRefusal::Revoked { .. } => "grant_revoked",
+            ScopeRefusal::Unreadable { .. } => "grant_unreadable",
+        }
+    }
+}
+
+/// Why a session cannot start under a stored grant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrantUseError {
+    /// No grant has this id.
+    #[error("no grant {0} (`wbx grant list` shows them)")]
+    Unknown(String),
+    /// The grant is another tenant's.
+    #[error("grant {id} is tenant {tenant}'s, not {asked}'s")]
+    OtherTenant {
+        /// The grant.
+        id: String,
+        /// Its tenant.
+        tenant: String,
+        /// The tenant the session asked for.
+        asked: String,
+    },
+    /// The grant names another subject.
+    #[error("grant {id} is for {subject}, not {asked}")]
+    OtherSubject {
+        /// The grant.
+        id: String,
+        /// Its subject.
+        subject: String,
+        /// What the session runs.
+        asked: String,
+    },
+    /// The grant has expired or does not read.
+    #[error(transparent)]
+    Refused(#[from] ScopeRefusal),
+}
+
+/// What a session under a grant holds: the grant as it is now, at every
+/// call. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Scope(Source);
+
+#[derive(Clone, Debug)]
+enum Source {
+    /// Scopes fixed for the session (`--allow-host`, a child's snapshot).
+    Fixed(Arc<Scoped>),
+    /// A grant in the book, read again as it changes.
+    Stored { book: Arc<GrantBook>, id: Arc<str> },
+}
+
+impl Scope {
+    /// Scopes fixed for the session's life.
+    pub fn fixed(scoped: Scoped) -> Self {
+        Scope(Source::Fixed(Arc::new(scoped)))
+    }
+
+    /// Grant `id` of `book` for a session of `tenant` running `subject`
+    /// (`sha256:<hex>` of a component, or a line's `line`): refused when no
+    /// grant has that id, when it is another tenant's or names another
+    /// subject, or when it has already expired.
+    pub fn for_session(
+        book: &Arc<GrantBook>,
+        id: &str,
+        tenant: &str,
+        subject: &str,
+    ) -> Result<Scope, GrantUseError> {
+        let record = book
+            .get(id)
+            .ok_or_else(|| GrantUseError::Unknown(id.to_string()))?;
+        if record.tenant != tenant {
+            return Err(GrantUseError::OtherTenant {
+                id: id.to_string(),
+                tenant: record.tenant,
+                asked: tenant.to_string(),
+            });
+        }
+        if let Some(wanted) = record.subject
+            && wanted != subject
+        {
+            return Err(GrantUseError::OtherSubject {
+                id: id.to_string(),
+                subject: wanted,
+                asked: subject.to_string(),
+            });
+        }
+        let scope = Scope::stored(book.clone(), id);
+        scope.now()?;
+        Ok(scope)
+    }
+
+    /// Grant `id` of `book`, as it is at each call.
+    pub fn stored(book: Arc<GrantBook>, id: &str) -> Self {
+        Scope(Source::Stored {
+            book,
+            id: id.into(),
+        })
+    }
+
+    /// The grant's id, when it is a stored grant's.
+    pub fn grant(&self) -> Option<&str> {
+        match &self.0 {
+            Source::Fixed(s) => s.grant(),
+            Source::Stored { id, .. } => Some(id),
+        }
+    }
+
+    /// The scopes as they are now, for a child process.
+    pub fn snapshot(&self) -> Result<ScopeSnapshot, ScopeRefusal> {
+        self.now().map(|s| s.snapshot())
+    }
+
+    /// The scopes as they are now; refused once the grant has expired, was
+    /// revoked or does not read.
+    pub fn now(&self) -> Result<Arc<Scoped>, ScopeRefusal> {
+        self.at(now_ms())
+    }
+
+    /// [`Scope::now`] at `ms` milliseconds since the Unix epoch: refused
+    /// from the expiry's millisecond on.
+    pub fn at(&self, ms: u64) -> Result<Arc<Scoped>, ScopeRefusal> {
+        let scoped = match &self.0 {
+            Source::Fixed(s) => s.clone(),
+            Source::Stored { book, id } => book.current(id)?,
+        };
+        match scoped.expires_ms {
+            Some(at) if ms >= at => Err(ScopeRefusal::Expired {
+                id: scoped.grant.clone().unwrap_or_else(|| "(unnamed)".into()),
+                at: rfc3339(at),
+            }),
+            _ => Ok(scoped),
+        }
+    }
+}
+
+impl NetScope for Scope {
+    fn judge(
+        &self,
+        scheme: &str,
+        host: &str,
+        port: u16,
+        refused: &dyn fmt::Display,
+    ) -> Result<(), NetDenial> {
+        self.now()?.judge(scheme, host, port, refused)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_one_millisecond_after_expiry_is_refused_and_one_before_is_not() {
+        let book = Arc::new(GrantBook::new(None));
+        let mut r = GrantRecord::new("t", "op");
+        r.net = Some(vec!["https://api.example".into()]);
+        r.expires_ms = Some(1_800_000_000_000);
+        let id = book.add(r).unwrap().id;
+        let scope = Scope::stored(book.clone(), &id);
+        assert!(scope.at(1_799_999_999_999).is_ok());
+        let late = scope.at(1_800_000_000_001).unwrap_err();
+        assert_eq!(late.reason(), "grant_expired");
+        assert!(
+            late.to_string()
+                .contains(&format!("grant {id} expired at 2027-01-15T08:00:00"))
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_the_grant_its_destinations_and_what_it_refused() {
+        let book = Arc::new(GrantBook::new(None));
+        let mut r = GrantRecord::new("t", "op");
+        r.net = Some(vec!["https://api.example".into()]);
+        let id = book.add(r).unwrap().id;
+        let scoped = Scope::stored(book, &id).now().unwrap();
+        scoped.judge("https", "api.example", 443, "x").unwrap();
+        let refused = scoped
+            .judge("https", "evil.example", 443, "https://evil.example")
+            .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "grant {id}: net scope allows https://api.example; refused https://evil.example"
+            )
+        );
+    }
+
+    const KV: Prefixed = Prefixed {
+        cap: "kv",
+        noun: "key",
+    };
+    const QUEUE: Prefixed = Prefixed {
+        cap: "queue",
+        noun: "queue",
+    };
+
+    #[test]
+    fn a_key_or_queue_outside_the_prefixes_is_refused_and_a_listing_is_cut_to_them() {
+        let book = Arc::new(GrantBook::new(None));
+        let mut r = GrantRecord::new("t", "op");
+        r.prefixes
+            .insert("kv".into(), vec!["users/".into(), "cache/a".into()]);
+        r.prefixes.insert("queue".into(), vec![]);
+        let id = book.add(r).unwrap().id;
+        let s = Scope::stored(book, &id).now().unwrap();
+        assert!(s.judge_name(KV, b"users/ada").is_ok());
+        assert_eq!(
+            s.judge_name(KV, b"admin/root").unwrap_err(),
+            format!("grant {id}: kv scope allows users/*, cache/a*; refused key admin/root")
+        );
+        // `use` is not `users/`: a prefix is matched as bytes, whole.
+        assert!(s.judge_name(KV, b"use").is_err());
+        assert_eq!(
+            s.listing(KV, b"users/a").unwrap(),
+            vec![b"users/a".to_vec()]
+        );
+        assert_eq!(
+            s.listing(KV, b"").unwrap(),
+            vec![b"users/".to_vec(), b"cache/a".to_vec()]
+        );
+        assert!(s.listing(KV, b"admin").is_err());
+        // An empty list reaches no queue at all.
+        assert!(
+            s.judge_name(QUEUE, b"jobs")
+                .unwrap_err()
+                .contains("allows nothing")
+        );
+    }
+}
