@@ -96,6 +96,10 @@ pub struct ScopeSnapshot {
     /// absent reaches every name of the tenant).
     #[serde(default)]
     pub prefixes: std::collections::BTreeMap<String, Vec<String>>,
+    /// The names each cap scoped by whole names may use, by cap word (a
+    /// cap absent reaches every name of the tenant).
+    #[serde(default)]
+    pub names: std::collections::BTreeMap<String, Vec<String>>,
     /// The expiry, in milliseconds since the Unix epoch.
     pub expires_ms: Option<u64>,
 }

@@ -204,14 +204,18 @@ fn execute(mut args: Args, home: PathBuf) -> Result<workbooks::RunOutput, Failur
             .and_then(|c| Grant::narrowed(profile.name(), c))
             .map_err(|e| Failure::before("refused", e, exit::REFUSED))?,
     };
-    let dirs = args
+    let mut dirs = args
         .dirs
         .iter()
         .map(|spec| Preopen::parse(spec))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
-    let env =
+    let mut env =
         crate::options::parse_env(&args.env).map_err(|code| Failure::before("usage", "", code))?;
+    if let Some(r) = &record {
+        crate::options::reach_of(r, !args.dirs.is_empty(), &mut dirs, &mut env)
+            .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
+    }
     let scope = crate::options::scope(&args.allow_hosts)
         .map_err(|e| Failure::before("usage", e, exit::USAGE))?;
     let named = args.file();

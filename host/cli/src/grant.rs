@@ -10,6 +10,7 @@
 use crate::audit::escape;
 use crate::{exit, fail};
 use std::path::{Path, PathBuf};
+use workbooks::grants::import::ImportFor;
 use workbooks::grants::{BookError, Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists};
 
 #[derive(Debug, clap::Subcommand)]
@@ -38,6 +39,40 @@ pub(crate) enum GrantCommand {
         /// The grant's id.
         id: String,
     },
+    /// Add the grants a file describes: a Wassette policy (`.yaml`), a
+    /// Spin manifest (`.toml`, one grant per component) or grants
+    /// `wbx grant export` wrote (`.json`). What a grant cannot hold is
+    /// refused, naming it, and nothing is added.
+    Import(ImportArgs),
+    /// Write grants as JSON (one by id, or all of a tenant's), which
+    /// `wbx grant import` reads back.
+    Export {
+        /// The grant's id; all of `--tenant`'s (or all) when absent.
+        id: Option<String>,
+        /// Only this tenant's.
+        #[arg(long, conflicts_with = "id")]
+        tenant: Option<String>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ImportArgs {
+    /// The file.
+    file: PathBuf,
+    /// The tenant the grants are for (required for a Wassette policy or a
+    /// Spin manifest; in place of an exported grant's own).
+    #[arg(long)]
+    tenant: Option<String>,
+    /// What the grants are for (`sha256:<hex>`), in place of what the file
+    /// implies.
+    #[arg(long)]
+    subject: Option<String>,
+    /// Only this component of a Spin manifest.
+    #[arg(long)]
+    component: Option<String>,
+    /// Show the grants without adding them.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -79,14 +114,39 @@ pub(crate) struct Reach {
     /// reaches every queue of the tenant.
     #[arg(long = "queue-prefix", value_name = "PREFIX")]
     queue_prefixes: Vec<String>,
+    /// A secret `secrets` may sign with (repeatable); a grant with none
+    /// reaches every secret of the tenant.
+    #[arg(long = "secret", value_name = "NAME")]
+    secrets: Vec<String>,
+    /// A command `commands` and `exec` may run (repeatable); a grant with
+    /// none reaches every command.
+    #[arg(long = "command", value_name = "NAME")]
+    commands: Vec<String>,
+    /// A host directory sessions under the grant see (repeatable),
+    /// `HOST::GUEST[::ro]`; with a list, a session sees these and no other.
+    #[arg(long = "dir", value_name = "HOST::GUEST[::ro]")]
+    dirs: Vec<String>,
+    /// A host environment variable passed to sessions under the grant
+    /// (repeatable), by name.
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
 }
 
 impl Reach {
     fn lists(self) -> Lists {
-        lists(self.allow_hosts, self.kv_prefixes, self.queue_prefixes)
+        lists(Named {
+            net: self.allow_hosts,
+            kv: self.kv_prefixes,
+            queue: self.queue_prefixes,
+            secrets: self.secrets,
+            commands: self.commands,
+            dirs: self.dirs,
+            env: self.env,
+        })
     }
 }
 
+/// What a narrowing keeps (`--only-…`) or drops (`--drop-…`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct NarrowArgs {
     /// The grant's id.
@@ -111,8 +171,58 @@ pub(crate) struct NarrowArgs {
     /// Drop this queue prefix (repeatable).
     #[arg(long = "drop-queue-prefix", value_name = "PREFIX")]
     drop_queue: Vec<String>,
+    /// Keep only these secrets (repeatable).
+    #[arg(long = "only-secret", value_name = "NAME")]
+    only_secrets: Vec<String>,
+    /// Drop this secret (repeatable).
+    #[arg(long = "drop-secret", value_name = "NAME")]
+    drop_secrets: Vec<String>,
+    /// Keep only these commands (repeatable).
+    #[arg(long = "only-command", value_name = "NAME")]
+    only_commands: Vec<String>,
+    /// Drop this command (repeatable).
+    #[arg(long = "drop-command", value_name = "NAME")]
+    drop_commands: Vec<String>,
+    /// Keep only these directories (repeatable; one the grant opens, or
+    /// its `::ro` form).
+    #[arg(long = "only-dir", value_name = "HOST::GUEST[::ro]")]
+    only_dirs: Vec<String>,
+    /// Drop this directory (repeatable).
+    #[arg(long = "drop-dir", value_name = "HOST::GUEST[::ro]")]
+    drop_dirs: Vec<String>,
+    /// Keep only these variables (repeatable).
+    #[arg(long = "only-env", value_name = "NAME")]
+    only_env: Vec<String>,
+    /// Drop this variable (repeatable).
+    #[arg(long = "drop-env", value_name = "NAME")]
+    drop_env: Vec<String>,
     #[command(flatten)]
     until: Until,
+}
+
+impl NarrowArgs {
+    /// What to keep and what to drop.
+    fn lists(&self) -> (Lists, Lists) {
+        let only = lists(Named {
+            net: self.only_hosts.clone(),
+            kv: self.only_kv.clone(),
+            queue: self.only_queue.clone(),
+            secrets: self.only_secrets.clone(),
+            commands: self.only_commands.clone(),
+            dirs: self.only_dirs.clone(),
+            env: self.only_env.clone(),
+        });
+        let drop = lists(Named {
+            net: self.drop_hosts.clone(),
+            kv: self.drop_kv.clone(),
+            queue: self.drop_queue.clone(),
+            secrets: self.drop_secrets.clone(),
+            commands: self.drop_commands.clone(),
+            dirs: self.drop_dirs.clone(),
+            env: self.drop_env.clone(),
+        });
+        (only, drop)
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -177,9 +287,10 @@ pub(crate) fn run(cmd: GrantCommand, home: PathBuf) -> u8 {
             };
         }
         GrantCommand::List { tenant } => return list(&book, tenant.as_deref()),
+        GrantCommand::Import(args) => return import(&book, &home, args, &by),
+        GrantCommand::Export { id, tenant } => return export(&book, id, tenant.as_deref()),
         GrantCommand::Narrow(a) => a.until.expiry().map_err(usage).and_then(|e| {
-            let only = lists(a.only_hosts, a.only_kv, a.only_queue);
-            let drop = lists(a.drop_hosts, a.drop_kv, a.drop_queue);
+            let (only, drop) = a.lists();
             book.narrow(&a.id, &only, &drop, e, &by)
                 .map(|r| ("grant_narrowed", r))
                 .map_err(refused)
@@ -226,6 +337,9 @@ fn add(book: &GrantBook, args: AddArgs, by: &str) -> Result<(&'static str, Grant
     let reach = args.reach.lists();
     record.net = (!reach.net.is_empty()).then_some(reach.net);
     record.prefixes = reach.prefixes;
+    record.names = reach.names;
+    record.dirs = (!reach.dirs.is_empty()).then_some(reach.dirs);
+    record.env = (!reach.env.is_empty()).then_some(reach.env);
     record.expires_ms = match args.until.expiry().map_err(usage)? {
         Expiry::At(at) => Some(at),
         Expiry::Keep | Expiry::Never => None,
@@ -235,15 +349,98 @@ fn add(book: &GrantBook, args: AddArgs, by: &str) -> Result<(&'static str, Grant
         .map_err(refused)
 }
 
-/// The lists a change names: destinations, and the prefixes of the caps
-/// scoped by name (a cap with none given is left out).
-fn lists(net: Vec<String>, kv: Vec<String>, queue: Vec<String>) -> Lists {
-    let prefixes = [("kv", kv), ("queue", queue)]
-        .into_iter()
-        .filter(|(_, p)| !p.is_empty())
-        .map(|(cap, p)| (cap.to_string(), p))
-        .collect();
-    Lists { net, prefixes }
+/// `wbx grant import`: every grant the file describes, added (or shown,
+/// with `--dry-run`), with what the file says that is not reach.
+fn import(book: &GrantBook, home: &Path, args: ImportArgs, by: &str) -> u8 {
+    if let Some(t) = &args.tenant
+        && let Err(e) = workbooks::storage::validate_name("tenant", t)
+    {
+        return usage(e);
+    }
+    let to = ImportFor {
+        tenant: args.tenant,
+        subject: args.subject,
+        component: args.component,
+        by: by.to_string(),
+    };
+    let imported = match workbooks::grants::import::import(&args.file, &to) {
+        Ok(i) => i,
+        Err(e) => return fail("grant", e, exit::REFUSED),
+    };
+    for note in &imported.notes {
+        eprintln!("wbx: grant: note: {note}");
+    }
+    let mut added = Vec::new();
+    for record in imported.records {
+        if args.dry_run {
+            added.push(record);
+            continue;
+        }
+        match book.add(record) {
+            Ok(r) => {
+                audit(home, "grant_imported", &r, by);
+                added.push(r);
+            }
+            Err(e) => return refused(e),
+        }
+    }
+    if crate::out::json() {
+        outln!("{}", serde_json::to_string(&added).unwrap_or_default());
+        return 0;
+    }
+    for r in &added {
+        show(r);
+    }
+    0
+}
+
+/// `wbx grant export`: the grants as JSON, one record or a list.
+fn export(book: &GrantBook, id: Option<String>, tenant: Option<&str>) -> u8 {
+    let text = match id {
+        Some(id) => match book.get(&id) {
+            Some(r) => serde_json::to_string_pretty(&r),
+            None => return fail("grant", BookError::Unknown(id), exit::NOT_FOUND),
+        },
+        None => match book.list() {
+            Ok(all) => serde_json::to_string_pretty(
+                &all.into_iter()
+                    .filter(|r| tenant.is_none_or(|t| r.tenant == t))
+                    .collect::<Vec<_>>(),
+            ),
+            Err(e) => return refused(e),
+        },
+    };
+    outln!("{}", text.unwrap_or_default());
+    0
+}
+
+/// Each list's entries as the flags give them.
+struct Named {
+    net: Vec<String>,
+    kv: Vec<String>,
+    queue: Vec<String>,
+    secrets: Vec<String>,
+    commands: Vec<String>,
+    dirs: Vec<String>,
+    env: Vec<String>,
+}
+
+/// The lists a change names (a cap with none given is left out).
+fn lists(n: Named) -> Lists {
+    let by_cap = |lists: [(&str, Vec<String>); 2]| {
+        lists
+            .into_iter()
+            .filter(|(_, l)| !l.is_empty())
+            .map(|(cap, l)| (cap.to_string(), l))
+            .collect()
+    };
+    Lists {
+        net: n.net,
+        prefixes: by_cap([("kv", n.kv), ("queue", n.queue)]),
+        names: by_cap([("secrets", n.secrets), ("commands", n.commands)]),
+        dirs: n.dirs,
+        env: n.env,
+    }
 }
 
 fn usage(e: impl std::fmt::Display) -> u8 {
@@ -283,6 +480,9 @@ fn show(r: &GrantRecord) {
     outln!("  tenant:  {}", escape(&r.tenant));
     if let Some(s) = &r.subject {
         outln!("  subject: {}", escape(s));
+    }
+    if let Some(l) = &r.label {
+        outln!("  from:    {}", escape(l));
     }
     if let Some(p) = &r.profile {
         outln!("  profile: {}", escape(p));

@@ -82,8 +82,10 @@ pub(crate) fn scope(patterns: &[String]) -> Result<Option<workbooks::grants::Sco
 
 /// `opts` under `stage`'s `--grant` (when it names one): the grant's
 /// tenant (in place of the default), profile and caps when it names them,
-/// and its scope, read again at every call. A grant another tenant's, for
-/// a component, expired or unknown refuses the line.
+/// its directories (in place of `--dir`, which is refused beside them),
+/// the variables it names from this process's environment, and its scope,
+/// read again at every call. A grant another tenant's, for a component,
+/// expired or unknown refuses the line.
 pub(crate) fn granted(
     stage: &StageArgs,
     engine: &workbooks::Engine,
@@ -106,12 +108,55 @@ pub(crate) fn granted(
     if let Some(caps) = &record.caps {
         opts.caps = Some(CapSet::parse(caps).map_err(|e| e.to_string())?);
     }
+    reach_of(
+        &record,
+        !stage.dirs.is_empty(),
+        &mut opts.dirs,
+        &mut opts.env,
+    )?;
     opts.scope = Some(
         engine
             .granted_scope(id, &opts.tenant, "line")
             .map_err(|e| e.to_string())?,
     );
     Ok(opts)
+}
+
+/// What grant `record` opens besides its scope: its directories in place
+/// of `dirs` (`--dir` given beside them is refused: the grant names what a
+/// session sees), and the variables it names, read from this process's
+/// environment, added to `env` (a variable `--env` sets stays as given).
+pub(crate) fn reach_of(
+    record: &workbooks::grants::GrantRecord,
+    dir_given: bool,
+    dirs: &mut Vec<Preopen>,
+    env: &mut Vec<(String, String)>,
+) -> Result<(), String> {
+    let id = &record.id;
+    if let Some(granted) = &record.dirs {
+        if dir_given {
+            return Err(format!(
+                "--dir: grant {id} names the directories sessions under it see \
+                 ({}); narrow it with `wbx grant narrow {id} --only-dir` instead",
+                match granted.is_empty() {
+                    true => "none".to_string(),
+                    false => granted.join(", "),
+                }
+            ));
+        }
+        *dirs = granted
+            .iter()
+            .map(|d| Preopen::parse(d))
+            .collect::<Result<_, _>>()?;
+    }
+    for name in record.env.iter().flatten() {
+        if let Ok(value) = std::env::var(name)
+            && !env.iter().any(|(n, _)| n == name)
+        {
+            env.push((name.clone(), value));
+        }
+    }
+    workbooks::environ::check(env).map_err(|e| format!("grant {id}: {e}"))
 }
 
 /// The bytes of `file`, or the exit code of a load error naming it.

@@ -7,8 +7,8 @@
 
 /// Lowest first.
 const LAYERS: &[&str] = &[
-    "flavor", "policy", "limits", "environ", "pipes", "files", "seal", "compiler", "artifact",
-    "embedded", "storage", "cadence", "egress", "grants", "preopen", "commands", "tier", "cap",
+    "flavor", "policy", "limits", "environ", "preopen", "pipes", "files", "seal", "compiler",
+    "artifact", "embedded", "storage", "cadence", "egress", "grants", "commands", "tier", "cap",
     "state", "dock", "engine", "instance", "serve", "kernel", "identity", "child", "layers",
 ];
 

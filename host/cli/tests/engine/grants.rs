@@ -422,6 +422,27 @@ fn a_run_line_under_a_grant_takes_its_tenant_and_refuses_a_component_s_grant() {
     );
 }
 
+/// A line of tenant `t` under `profile` and stored grant `id`.
+fn under(e: &workbooks::Engine, id: &str, profile: &str) -> workbooks::shell::LineOptions {
+    workbooks::shell::LineOptions {
+        profile: profile.into(),
+        tenant: "t".into(),
+        scope: Some(e.granted_scope(id, "t", "line").unwrap()),
+        ..Default::default()
+    }
+}
+
+/// Registers each probe as an instance-tier command of its name.
+fn register(e: &workbooks::Engine, probes: &[(&str, &str)]) {
+    use workbooks::commands::{ArgMode, Tier};
+    for (name, bytes) in probes {
+        let bytes = std::fs::read(bytes).unwrap();
+        e.registry()
+            .register(name, bytes, ArgMode::Argv, Tier::Instance)
+            .unwrap();
+    }
+}
+
 /// Runs registered command `name` with `args` under `opts`: in process, or
 /// in a `container` child through the fabric. Its stdout.
 async fn ops(
@@ -461,33 +482,20 @@ async fn ops(
 /// outside them, a listing of everything, a queue not named.
 #[tokio::test]
 async fn a_key_or_queue_outside_the_grant_s_prefixes_is_refused_in_process_and_in_a_child() {
-    use workbooks::commands::{ArgMode, Tier};
-    use workbooks::shell::LineOptions;
     let home = tempfile::tempdir().unwrap();
     let e = engine(&home);
     let mut r = GrantRecord::new("t", "test");
     r.prefixes.insert("kv".into(), vec!["users/".into()]);
     r.prefixes.insert("queue".into(), vec!["jobs.".into()]);
     let id = operator_book(&home).add(r).unwrap().id;
-    for (name, bytes) in [
-        ("kv", guest_artifacts::KV_OPS),
-        ("queue", guest_artifacts::QUEUE_OPS),
-    ] {
-        e.registry()
-            .register(
-                name,
-                std::fs::read(bytes).unwrap(),
-                ArgMode::Argv,
-                Tier::Instance,
-            )
-            .unwrap();
-    }
-    let opts = || LineOptions {
-        profile: "minimal".into(),
-        tenant: "t".into(),
-        scope: Some(e.granted_scope(&id, "t", "line").unwrap()),
-        ..LineOptions::default()
-    };
+    register(
+        &e,
+        &[
+            ("kv", guest_artifacts::KV_OPS),
+            ("queue", guest_artifacts::QUEUE_OPS),
+        ],
+    );
+    let opts = || under(&e, &id, "minimal");
     for container in [false, true] {
         let said = ops(
             &e,
@@ -545,4 +553,155 @@ async fn a_key_or_queue_outside_the_grant_s_prefixes_is_refused_in_process_and_i
     // Nothing outside the prefixes was written, by either.
     let kv = e.storage().unwrap().kv("t").unwrap();
     assert!(kv.get(b"admin/root").unwrap().is_none());
+}
+
+/// Secret and command names, attacked from a guest in process and in a
+/// `container` child (whose signing calls its parent answers): a secret
+/// the grant does not name, a command it does not name, each refused
+/// naming the grant, and nothing signed or run.
+#[tokio::test]
+async fn a_secret_or_command_the_grant_does_not_name_is_refused_in_process_and_in_a_child() {
+    use workbooks::{Secret, SecretKind};
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&home);
+    for name in ["deploy", "payroll"] {
+        let key = Secret::new(SecretKind::Hmac, name.as_bytes().to_vec()).unwrap();
+        e.keyring().set("t", name, key).unwrap();
+    }
+    let mut r = GrantRecord::new("t", "test");
+    r.names.insert("secrets".into(), vec!["deploy".into()]);
+    r.names.insert(
+        "commands".into(),
+        vec!["sign".into(), "run".into(), "upper".into()],
+    );
+    let id = operator_book(&home).add(r).unwrap().id;
+    register(
+        &e,
+        &[
+            ("sign", guest_artifacts::SECRETS_OPS),
+            ("run", guest_artifacts::COMMANDS_RUN),
+        ],
+    );
+    let opts = |profile: &str| under(&e, &id, profile);
+    for container in [false, true] {
+        let said = ops(
+            &e,
+            "sign",
+            &["hmac", "deploy", "data", "hmac", "payroll", "data"],
+            opts("minimal"),
+            container,
+        )
+        .await;
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines.len(), 2, "container {container}: {said}");
+        assert_eq!(lines[0].len(), 64, "container {container}: {said}");
+        assert!(
+            lines[1].contains(&format!(
+                "grant {id}: secrets scope allows deploy; refused secret payroll"
+            )),
+            "container {container}: {said}"
+        );
+        let said = ops(&e, "run", &["upper"], opts("posix"), container).await;
+        assert!(said.ends_with("exit 0\n"), "container {container}: {said}");
+        let said = ops(&e, "run", &["grep", "x"], opts("posix"), container).await;
+        assert!(
+            said.contains(&format!(
+                "grant {id}: commands scope allows sign, run, upper; refused command grep"
+            )),
+            "container {container}: {said}"
+        );
+    }
+    // A line's own stages are judged too: `grep` is not named.
+    let refused = e
+        .commands()
+        .run_line("upper | grep X", opts("posix"))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("refused command grep"),
+        "{refused}"
+    );
+    let audit = e.cadence().audit().summary();
+    assert!(
+        audit.counts.get("out_of_scope").copied().unwrap_or(0) >= 5,
+        "{audit:?}"
+    );
+}
+
+/// `wbx grant import` of a real Spin manifest and a real Wassette policy,
+/// then `exec --grant` under the Wassette one: the variable it names is
+/// passed from wbx's environment, another is not, and `--dir` beside a
+/// grant that names the directories is refused.
+#[test]
+fn wbx_grant_import_reads_a_spin_manifest_and_a_wassette_policy_and_exec_runs_under_it() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers");
+    // `wbx --json grant import FILE --tenant T`: its exit code, the grants
+    // it added and what it said on stderr.
+    let import = |file: &str, tenant: &str| {
+        let file = peers.join(file);
+        let args = [
+            "--json",
+            "grant",
+            "import",
+            file.to_str().unwrap(),
+            "--tenant",
+            tenant,
+        ];
+        let out = wbx(h, &args, b"");
+        let added = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        (out.status.code(), added, text(&out.stderr))
+    };
+    let (code, grants, said): (_, serde_json::Value, _) =
+        import("spin/http-middleware.spin.toml", "web");
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(grants.as_array().map(Vec::len), Some(3), "{grants}");
+    assert!(said.contains("note: triggers"), "{said}");
+    // Refused by name, and nothing added.
+    let (code, refused, _) = import("spin/open-ai-rust.spin.toml", "web");
+    assert_eq!(code, Some(120), "{refused}");
+    let why = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("component.open-ai-rust.ai_models"),
+        "{refused}"
+    );
+    let listed = wbx(h, &["--json", "grant", "list"], b"");
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(3), "{listed}");
+    let (code, added, said) = import("wassette/get-weather-dotnet.policy.yaml", "w");
+    assert_eq!(code, Some(0), "{said}");
+    let id = added[0]["id"].as_str().unwrap().to_string();
+    let env_probe = guest_artifacts::SANDBOX_ENV;
+    let out = crate::common::wbx_env(
+        h,
+        &["exec", "--grant", &id, env_probe],
+        b"",
+        &[("OPENWEATHER_API_KEY", "k-123"), ("OTHER_SECRET", "nope")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("env OPENWEATHER_API_KEY=k-123"), "{said}");
+    assert!(!said.contains("OTHER_SECRET"), "{said}");
+    let out = wbx(
+        h,
+        &["exec", "--grant", &id, "--dir", "/tmp::/tmp", env_probe],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("--dir: grant {id} names the directories")),
+        "{}",
+        text(&out.stderr)
+    );
+    // Exported and imported back: the same scopes under a new id.
+    let exported = wbx(h, &["grant", "export", &id], b"");
+    let file = h.join("exported.json");
+    std::fs::write(&file, &exported.stdout).unwrap();
+    // (An absolute path joined to `peers` is itself.)
+    let (code, back, said) = import(file.to_str().unwrap(), "w");
+    assert_eq!(code, Some(0), "{said}");
+    assert_ne!(back[0]["id"], added[0]["id"]);
+    assert_eq!(back[0]["net"], added[0]["net"]);
+    assert_eq!(back[0]["env"], added[0]["env"]);
 }

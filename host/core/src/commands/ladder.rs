@@ -11,6 +11,12 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// How a grant's names name the commands `commands` and `exec` run.
+const SCOPED_AS: crate::grants::CapNoun = crate::grants::CapNoun {
+    cap: "commands",
+    noun: "command",
+};
+
 /// A command found by name, ready to run.
 pub(crate) struct Resolved {
     pub(crate) artifact: Artifact,
@@ -149,6 +155,16 @@ impl Ladder<'_> {
         {
             deny(Denial::Guard("command_not_granted"), name);
             return Err(CommandError::NotGranted(name.to_string()));
+        }
+        if let Some(scope) = &env.scope {
+            let scoped = scope.now().map_err(|e| {
+                deny(Denial::Guard(e.reason()), &e.to_string());
+                CommandError::Refused(e.to_string())
+            })?;
+            scoped.judge_named(SCOPED_AS, name).map_err(|why| {
+                deny(Denial::Guard("out_of_scope"), &why);
+                CommandError::Refused(why)
+            })?;
         }
         let resolved = match self.resolve(name) {
             Ok(Some(r)) => r,

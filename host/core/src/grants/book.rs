@@ -6,7 +6,8 @@
 //! another process within that interval and a call pays one clock read
 //! otherwise.
 
-use super::record::{Expiry, Lists};
+use super::Lists;
+use super::record::Expiry;
 use super::{GrantRecord, ScopeRefusal, Scoped};
 use crate::limits::{GRANT_REFRESH_INTERVAL, GRANTS_MAX};
 use std::collections::BTreeMap;

@@ -20,10 +20,13 @@
 //! not read refuses every call under it rather than running unscoped.
 
 mod book;
+pub mod import;
+mod lists;
 mod record;
 mod scope;
 
 pub use book::{BookError, GRANTS_FILE, GrantBook};
+pub use lists::Lists;
+pub use record::Expiry;
 pub use record::{Change, GrantRecord, now_ms, rfc3339};
-pub use record::{Expiry, Lists};
-pub use scope::{GrantUseError, Prefixed, Scope, ScopeRefusal, ScopeSnapshot, Scoped};
+pub use scope::{CapNoun, GrantUseError, Scope, ScopeRefusal, ScopeSnapshot, Scoped};

@@ -4,9 +4,10 @@
 //! [`GrantRecord::widen`] only adds it.
 
 use super::BookError;
+use super::lists::{List, Lists, held, named};
 use crate::egress::Destinations;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Changes a record keeps (the oldest are dropped first). Bounds a record
 /// an operator narrows and widens in a loop.
@@ -23,6 +24,10 @@ pub struct GrantRecord {
     /// name, an instance id); `None` for whatever runs under it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// Where it came from, for the operator (`spin.toml component hello`,
+    /// from `wbx grant import`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// The profile it docks with (`None`: the caller's choice).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
@@ -39,6 +44,20 @@ pub struct GrantRecord {
     /// asks [`super::Scoped::judge_name`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub prefixes: BTreeMap<String, Vec<String>>,
+    /// The names each cap scoped by name may use, by cap word (the
+    /// secrets `secrets` signs with, the commands `commands` and `exec`
+    /// run); a cap absent here reaches every name of the tenant.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub names: BTreeMap<String, Vec<String>>,
+    /// The host directories sessions under it see, `HOST::GUEST[::ro]`
+    /// (`None`: the caller's `--dir`; a list: these and no other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirs: Option<Vec<String>>,
+    /// The host environment variables passed to sessions under it, by
+    /// name, read from the environment of the process that starts them
+    /// (`None`: none but the caller's `--env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<Vec<String>>,
     /// When every call under it starts being refused, in milliseconds
     /// since the Unix epoch (`None`: never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,69 +129,6 @@ pub fn rfc3339(ms: u64) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
-/// One of a grant's lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum List<'a> {
-    /// The network destinations.
-    Net,
-    /// The name prefixes of the cap with this word.
-    Prefixes(&'a str),
-}
-
-impl List<'_> {
-    fn noun(self) -> String {
-        match self {
-            List::Net => "destination".into(),
-            List::Prefixes(cap) => format!("{cap} prefix"),
-        }
-    }
-
-    fn flag(self) -> String {
-        match self {
-            List::Net => "host".into(),
-            List::Prefixes(cap) => format!("{cap}-prefix"),
-        }
-    }
-
-    /// Whether `entry` reaches nothing `have` does not: a destination the
-    /// list names, a prefix within one of its prefixes.
-    fn covers(self, have: &[String], entry: &str) -> bool {
-        match self {
-            List::Net => have.iter().any(|h| h == entry),
-            List::Prefixes(_) => have.iter().any(|h| entry.starts_with(h.as_str())),
-        }
-    }
-}
-
-/// Entries for each list, as a change names them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Lists {
-    /// Network destinations.
-    pub net: Vec<String>,
-    /// Name prefixes, by cap word.
-    pub prefixes: BTreeMap<String, Vec<String>>,
-}
-
-impl Lists {
-    fn get(&self, which: List<'_>) -> &[String] {
-        match which {
-            List::Net => &self.net,
-            List::Prefixes(cap) => self.prefixes.get(cap).map_or(&[], Vec::as_slice),
-        }
-    }
-}
-
-/// The lists `changes` name: the destinations, then each cap's prefixes.
-fn named<'a>(changes: &[&'a Lists]) -> Vec<List<'a>> {
-    let caps: BTreeSet<&str> = changes
-        .iter()
-        .flat_map(|l| l.prefixes.keys().map(String::as_str))
-        .collect();
-    std::iter::once(List::Net)
-        .chain(caps.into_iter().map(List::Prefixes))
-        .collect()
-}
-
 impl GrantRecord {
     /// A record for `tenant` added by `by` now; the book gives it its id.
     pub fn new(tenant: &str, by: &str) -> Self {
@@ -180,10 +136,14 @@ impl GrantRecord {
             id: String::new(),
             tenant: tenant.to_string(),
             subject: None,
+            label: None,
             profile: None,
             caps: None,
             net: None,
             prefixes: BTreeMap::new(),
+            names: BTreeMap::new(),
+            dirs: None,
+            env: None,
             expires_ms: None,
             created_ms: now_ms(),
             by: by.to_string(),
@@ -194,7 +154,12 @@ impl GrantRecord {
     /// Whether every scope is the profile's own (no destination list, no
     /// expiry): the grant narrows nothing.
     pub fn is_unscoped(&self) -> bool {
-        self.net.is_none() && self.prefixes.is_empty() && self.expires_ms.is_none()
+        self.net.is_none()
+            && self.prefixes.is_empty()
+            && self.names.is_empty()
+            && self.dirs.is_none()
+            && self.env.is_none()
+            && self.expires_ms.is_none()
     }
 
     /// The scopes in one line, for the history and the CLI.
@@ -209,37 +174,46 @@ impl GrantRecord {
             list(&self.net, "any destination the floor allows")
         );
         for (cap, prefixes) in &self.prefixes {
-            text.push_str(&format!("; {cap}: {}", list(&Some(prefixes.clone()), "")));
+            let shown: Vec<String> = prefixes.iter().map(|p| format!("{p}*")).collect();
+            text.push_str(&format!("; {cap}: {}", list(&Some(shown), "")));
+        }
+        for (cap, names) in &self.names {
+            text.push_str(&format!("; {cap}: {}", list(&Some(names.clone()), "")));
+        }
+        if self.dirs.is_some() {
+            text.push_str(&format!("; vfs: {}", list(&self.dirs, "")));
+        }
+        if self.env.is_some() {
+            text.push_str(&format!("; env: {}", list(&self.env, "")));
         }
         let expires = self.expires_ms.map_or("never".to_string(), rfc3339);
         format!("{text}; expires: {expires}")
     }
 
-    fn list(&self, which: List<'_>) -> Option<Vec<String>> {
-        match which {
-            List::Net => self.net.clone(),
-            List::Prefixes(cap) => self.prefixes.get(cap).cloned(),
-        }
-    }
-
-    fn set_list(&mut self, which: List<'_>, to: Option<Vec<String>>) {
-        match (which, to) {
-            (List::Net, to) => self.net = to,
-            (List::Prefixes(cap), Some(to)) => {
-                self.prefixes.insert(cap.to_string(), to);
-            }
-            (List::Prefixes(cap), None) => {
-                self.prefixes.remove(cap);
-            }
-        }
-    }
-
-    /// Checks that every destination reads.
+    /// Checks that every entry of every list reads.
     pub(crate) fn validate(&self) -> Result<(), BookError> {
         if let Some(net) = &self.net {
             Destinations::parse(net).map_err(|e| BookError::Scope(e.to_string()))?;
         }
+        for which in held(self) {
+            for entry in which.of(self).unwrap_or_default() {
+                if let Some(why) = which.refuse(&entry) {
+                    return Err(BookError::Scope(format!(
+                        "{} {entry:?}: {why}",
+                        which.noun()
+                    )));
+                }
+            }
+        }
         Ok(())
+    }
+
+    fn list(&self, which: List<'_>) -> Option<Vec<String>> {
+        which.of(self)
+    }
+
+    fn set_list(&mut self, which: List<'_>, to: Option<Vec<String>>) {
+        which.set(self, to)
     }
 
     /// Narrows: keeps `only` of each list (each entry one the grant has,
@@ -407,6 +381,9 @@ mod tests {
     const NONE: &Lists = &Lists {
         net: Vec::new(),
         prefixes: BTreeMap::new(),
+        names: BTreeMap::new(),
+        dirs: Vec::new(),
+        env: Vec::new(),
     };
 
     #[test]
@@ -454,7 +431,7 @@ mod tests {
         open.narrow(&kv(&["cache/"]), NONE, Expiry::Keep, "op")
             .unwrap();
         assert_eq!(open.prefixes["kv"], strings(&["cache/"]));
-        assert!(open.scopes_text().contains("kv: cache/"));
+        assert!(open.scopes_text().contains("kv: cache/*"));
     }
 
     #[test]

@@ -15,13 +15,15 @@ pub struct Scoped {
     grant: Option<String>,
     net: Option<Destinations>,
     prefixes: BTreeMap<String, Vec<String>>,
+    names: BTreeMap<String, Vec<String>>,
     expires_ms: Option<u64>,
 }
 
-/// A cap scoped by name prefixes, as its folder names itself: its cap
-/// word and what one of its names is called in a refusal (`key`, ...).
+/// A cap scoped by name (by prefixes, or by whole names), as its folder
+/// names itself: its cap word and what one of its names is called in a
+/// refusal (`key`, `secret`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Prefixed {
+pub struct CapNoun {
     /// The cap word.
     pub cap: &'static str,
     /// What a name of it is called.
@@ -36,6 +38,7 @@ impl Scoped {
             grant: None,
             net: Some(net),
             prefixes: BTreeMap::new(),
+            names: BTreeMap::new(),
             expires_ms: None,
         }
     }
@@ -46,6 +49,7 @@ impl Scoped {
             grant: Some(record.id.clone()),
             net: record.net.clone(),
             prefixes: record.prefixes.clone(),
+            names: record.names.clone(),
             expires_ms: record.expires_ms,
         })
     }
@@ -60,6 +64,7 @@ impl Scoped {
                 .map(Destinations::parse)
                 .transpose()?,
             prefixes: snapshot.prefixes,
+            names: snapshot.names,
             expires_ms: snapshot.expires_ms,
         })
     }
@@ -70,6 +75,7 @@ impl Scoped {
             grant: self.grant.clone(),
             net: self.net.as_ref().map(Destinations::written),
             prefixes: self.prefixes.clone(),
+            names: self.names.clone(),
             expires_ms: self.expires_ms,
         }
     }
@@ -100,14 +106,14 @@ impl Scoped {
         }
     }
 
-    fn prefixes(&self, cap: Prefixed) -> Option<&[String]> {
+    fn prefixes(&self, cap: CapNoun) -> Option<&[String]> {
         self.prefixes.get(cap.cap).map(Vec::as_slice)
     }
 
     /// Whether `cap` may reach `name` (a key, a queue name): it starts
     /// with one of the grant's prefixes, or the grant has none. The refusal
     /// names the grant, its prefixes and `name`.
-    pub fn judge_name(&self, cap: Prefixed, name: &[u8]) -> Result<(), String> {
+    pub fn judge_name(&self, cap: CapNoun, name: &[u8]) -> Result<(), String> {
         match self.prefixes(cap) {
             None => Ok(()),
             Some(p) if p.iter().any(|p| name.starts_with(p.as_bytes())) => Ok(()),
@@ -115,10 +121,21 @@ impl Scoped {
         }
     }
 
+    /// Whether `cap` may use `name` (a secret, a command): the grant names
+    /// it, or names none for `cap`. The refusal names the grant, the names
+    /// it allows and `name`.
+    pub fn judge_named(&self, cap: CapNoun, name: &str) -> Result<(), String> {
+        match self.names.get(cap.cap) {
+            None => Ok(()),
+            Some(names) if names.iter().any(|n| n == name) => Ok(()),
+            Some(names) => Err(self.name_refusal(cap, names, name)),
+        }
+    }
+
     /// The prefixes a listing of `asked` under `cap` reaches: `asked`
     /// itself when it lies within a granted prefix, else the granted
     /// prefixes that lie within it; refused when there are none.
-    pub fn listing(&self, cap: Prefixed, asked: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    pub fn listing(&self, cap: CapNoun, asked: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         let Some(granted) = self.prefixes(cap) else {
             return Ok(vec![asked.to_vec()]);
         };
@@ -140,19 +157,25 @@ impl Scoped {
         }
     }
 
-    fn prefix_refusal(&self, cap: Prefixed, granted: &[String], refused: &str) -> String {
-        let Prefixed { cap: word, noun } = cap;
-        let allowed = match granted.is_empty() {
-            true => "nothing".to_string(),
-            false => granted
-                .iter()
-                .map(|p| format!("{p}*"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
+    fn prefix_refusal(&self, cap: CapNoun, granted: &[String], refused: &str) -> String {
+        let shown: Vec<String> = granted.iter().map(|p| format!("{p}*")).collect();
         let refused = match refused.starts_with("the listing") {
             true => refused.to_string(),
-            false => format!("{noun} {refused}"),
+            false => format!("{} {refused}", cap.noun),
+        };
+        self.cap_refusal(cap, &shown, &refused)
+    }
+
+    fn name_refusal(&self, cap: CapNoun, granted: &[String], name: &str) -> String {
+        self.cap_refusal(cap, granted, &format!("{} {name}", cap.noun))
+    }
+
+    /// `grant <id>: <cap> scope allows <allowed>; refused <refused>`.
+    fn cap_refusal(&self, cap: CapNoun, allowed: &[String], refused: &str) -> String {
+        let word = cap.cap;
+        let allowed = match allowed.is_empty() {
+            true => "nothing".to_string(),
+            false => allowed.join(", "),
         };
         match &self.grant {
             Some(id) => format!("grant {id}: {word} scope allows {allowed}; refused {refused}"),
@@ -397,11 +420,11 @@ mod tests {
         );
     }
 
-    const KV: Prefixed = Prefixed {
+    const KV: CapNoun = CapNoun {
         cap: "kv",
         noun: "key",
     };
-    const QUEUE: Prefixed = Prefixed {
+    const QUEUE: CapNoun = CapNoun {
         cap: "queue",
         noun: "queue",
     };

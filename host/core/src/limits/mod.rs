@@ -242,6 +242,16 @@ pub const GRANT_REFRESH_INTERVAL: Duration = Duration::from_millis(10);
 /// the home reads whole when it changes.
 pub const GRANTS_MAX: usize = 4096;
 
+/// Bytes of a file `wbx grant import` reads (a Wassette policy, a Spin
+/// manifest, an exported grant). Stops a huge or endless file (a YAML
+/// alias bomb expands within the reader's own budget) from being read
+/// whole into memory.
+pub const GRANT_IMPORT_MAX_BYTES: usize = 1 << 20;
+
+/// Grants one import makes (one per component of a Spin manifest). Stops
+/// a manifest of thousands of components from filling the book.
+pub const GRANT_IMPORT_MAX_GRANTS: usize = 64;
+
 /// WASI 0.3 datagram calls (`udp-socket.send` and `receive`) one store may
 /// have waiting at once. Each holds a datagram's buffer in the host (up to
 /// 64 KiB) until it is answered, and the calls are async: without this one

@@ -157,6 +157,7 @@ async fn a_request_whose_network_scope_cannot_be_read_is_refused_not_run_unscope
         grant: None,
         net: Some(vec!["api.example.com".into()]),
         prefixes: Default::default(),
+        names: Default::default(),
         expires_ms: None,
     });
     refused_saying(

@@ -5,10 +5,10 @@ use super::storage::TenantKv;
 use super::{KvCtx, Local};
 use crate::cadence::Denial;
 use crate::cap::relay::Serve;
-use crate::grants::{Prefixed, Scoped};
+use crate::grants::{CapNoun, Scoped};
 
 /// How a grant's prefixes name this cap and its names.
-const SCOPED_AS: Prefixed = Prefixed {
+const SCOPED_AS: CapNoun = CapNoun {
     cap: "kv",
     noun: "key",
 };

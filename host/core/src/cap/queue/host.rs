@@ -8,7 +8,7 @@ use crate::cap::relay::ServeAsync;
 use std::time::Duration;
 
 /// How a grant's prefixes name this cap and its names.
-const SCOPED_AS: crate::grants::Prefixed = crate::grants::Prefixed {
+const SCOPED_AS: crate::grants::CapNoun = crate::grants::CapNoun {
     cap: "queue",
     noun: "queue",
 };

@@ -5,9 +5,19 @@ use super::relay::{Fault, Hmac, Public, Sign};
 use super::{Local, SecretsCtx};
 use crate::cadence::Denial;
 use crate::cap::relay::Serve;
+use crate::grants::CapNoun;
+
+/// How a grant's names name this cap and its names.
+const SCOPED_AS: CapNoun = CapNoun {
+    cap: "secrets",
+    noun: "secret",
+};
 
 impl Local {
-    /// The cadence, the data cap, then the named key of the store's tenant.
+    /// The cadence, the grant's scope, the data cap, then the named key of
+    /// the store's tenant. A name the grant does not name is not found
+    /// (the text names the grant); a grant expired or revoked refuses every
+    /// call. Audited either way, by name (never a key's bytes).
     fn secret(&self, name: &str, data_len: usize) -> Result<Secret, Fault> {
         let (keyring, tenant, cadence) =
             self.0.as_ref().ok_or(Fault::NotFound(name.to_string()))?;
@@ -15,6 +25,19 @@ impl Local {
             Denial::Revoked => Fault::Revoked,
             _ => Fault::RateLimited,
         })?;
+        if let Some(scope) = &self.1 {
+            let deny = |reason, detail: &str| {
+                cadence.deny(tenant, "secrets", Denial::Guard(reason), detail);
+            };
+            let scoped = scope.now().map_err(|e| {
+                deny(e.reason(), &e.to_string());
+                Fault::Revoked
+            })?;
+            scoped.judge_named(SCOPED_AS, name).map_err(|why| {
+                deny("out_of_scope", &why);
+                Fault::NotFound(why)
+            })?;
+        }
         if data_len > SECRETS_MAX_DATA_BYTES {
             return Err(Fault::DataTooLarge(SECRETS_MAX_DATA_BYTES as u64));
         }

@@ -26,6 +26,7 @@ pub(crate) mod bindings {
 use crate::cadence::Cadence;
 use crate::cap::relay::{Backend, Relay};
 use crate::cap::unit::{CapUnit, Holds, Opening};
+use crate::grants::Scope;
 use crate::storage::StorageError;
 use bindings::workbooks::host::secrets;
 use keyring::Keyring;
@@ -41,21 +42,27 @@ pub const SECRETS_MAX_DATA_BYTES: usize = 1 << 20;
 #[derive(Debug, Default)]
 pub(crate) struct SecretsCtx(pub(crate) Backend<Local>);
 
-/// The keys of one tenant in this process.
+/// The keys of one tenant in this process, and the grant's scope the
+/// store runs under (its secret names and expiry, read at each call).
 #[derive(Debug, Default)]
-pub(crate) struct Local(Option<(Arc<Keyring>, String, Arc<Cadence>)>);
+pub(crate) struct Local(Option<(Arc<Keyring>, String, Arc<Cadence>)>, Option<Scope>);
 
 impl SecretsCtx {
-    /// Signs with the keys of `tenant`, or sends every call to `relay`
-    /// (see [`crate::cap::relay`]).
+    /// Signs with the keys of `tenant` that `scope` names, or sends every
+    /// call to `relay` (see [`crate::cap::relay`]; the serving side holds
+    /// the caller's scope).
     pub(crate) fn open(
         relay: Option<&Arc<dyn Relay>>,
         keyring: &Arc<Keyring>,
         tenant: &str,
         cadence: &Arc<Cadence>,
+        scope: Option<&Scope>,
     ) -> Self {
         SecretsCtx(Backend::open(relay, || {
-            Local(Some((keyring.clone(), tenant.to_string(), cadence.clone())))
+            Local(
+                Some((keyring.clone(), tenant.to_string(), cadence.clone())),
+                scope.cloned(),
+            )
         }))
     }
 }
@@ -73,6 +80,8 @@ impl CapUnit for Secrets {
     }
 
     fn open(o: &Opening<'_>, _: &mut WasiCtxBuilder) -> Result<SecretsCtx, StorageError> {
-        Ok(SecretsCtx::open(o.relay, o.keyring, o.tenant, o.cadence))
+        Ok(SecretsCtx::open(
+            o.relay, o.keyring, o.tenant, o.cadence, o.scope,
+        ))
     }
 }
