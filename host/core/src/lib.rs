@@ -92,6 +92,7 @@ pub mod vfs {
     };
 }
 pub use cap::llm::{LlmBounds, LlmEndpoint};
+pub use cap::secrets::egress::{BindError, Binding, Place};
 pub use cap::secrets::keyring::{Keyring, SECRETS_DIR, Secret, SecretKind};
 pub use commands::{CommandEnv, CommandError, CommandOutput, CommandPolicy};
 pub use compiler::{CompileWatch, Compiler};

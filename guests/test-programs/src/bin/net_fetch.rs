@@ -1,7 +1,9 @@
 //! Fetches URLs through the engine's net interface and through
 //! wasi:http/outgoing-handler, printing one line per URL:
 //! `fetch URL..`, `len URL..` (status and length only), `many URL..`,
-//! `auth URL` (sends a credential header), `http URL..` (wasi:http).
+//! `auth URL` (sends a credential header), `http URL..` (wasi:http),
+//! `echo URL..` and `httpecho URL..` (the whole answer: status, every
+//! header, the body; through net and through wasi:http).
 use test_programs::wasi::http::{outgoing_handler, types};
 use test_programs::workbooks::engine::net;
 
@@ -21,7 +23,10 @@ fn show(url: &str, r: Result<net::Response, net::NetError>) {
     }
 }
 
-fn wasi_http_get(url: &str) -> Result<(u16, usize), String> {
+/// Status, headers and body of a wasi:http GET.
+type Answer = (u16, Vec<(String, Vec<u8>)>, Vec<u8>);
+
+fn wasi_http_get(url: &str) -> Result<Answer, String> {
     let parsed: Vec<&str> = url.splitn(4, '/').collect();
     let (scheme, authority, path) = match parsed.as_slice() {
         [s, "", a, p] => (*s, *a, format!("/{p}")),
@@ -46,17 +51,27 @@ fn wasi_http_get(url: &str) -> Result<(u16, usize), String> {
         .map_err(|_| "taken twice")?
         .map_err(|e| format!("{e:?}"))?;
     let status = resp.status();
+    let headers = resp.headers().entries();
     let body = resp.consume().map_err(|_| "body")?;
     let stream = body.stream().map_err(|_| "stream")?;
-    let mut len = 0;
+    let mut bytes = Vec::new();
     loop {
         match stream.blocking_read(65_536) {
-            Ok(chunk) => len += chunk.len(),
+            Ok(chunk) => bytes.extend_from_slice(&chunk),
             Err(test_programs::wasi::io::streams::StreamError::Closed) => break,
             Err(e) => return Err(format!("body: {e:?}")),
         }
     }
-    Ok((status, len))
+    Ok((status, headers, bytes))
+}
+
+/// Prints an answer whole: `URL: STATUS`, `  K: V` per header, `  body B`.
+fn echo(url: &str, (status, headers, body): Answer) {
+    println!("{url}: {status}");
+    for (k, v) in headers {
+        println!("  {k}: {}", String::from_utf8_lossy(&v));
+    }
+    println!("  body {}", String::from_utf8_lossy(&body));
 }
 
 fn main() {
@@ -85,7 +100,25 @@ fn main() {
             show(&urls[0], r);
         }
         "http" => urls.iter().for_each(|u| match wasi_http_get(u) {
-            Ok((status, len)) => println!("{u}: {status} {len} bytes"),
+            Ok((status, _, body)) => println!("{u}: {status} {} bytes", body.len()),
+            Err(e) => println!("{u}: error {e}"),
+        }),
+        "echo" => urls.iter().for_each(|u| match net::fetch(u) {
+            Ok(r) => echo(
+                u,
+                (
+                    r.status,
+                    r.headers
+                        .into_iter()
+                        .map(|(k, v)| (k, v.into_bytes()))
+                        .collect(),
+                    r.body,
+                ),
+            ),
+            Err(e) => println!("{u}: error {e:?}"),
+        }),
+        "httpecho" => urls.iter().for_each(|u| match wasi_http_get(u) {
+            Ok(answer) => echo(u, answer),
             Err(e) => println!("{u}: error {e}"),
         }),
         other => panic!("unknown mode {other}"),

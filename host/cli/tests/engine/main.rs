@@ -19,6 +19,7 @@ mod agent_cost;
 mod agent_exec;
 mod agent_model;
 mod api;
+mod bound;
 mod brokers;
 mod bundle;
 mod call;

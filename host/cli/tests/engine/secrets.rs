@@ -20,7 +20,7 @@ fn wbx_secret_set_keeps_a_key_the_engine_can_sign_with_but_never_shows() {
     let json = wbx(home.path(), &["secret", "list", "acme", "--json"], b"");
     assert_eq!(
         text(&json.stdout),
-        "[{\"kind\":\"hmac\",\"name\":\"cli-mac\"}]\n"
+        "[{\"bindings\":[],\"kind\":\"hmac\",\"name\":\"cli-mac\"}]\n"
     );
     let out = wbx(
         home.path(),

@@ -34,7 +34,10 @@ async fn reply(stream: &mut TcpStream, status: &str, extra: &str, body: &[u8]) {
 
 /// Routes: `/bytes/N`, `/html`, `/redirect?to=URL`, `/slow` (a body that
 /// trickles), `/headers` (the request headers back), `/concurrent` (holds
-/// 200 ms and counts requests in flight).
+/// 200 ms and counts requests in flight), `/echo-auth` (the request's
+/// `Authorization` back, in a header and in a body long enough to come in
+/// chunks), `/bounce?to=URL` (a redirect to URL with the request's
+/// `Authorization` appended).
 pub async fn http() -> Http {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -83,6 +86,16 @@ pub async fn http() -> Http {
                 } else if path == "/headers" {
                     let body: String = headers.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
                     reply(&mut stream, "200 OK", "", body.as_bytes()).await;
+                } else if path == "/echo-auth" {
+                    let auth = header_of(&headers, "authorization");
+                    let mut body = "x".repeat(5000);
+                    body.push_str(&format!("auth={auth};"));
+                    let extra = format!("X-Echo: {auth}\r\n");
+                    reply(&mut stream, "200 OK", &extra, body.as_bytes()).await;
+                } else if let Some(to) = path.strip_prefix("/bounce?to=") {
+                    let auth = header_of(&headers, "authorization").replace(' ', "+");
+                    let extra = format!("Location: {to}{auth}\r\n");
+                    reply(&mut stream, "302 Found", &extra, b"").await;
                 } else if path == "/concurrent" {
                     let now = f.fetch_add(1, Ordering::SeqCst) + 1;
                     m.fetch_max(now, Ordering::SeqCst);
@@ -100,6 +113,15 @@ pub async fn http() -> Http {
         hits,
         max_in_flight,
     }
+}
+
+/// The value of header `name` (lower case) in `headers`, or "".
+fn header_of(headers: &[(String, String)], name: &str) -> String {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
 }
 
 /// A TCP server that answers `echo:` + everything it read until EOF.

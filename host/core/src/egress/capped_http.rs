@@ -12,8 +12,9 @@
 //! it passes the cap (the connection is dropped, not drained), and a body
 //! that trickles is cut off by the deadline.
 
-use super::NetScope;
+use super::bound::{inject, mask_headers, mask_in, masks_of};
 use super::net_guard::{NetDenial, NetGuard, Pinned};
+use super::{NetScope, SecretBindings};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use std::net::SocketAddr;
@@ -306,18 +307,21 @@ impl HttpClient {
         req: HttpRequest,
         limits: &HttpLimits,
     ) -> Result<HttpResponse, HttpError> {
-        self.fetch_within(req, limits, None).await
+        self.fetch_within(req, limits, None, None).await
     }
 
     /// Fetches `req` within `limits`, following redirects, each hop judged
-    /// by `scope` (when there is one) before the floor.
+    /// by `scope` (when there is one) before the floor, and given the
+    /// secrets `bindings` name for it (see [`super::bound`]).
     pub async fn fetch_within(
         &self,
         req: HttpRequest,
         limits: &HttpLimits,
         scope: Option<&dyn NetScope>,
+        bindings: Option<&dyn SecretBindings>,
     ) -> Result<HttpResponse, HttpError> {
-        tokio::time::timeout(limits.deadline, self.follow(req, limits, scope))
+        let hops = self.follow(req, limits, scope, bindings);
+        tokio::time::timeout(limits.deadline, hops)
             .await
             .map_err(|_| HttpError::Timeout(limits.deadline))?
     }
@@ -327,6 +331,7 @@ impl HttpClient {
         req: HttpRequest,
         limits: &HttpLimits,
         scope: Option<&dyn NetScope>,
+        bindings: Option<&dyn SecretBindings>,
     ) -> Result<HttpResponse, HttpError> {
         let HttpRequest {
             mut method,
@@ -335,8 +340,16 @@ impl HttpClient {
             mut body,
         } = req;
         let mut previous: Option<(String, String, Option<u16>)> = None;
+        // What every hop given a secret must not hand back.
+        let mut masks: Vec<Vec<u8>> = Vec::new();
         for _ in 0..=limits.max_redirects {
             let pinned = self.guard.check_url_within(&url, scope).await?;
+            let injections = bindings.map_or_else(Vec::new, |b| {
+                let host = pinned.url.host_str().unwrap_or_default();
+                let port = pinned.url.port_or_known_default().unwrap_or(0);
+                b.injections(pinned.url.scheme(), host, port)
+            });
+            masks.extend(masks_of(&injections));
             let here = origin(&pinned.url);
             if previous.as_ref().is_some_and(|p| *p != here) {
                 headers.retain(|(k, _)| !CREDENTIALS.contains(&k.to_ascii_lowercase().as_str()));
@@ -347,9 +360,10 @@ impl HttpClient {
                     builder = builder.header(k, v);
                 }
             }
-            let request = builder
+            let mut request = builder
                 .body(http_body_util::Full::new(body.clone()))
                 .map_err(|e| HttpError::Protocol(e.to_string()))?;
+            inject(request.headers_mut(), &injections);
             let resp = self.send(&pinned, request).await?;
             let status = resp.status();
             let location = resp
@@ -361,6 +375,14 @@ impl HttpClient {
                 && status != http::StatusCode::NOT_MODIFIED
                 && let Some(location) = location
             {
+                // A server given a secret that sends the guest on with it
+                // (in the query, say) is not followed: the next hop would
+                // carry the secret to wherever it says.
+                if masks.iter().any(|m| contains(location.as_bytes(), m)) {
+                    return Err(HttpError::Protocol(
+                        "a redirect carried a secret the host added; not followed".into(),
+                    ));
+                }
                 url = pinned
                     .url
                     .join(&location)
@@ -381,6 +403,10 @@ impl HttpClient {
                 previous = Some(here);
                 continue;
             }
+            masks.sort_by_key(|m| std::cmp::Reverse(m.len()));
+            masks.dedup();
+            let mut resp = resp;
+            mask_headers(resp.headers_mut(), &masks);
             let headers_out = resp
                 .headers()
                 .iter()
@@ -394,16 +420,32 @@ impl HttpClient {
             let body =
                 read_capped_shared(resp.into_body(), limits.max_body, limits.shared.as_deref())
                     .await?;
+            let (body, url) = match masks.is_empty() {
+                true => (body, pinned.url.to_string()),
+                false => {
+                    let mut body = body.to_vec();
+                    mask_in(&mut body, &masks);
+                    let mut url = pinned.url.to_string().into_bytes();
+                    mask_in(&mut url, &masks);
+                    let url = String::from_utf8_lossy(&url).into_owned();
+                    (Bytes::from(body), url)
+                }
+            };
             return Ok(HttpResponse {
                 status: status.as_u16(),
                 headers: headers_out,
                 body,
-                url: pinned.url.to_string(),
+                url,
                 addr: pinned.addr,
             });
         }
         Err(HttpError::TooManyRedirects(limits.max_redirects))
     }
+}
+
+/// Whether `haystack` holds `needle`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Reads a body up to `max` bytes; past that the body (and its connection)

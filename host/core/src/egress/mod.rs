@@ -2,16 +2,19 @@
 //! (`net_guard`: the refused ranges, resolve once, connect to the pinned
 //! address), the capped HTTP transport (`capped_http`: redirects
 //! re-checked, bodies and time capped, TLS verified) and the one-shot
-//! socket exchanges ([`oneshot`]). [`NetAccess`] puts the cadence in front
-//! of them: the `egress`, `http` and `exchange` primitives and the guarded
+//! socket exchanges ([`oneshot`]), and the secrets the host adds to a
+//! request and masks in its answer (`bound`). [`NetAccess`] puts the
+//! cadence in front of them: the `egress`, `http` and `exchange` primitives and the guarded
 //! `wasi:http` and `wasi:sockets` all reach the network through it.
 
+mod bound;
 pub(crate) mod capped_http;
 pub mod destinations;
 pub(crate) mod net_guard;
 pub mod oneshot;
 pub(crate) mod tls;
 
+pub use bound::{Injection, Masker, SecretBindings, inject, mask_headers, mask_in, masks_of};
 pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
 pub use destinations::{Destinations, ScopeError};
 pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};
@@ -52,6 +55,9 @@ pub struct NetAccess {
     /// The grant's network scope, judged as it is at each call; `None` is
     /// unscoped (the floor alone judges).
     pub scope: Option<Arc<dyn NetScope>>,
+    /// The tenant's tokens the host adds to requests their bindings name
+    /// (`None`: none, as in a child process, which holds no keyring).
+    pub bindings: Option<Arc<dyn SecretBindings>>,
 }
 
 impl NetAccess {
@@ -78,8 +84,13 @@ impl NetAccess {
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_default();
         let scope = self.scope.as_deref();
-        self.guarded(broker, &host, self.client.fetch_within(req, limits, scope))
-            .await
+        let bindings = self.bindings.as_deref();
+        self.guarded(
+            broker,
+            &host,
+            self.client.fetch_within(req, limits, scope, bindings),
+        )
+        .await
     }
 
     /// Judges `scheme://host:port` against the scope, before the floor

@@ -402,6 +402,7 @@ impl Engine {
             max_body: self.inner.net_max_body,
             timeout: self.inner.net_timeout,
             scope: None,
+            bindings: None,
         }
     }
 
@@ -515,6 +516,11 @@ impl Engine {
                     .scope
                     .clone()
                     .map(|s| Arc::new(s) as Arc<dyn crate::egress::NetScope>),
+                bindings: Some(crate::cap::secrets::bindings_of(
+                    &self.inner.keyring,
+                    &opts.tenant,
+                    opts.scope.as_ref(),
+                )),
                 ..self.net_access(&opts.tenant)
             },
             memory: self.memory_cap(opts.memory, grant.profile.effective),

@@ -44,6 +44,7 @@ mod tests {
             max_body: 1 << 20,
             timeout: Duration::from_secs(5),
             scope: None,
+            bindings: None,
         }
     }
 

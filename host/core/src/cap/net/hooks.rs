@@ -10,9 +10,13 @@
 //! descriptors) before it connects, and keeps it until its response body
 //! is dropped; a request past either is answered
 //! `connection-limit-reached` and opens nothing.
+//!
+//! A request whose destination a tenant's token is bound to is sent with
+//! it (`crate::egress::SecretBindings`), and the token's bytes are masked
+//! in the response's headers and, across chunks, its body.
 
 use crate::cadence::{Denial, Holding, Kind};
-use crate::egress::{EgressFailure, HttpError, NetAccess, NetDenial};
+use crate::egress::{EgressFailure, HttpError, Masker, NetAccess, NetDenial};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
@@ -65,6 +69,10 @@ struct Capped {
     left: usize,
     limit: usize,
     deadline: Pin<Box<tokio::time::Sleep>>,
+    /// Masks the secrets the host added to the request, when it added any.
+    masker: Option<Masker>,
+    /// A frame read while the masker's held bytes went first.
+    pending: Option<Frame<Bytes>>,
     _connection: Connection,
 }
 
@@ -76,6 +84,9 @@ impl Body for Capped {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        if let Some(frame) = self.pending.take() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
         if self.deadline.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Some(Err(Error::ConnectionReadTimeout)));
         }
@@ -88,20 +99,43 @@ impl Body for Capped {
                     }
                     self.left -= data.len();
                 }
+                let Some(masker) = self.masker.as_mut() else {
+                    return Poll::Ready(Some(Ok(frame)));
+                };
+                let frame = match frame.into_data() {
+                    Ok(data) => Frame::data(masker.feed(&data)),
+                    // Trailers: what the masker holds goes first.
+                    Err(trailers) => {
+                        let held = masker.finish();
+                        if held.is_empty() {
+                            trailers
+                        } else {
+                            self.pending = Some(trailers);
+                            Frame::data(held)
+                        }
+                    }
+                };
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::Hyper(e)))),
-            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(None) => match self.masker.as_mut().map(Masker::finish) {
+                Some(held) if !held.is_empty() => Poll::Ready(Some(Ok(Frame::data(held)))),
+                _ => Poll::Ready(None),
+            },
             Poll::Pending => Poll::Pending,
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.pending.is_none() && self.masker.is_none() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        // What the masker holds back is not in the inner body's hint.
+        match self.masker {
+            Some(_) => SizeHint::default(),
+            None => self.inner.size_hint(),
+        }
     }
 }
 
@@ -153,22 +187,33 @@ impl WasiHttpHooks for GuardedHooks {
             let limit = access.max_body;
             let timeout = access.timeout;
             let deadline = tokio::time::Instant::now() + timeout;
-            let response = access
+            let mut request = request;
+            let (mut response, masks) = access
                 .guarded("net", &host, async {
                     let scope = access.scope.as_deref();
                     let pinned = client.guard().check_url_within(&url, scope).await?;
-                    tokio::time::timeout_at(deadline, client.send(&pinned, request))
+                    let injections = access.bindings.as_deref().map_or_else(Vec::new, |b| {
+                        let host = pinned.url.host_str().unwrap_or_default();
+                        let port = pinned.url.port_or_known_default().unwrap_or(0);
+                        b.injections(pinned.url.scheme(), host, port)
+                    });
+                    crate::egress::inject(request.headers_mut(), &injections);
+                    let sent = tokio::time::timeout_at(deadline, client.send(&pinned, request))
                         .await
-                        .map_err(|_| HttpError::Timeout(timeout))?
+                        .map_err(|_| HttpError::Timeout(timeout))??;
+                    Ok((sent, crate::egress::masks_of(&injections)))
                 })
                 .await
                 .map_err(to_wasi)?;
+            crate::egress::mask_headers(response.headers_mut(), &masks);
             let response = response.map(|inner| {
                 Capped {
                     inner,
                     left: limit,
                     limit,
                     deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                    masker: Masker::new(masks),
+                    pending: None,
                     _connection: connection,
                 }
                 .boxed_unsync()

@@ -32,25 +32,34 @@ pub enum SecretKind {
     Hmac,
     /// Ed25519 with a 32-byte seed.
     Ed25519,
+    /// A token (an API key): never signed with, never handed to a guest;
+    /// the host adds it to requests its bindings name
+    /// ([`super::egress`]).
+    Token,
 }
 
 impl SecretKind {
-    /// Parses `hmac` or `ed25519`.
+    /// Parses `hmac`, `ed25519` or `token`.
     pub fn parse(s: &str) -> Option<SecretKind> {
         match s {
             "hmac" => Some(SecretKind::Hmac),
             "ed25519" => Some(SecretKind::Ed25519),
+            "token" => Some(SecretKind::Token),
             _ => None,
         }
     }
 }
 
-/// A secret key. Its bytes are only ever used to sign.
+/// A secret key. Its bytes are only ever used to sign, or, for a token,
+/// added by the host to the requests its bindings name.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct Secret {
     kind: SecretKind,
     #[serde(with = "hex_bytes")]
     key: Vec<u8>,
+    /// Where the host adds a token (`wbx secret bind`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) bindings: Vec<super::egress::Binding>,
 }
 
 impl std::fmt::Debug for Secret {
@@ -83,6 +92,9 @@ pub enum SecretError {
     /// An hmac secret needs at least one byte.
     #[error("an hmac secret cannot be empty")]
     Empty,
+    /// A token is sent in a header: printable ASCII, no space.
+    #[error("a token is 1 to 4096 printable ASCII characters without spaces")]
+    BadToken,
     /// The operation needs the other kind.
     #[error("secret is {0:?}")]
     WrongKind(SecretKind),
@@ -94,7 +106,18 @@ impl Secret {
         match kind {
             SecretKind::Ed25519 if key.len() != 32 => Err(SecretError::BadSeed(key.len())),
             SecretKind::Hmac if key.is_empty() => Err(SecretError::Empty),
-            _ => Ok(Secret { kind, key }),
+            SecretKind::Token
+                if key.is_empty()
+                    || key.len() > 4096
+                    || !key.iter().all(|b| (0x21..=0x7e).contains(b)) =>
+            {
+                Err(SecretError::BadToken)
+            }
+            _ => Ok(Secret {
+                kind,
+                key,
+                bindings: Vec::new(),
+            }),
         }
     }
 
@@ -102,12 +125,25 @@ impl Secret {
     pub fn generate(kind: SecretKind) -> Result<Secret, getrandom::Error> {
         let mut key = vec![0u8; 32];
         getrandom::fill(&mut key)?;
-        Ok(Secret { kind, key })
+        if kind == SecretKind::Token {
+            key = hex::encode(&key).into_bytes();
+        }
+        Ok(Secret {
+            kind,
+            key,
+            bindings: Vec::new(),
+        })
     }
 
     /// The kind.
     pub fn kind(&self) -> SecretKind {
         self.kind
+    }
+
+    /// A token's bytes and bindings, for the egress; `None` for a key
+    /// that signs.
+    pub(super) fn token(&self) -> Option<(&[u8], &[super::egress::Binding])> {
+        (self.kind == SecretKind::Token).then_some((&self.key, &self.bindings))
     }
 
     /// HMAC-SHA256 of `data`.
@@ -176,7 +212,7 @@ impl Keyring {
         Some(self.dir.as_ref()?.join(format!("{tenant}.json")))
     }
 
-    fn read(&self, tenant: &str) -> Arc<BTreeMap<String, Secret>> {
+    pub(super) fn read(&self, tenant: &str) -> Arc<BTreeMap<String, Secret>> {
         let Some(file) = self.file(tenant) else {
             return Arc::default();
         };
@@ -225,9 +261,16 @@ impl Keyring {
         names
     }
 
-    /// Stores `secret` as `name` for `tenant` in the home.
-    pub fn set(&self, tenant: &str, name: &str, secret: Secret) -> std::io::Result<()> {
+    /// Stores `secret` as `name` for `tenant` in the home. A token set
+    /// over a token keeps its bindings (a rotation).
+    pub fn set(&self, tenant: &str, name: &str, mut secret: Secret) -> std::io::Result<()> {
         self.change(tenant, name, |all| {
+            if let Some(old) = all.get(name)
+                && old.kind == SecretKind::Token
+                && secret.kind == SecretKind::Token
+            {
+                secret.bindings = old.bindings.clone();
+            }
             all.insert(name.to_string(), secret);
             Ok(())
         })
@@ -275,7 +318,7 @@ impl Keyring {
 
     /// Applies `f` to `tenant`'s stored secrets under its file lock and
     /// writes them back.
-    fn change<R>(
+    pub(super) fn change<R>(
         &self,
         tenant: &str,
         name: &str,

@@ -10,6 +10,7 @@
 //! broker asks, and key material never reaches an error, a log line or the
 //! audit log (only secret names do).
 
+pub(crate) mod egress;
 mod host;
 pub mod keyring;
 pub(crate) mod relay;
@@ -33,6 +34,20 @@ use keyring::Keyring;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
+
+/// The tokens of `tenant` the egress adds to requests their bindings
+/// name, under `scope` (only the secrets it names, when it names any).
+pub(crate) fn bindings_of(
+    keyring: &Arc<Keyring>,
+    tenant: &str,
+    scope: Option<&Scope>,
+) -> Arc<dyn crate::egress::SecretBindings> {
+    Arc::new(egress::TenantBindings {
+        keyring: keyring.clone(),
+        tenant: tenant.to_string(),
+        scope: scope.cloned(),
+    })
+}
 
 /// Largest payload one signing call takes.
 pub const SECRETS_MAX_DATA_BYTES: usize = 1 << 20;

@@ -1,0 +1,177 @@
+//! Secrets the host adds at egress, attacked: a guest whose tenant has a
+//! token bound to one destination gets its answers from that destination
+//! without ever holding the token, on the `net` path and on `wasi:http`;
+//! an echoing server cannot reflect it (headers, a body in chunks, a
+//! redirect's `Location`), a redirect to another origin and a downgrade to
+//! `http` do not carry it, a server that bounces it into a redirect is
+//! not followed, and a session under a grant that does not name the
+//! secret does not send it.
+
+use crate::common::{text, wbx, wbx_env};
+use crate::scope::{run_scoped, served};
+use guest_artifacts::NET_FETCH;
+use std::sync::atomic::Ordering;
+use workbooks::grants::{GRANTS_FILE, GrantBook, GrantRecord};
+use workbooks::{Binding, Place, Secret, SecretKind};
+
+const TOKEN: &str = "tok-9f8e7d6c5b4a3921";
+
+/// Binds tenant `t`'s token `api` to `to` as a bearer token.
+fn bind(e: &workbooks::Engine, to: &str) {
+    let token = Secret::new(SecretKind::Token, TOKEN.as_bytes().to_vec()).unwrap();
+    e.keyring().set("t", "api", token).unwrap();
+    let binding = Binding {
+        to: to.to_string(),
+        place: Place::Header {
+            header: "Authorization".into(),
+            template: "Bearer {}".into(),
+        },
+    };
+    e.keyring().bind("t", "api", binding).unwrap();
+}
+
+/// `auth=` and what the echoing server got, masked: one `*` per byte of
+/// `Bearer <token>`.
+fn masked_echo() -> String {
+    format!("auth={};", "*".repeat("Bearer ".len() + TOKEN.len()))
+}
+
+#[tokio::test]
+async fn a_bound_token_reaches_its_destination_and_never_the_guest_on_either_http_path() {
+    let (srv, _home, e) = served().await;
+    let api = format!("http://api.test:{}", srv.addr.port());
+    bind(&e, &api);
+    for mode in ["echo", "httpecho"] {
+        let out = run_scoped(&e, NET_FETCH, None, &[mode, &format!("{api}/echo-auth")]).await;
+        assert!(!out.contains(TOKEN), "{mode}: {out}");
+        // The body came in chunks (5 000 bytes before it) and is masked
+        // whole; the echoed header too.
+        assert!(out.contains(&masked_echo()), "{mode}: {out}");
+        let header = format!("x-echo: {}", "*".repeat("Bearer ".len() + TOKEN.len()));
+        assert!(out.to_ascii_lowercase().contains(&header), "{mode}: {out}");
+    }
+}
+
+#[tokio::test]
+async fn a_bound_token_goes_to_no_other_origin_by_redirect_or_name_nor_over_a_downgrade() {
+    let (srv, _home, e) = served().await;
+    let port = srv.addr.port();
+    bind(&e, &format!("https://api.test:{port}"));
+    let plain = format!("http://api.test:{port}/echo-auth");
+    let other = format!("http://other.test:{port}/echo-auth");
+    let redirect = format!("http://api.test:{port}/redirect?to={other}");
+    // (wasi:http leaves a redirect to the guest: `net` follows it.)
+    for (mode, url) in [
+        ("echo", &plain),
+        ("httpecho", &plain),
+        ("echo", &other),
+        ("httpecho", &other),
+        ("echo", &redirect),
+    ] {
+        let out = run_scoped(&e, NET_FETCH, None, &[mode, url]).await;
+        assert!(out.contains("auth=;"), "{mode} {url}: {out}");
+    }
+    // Bound to http, a redirect from it to another origin is sent bare.
+    bind(&e, &format!("http://api.test:{port}"));
+    let out = run_scoped(&e, NET_FETCH, None, &["echo", &redirect]).await;
+    assert!(out.contains("auth=;"), "{out}");
+}
+
+#[tokio::test]
+async fn a_server_that_bounces_the_token_into_a_redirect_is_not_followed_and_its_location_is_masked()
+ {
+    let (srv, _home, e) = served().await;
+    let port = srv.addr.port();
+    let api = format!("http://api.test:{port}");
+    bind(&e, &api);
+    let bounce = format!("{api}/bounce?to=http://evil.test:{port}/echo-auth?t=");
+    let before = srv.hits.load(Ordering::SeqCst);
+    let out = run_scoped(&e, NET_FETCH, None, &["echo", &bounce]).await;
+    assert!(out.contains("a redirect carried a secret"), "{out}");
+    assert!(!out.contains(TOKEN), "{out}");
+    assert_eq!(
+        srv.hits.load(Ordering::SeqCst),
+        before + 1,
+        "evil was asked"
+    );
+    // wasi:http leaves redirects to the guest: it sees the Location masked.
+    let out = run_scoped(&e, NET_FETCH, None, &["httpecho", &bounce]).await;
+    assert!(out.contains(": 302"), "{out}");
+    assert!(!out.contains(TOKEN), "{out}");
+    assert!(
+        out.contains(&format!("t=Bearer+{}", "*".repeat(TOKEN.len()))),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn a_session_under_a_grant_that_does_not_name_the_secret_does_not_send_it() {
+    let (srv, home, e) = served().await;
+    let api = format!("http://api.test:{}", srv.addr.port());
+    bind(&e, &api);
+    let book = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
+    // Naming another secret: not sent. Naming it: sent (and masked).
+    for (named, answer) in [("other", "auth=;".to_string()), ("api", masked_echo())] {
+        let mut r = GrantRecord::new("t", "test");
+        r.names.insert("secrets".into(), vec![named.into()]);
+        let id = book.add(r).unwrap().id;
+        let scope = e.granted_scope(&id, "t", "line").unwrap();
+        let url = format!("{api}/echo-auth");
+        let out = run_scoped(&e, NET_FETCH, Some(scope), &["echo", &url]).await;
+        assert!(out.contains(&answer), "{named}: {out}");
+    }
+}
+
+#[test]
+fn wbx_secret_binds_a_token_and_lists_where_never_its_value() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let set = ["secret", "set", "t", "api", "--kind", "token"];
+    let out = wbx(h, &set, format!("{TOKEN}\n").as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bind = [
+        "secret",
+        "bind",
+        "t",
+        "api",
+        "--to",
+        "https://api.example.com",
+        "--header",
+        "Authorization: Bearer {}",
+    ];
+    let out = wbx(h, &bind, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = wbx(h, &["secret", "list", "t"], b"");
+    let said = text(&listed.stdout);
+    assert!(
+        said.contains("-> https://api.example.com (Authorization: Bearer {})"),
+        "{said}"
+    );
+    assert!(!said.contains(TOKEN), "{said}");
+    // A template without its `{}`, a key that signs, a destination that
+    // is not http: refused by name.
+    let mut no_slot = bind;
+    no_slot[7] = "Authorization: Bearer";
+    let out = wbx(h, &no_slot, b"");
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+    let out = wbx_env(h, &["secret", "set", "t", "mac", "--generate"], b"", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut signing = bind;
+    signing[3] = "mac";
+    let out = wbx(h, &signing, b"");
+    assert!(
+        text(&out.stderr).contains("only a token"),
+        "{}",
+        text(&out.stderr)
+    );
+    let mut tcp = bind;
+    tcp[5] = "tcp://db.example.com:5432";
+    let out = wbx(h, &tcp, b"");
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+    let out = wbx(h, &["secret", "unbind", "t", "api"], b"");
+    assert!(
+        text(&out.stdout).contains("removed 1 binding"),
+        "{}",
+        text(&out.stdout)
+    );
+}

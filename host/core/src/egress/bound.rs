@@ -1,0 +1,194 @@
+//! Secrets the host adds at egress, so no guest ever holds them: a
+//! tenant's token bound to a destination (`wbx secret bind NAME --to
+//! https://api.example.com --header "Authorization: Bearer {}"`) is set
+//! on a request whose destination the binding names, judged on the URL of
+//! each hop after the scope and the floor; and its bytes are masked in
+//! what comes back.
+//!
+//! Threat: a guest that may call an API would otherwise be handed its
+//! token, and could send it anywhere it may reach. So:
+//! - the value is added only when the hop's scheme, host and port match
+//!   the binding: never to another origin, never on a redirect to one
+//!   (each hop asks again, and the guest's own headers never carry ours),
+//!   never over `http://` when the binding says `https://` (a downgrade);
+//! - a guest's header of the same name is replaced, so the guest cannot
+//!   make the host send the token under a name the server would echo;
+//! - the raw value and each form it is sent in are masked (`*` for every
+//!   byte, so a length stays right) in the response headers and body of
+//!   every request it was added to, across body chunks, so a server that
+//!   echoes the request cannot reflect it into the guest;
+//! - the value is never in an error, a log line or the audit: an
+//!   [`Injection`]'s `Debug` names the secret, not its bytes.
+
+use bytes::{Bytes, BytesMut};
+use std::fmt;
+
+/// One secret set on one request: the header, its value, and the byte
+/// strings masked in what comes back.
+pub struct Injection {
+    /// The secret's name (for the audit).
+    pub secret: String,
+    /// The header set.
+    pub header: http::HeaderName,
+    /// Its value (marked sensitive).
+    pub value: http::HeaderValue,
+    /// What is masked in the response: the raw value and each encoding
+    /// of it the request carried.
+    pub masks: Vec<Vec<u8>>,
+}
+
+impl fmt::Debug for Injection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Injection({} as {}, <redacted>)",
+            self.secret, self.header
+        )
+    }
+}
+
+/// What adds secrets at egress, asked at every hop with the destination
+/// the request is about to go to (after the scope and the floor).
+pub trait SecretBindings: Send + Sync + fmt::Debug {
+    /// The secrets bound to `scheme://host:port`, as they are now.
+    fn injections(&self, scheme: &str, host: &str, port: u16) -> Vec<Injection>;
+}
+
+/// Sets `injections` on `headers`, each replacing any header of its name.
+pub fn inject(headers: &mut http::HeaderMap, injections: &[Injection]) {
+    for i in injections {
+        headers.remove(&i.header);
+        let mut value = i.value.clone();
+        value.set_sensitive(true);
+        headers.insert(i.header.clone(), value);
+    }
+}
+
+/// The masks of `injections`, longest first (so a value inside another
+/// form of it is masked whole).
+pub fn masks_of(injections: &[Injection]) -> Vec<Vec<u8>> {
+    let mut masks: Vec<Vec<u8>> = injections
+        .iter()
+        .flat_map(|i| i.masks.iter().cloned())
+        .filter(|m| !m.is_empty())
+        .collect();
+    masks.sort_by_key(|m| std::cmp::Reverse(m.len()));
+    masks.dedup();
+    masks
+}
+
+/// Masks every occurrence of each of `masks` in `data` with `*`.
+pub fn mask_in(data: &mut [u8], masks: &[Vec<u8>]) {
+    for m in masks {
+        let mut at = 0;
+        while at + m.len() <= data.len() {
+            if data[at..].starts_with(m) {
+                data[at..at + m.len()].fill(b'*');
+                at += m.len();
+            } else {
+                at += 1;
+            }
+        }
+    }
+}
+
+/// Masks each header value of `headers` in place.
+pub fn mask_headers(headers: &mut http::HeaderMap, masks: &[Vec<u8>]) {
+    if masks.is_empty() {
+        return;
+    }
+    for value in headers.values_mut() {
+        let mut bytes = value.as_bytes().to_vec();
+        mask_in(&mut bytes, masks);
+        if bytes != value.as_bytes()
+            && let Ok(masked) = http::HeaderValue::from_bytes(&bytes)
+        {
+            *value = masked;
+        }
+    }
+}
+
+/// Masks a body that arrives in chunks: an occurrence split across two
+/// chunks is masked too, by holding back the last bytes of each chunk
+/// that could start one (fewer than the longest mask).
+#[derive(Debug)]
+pub struct Masker {
+    masks: Vec<Vec<u8>>,
+    held: BytesMut,
+    keep: usize,
+}
+
+impl Masker {
+    /// A masker of `masks`; `None` when there is nothing to mask.
+    pub fn new(masks: Vec<Vec<u8>>) -> Option<Self> {
+        let longest = masks.iter().map(Vec::len).max()?;
+        Some(Masker {
+            masks,
+            held: BytesMut::new(),
+            keep: longest.saturating_sub(1),
+        })
+    }
+
+    /// `chunk` added; returns the bytes that can go on, masked.
+    pub fn feed(&mut self, chunk: &[u8]) -> Bytes {
+        self.held.extend_from_slice(chunk);
+        mask_in(&mut self.held, &self.masks);
+        let ready = self.held.len().saturating_sub(self.keep);
+        self.held.split_to(ready).freeze()
+    }
+
+    /// The bytes held back, at the end of the body.
+    pub fn finish(&mut self) -> Bytes {
+        mask_in(&mut self.held, &self.masks);
+        self.held.split().freeze()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_split_across_chunks_is_masked_and_the_length_kept() {
+        let mut m = Masker::new(vec![b"s3cr3t-token".to_vec()]).unwrap();
+        let mut out = Vec::new();
+        for chunk in [
+            &b"{\"auth\": \"Bearer s3c"[..],
+            b"r3t-to",
+            b"ken\", \"n\": 1}",
+        ] {
+            out.extend_from_slice(&m.feed(chunk));
+        }
+        out.extend_from_slice(&m.finish());
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"auth\": \"Bearer ************\", \"n\": 1}"
+        );
+    }
+
+    #[test]
+    fn every_form_of_the_value_is_masked_in_headers_longest_first() {
+        let masks = vec![b"tok".to_vec(), b"Bearer tok".to_vec()];
+        let i = Injection {
+            secret: "api".into(),
+            header: http::header::AUTHORIZATION,
+            value: http::HeaderValue::from_static("Bearer tok"),
+            masks,
+        };
+        assert!(!format!("{i:?}").contains("tok"));
+        let masks = masks_of(std::slice::from_ref(&i));
+        assert_eq!(masks[0], b"Bearer tok");
+        let mut h = http::HeaderMap::new();
+        h.insert(
+            "x-echo",
+            http::HeaderValue::from_static("got Bearer tok; tok"),
+        );
+        mask_headers(&mut h, &masks);
+        assert_eq!(h["x-echo"], "got **********; ***");
+        let mut sent = http::HeaderMap::new();
+        sent.insert(http::header::AUTHORIZATION, "guest's own".parse().unwrap());
+        inject(&mut sent, &[i]);
+        assert_eq!(sent.get_all(http::header::AUTHORIZATION).iter().count(), 1);
+        assert!(sent[http::header::AUTHORIZATION].is_sensitive());
+    }
+}
