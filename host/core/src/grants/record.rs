@@ -4,7 +4,7 @@
 //! [`GrantRecord::widen`] only adds it.
 
 use super::BookError;
-use super::lists::{List, Lists, held, named};
+use super::lists::{Lists, held, named};
 use crate::egress::Destinations;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -208,14 +208,6 @@ impl GrantRecord {
         Ok(())
     }
 
-    fn list(&self, which: List<'_>) -> Option<Vec<String>> {
-        which.of(self)
-    }
-
-    fn set_list(&mut self, which: List<'_>, to: Option<Vec<String>>) {
-        which.set(self, to)
-    }
-
     /// Narrows: keeps `only` of each list (each entry one the grant has,
     /// or within one of its prefixes, or any when it has no list), drops
     /// `drop` from each, and moves the expiry earlier. Anything that would
@@ -231,7 +223,7 @@ impl GrantRecord {
         let mut next = self.clone();
         for which in named(&[only, drop]) {
             let keep = only.get(which);
-            let mut list = next.list(which);
+            let mut list = which.of(&next);
             if !keep.is_empty() {
                 if let Some(have) = list.as_ref()
                     && let Some(extra) = keep.iter().find(|k| !which.covers(have, k))
@@ -253,7 +245,7 @@ impl GrantRecord {
                 };
                 have.remove(at);
             }
-            next.set_list(which, list);
+            which.set(&mut next, list);
         }
         next.expires_ms = match expiry {
             Expiry::Keep => self.expires_ms,
@@ -286,7 +278,7 @@ impl GrantRecord {
             if more.is_empty() {
                 continue;
             }
-            let mut list = next.list(which);
+            let mut list = which.of(&next);
             match &mut list {
                 None => {
                     return Err(BookError::NotWider {
@@ -302,7 +294,7 @@ impl GrantRecord {
                     }
                 }
             }
-            next.set_list(which, list);
+            which.set(&mut next, list);
         }
         next.expires_ms = match (expiry, self.expires_ms) {
             (Expiry::Keep, e) => e,

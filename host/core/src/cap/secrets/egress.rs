@@ -138,17 +138,6 @@ impl Keyring {
             .flat_map(|(n, bs)| bs.iter().map(move |b| (n.clone(), b.clone())))
             .collect()
     }
-
-    /// `tenant`'s bound tokens: name, value, bindings.
-    fn bound(&self, tenant: &str) -> Vec<(String, Vec<u8>, Vec<Binding>)> {
-        self.read(tenant)
-            .iter()
-            .filter_map(|(n, s)| {
-                let (value, bindings) = s.token()?;
-                (!bindings.is_empty()).then(|| (n.clone(), value.to_vec(), bindings.to_vec()))
-            })
-            .collect()
-    }
 }
 
 /// How a grant's names name the secrets a binding may add.
@@ -176,18 +165,23 @@ impl SecretBindings for TenantBindings {
                 Err(_) => return Vec::new(),
             },
         };
+        // The tenant's secrets as last read (a stat when unchanged),
+        // borrowed: nothing is copied for a request no binding names.
+        let secrets = self.keyring.read(&self.tenant);
         let mut out = Vec::new();
-        for (name, token, bindings) in self.keyring.bound(&self.tenant) {
-            if scoped
-                .as_ref()
-                .is_some_and(|s| s.judge_named(SCOPED_AS, &name).is_err())
+        for (name, secret) in secrets.iter() {
+            let Some((token, bindings)) = secret.token() else {
+                continue;
+            };
+            if bindings.is_empty()
+                || scoped
+                    .as_ref()
+                    .is_some_and(|s| s.judge_named(SCOPED_AS, name).is_err())
             {
                 continue;
             }
             for b in bindings.iter().filter(|b| b.reaches(scheme, host, port)) {
-                if let Some(i) = b.injection(&name, &token) {
-                    out.push(i);
-                }
+                out.extend(b.injection(name, token));
             }
         }
         out

@@ -101,9 +101,9 @@ pub(super) fn read(text: &str, ctx: &Ctx<'_>) -> Result<Imported, super::ImportE
     });
     record.net = Some(network(p.network, ctx)?);
     record.dirs = Some(storage(p.storage, ctx)?);
-    if let Some(env) = p.environment {
-        refuse_deny("environment", &env.deny, ctx)?;
-        record.env = Some(env.allow.into_iter().flatten().map(|v| v.key).collect());
+    if p.environment.is_some() {
+        let vars = allowed("environment", p.environment, ctx)?;
+        record.env = Some(vars.into_iter().map(|v| v.key).collect());
     }
     Ok(Imported {
         format: Format::Wassette,
@@ -112,30 +112,31 @@ pub(super) fn read(text: &str, ctx: &Ctx<'_>) -> Result<Imported, super::ImportE
     })
 }
 
-fn refuse_deny(
+/// The `allow` entries of `section` (none when it is absent); a
+/// non-empty `deny` is refused.
+fn allowed<T>(
     section: &str,
-    deny: &Option<Vec<IgnoredAny>>,
+    list: Option<AllowDeny<T>>,
     ctx: &Ctx<'_>,
-) -> Result<(), super::ImportError> {
-    match deny {
-        Some(d) if !d.is_empty() => Err(ctx.unsupported(
+) -> Result<Vec<T>, super::ImportError> {
+    let Some(list) = list else {
+        return Ok(Vec::new());
+    };
+    if list.deny.as_ref().is_some_and(|d| !d.is_empty()) {
+        return Err(ctx.unsupported(
             format!("permissions.{section}.deny"),
             "a grant is an allow-list: leave the denied entries out of `allow`",
-        )),
-        _ => Ok(()),
+        ));
     }
+    Ok(list.allow.unwrap_or_default())
 }
 
 fn network(
     list: Option<AllowDeny<Network>>,
     ctx: &Ctx<'_>,
 ) -> Result<Vec<String>, super::ImportError> {
-    let Some(list) = list else {
-        return Ok(Vec::new());
-    };
-    refuse_deny("network", &list.deny, ctx)?;
     let mut net = Vec::new();
-    for entry in list.allow.into_iter().flatten() {
+    for entry in allowed("network", list, ctx)? {
         let host = match entry {
             Network::Defaults { defaults: false } => continue,
             Network::Defaults { defaults: true } => {
@@ -172,12 +173,8 @@ fn storage(
     list: Option<AllowDeny<Storage>>,
     ctx: &Ctx<'_>,
 ) -> Result<Vec<String>, super::ImportError> {
-    let Some(list) = list else {
-        return Ok(Vec::new());
-    };
-    refuse_deny("storage", &list.deny, ctx)?;
     let mut dirs = Vec::new();
-    for s in list.allow.into_iter().flatten() {
+    for s in allowed("storage", list, ctx)? {
         let what = || format!("storage uri {:?}", s.uri);
         let path = s
             .uri
