@@ -447,6 +447,27 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_narrows_only_to_itself_or_its_read_only_form_and_a_bad_one_is_refused() {
+        let mut r = record(&[]);
+        r.dirs = Some(strings(&["/srv/data::/data", "/srv/logs::/logs::ro"]));
+        let dirs = |d: &[&str]| Lists {
+            dirs: strings(d),
+            ..Lists::default()
+        };
+        // A read-only directory cannot be narrowed to read-write, nor to
+        // another path.
+        for wider in ["/srv/logs::/logs", "/srv::/srv::ro", "/srv/data::/other"] {
+            let refused = r.narrow(&dirs(&[wider]), NONE, Expiry::Keep, "op");
+            assert!(refused.is_err(), "{wider}");
+        }
+        r.narrow(&dirs(&["/srv/data::/data::ro"]), NONE, Expiry::Keep, "op")
+            .unwrap();
+        assert_eq!(r.dirs, Some(strings(&["/srv/data::/data::ro"])));
+        let bad = r.widen(&dirs(&["no-separator"]), Expiry::Keep, "op");
+        assert!(matches!(bad, Err(BookError::Scope(_))), "{bad:?}");
+    }
+
+    #[test]
     fn a_record_keeps_no_more_changes_than_its_bound() {
         let mut r = record(&["https://a.example"]);
         for _ in 0..GRANT_MAX_HISTORY + 5 {

@@ -369,6 +369,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_token_that_could_break_a_header_is_refused_and_is_never_signed_with() {
+        for bad in [&b""[..], b"has space", b"line\r\nX-Evil: 1", b"\x00"] {
+            assert!(
+                matches!(
+                    Secret::new(SecretKind::Token, bad.to_vec()),
+                    Err(SecretError::BadToken)
+                ),
+                "{bad:?}"
+            );
+        }
+        let token = Secret::new(SecretKind::Token, b"tok-1".to_vec()).unwrap();
+        assert!(token.hmac_sha256(b"x").is_err());
+        assert!(token.ed25519_sign(b"x").is_err());
+        assert!(!format!("{token:?}").contains("tok-1"));
+    }
+
+    #[test]
     fn get_or_insert_with_makes_one_secret_however_many_callers_race() {
         let dir = tempfile::tempdir().unwrap();
         let ring =

@@ -277,3 +277,22 @@ fn a_yaml_alias_bomb_is_refused_by_the_readers_budget_not_expanded() {
     let e = import(&file, &for_tenant("t")).unwrap_err();
     assert!(matches!(e, ImportError::Parse { .. }), "{e}");
 }
+
+#[test]
+fn a_manifest_of_more_components_than_one_import_makes_is_refused_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("spin_manifest_version = 2\n");
+    for i in 0..=GRANT_IMPORT_MAX_GRANTS {
+        text.push_str(&format!("[component.c{i}]\nsource = \"c{i}.wasm\"\n"));
+    }
+    let file = dir.path().join("many.toml");
+    std::fs::write(&file, text).unwrap();
+    let e = import(&file, &for_tenant("t")).unwrap_err();
+    assert!(matches!(e, ImportError::Count { .. }), "{e}");
+    // One of them, by name, imports.
+    let one = ImportFor {
+        component: Some("c7".into()),
+        ..for_tenant("t")
+    };
+    assert_eq!(import(&file, &one).unwrap().records.len(), 1);
+}
