@@ -28,7 +28,12 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
-    let mut opts = match args.stage.to_options() {
+    // Resolved once the component is known: a grant may name it.
+    let ungranted = StageArgs {
+        grant: None,
+        ..args.stage.clone()
+    };
+    let opts = match ungranted.to_options() {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -52,71 +57,75 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok((path, _)) => path,
         Err(code) => return code,
     };
-    // A registered plugin runs with no more than its registration allows.
-    if !path.is_file()
-        && let Ok(Some(entry)) = engine.registry().get(&args.target)
-        && let Some(ceiling) = entry.ceiling()
-    {
-        let granted = opts
-            .caps
-            .unwrap_or_else(|| workbooks::Profile::resolve(&opts.profile).effective.caps());
-        opts.caps = Some(granted.intersect(ceiling));
-    }
-    // A plugin registered at os_process is called in a child.
-    if !path.is_file()
-        && let Ok(Some(entry)) = engine.registry().get(&args.target)
-        && entry.tier == workbooks::commands::Tier::OsProcess
-    {
-        let id = args.id.clone().unwrap_or_else(|| args.target.clone());
-        let answer = crate::options::runtime().map(|rt| {
-            rt.block_on(
-                engine
-                    .commands()
-                    .call_plugin_in_child(&entry, &input, &id, &opts),
-            )
-            .map_err(|e| (e.to_string(), exit::for_command_error(&e)))
-        });
-        return match answer {
-            Err(code) => code,
-            Ok(answer) => answered(answer, crate::out::json()),
-        };
-    }
-    // A registered plugin brings the stubs its toolkit declared.
-    let mut stubs = workbooks::Stubs::NONE;
-    let (artifact, stem) = if path.is_file() {
-        let stem =
-            crate::oci::instance_name(std::path::Path::new(&args.target)).unwrap_or_else(|| {
+    // The component: a file's bytes, or a registered plugin's entry.
+    let target = match path.is_file() {
+        true => match engine.load_artifact(&path) {
+            Ok(a) => Plugin::File(a),
+            Err(e) => return fail("call", e, exit::LOAD),
+        },
+        false => match engine.registry().get(&args.target) {
+            Ok(Some(entry)) => Plugin::Registered(entry),
+            Ok(None) => {
+                let why = format!(
+                    "`{}` is neither a file nor a registered command",
+                    args.target
+                );
+                return fail("call", why, exit::NOT_FOUND);
+            }
+            Err(e) => return fail("call", e, exit::ENGINE),
+        },
+    };
+    // A stored grant is judged for those bytes: it may name them.
+    let subject = match &target {
+        Plugin::File(a) => a.sha256_hex(),
+        Plugin::Registered(e) => e.sha256.clone(),
+    };
+    let opts = crate::options::granted(&args.stage, &engine, opts, &format!("sha256:{subject}"));
+    let mut opts = match opts {
+        Ok(o) => o,
+        Err(e) => return fail("refused", e, exit::REFUSED),
+    };
+    let (artifact, stem, stubs) = match target {
+        Plugin::File(artifact) => {
+            let named = std::path::Path::new(&args.target);
+            let stem = crate::oci::instance_name(named).unwrap_or_else(|| {
                 path.file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "plugin".into())
             });
-        let loaded = engine
-            .load_artifact(&path)
-            .map_err(|e| (e.to_string(), exit::LOAD));
-        (loaded, stem)
-    } else {
-        let loaded = match engine.registry().get(&args.target) {
-            Ok(Some(entry)) => {
-                stubs = entry.stub_set();
-                engine
-                    .registry()
-                    .load(&entry)
-                    .map_err(|e| (e.to_string(), exit::LOAD))
+            (artifact, stem, workbooks::Stubs::NONE)
+        }
+        Plugin::Registered(entry) => {
+            // A registered plugin runs with no more than its registration
+            // allows.
+            if let Some(ceiling) = entry.ceiling() {
+                let granted = opts
+                    .caps
+                    .unwrap_or_else(|| workbooks::Profile::resolve(&opts.profile).effective.caps());
+                opts.caps = Some(granted.intersect(ceiling));
             }
-            Ok(None) => Err((
-                format!(
-                    "`{}` is neither a file nor a registered command",
-                    args.target
-                ),
-                exit::NOT_FOUND,
-            )),
-            Err(e) => Err((e.to_string(), exit::ENGINE)),
-        };
-        (loaded, args.target.clone())
-    };
-    let artifact = match artifact {
-        Ok(a) => a,
-        Err((e, code)) => return fail("call", e, code),
+            // A plugin registered at os_process is called in a child.
+            if entry.tier == workbooks::commands::Tier::OsProcess {
+                let id = args.id.clone().unwrap_or_else(|| args.target.clone());
+                let answer = crate::options::runtime().map(|rt| {
+                    rt.block_on(
+                        engine
+                            .commands()
+                            .call_plugin_in_child(&entry, &input, &id, &opts),
+                    )
+                    .map_err(|e| (e.to_string(), exit::for_command_error(&e)))
+                });
+                return match answer {
+                    Err(code) => code,
+                    Ok(answer) => answered(answer, crate::out::json()),
+                };
+            }
+            // A registered plugin brings the stubs its toolkit declared.
+            match engine.registry().load(&entry) {
+                Ok(a) => (a, args.target.clone(), entry.stub_set()),
+                Err(e) => return fail("call", e, exit::LOAD),
+            }
+        }
     };
     let sup = match Supervisor::for_tenant(engine, &opts.tenant) {
         Ok(s) => s,
@@ -139,6 +148,14 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
             crate::out::json(),
         ),
     }
+}
+
+/// What `wbx call` calls.
+enum Plugin {
+    /// A component file, loaded.
+    File(workbooks::Artifact),
+    /// A registered plugin.
+    Registered(workbooks::commands::Entry),
 }
 
 /// Prints an answer: `ok` on stdout, `err` on stderr (exit 1), a failure

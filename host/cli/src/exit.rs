@@ -230,7 +230,7 @@ pub(crate) fn for_instance_error(e: &workbooks::InstanceError) -> u8 {
         E::InvalidId(_) | E::BadCall { .. } => USAGE,
         E::NoSuchExport(_) => LOAD,
         E::NotFound(_) => NOT_FOUND,
-        E::Policy(_) => REFUSED,
+        E::Policy(_) | E::Grant(_) => REFUSED,
         E::Dock(d) => for_dock_error(d),
         E::Session(s) if refused_preopen(s) => REFUSED,
         E::Run(r) => for_run_error(r),

@@ -103,7 +103,24 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
                 .resolve(tier)
                 .map_err(|e| fail("fabric", e, exit::REFUSED))?;
         }
-        let line = args.stage.to_options()?;
+        // Under --grant, judged for the target's bytes: a grant may name
+        // them.
+        let ungranted = StageArgs {
+            grant: None,
+            ..args.stage.clone()
+        };
+        let line = ungranted.to_options()?;
+        let registry = match args.kernel {
+            true => engine.kernels(),
+            false => engine.registry(),
+        };
+        let subject = match registry.get(&args.target) {
+            Ok(Some(entry)) => entry.sha256,
+            _ => String::new(),
+        };
+        let line =
+            crate::options::granted(&args.stage, &engine, line, &format!("sha256:{subject}"))
+                .map_err(|e| fail("refused", e, exit::REFUSED))?;
         let total = inputs.len();
         let finished = Arc::new(AtomicUsize::new(0));
         let opts = FabricOptions {

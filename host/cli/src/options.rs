@@ -32,14 +32,15 @@ impl StageOptions for StageArgs {
         // refuses it rather than run the line unscoped.
         if let Some(id) = &self.grant {
             return Err(format!(
-                "--grant {id}: this verb does not run under a stored grant yet (exec and run do)"
+                "--grant {id}: this verb does not run under a stored grant yet \
+                 (exec, run, call and serve do)"
             ));
         }
         base_options(self)
     }
 
     fn granted_options(&self, engine: &workbooks::Engine) -> Result<LineOptions, String> {
-        granted(self, engine, base_options(self)?)
+        granted(self, engine, base_options(self)?, LINE_SUBJECT)
     }
 }
 
@@ -80,7 +81,11 @@ pub(crate) fn scope(patterns: &[String]) -> Result<Option<workbooks::grants::Sco
         .map_err(|e| format!("--allow-host {e}"))
 }
 
-/// `opts` under `stage`'s `--grant` (when it names one): the grant's
+/// The subject a command line runs as, for a grant that names one.
+pub(crate) const LINE_SUBJECT: &str = "line";
+
+/// `opts` under `stage`'s `--grant` (when it names one) for a session
+/// running `subject` (`sha256:<hex>` of a component, or [`LINE_SUBJECT`]): the grant's
 /// tenant (in place of the default), profile and caps when it names them,
 /// its directories (in place of `--dir`, which is refused beside them),
 /// the variables it names from this process's environment, and its scope,
@@ -90,15 +95,38 @@ pub(crate) fn granted(
     stage: &StageArgs,
     engine: &workbooks::Engine,
     mut opts: LineOptions,
+    subject: &str,
 ) -> Result<LineOptions, String> {
-    let Some(id) = &stage.grant else {
-        return Ok(opts);
-    };
+    if let Some(id) = &stage.grant {
+        let tenant_given = stage.tenant != workbooks_wire::DEFAULT_TENANT;
+        under_grant(
+            engine,
+            id,
+            subject,
+            tenant_given,
+            !stage.dirs.is_empty(),
+            &mut opts,
+        )?;
+    }
+    Ok(opts)
+}
+
+/// `opts` put under stored grant `id` for a session running `subject`:
+/// its tenant unless one was given, its profile and caps when it names
+/// them, what [`reach_of`] opens, and its scope.
+pub(crate) fn under_grant(
+    engine: &workbooks::Engine,
+    id: &str,
+    subject: &str,
+    tenant_given: bool,
+    dir_given: bool,
+    opts: &mut LineOptions,
+) -> Result<(), String> {
     let record = engine
         .grants()
         .get(id)
-        .ok_or_else(|| workbooks::grants::GrantUseError::Unknown(id.clone()).to_string())?;
-    if stage.tenant == workbooks_wire::DEFAULT_TENANT {
+        .ok_or_else(|| workbooks::grants::GrantUseError::Unknown(id.to_string()).to_string())?;
+    if !tenant_given {
         opts.tenant = record.tenant.clone();
     }
     if let Some(profile) = &record.profile {
@@ -108,18 +136,13 @@ pub(crate) fn granted(
     if let Some(caps) = &record.caps {
         opts.caps = Some(CapSet::parse(caps).map_err(|e| e.to_string())?);
     }
-    reach_of(
-        &record,
-        !stage.dirs.is_empty(),
-        &mut opts.dirs,
-        &mut opts.env,
-    )?;
+    reach_of(&record, dir_given, &mut opts.dirs, &mut opts.env)?;
     opts.scope = Some(
         engine
-            .granted_scope(id, &opts.tenant, "line")
+            .granted_scope(id, &opts.tenant, subject)
             .map_err(|e| e.to_string())?,
     );
-    Ok(opts)
+    Ok(())
 }
 
 /// What grant `record` opens besides its scope: its directories in place

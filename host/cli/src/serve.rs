@@ -52,6 +52,13 @@ pub(crate) struct Args {
     /// whose instances otherwise serve several requests at once.
     #[arg(long)]
     instance_per_request: bool,
+    /// Serve under stored grant ID (`wbx grant add`): its tenant (unless
+    /// --tenant is given), profile, caps and host variables in place of the
+    /// flags, its scopes judged at every call; once it expires or is
+    /// revoked every request is refused (403) and one in flight is cut
+    /// off. A grant's directories are not opened: serve preopens none.
+    #[arg(long, value_name = "ID")]
+    grant: Option<String>,
     /// The component.
     file: PathBuf,
 }
@@ -66,18 +73,33 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         let (file, _) = crate::oci::local(&args.file, &home)?;
         let artifact = Artifact::from_file(&file).map_err(|e| fail("load", e, exit::LOAD))?;
         let engine = engine_with(home, true, None)?;
-        let opts = ServeOptions {
+        let mut under = workbooks::shell::LineOptions {
             profile: args.profile.clone(),
             caps,
             tenant: args.tenant.clone(),
+            env: crate::options::parse_env(&args.env)?,
+            ..Default::default()
+        };
+        if let Some(id) = &args.grant {
+            let subject = format!("sha256:{}", artifact.sha256_hex());
+            let tenant_given = args.tenant != workbooks_wire::DEFAULT_TENANT;
+            crate::options::under_grant(&engine, id, &subject, tenant_given, false, &mut under)
+                .map_err(|e| fail("refused", e, exit::REFUSED))?;
+        }
+        let profile = under.profile.clone();
+        let opts = ServeOptions {
+            profile: under.profile,
+            caps: under.caps,
+            tenant: under.tenant,
             per_client_per_minute: args.per_client,
             timeout: args.timeout.map(std::time::Duration::from_millis),
             fuel: args.fuel,
             max_connections: args.max_connections,
             max_connections_per_client: args.max_connections_per_client,
             header_timeout: std::time::Duration::from_millis(args.header_timeout),
-            env: crate::options::parse_env(&args.env)?,
+            env: under.env,
             instance_per_request: args.instance_per_request,
+            scope: under.scope,
             ..ServeOptions::default()
         };
         let refused = |e: workbooks::ServeError| {
@@ -115,10 +137,13 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
                 ),
                 Served::Http(s) => ("http", s.handler(), s.mode()),
             };
+            let grant = args
+                .grant
+                .as_ref()
+                .map_or_else(String::new, |id| format!(", grant {id}"));
             eprintln!(
-                "wbx: serving {} on {scheme}://{addr} (profile {}; {handler}, {mode})",
+                "wbx: serving {} on {scheme}://{addr} (profile {profile}{grant}; {handler}, {mode})",
                 args.file.display(),
-                args.profile
             );
             // Stop on SIGINT or SIGTERM; main then writes out the audit
             // denials still being coalesced.

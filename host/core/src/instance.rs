@@ -16,6 +16,7 @@
 //! an instance starts (a start with a known id is a resume).
 
 use crate::artifact::Artifact;
+use crate::cadence::Denial;
 use crate::cap::vfs::storage::{VfsError, Volume};
 use crate::dock::{DockError, Docked};
 use crate::engine::Engine;
@@ -52,6 +53,9 @@ pub struct StartOptions {
     /// WASI families served by deny brokers where the grant lacks their
     /// cap ([`crate::Grant::with_stub`]).
     pub stubs: crate::policy::Stubs,
+    /// The stored grant's scopes every call runs under, judged as the
+    /// grant is at each call; `None` is unscoped (the floor alone).
+    pub scope: Option<crate::grants::Scope>,
 }
 
 impl Default for StartOptions {
@@ -65,6 +69,7 @@ impl Default for StartOptions {
             memory: None,
             env: Vec::new(),
             stubs: crate::policy::Stubs::NONE,
+            scope: None,
         }
     }
 }
@@ -142,6 +147,10 @@ pub enum InstanceError {
     /// Storage could not be reached.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The instance's stored grant refuses every call now (expired,
+    /// revoked or unreadable).
+    #[error(transparent)]
+    Grant(#[from] crate::grants::ScopeRefusal),
 }
 
 struct Live {
@@ -241,6 +250,7 @@ impl Supervisor {
         session.fuel = opts.fuel;
         session.memory = opts.memory;
         session.env = opts.env;
+        session.scope = opts.scope;
         crate::environ::check(&session.env).map_err(SessionError::from)?;
         let instance = Arc::new(Instance {
             budget: opts
@@ -290,6 +300,19 @@ impl Supervisor {
         args: &[Val],
     ) -> Result<Vec<Val>, InstanceError> {
         let inst = self.get(id)?;
+        // Past its grant's expiry (or revocation) nothing runs at all.
+        if let Some(scope) = &inst.session.scope
+            && let Err(e) = scope.now()
+        {
+            let cadence = self.engine.cadence();
+            cadence.deny(
+                &self.tenant,
+                "call",
+                Denial::Guard(e.reason()),
+                &e.to_string(),
+            );
+            return Err(e.into());
+        }
         let mut slot = self.ready(&inst).await?;
         let Some(live) = slot.as_mut() else {
             return Err(InstanceError::NotFound(id.to_string()));
@@ -529,6 +552,7 @@ impl crate::engine::shell::LineOptions {
             memory: self.stage_memory,
             env: self.env.clone(),
             stubs,
+            scope: self.scope.clone(),
         }
     }
 }

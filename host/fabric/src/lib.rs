@@ -283,7 +283,7 @@ impl Fabric {
                     }
                     .into());
                 }
-                self.fan_kernel(name, inputs, opts).await
+                self.fan_kernel(name, inputs, opts, env.scope.clone()).await
             }
             Target::Command(name) => {
                 let tier = opts.tier.unwrap_or(Tier::Instance);
@@ -322,12 +322,16 @@ impl Fabric {
     }
 
     /// Runs a kernel over the inputs: `width` workers, each with its own
-    /// instance, taking the next input until none is left.
+    /// instance, taking the next input until none is left. Under a stored
+    /// grant (`scope`) each call is made only while the grant stands: a
+    /// kernel reaches nothing, but past the grant's expiry or revocation
+    /// nothing runs under it.
     async fn fan_kernel(
         &self,
         name: &str,
         inputs: Vec<TaskInput>,
         opts: &FabricOptions,
+        scope: Option<workbooks::grants::Scope>,
     ) -> Result<Vec<TaskResult>, FabricError> {
         let failed = |error: KernelError| FabricError::Kernel {
             name: name.to_string(),
@@ -348,14 +352,17 @@ impl Fabric {
             let kernel = Kernel::load(&self.engine, &artifact, kopts.clone())
                 .await
                 .map_err(failed)?;
-            let (inputs, next) = (inputs.clone(), next.clone());
+            let (inputs, next, scope) = (inputs.clone(), next.clone(), scope.clone());
             let opts = opts.clone();
             workers.push(match kernel {
                 Kernel::Core(mut k) => tokio::task::spawn_blocking(move || {
                     let mut done = Vec::new();
                     while let Some((index, input)) = take(&inputs, &next) {
                         let start = Instant::now();
-                        let out = k.call(input.stdin.as_bytes());
+                        let out = match standing(scope.as_ref()) {
+                            Err(refused) => Err(refused),
+                            Ok(()) => k.call(input.stdin.as_bytes()),
+                        };
                         done.push(kernel_result(index, start, out));
                         opts.finish_one();
                     }
@@ -367,7 +374,10 @@ impl Fabric {
                         let mut done = Vec::new();
                         while let Some((index, input)) = take(&inputs, &next) {
                             let start = Instant::now();
-                            let out = k.call(input.stdin.as_bytes()).await;
+                            let out = match standing(scope.as_ref()) {
+                                Err(refused) => Err(refused),
+                                Ok(()) => k.call(input.stdin.as_bytes()).await,
+                            };
                             done.push(kernel_result(index, start, out));
                             opts.finish_one();
                         }
@@ -392,6 +402,15 @@ impl Fabric {
 fn take<'a>(inputs: &'a [TaskInput], next: &AtomicUsize) -> Option<(usize, &'a TaskInput)> {
     let index = next.fetch_add(1, Ordering::Relaxed);
     inputs.get(index).map(|input| (index, input))
+}
+
+/// Whether a kernel call may run under `scope`: the grant has neither
+/// expired nor been revoked.
+fn standing(scope: Option<&workbooks::grants::Scope>) -> Result<(), KernelError> {
+    match scope.map(workbooks::grants::Scope::now) {
+        Some(Err(refused)) => Err(KernelError::Refused(refused.to_string())),
+        _ => Ok(()),
+    }
 }
 
 fn kernel_result(index: usize, start: Instant, out: Result<Vec<u8>, KernelError>) -> TaskResult {

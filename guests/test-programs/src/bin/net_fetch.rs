@@ -59,7 +59,16 @@ fn wasi_http_get(url: &str) -> Result<Answer, String> {
         match stream.blocking_read(65_536) {
             Ok(chunk) => bytes.extend_from_slice(&chunk),
             Err(test_programs::wasi::io::streams::StreamError::Closed) => break,
-            Err(e) => return Err(format!("body: {e:?}")),
+            Err(test_programs::wasi::io::streams::StreamError::LastOperationFailed(e)) => {
+                return Err(match types::http_error_code(&e) {
+                    Some(code) => format!("body: {code:?}"),
+                    // Its first line: a host built with backtraces adds one.
+                    None => {
+                        let why = e.to_debug_string();
+                        format!("body: {}", why.lines().next().unwrap_or_default())
+                    }
+                });
+            }
         }
     }
     Ok((status, headers, bytes))

@@ -48,8 +48,9 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         };
         let opts = ungranted.to_options()?;
         let engine = engine_with(home, false, opts.stage_memory)?;
-        let mut opts = crate::options::granted(&args.stage, &engine, opts)
-            .map_err(|e| crate::fail("refused", e, exit::REFUSED))?;
+        let mut opts =
+            crate::options::granted(&args.stage, &engine, opts, crate::options::LINE_SUBJECT)
+                .map_err(|e| crate::fail("refused", e, exit::REFUSED))?;
         opts.stdin = stdin_stream();
         // Passed through as it is produced, as a shell's is; kept only to
         // go into the JSON.

@@ -34,6 +34,7 @@ mod daemon;
 mod defects;
 mod docs;
 mod fabric;
+mod grant_lanes;
 mod grants;
 mod home;
 mod knock;

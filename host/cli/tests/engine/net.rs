@@ -695,3 +695,75 @@ fn net_listen() {
 fn net_requests_hold() {
     crate::requests::assert_requests_hold_at_the_store_cap(NET_REQUESTS_HOLD);
 }
+
+/// A loopback server that answers every read on a connection with the
+/// same bytes, counting the reads it answered.
+async fn line_echo() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let answered = Arc::new(AtomicUsize::new(0));
+    let counted = answered.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 256];
+                while let Ok(n @ 1..) = s.read(&mut buf).await {
+                    if s.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (addr, answered)
+}
+
+/// An open `wasi:sockets` connection under a stored grant, attacked: the
+/// guest keeps talking on a connection it opened while the grant allowed
+/// it; the operator narrows the grant from another handle on the book;
+/// the guest's next write or read on the same connection fails, naming
+/// the refusal, long before its hundred rounds.
+#[tokio::test]
+async fn net_talk() {
+    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists};
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::scope::engine(&home);
+    let (addr, answered) = line_echo().await;
+    let allowed = format!("tcp://127.0.0.1:{}", addr.port());
+    let book = Arc::new(GrantBook::new(Some(home.path().join(GRANTS_FILE))));
+    let mut record = GrantRecord::new("t", "test");
+    record.net = Some(vec![allowed.clone()]);
+    let id = book.add(record).unwrap().id;
+    let scope = e.granted_scope(&id, "t", "line").unwrap();
+    let narrowing = {
+        let (book, id, answered) = (book.clone(), id.clone(), answered.clone());
+        tokio::spawn(async move {
+            while answered.load(Ordering::SeqCst) < 3 {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            let drop = Lists {
+                net: vec![allowed],
+                ..Lists::default()
+            };
+            book.narrow(&id, &Lists::default(), &drop, Expiry::Keep, "test")
+                .unwrap();
+        })
+    };
+    let port = addr.port().to_string();
+    let out = crate::scope::run_scoped(&e, NET_TALK, Some(scope), &[&port, "100"]).await;
+    narrowing.await.unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.first(), Some(&"connected"), "{out}");
+    let failed = lines.last().unwrap();
+    assert!(
+        failed.contains("failed: out_of_scope: the grant no longer allows tcp 127.0.0.1:"),
+        "{out}"
+    );
+    let rounds = lines.len() - 2;
+    assert!(rounds >= 3, "{out}");
+    // A write judged just before the narrowing may have been answered.
+    assert!(answered.load(Ordering::SeqCst) <= rounds + 1, "{out}");
+}

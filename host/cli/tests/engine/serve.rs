@@ -31,16 +31,17 @@ fn spawn_wbx_serve(
     extra: &[&str],
     fd_limit: Option<u32>,
 ) -> (ServeChild, std::net::SocketAddr) {
-    spawn_wbx_serving(home, extra, SERVE_HANDLER, fd_limit)
+    spawn_wbx_serving(home, extra, SERVE_HANDLER, fd_limit, &[])
 }
 
 /// Starts `wbx serve` of `component` on a free loopback port with `extra`
-/// flags, under a file-descriptor limit when given.
+/// flags and `env` set, under a file-descriptor limit when given.
 pub(crate) fn spawn_wbx_serving(
     home: &std::path::Path,
     extra: &[&str],
     component: &str,
     fd_limit: Option<u32>,
+    env: &[(&str, &str)],
 ) -> (ServeChild, std::net::SocketAddr) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -56,6 +57,7 @@ pub(crate) fn spawn_wbx_serving(
         .args(extra)
         .arg(component)
         .env("WB_HOME", home)
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -65,7 +67,7 @@ pub(crate) fn spawn_wbx_serving(
 
 /// `GET /hello` on `addr`, tried up to `tries` times 100 ms apart: the
 /// first answer, if any.
-fn hello_within(addr: std::net::SocketAddr, tries: u32) -> Option<(u16, String)> {
+pub(crate) fn hello_within(addr: std::net::SocketAddr, tries: u32) -> Option<(u16, String)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -149,7 +151,7 @@ fn wbx_serve_writes_out_coalesced_denials_when_stopped() {
 #[test]
 fn wbx_serve_tcp_answers_on_its_port() {
     let home = tempfile::tempdir().unwrap();
-    let (_child, addr) = spawn_wbx_serving(home.path(), &["--tcp"], SERVE_TCP, None);
+    let (_child, addr) = spawn_wbx_serving(home.path(), &["--tcp"], SERVE_TCP, None, &[]);
     let mut reply = String::new();
     for _ in 0..100 {
         if let Ok(mut s) = std::net::TcpStream::connect(addr) {

@@ -417,9 +417,9 @@ impl HttpClient {
                     )
                 })
                 .collect();
-            let body =
-                read_capped_shared(resp.into_body(), limits.max_body, limits.shared.as_deref())
-                    .await?;
+            let (max, shared) = (limits.max_body, limits.shared.as_deref());
+            let still = scope.map(|s| (&pinned, s));
+            let body = read_capped_shared(resp.into_body(), max, shared, still).await?;
             let (body, url) = match masks.is_empty() {
                 true => (body, pinned.url.to_string()),
                 false => {
@@ -455,14 +455,17 @@ where
     B: http_body::Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
 {
-    read_capped_shared(body, max, None).await
+    read_capped_shared(body, max, None, None).await
 }
 
-/// [`read_capped`], also taking every byte from `shared` when given.
+/// [`read_capped`], also taking every byte from `shared` when given, and
+/// judging the destination `still` names again by its scope before each
+/// chunk ([`Pinned::judge_again`]).
 async fn read_capped_shared<B>(
     mut body: B,
     max: usize,
     shared: Option<&ByteBudget>,
+    still: Option<(&Pinned, &dyn NetScope)>,
 ) -> Result<Bytes, HttpError>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
@@ -474,6 +477,9 @@ where
     let mut buf = BytesMut::new();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| HttpError::Protocol(e.to_string()))?;
+        if let Some((pinned, scope)) = still {
+            pinned.judge_again(scope)?;
+        }
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > max {
                 return Err(HttpError::TooLarge(max as u64));

@@ -318,6 +318,18 @@ pub struct Pinned {
     pub tls: bool,
 }
 
+impl Pinned {
+    /// Judges this destination by `scope` again, as it is now: how a long
+    /// answer (a download, an event stream) is held to its grant while it
+    /// streams. Threat: a guest that began reading before its grant was
+    /// narrowed, revoked or expired would otherwise go on reading from a
+    /// destination it may no longer reach for as long as the body lasts;
+    /// judged at each chunk, it is cut off at the next one.
+    pub fn judge_again(&self, scope: &dyn NetScope) -> Result<(), NetDenial> {
+        scope.judge(self.url.scheme(), &self.host, self.addr.port(), &self.url)
+    }
+}
+
 /// The floor plus the operator's allow-list and the resolver.
 #[derive(Clone)]
 pub struct NetGuard {

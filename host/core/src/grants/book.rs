@@ -153,11 +153,17 @@ impl GrantBook {
     /// The scopes of grant `id` as they are now, reading the file again
     /// when [`GRANT_REFRESH_INTERVAL`] has passed since it was last looked
     /// at.
+    /// An id it does not hold sends it to the file at once: a grant added
+    /// by another process a moment ago is not taken for a revoked one.
     pub fn current(&self, id: &str) -> Result<Arc<Scoped>, ScopeRefusal> {
         let now = self.born.elapsed().as_millis() as u64;
-        if now.saturating_sub(self.looked_ms.load(Ordering::Relaxed))
-            >= GRANT_REFRESH_INTERVAL.as_millis() as u64
-        {
+        let stale = now.saturating_sub(self.looked_ms.load(Ordering::Relaxed))
+            >= GRANT_REFRESH_INTERVAL.as_millis() as u64;
+        let unknown = || {
+            let state = self.state.read().unwrap_or_else(|p| p.into_inner());
+            !state.entries.contains_key(id)
+        };
+        if stale || unknown() {
             self.refresh();
         }
         let state = self.state.read().unwrap_or_else(|p| p.into_inner());
@@ -421,6 +427,25 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(GrantBook::new(Some(file)).list().unwrap().len(), 40);
+    }
+
+    #[test]
+    fn a_grant_another_handle_just_added_is_current_at_once_not_taken_for_revoked() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(GRANTS_FILE);
+        let engine_side = GrantBook::new(Some(file.clone()));
+        let first = engine_side.add(GrantRecord::new("t", "op")).unwrap().id;
+        // Looked at just now: the next refresh would wait out the interval.
+        assert!(engine_side.current(&first).is_ok());
+        let added = GrantBook::new(Some(file))
+            .add(GrantRecord::new("t", "op"))
+            .unwrap()
+            .id;
+        assert!(engine_side.current(&added).is_ok());
+        assert!(matches!(
+            engine_side.current("g-00000000"),
+            Err(ScopeRefusal::Revoked { .. })
+        ));
     }
 
     #[test]

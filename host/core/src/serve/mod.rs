@@ -76,6 +76,10 @@ pub struct ServeOptions {
     pub instance_per_request: bool,
     /// The oldest a shared instance gets before it is retired.
     pub shared_max_age: Duration,
+    /// The stored grant's scopes each request runs under, judged as the
+    /// grant is at each call; past its expiry or revocation every request
+    /// is refused (403) and one in flight is cut off. `None`: unscoped.
+    pub scope: Option<crate::grants::Scope>,
 }
 
 impl Default for ServeOptions {
@@ -93,6 +97,7 @@ impl Default for ServeOptions {
             env: Vec::new(),
             instance_per_request: false,
             shared_max_age: crate::limits::SERVE_SHARED_MAX_AGE,
+            scope: None,
         }
     }
 }
@@ -183,15 +188,32 @@ impl Serving {
         })
     }
 
-    /// Whether the serving tenant is revoked.
+    /// Whether the serving tenant is revoked, or the stored grant it serves
+    /// under has expired or been revoked.
     fn revoked(&self) -> bool {
-        self.engine
-            .cadence()
-            .revocations()
-            .is_revoked(&self.opts.tenant)
+        self.refusal().is_some()
     }
 
-    /// Resolves once the serving tenant is revoked, checking every
+    /// Why no request may run now: the tenant's revocation, else the
+    /// stored grant's refusal.
+    fn refusal(&self) -> Option<(Denial, String)> {
+        let tenant = &self.opts.tenant;
+        if self.engine.cadence().revocations().is_revoked(tenant) {
+            return Some((Denial::Revoked, "revoked".into()));
+        }
+        let refused = self.opts.scope.as_ref()?.now().err()?;
+        Some((Denial::Guard(refused.reason()), refused.to_string()))
+    }
+
+    /// The 403 of a request refused by [`Serving::refusal`] (`when` says
+    /// where: before it ran or in flight), audited.
+    fn refused(&self, when: &str) -> Option<http::Response<Full<Bytes>>> {
+        let (denial, why) = self.refusal()?;
+        self.deny("serve", denial, when);
+        Some(plain(403, &why))
+    }
+
+    /// Resolves once the serving tenant is revoked (or its grant refuses), checking every
     /// [`REVOCATION_POLL`] however busy the request is.
     async fn until_revoked(&self) {
         let mut tick = tokio::time::interval(REVOCATION_POLL);
@@ -221,6 +243,7 @@ impl Serving {
         session.timeout = Some(self.budget);
         session.fuel = Some(self.opts.fuel.unwrap_or(COMMAND_FUEL));
         session.env = self.opts.env.clone();
+        session.scope = self.opts.scope.clone();
         session.stdout = output.clone();
         session.stderr = output;
         let (store, _) =
@@ -356,9 +379,8 @@ impl Server {
             self.serving.deny("serve", Denial::RateLimited, &client);
             return plain(429, "rate limited");
         }
-        if self.serving.revoked() {
-            self.serving.deny("serve", Denial::Revoked, &client);
-            return plain(403, "revoked");
+        if let Some(refused) = self.serving.refused(&client) {
+            return refused;
         }
         let answer = async {
             match &self.handler {
@@ -458,7 +480,9 @@ impl Server {
 
     /// The answer to a request whose tenant was revoked while it ran.
     fn revoked_in_flight(&self) -> http::Response<Full<Bytes>> {
-        self.serving.deny("serve", Denial::Revoked, "in flight");
-        plain(403, "revoked")
+        self.serving.refused("in flight").unwrap_or_else(|| {
+            self.serving.deny("serve", Denial::Revoked, "in flight");
+            plain(403, "revoked")
+        })
     }
 }

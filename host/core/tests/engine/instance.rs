@@ -305,3 +305,88 @@ async fn info_says_which_granted_caps_bind_nothing() {
         .unwrap();
     assert!(info.notes.is_empty(), "{:?}", info.notes);
 }
+
+/// An instance started under a stored grant, attacked: it reaches the
+/// destination the grant names and no other (a name for the same
+/// address included), the operator's narrowing from another handle on the
+/// book reaches it at its next call while it keeps running, and one
+/// millisecond past the grant's expiry no call runs at all.
+#[tokio::test]
+async fn instance_fetch() {
+    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists, now_ms};
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_builder(home.path())
+        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
+        .build()
+        .unwrap();
+    let (addr, hits) = crate::loopback::upstream().await;
+    let allowed = format!("http://{addr}");
+    let operator = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
+    let mut record = GrantRecord::new("acme", "test");
+    record.net = Some(vec![allowed.clone()]);
+    let id = operator.add(record).unwrap().id;
+    let plugin = artifact(INSTANCE_FETCH);
+    let subject = format!("sha256:{}", plugin.sha256_hex());
+    let sup = Supervisor::for_tenant(e.clone(), "acme").unwrap();
+    let start = StartOptions {
+        scope: Some(e.granted_scope(&id, "acme", &subject).unwrap()),
+        ..opts("network")
+    };
+    sup.start("fetcher", &plugin, start).await.unwrap();
+    let fetch = |url: String| {
+        let sup = &sup;
+        async move { sup.call_run("fetcher", &url).await }
+    };
+    assert_eq!(
+        fetch(format!("{allowed}/")).await.unwrap(),
+        Ok("200 2".into())
+    );
+    let port = addr.port();
+    let refused = fetch(format!("http://localhost:{port}/")).await.unwrap();
+    let why = format!("grant {id}: net scope allows {allowed}; refused http://localhost:{port}/");
+    assert!(
+        refused.as_ref().is_err_and(|e| e.contains(&why)),
+        "{refused:?}"
+    );
+    // Narrowed to nothing from another handle: the running instance's next
+    // fetch is refused.
+    let drop = Lists {
+        net: vec![allowed.clone()],
+        ..Lists::default()
+    };
+    operator
+        .narrow(&id, &Lists::default(), &drop, Expiry::Keep, "test")
+        .unwrap();
+    tokio::time::sleep(workbooks::limits::GRANT_REFRESH_INTERVAL * 2).await;
+    let narrowed = fetch(format!("{allowed}/")).await.unwrap();
+    assert!(
+        narrowed
+            .as_ref()
+            .is_err_and(|e| e.contains(&format!("grant {id}"))),
+        "{narrowed:?}"
+    );
+    // Expired: not even a call that reaches nothing runs.
+    let at = now_ms() + 1;
+    let nothing = Lists::default();
+    operator
+        .narrow(&id, &nothing, &nothing, Expiry::At(at), "test")
+        .unwrap();
+    while now_ms() <= at {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(workbooks::limits::GRANT_REFRESH_INTERVAL * 2).await;
+    let expired = sup.call_run("fetcher", "not a url").await.unwrap_err();
+    assert!(matches!(expired, InstanceError::Grant(_)), "{expired}");
+    assert!(
+        expired
+            .to_string()
+            .contains(&format!("grant {id} expired at"))
+    );
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let audit = e.cadence().audit().summary();
+    assert_eq!(
+        audit.counts.get("grant_expired").copied(),
+        Some(1),
+        "{audit:?}"
+    );
+}

@@ -146,3 +146,40 @@ impl Drop for Silent {
         }
     }
 }
+
+/// A loopback HTTP server: `/slow` sends a 100-byte body a byte every
+/// 100 ms, anything else `ok` (each on a connection it closes); and how
+/// many connections it took.
+pub async fn upstream() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use tokio::io::AsyncWriteExt as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut head = [0u8; 2048];
+                let n = s.read(&mut head).await.unwrap_or(0);
+                if !String::from_utf8_lossy(&head[..n]).starts_with("GET /slow ") {
+                    let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+                    let _ = s.write_all(ok.as_bytes()).await;
+                    return;
+                }
+                let head = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n";
+                let _ = s.write_all(head.as_bytes()).await;
+                for _ in 0..100 {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    if s.write_all(b"s").await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, hits)
+}

@@ -332,3 +332,82 @@ async fn a_client_that_stops_reading_gives_its_connection_back() {
     drop(stalled);
     assert!(served, "a client that never reads kept its slot");
 }
+
+/// A handler served under a stored grant, attacked through its own
+/// outgoing requests: it reaches the destination the grant names and not
+/// another name for the same address; a download it is reading when the
+/// operator narrows the grant (from another handle on the book) is cut at
+/// its next chunk; once the grant has expired every request is refused,
+/// naming it, and the handler never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_fetch() {
+    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists, now_ms};
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::common::own_builder(home.path())
+        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
+        .build()
+        .unwrap();
+    let (up, hits) = crate::loopback::upstream().await;
+    let allowed = format!("http://{up}");
+    let operator = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
+    let mut record = GrantRecord::new("acme", "test");
+    record.net = Some(vec![allowed.clone()]);
+    let id = operator.add(record).unwrap().id;
+    let handler = Artifact::from_file(SERVE_FETCH).unwrap();
+    let subject = format!("sha256:{}", handler.sha256_hex());
+    let opts = ServeOptions {
+        profile: "network".into(),
+        tenant: "acme".into(),
+        scope: Some(e.granted_scope(&id, "acme", &subject).unwrap()),
+        ..ServeOptions::default()
+    };
+    let server = workbooks::Server::new(&e, &handler, opts).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.run(listener));
+    let inside = format!("/fetch/{up}/ok");
+    assert_eq!(get(addr, &inside).await, (200, "200 2\n".into()));
+    let (status, body) = get(addr, &format!("/fetch/localhost:{}/ok", up.port())).await;
+    assert!(
+        status == 502 && body.contains("HttpRequestDenied"),
+        "{status} {body}"
+    );
+    // Narrowed while the handler reads a 10-second body.
+    let narrowing = {
+        let (hits, id) = (hits.clone(), id.clone());
+        let file = home.path().join(GRANTS_FILE);
+        tokio::spawn(async move {
+            while hits.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(350)).await;
+            let drop = Lists {
+                net: vec![allowed],
+                ..Lists::default()
+            };
+            GrantBook::new(Some(file))
+                .narrow(&id, &Lists::default(), &drop, Expiry::Keep, "test")
+                .unwrap();
+        })
+    };
+    let (status, body) = get(addr, &format!("/fetch/{up}/slow")).await;
+    narrowing.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(" then HTTP request denied"), "{body}");
+    let read: usize = body.split(' ').nth(1).unwrap().parse().unwrap();
+    assert!(read < 100, "{body}");
+    // Expired: refused before the handler runs.
+    let at = now_ms() + 1;
+    let nothing = Lists::default();
+    operator
+        .narrow(&id, &nothing, &nothing, Expiry::At(at), "test")
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let (status, body) = get(addr, "/hello").await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.starts_with(&format!("grant {id} expired at")),
+        "{body}"
+    );
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 2);
+}

@@ -14,6 +14,11 @@
 //! A request whose destination a tenant's token is bound to is sent with
 //! it (`crate::egress::SecretBindings`), and the token's bytes are masked
 //! in the response's headers and, across chunks, its body.
+//!
+//! A response to a request sent under a scope is judged by it again before
+//! each frame of its body, so a grant narrowed, revoked or expired while a
+//! long body streams cuts it at the next frame (`http-request-denied`,
+//! audited as the scope's refusal).
 
 use crate::cadence::{Denial, Holding, Kind};
 use crate::egress::{EgressFailure, HttpError, Masker, NetAccess, NetDenial};
@@ -73,7 +78,35 @@ struct Capped {
     masker: Option<Masker>,
     /// A frame read while the masker's held bytes went first.
     pending: Option<Frame<Bytes>>,
+    /// The destination and the scope that let the request out, judged
+    /// again before each frame ([`crate::egress::Pinned::judge_again`]).
+    still: Option<Still>,
     _connection: Connection,
+}
+
+/// What a scoped response is judged by again while it streams, and where
+/// a refusal is audited.
+struct Still {
+    access: NetAccess,
+    pinned: crate::egress::Pinned,
+}
+
+impl Still {
+    /// Whether the scope allows the destination now; a refusal is audited.
+    fn allowed(&self) -> bool {
+        let Some(scope) = self.access.scope.as_deref() else {
+            return true;
+        };
+        let Err(denial) = self.pinned.judge_again(scope) else {
+            return true;
+        };
+        let host = &self.pinned.host;
+        let why = Denial::Guard(denial.reason());
+        self.access
+            .cadence
+            .deny(&self.access.tenant, "net", why, host);
+        false
+    }
 }
 
 impl Body for Capped {
@@ -92,6 +125,9 @@ impl Body for Capped {
         }
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
+                if self.still.as_ref().is_some_and(|s| !s.allowed()) {
+                    return Poll::Ready(Some(Err(Error::HttpRequestDenied)));
+                }
                 if let Some(data) = frame.data_ref() {
                     if data.len() > self.left {
                         let limit = self.limit as u64;
@@ -188,7 +224,7 @@ impl WasiHttpHooks for GuardedHooks {
             let timeout = access.timeout;
             let deadline = tokio::time::Instant::now() + timeout;
             let mut request = request;
-            let (mut response, masks) = access
+            let (mut response, masks, pinned) = access
                 .guarded("net", &host, async {
                     let scope = access.scope.as_deref();
                     let pinned = client.guard().check_url_within(&url, scope).await?;
@@ -201,7 +237,7 @@ impl WasiHttpHooks for GuardedHooks {
                     let sent = tokio::time::timeout_at(deadline, client.send(&pinned, request))
                         .await
                         .map_err(|_| HttpError::Timeout(timeout))??;
-                    Ok((sent, crate::egress::masks_of(&injections)))
+                    Ok((sent, crate::egress::masks_of(&injections), pinned))
                 })
                 .await
                 .map_err(to_wasi)?;
@@ -214,6 +250,10 @@ impl WasiHttpHooks for GuardedHooks {
                     deadline: Box::pin(tokio::time::sleep_until(deadline)),
                     masker: Masker::new(masks),
                     pending: None,
+                    still: access.scope.is_some().then(|| Still {
+                        access: access.clone(),
+                        pinned,
+                    }),
                     _connection: connection,
                 }
                 .boxed_unsync()

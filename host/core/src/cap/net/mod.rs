@@ -28,6 +28,7 @@
 //! socket gate already hold every guard a broker would add. All of it is
 //! linked only with `net`.
 
+mod connected;
 mod datagrams;
 pub(crate) mod held;
 pub(crate) mod hooks;
@@ -118,6 +119,9 @@ pub(crate) fn add_to_linker<T: WasiView + Send + 'static>(
     // Each socket is a descriptor: the calls that make one are counted;
     // a wildcard bind is placed on loopback.
     socket_count::add_to_linker(linker, lookup)?;
+    // Under a scope an open connection is judged again at every read and
+    // write.
+    connected::add_to_linker(linker, lookup)?;
     listen_at::add_to_linker(linker, lookup)
 }
 

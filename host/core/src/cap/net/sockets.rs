@@ -126,6 +126,20 @@ impl SocketGate {
         }
     }
 
+    /// Whether this gate judges by a scope (so an open connection is
+    /// judged again, `super::connected`).
+    pub(crate) fn is_scoped(&self) -> bool {
+        self.scope.is_some()
+    }
+
+    /// Whether an open TCP connection to `peer` may still carry bytes:
+    /// the grant as it is now allows it. A refusal is audited.
+    pub(crate) fn still_allows(&self, peer: SocketAddr) -> Result<(), &'static str> {
+        self.in_scope("tcp", peer).inspect_err(|why| {
+            self.deny(why, peer);
+        })
+    }
+
     /// Under a scope: notes that 0.2 lookup stream `rep` answers `name`;
     /// false (the lookup is refused) when the store already has
     /// [`SCOPE_MAX_LOOKED_UP`] lookups in progress.

@@ -1,0 +1,242 @@
+//! A stored grant on the `call` and `serve` lanes, attacked as `wbx` runs
+//! them: a plugin called under a grant and a handler served under one
+//! each try a name the grant does not allow for the very address it does
+//! (the floor would let both through: guests may reach loopback here), a
+//! narrowing made by `wbx grant` while the handler serves reaches its next
+//! request, and once the grant is revoked every request is refused, naming
+//! it. Only the scope can tell the two names apart.
+
+use crate::common::{text, wbx, wbx_env};
+use crate::serve::{hello_within, spawn_wbx_serving};
+use guest_artifacts::{INSTANCE_FETCH, INSTANCE_PLUGIN, SERVE_FETCH};
+use std::sync::atomic::Ordering;
+
+/// Guests may reach loopback, where the test server listens.
+const LOOPBACK: (&str, &str) = ("WB_NET_ALLOW", "127.0.0.0/8");
+
+/// `sha256:<hex>` of a probe's bytes, the subject a grant for it names.
+fn subject(probe: &str) -> String {
+    let artifact = workbooks::Artifact::from_file(probe).unwrap();
+    format!("sha256:{}", artifact.sha256_hex())
+}
+
+/// `wbx grant add` of a `network` grant for tenant acme reaching only
+/// `allowed`, for `probe`: its id.
+fn add_grant(home: &std::path::Path, allowed: &str, probe: &str) -> String {
+    let out = wbx(
+        home,
+        &[
+            "--json",
+            "grant",
+            "add",
+            "--tenant",
+            "acme",
+            "--profile",
+            "network",
+            "--subject",
+            &subject(probe),
+            "--allow-host",
+            allowed,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    record["id"].as_str().unwrap().to_string()
+}
+
+/// What a lane's test runs against: the loopback server (on its own
+/// runtime), a home, the one destination allowed and the grant for the
+/// probe reaching only it.
+struct Lane {
+    rt: tokio::runtime::Runtime,
+    srv: crate::servers::Http,
+    home: tempfile::TempDir,
+    port: u16,
+    allowed: String,
+    id: String,
+}
+
+fn lane(probe: &str) -> Lane {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let srv = rt.block_on(crate::servers::http());
+    let home = tempfile::tempdir().unwrap();
+    let port = srv.addr.port();
+    let allowed = format!("http://127.0.0.1:{port}");
+    let id = add_grant(home.path(), &allowed, probe);
+    Lane {
+        rt,
+        srv,
+        home,
+        port,
+        allowed,
+        id,
+    }
+}
+
+#[test]
+fn a_plugin_called_under_a_grant_reaches_its_destination_and_no_other_name_for_it() {
+    let Lane {
+        rt: _rt,
+        srv,
+        home,
+        port,
+        allowed,
+        id,
+    } = lane(INSTANCE_FETCH);
+    let h = home.path();
+    let call = |url: &str| {
+        let args = ["call", "--grant", &id, "--input", url, INSTANCE_FETCH];
+        wbx_env(h, &args, b"", &[LOOPBACK])
+    };
+    let out = call(&format!("{allowed}/bytes/3"));
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), "200 3\n".to_string()),
+        "{}",
+        text(&out.stderr)
+    );
+    let other = format!("http://localhost:{port}/bytes/3");
+    let out = call(&other);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "grant {id}: net scope allows {allowed}; refused {other}"
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    // A grant for this plugin is not a grant for another component.
+    let args = ["call", "--grant", &id, "--input", "count", INSTANCE_PLUGIN];
+    let out = wbx_env(h, &args, b"", &[LOOPBACK]);
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("grant {id} is for sha256:")));
+    assert_eq!(srv.hits.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_handler_served_under_a_grant_sees_its_narrowing_and_revocation_at_the_next_request() {
+    let Lane {
+        rt,
+        srv,
+        home,
+        port,
+        allowed,
+        id,
+    } = lane(SERVE_FETCH);
+    let h = home.path();
+    let (_child, addr) = spawn_wbx_serving(h, &["--grant", &id], SERVE_FETCH, None, &[LOOPBACK]);
+    assert_eq!(hello_within(addr, 100).map(|a| a.0), Some(200));
+    let get = |path: &str| {
+        rt.block_on(crate::common::http_request(addr, "GET", path, ""))
+            .unwrap()
+    };
+    let inside = format!("/fetch/127.0.0.1:{port}/bytes/3");
+    assert_eq!(get(&inside), (200, "200 3\n".to_string()));
+    let outside = format!("/fetch/localhost:{port}/bytes/3");
+    let denied =
+        |(status, body): (u16, String)| status == 502 && body.contains("HttpRequestDenied");
+    let answer = get(&outside);
+    assert!(denied(answer.clone()), "{answer:?}");
+    // Narrowed by `wbx grant` in another process while it serves.
+    let out = wbx(h, &["grant", "narrow", &id, "--drop-host", &allowed], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::thread::sleep(workbooks::limits::GRANT_REFRESH_INTERVAL * 3);
+    let answer = get(&inside);
+    assert!(denied(answer.clone()), "{answer:?}");
+    // Revoked: no request runs at all, and the refusal names the grant.
+    let out = wbx(h, &["grant", "revoke", &id], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::thread::sleep(workbooks::limits::GRANT_REFRESH_INTERVAL * 3);
+    assert_eq!(get("/hello"), (403, format!("grant {id} was revoked\n")));
+    assert_eq!(srv.hits.load(Ordering::SeqCst), 1);
+}
+
+/// The fabric under a grant: `wbx fabric run --grant` of a command the
+/// grant does not name is refused for every input, naming the grant.
+#[test]
+fn wbx_fabric_under_a_grant_runs_no_command_the_grant_does_not_name() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let add = [
+        "--json",
+        "grant",
+        "add",
+        "--tenant",
+        "default",
+        "--command",
+        "sort",
+    ];
+    let out = wbx(h, &add, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = record["id"].as_str().unwrap();
+    let inputs = h.join("in.jsonl");
+    std::fs::write(
+        &inputs,
+        "{\"args\": [\".\"], \"stdin\": \"[1]\"}\n".repeat(2),
+    )
+    .unwrap();
+    let inputs = inputs.to_str().unwrap();
+    let run = [
+        "--json", "fabric", "run", "jq", "--grant", id, "--inputs", inputs,
+    ];
+    let out = wbx(h, &run, b"");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let rows: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let why = format!("grant {id}: commands scope allows sort; refused command jq");
+    for row in &rows[..2] {
+        assert!(
+            row["error"].as_str().is_some_and(|e| e.contains(&why)),
+            "{row}"
+        );
+    }
+}
+
+/// A kernel fanned out under a grant that has since expired makes no
+/// call: each input's result is the grant's refusal.
+#[tokio::test]
+async fn a_kernel_fanned_out_under_an_expired_grant_makes_no_call() {
+    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists, now_ms};
+    use workbooks_fabric::{Fabric, FabricOptions, Target, TaskInput};
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::scope::engine(&home);
+    let kernel = std::fs::read(guest_artifacts::TEST_KERNEL).unwrap();
+    workbooks::kernel::Kernels::of(&e)
+        .register("k", kernel, workbooks::kernel::KERNEL_ENTRY, false)
+        .unwrap();
+    let book = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
+    let id = book.add(GrantRecord::new("t", "test")).unwrap().id;
+    let scope = e.granted_scope(&id, "t", "line").unwrap();
+    let none = Lists::default();
+    book.narrow(&id, &none, &none, Expiry::At(now_ms()), "test")
+        .unwrap();
+    tokio::time::sleep(workbooks::limits::GRANT_REFRESH_INTERVAL * 2).await;
+    let opts = workbooks::shell::LineOptions {
+        tenant: "t".into(),
+        scope: Some(scope),
+        ..Default::default()
+    };
+    let input = TaskInput {
+        stdin: "abc".into(),
+        ..TaskInput::default()
+    };
+    let results = Fabric::new(e.clone())
+        .fan_out_as_host(
+            opts,
+            &Target::Kernel("k".into()),
+            vec![input; 2],
+            &FabricOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(results.len(), 2);
+    for r in &results {
+        let refused = r.error.as_deref();
+        let why = format!("grant {id} expired at");
+        assert!(refused.is_some_and(|e| e.contains(&why)), "{r:?}");
+    }
+}
