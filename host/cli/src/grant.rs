@@ -9,6 +9,7 @@
 
 use crate::audit::escape;
 use crate::{exit, fail};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use workbooks::grants::import::ImportFor;
 use workbooks::grants::{BookError, Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists};
@@ -122,6 +123,10 @@ pub(crate) struct Reach {
     /// none reaches every command.
     #[arg(long = "command", value_name = "NAME")]
     commands: Vec<String>,
+    /// A model `llm` may ask (repeatable); a grant with none reaches every
+    /// model the operator's endpoint serves.
+    #[arg(long = "model", value_name = "NAME")]
+    models: Vec<String>,
     /// A host directory sessions under the grant see (repeatable),
     /// `HOST::GUEST[::ro]`; with a list, a session sees these and no other.
     #[arg(long = "dir", value_name = "HOST::GUEST[::ro]")]
@@ -140,6 +145,7 @@ impl Reach {
             queue: self.queue_prefixes,
             secrets: self.secrets,
             commands: self.commands,
+            models: self.models,
             dirs: self.dirs,
             env: self.env,
         })
@@ -183,6 +189,12 @@ pub(crate) struct NarrowArgs {
     /// Drop this command (repeatable).
     #[arg(long = "drop-command", value_name = "NAME")]
     drop_commands: Vec<String>,
+    /// Keep only these models (repeatable).
+    #[arg(long = "only-model", value_name = "NAME")]
+    only_models: Vec<String>,
+    /// Drop this model (repeatable).
+    #[arg(long = "drop-model", value_name = "NAME")]
+    drop_models: Vec<String>,
     /// Keep only these directories (repeatable; one the grant opens, or
     /// its `::ro` form).
     #[arg(long = "only-dir", value_name = "HOST::GUEST[::ro]")]
@@ -209,6 +221,7 @@ impl NarrowArgs {
             queue: self.only_queue.clone(),
             secrets: self.only_secrets.clone(),
             commands: self.only_commands.clone(),
+            models: self.only_models.clone(),
             dirs: self.only_dirs.clone(),
             env: self.only_env.clone(),
         });
@@ -218,6 +231,7 @@ impl NarrowArgs {
             queue: self.drop_queue.clone(),
             secrets: self.drop_secrets.clone(),
             commands: self.drop_commands.clone(),
+            models: self.drop_models.clone(),
             dirs: self.drop_dirs.clone(),
             env: self.drop_env.clone(),
         });
@@ -421,23 +435,28 @@ struct Named {
     queue: Vec<String>,
     secrets: Vec<String>,
     commands: Vec<String>,
+    models: Vec<String>,
     dirs: Vec<String>,
     env: Vec<String>,
 }
 
 /// The lists a change names (a cap with none given is left out).
 fn lists(n: Named) -> Lists {
-    let by_cap = |lists: [(&str, Vec<String>); 2]| {
+    fn by_cap<const N: usize>(lists: [(&str, Vec<String>); N]) -> BTreeMap<String, Vec<String>> {
         lists
             .into_iter()
             .filter(|(_, l)| !l.is_empty())
             .map(|(cap, l)| (cap.to_string(), l))
             .collect()
-    };
+    }
     Lists {
         net: n.net,
         prefixes: by_cap([("kv", n.kv), ("queue", n.queue)]),
-        names: by_cap([("secrets", n.secrets), ("commands", n.commands)]),
+        names: by_cap([
+            ("secrets", n.secrets),
+            ("commands", n.commands),
+            ("llm", n.models),
+        ]),
         dirs: n.dirs,
         env: n.env,
     }

@@ -240,3 +240,48 @@ async fn a_kernel_fanned_out_under_an_expired_grant_makes_no_call() {
         assert!(refused.is_some_and(|e| e.contains(&why)), "{r:?}");
     }
 }
+
+/// The `llm` scope, attacked from a guest: under a grant naming one model,
+/// a request for another (and one naming none, which would get the
+/// endpoint's default) is answered 403 by the host, naming the grant, and
+/// never reaches the model server; the named model is asked as usual.
+#[tokio::test]
+async fn a_model_the_grant_does_not_name_is_refused_by_the_host_and_never_asked() {
+    use crate::model_server::{self, text};
+    use workbooks::grants::{GRANTS_FILE, GrantBook, GrantRecord};
+    let server = model_server::start(vec![text("forty-two")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::agent::engine_for(home.path(), &server, crate::agent::quick_bounds());
+    let book = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
+    let mut record = GrantRecord::new("acme", "test");
+    record
+        .names
+        .insert("llm".into(), vec!["picked-model".into()]);
+    let id = book.add(record).unwrap().id;
+    let ask = |model: Option<&str>| {
+        let mut opts = workbooks::SessionOptions::new("asker", "acme");
+        opts.args = std::iter::once("six times seven?")
+            .chain(model)
+            .map(str::to_string)
+            .collect();
+        opts.scope = Some(e.granted_scope(&id, "acme", "line").unwrap());
+        crate::net::run_session(&e, guest_artifacts::NET_LLM, "network", opts)
+    };
+    for (model, shown) in [
+        (Some("other-model"), "other-model"),
+        (None, "default-model"),
+    ] {
+        let out = ask(model).await;
+        let why = format!("grant {id}: llm scope allows picked-model; refused model {shown}");
+        assert!(out.contains("Status((403") && out.contains(&why), "{out}");
+    }
+    assert_eq!(server.requests().len(), 0);
+    assert_eq!(ask(Some("picked-model")).await, "answer: forty-two\n");
+    assert_eq!(server.requests().len(), 1);
+    let audit = e.cadence().audit().summary();
+    assert_eq!(
+        audit.counts.get("out_of_scope").copied(),
+        Some(2),
+        "{audit:?}"
+    );
+}

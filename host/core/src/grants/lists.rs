@@ -1,6 +1,6 @@
 //! A grant's lists, as a change names them: the network destinations,
 //! each cap's name prefixes (`kv`, ...), each cap's names (`secrets`,
-//! `commands`), the host directories it opens (`vfs`) and the host
+//! `commands`, and `llm`'s models), the host directories it opens (`vfs`) and the host
 //! variables it passes (`env`). What a narrowing may keep of each, and how
 //! each reads, is written here once.
 
@@ -29,6 +29,7 @@ impl List<'_> {
         match self {
             List::Net => "destination".into(),
             List::Prefixes(cap) => format!("{cap} prefix"),
+            List::Names("llm") => "model".into(),
             List::Names(cap) => format!("{} name", cap.trim_end_matches('s')),
             List::Dirs => "directory".into(),
             List::Env => "variable".into(),
@@ -40,6 +41,7 @@ impl List<'_> {
         match self {
             List::Net => "host".into(),
             List::Prefixes(cap) => format!("{cap}-prefix"),
+            List::Names("llm") => "model".into(),
             List::Names(cap) => cap.trim_end_matches('s').into(),
             List::Dirs => "dir".into(),
             List::Env => "env".into(),

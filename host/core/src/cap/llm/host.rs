@@ -1,6 +1,7 @@
 use super::bindings::workbooks::host::llm::{Host, PostError, Reply};
 use super::{LlmCtx, PostFailure};
 use crate::cadence::Denial;
+use crate::grants::CapNoun;
 
 impl Host for LlmCtx {
     fn default_model(&mut self) -> String {
@@ -11,6 +12,9 @@ impl Host for LlmCtx {
     }
 
     async fn post(&mut self, body: Vec<u8>) -> Result<Reply, PostError> {
+        if let Some(refused) = self.out_of_scope(&body) {
+            return Ok(refused);
+        }
         if let Some(line) = self.budget.as_ref().and_then(|b| b.stop_line()) {
             return Err(PostError::Transport(line));
         }
@@ -22,7 +26,48 @@ impl Host for LlmCtx {
     }
 }
 
+/// How a model is named in a grant's refusal.
+const SCOPED_AS: CapNoun = CapNoun {
+    cap: "llm",
+    noun: "model",
+};
+
+/// The model a request asks for: its `model` as the host sends it on (the
+/// last of a repeated key, as the request is re-written), else `default`.
+fn model_of(body: &[u8], default: String) -> String {
+    let request: Result<serde_json::Map<String, serde_json::Value>, _> =
+        serde_json::from_slice(body);
+    request
+        .ok()
+        .and_then(|r| r.get("model").and_then(|m| m.as_str()).map(str::to_string))
+        .unwrap_or(default)
+}
+
 impl LlmCtx {
+    /// The answer to a request the stored grant refuses (expired, revoked,
+    /// or a model it does not name), audited: a 403 with the refusal as an
+    /// OpenAI-style error, which the broker hands the guest as
+    /// `status(403, …)`. Nothing is posted.
+    fn out_of_scope(&mut self, body: &[u8]) -> Option<Reply> {
+        let scope = self.scope.as_ref()?;
+        let (reason, why) = match scope.now() {
+            Err(e) => (e.reason(), e.to_string()),
+            Ok(scoped) => {
+                let model = model_of(body, self.default_model());
+                let why = scoped.judge_named(SCOPED_AS, &model).err()?;
+                ("out_of_scope", why)
+            }
+        };
+        if let Some((_, tenant, cadence)) = &self.reach {
+            cadence.deny(tenant, "llm", Denial::Guard(reason), &why);
+        }
+        let body = serde_json::json!({"error": {"message": why, "code": 403}});
+        Some(Reply {
+            status: 403,
+            body: body.to_string().into_bytes(),
+        })
+    }
+
     /// The answer to `body`: posted now, or recorded / replayed by a run's
     /// tape.
     async fn answered(&mut self, body: &[u8]) -> Result<Reply, PostError> {

@@ -12,7 +12,8 @@
 //! caps both bodies, and keeps every bound (per request, retries, the
 //! outer deadline, `max_tokens` and the run's token budget: [`budget`])
 //! whatever the broker asks. Each post passes the cadence as the store's
-//! tenant.
+//! tenant, and under a stored grant its scope: a model the grant does not
+//! name is answered 403 by the host, naming the grant, and never posted.
 
 pub mod budget;
 mod endpoint;
@@ -63,6 +64,8 @@ pub(crate) struct LlmCtx {
     pub(crate) tape: Option<tape::SharedTape>,
     /// What the session may still spend ([`LlmRun`]).
     pub(crate) budget: Option<Arc<TokenBudget>>,
+    /// The stored grant's scopes: the models it names, its expiry.
+    pub(crate) scope: Option<crate::grants::Scope>,
 }
 
 impl LlmCtx {
@@ -77,6 +80,7 @@ impl LlmCtx {
             reach: service.map(|s| (s, tenant, cadence)),
             tape: None,
             budget: None,
+            scope: None,
         }
     }
 }
@@ -98,6 +102,7 @@ impl CapUnit for Llm {
         let mut ctx = LlmCtx::new(o.llm.cloned(), tenant, cadence);
         ctx.tape = o.llm_run.tape.clone();
         ctx.budget = o.llm_run.budget.clone();
+        ctx.scope = o.scope.cloned();
         Ok(ctx)
     }
 }

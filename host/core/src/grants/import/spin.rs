@@ -12,8 +12,9 @@
 //!
 //! Refused, so the grant is never wider than the manifest: a host written
 //! with a Spin variable (`{{ host }}`), a store label other than
-//! `default`, `files` given as patterns, and `ai_models` and
-//! `sqlite_databases` (a grant does not scope models or databases yet).
+//! `default`, `files` given as patterns, and `sqlite_databases` (a grant
+//! does not scope databases yet). `ai_models` become the grant's `llm`
+//! models; none listed is no model, as Spin has it.
 //! Left out and noted: `environment` and `variables` (configuration, not
 //! reach) and the triggers.
 
@@ -39,7 +40,7 @@ struct Component {
     key_value_stores: Option<Vec<String>>,
     #[serde(default)]
     files: Vec<Files>,
-    ai_models: Option<Vec<IgnoredAny>>,
+    ai_models: Option<Vec<String>>,
     sqlite_databases: Option<Vec<IgnoredAny>>,
     environment: Option<IgnoredAny>,
     variables: Option<IgnoredAny>,
@@ -110,18 +111,15 @@ fn component(
             "Spin 1's field: write allowed_outbound_hosts",
         ));
     }
-    for (field, list) in [
-        ("ai_models", &c.ai_models),
-        ("sqlite_databases", &c.sqlite_databases),
-    ] {
-        if list.as_ref().is_some_and(|l| !l.is_empty()) {
-            return Err(ctx.unsupported(
-                at(field),
-                "a grant does not scope models or databases yet, so the grant would reach every one",
-            ));
-        }
+    if c.sqlite_databases.as_ref().is_some_and(|l| !l.is_empty()) {
+        return Err(ctx.unsupported(
+            at("sqlite_databases"),
+            "a grant does not scope databases yet, so the grant would reach every one",
+        ));
     }
     let mut record = GrantRecord::new(tenant, &ctx.to.by);
+    let models = c.ai_models.clone().unwrap_or_default();
+    record.names.insert("llm".into(), models);
     record.label = Some(format!("{} component {id}", ctx.file));
     let hosts = c.allowed_outbound_hosts.clone().unwrap_or_default();
     if let Some(h) = hosts.iter().find(|h| h.contains("{{")) {

@@ -155,12 +155,14 @@ fn spins_middleware_manifest_is_a_grant_per_component_with_its_hosts_or_none() {
 }
 
 #[test]
-fn a_spin_component_naming_models_is_refused_since_a_grant_would_reach_every_model() {
-    let e = import(&peer("spin/open-ai-rust.spin.toml"), &for_tenant("t")).unwrap_err();
-    assert!(
-        e.to_string().contains("component.open-ai-rust.ai_models"),
-        "{e}"
-    );
+fn a_spin_component_s_ai_models_are_the_models_its_grant_names_and_none_listed_is_none() {
+    let imported = import(&peer("spin/open-ai-rust.spin.toml"), &for_tenant("t")).unwrap();
+    let models = imported.records[0].names.get("llm");
+    assert_eq!(models, Some(&vec!["gpt-oss:20b".to_string()]));
+    let imported = import(&peer("spin/http-middleware.spin.toml"), &for_tenant("t")).unwrap();
+    for r in &imported.records {
+        assert_eq!(r.names.get("llm"), Some(&Vec::new()), "{r:?}");
+    }
 }
 
 #[test]
