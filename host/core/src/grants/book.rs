@@ -152,37 +152,40 @@ impl GrantBook {
 
     /// The scopes of grant `id` as they are now, reading the file again
     /// when [`GRANT_REFRESH_INTERVAL`] has passed since it was last looked
-    /// at.
-    /// An id it does not hold sends it to the file at once: a grant added
+    /// at. An id it does not hold sends it to the file at once: a grant added
     /// by another process a moment ago is not taken for a revoked one.
     pub fn current(&self, id: &str) -> Result<Arc<Scoped>, ScopeRefusal> {
         let now = self.born.elapsed().as_millis() as u64;
         let stale = now.saturating_sub(self.looked_ms.load(Ordering::Relaxed))
             >= GRANT_REFRESH_INTERVAL.as_millis() as u64;
-        let unknown = || {
-            let state = self.state.read().unwrap_or_else(|p| p.into_inner());
-            !state.entries.contains_key(id)
-        };
-        if stale || unknown() {
-            self.refresh();
+        if !stale && let Some(answer) = self.held(id) {
+            return answer;
         }
+        self.refresh();
+        self.held(id)
+            .unwrap_or_else(|| Err(ScopeRefusal::Revoked { id: id.to_string() }))
+    }
+
+    /// The scopes of grant `id` as last read, or why they cannot be had;
+    /// `None` when the book does not hold `id`.
+    fn held(&self, id: &str) -> Option<Result<Arc<Scoped>, ScopeRefusal>> {
         let state = self.state.read().unwrap_or_else(|p| p.into_inner());
         if let Some(why) = &state.unreadable {
-            return Err(ScopeRefusal::Unreadable {
+            return Some(Err(ScopeRefusal::Unreadable {
                 id: id.to_string(),
                 why: why.clone(),
-            });
+            }));
         }
-        match state.entries.get(id) {
-            None => Err(ScopeRefusal::Revoked { id: id.to_string() }),
-            Some(entry) => entry
+        let entry = state.entries.get(id)?;
+        Some(
+            entry
                 .scoped
                 .clone()
                 .map_err(|why| ScopeRefusal::Unreadable {
                     id: id.to_string(),
                     why,
                 }),
-        }
+        )
     }
 
     /// Grant `id` as stored.
