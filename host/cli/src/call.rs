@@ -29,11 +29,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     // Resolved once the component is known: a grant may name it.
-    let ungranted = StageArgs {
-        grant: None,
-        ..args.stage.clone()
-    };
-    let opts = match ungranted.to_options() {
+    let opts = match args.stage.ungranted_options() {
         Ok(o) => o,
         Err(code) => return code,
     };

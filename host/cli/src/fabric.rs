@@ -105,11 +105,7 @@ pub(crate) fn run(cmd: FabricCommand, home: PathBuf) -> u8 {
         }
         // Under --grant, judged for the target's bytes: a grant may name
         // them.
-        let ungranted = StageArgs {
-            grant: None,
-            ..args.stage.clone()
-        };
-        let line = ungranted.to_options()?;
+        let line = args.stage.ungranted_options()?;
         let registry = match args.kernel {
             true => engine.kernels(),
             false => engine.registry(),

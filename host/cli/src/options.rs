@@ -16,6 +16,10 @@ pub(crate) trait StageOptions {
     /// The library options, or why they are a usage error; `--grant` is
     /// refused (a verb that runs under it calls `granted_options`).
     fn line_options(&self) -> Result<LineOptions, String>;
+    /// The library options of every flag but `--grant`, or the exit code
+    /// of a usage error: what a verb that runs under `--grant` starts from
+    /// before the grant is resolved ([`granted`]).
+    fn ungranted_options(&self) -> Result<LineOptions, u8>;
     /// The library options under `--grant` when it names one, resolved in
     /// `engine`'s home ([`granted`]).
     fn granted_options(&self, engine: &workbooks::Engine) -> Result<LineOptions, String>;
@@ -33,10 +37,14 @@ impl StageOptions for StageArgs {
         if let Some(id) = &self.grant {
             return Err(format!(
                 "--grant {id}: this verb does not run under a stored grant yet \
-                 (exec, run, call and serve do)"
+                 (exec, run, call, serve and fabric run do)"
             ));
         }
         base_options(self)
+    }
+
+    fn ungranted_options(&self) -> Result<LineOptions, u8> {
+        base_options(self).map_err(|e| fail("usage", e, exit::USAGE))
     }
 
     fn granted_options(&self, engine: &workbooks::Engine) -> Result<LineOptions, String> {
@@ -85,8 +93,8 @@ pub(crate) fn scope(patterns: &[String]) -> Result<Option<workbooks::grants::Sco
 pub(crate) const LINE_SUBJECT: &str = "line";
 
 /// `opts` under `stage`'s `--grant` (when it names one) for a session
-/// running `subject` (`sha256:<hex>` of a component, or [`LINE_SUBJECT`]): the grant's
-/// tenant (in place of the default), profile and caps when it names them,
+/// running `subject` (`sha256:<hex>` of a component, or
+/// [`LINE_SUBJECT`]): the grant's tenant (in place of the default), profile and caps when it names them,
 /// its directories (in place of `--dir`, which is refused beside them),
 /// the variables it names from this process's environment, and its scope,
 /// read again at every call. A grant another tenant's, for a component,

@@ -5,7 +5,7 @@
 pub(crate) mod client;
 
 use crate::exit;
-use crate::options::{StageArgs, StageOptions as _, engine_with, runtime, stdin_stream};
+use crate::options::{StageOptions as _, engine_with, runtime, stdin_stream};
 use std::io::Write;
 use std::path::PathBuf;
 use workbooks::{LineError, LineOutcome, LineStdout};
@@ -42,11 +42,7 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     }
     let json = crate::out::json();
     let body = || -> Result<u8, u8> {
-        let ungranted = StageArgs {
-            grant: None,
-            ..args.stage.clone()
-        };
-        let opts = ungranted.to_options()?;
+        let opts = args.stage.ungranted_options()?;
         let engine = engine_with(home, false, opts.stage_memory)?;
         let mut opts =
             crate::options::granted(&args.stage, &engine, opts, crate::options::LINE_SUBJECT)

@@ -7,6 +7,7 @@
 //! it. Only the scope can tell the two names apart.
 
 use crate::common::{text, wbx, wbx_env};
+use crate::grants::grant_id;
 use crate::serve::{hello_within, spawn_wbx_serving};
 use guest_artifacts::{INSTANCE_FETCH, INSTANCE_PLUGIN, SERVE_FETCH};
 use std::sync::atomic::Ordering;
@@ -40,9 +41,7 @@ fn add_grant(home: &std::path::Path, allowed: &str, probe: &str) -> String {
         ],
         b"",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    record["id"].as_str().unwrap().to_string()
+    grant_id(&out)
 }
 
 /// What a lane's test runs against: the loopback server (on its own
@@ -167,10 +166,7 @@ fn wbx_fabric_under_a_grant_runs_no_command_the_grant_does_not_name() {
         "--command",
         "sort",
     ];
-    let out = wbx(h, &add, b"");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = record["id"].as_str().unwrap();
+    let id = &grant_id(&wbx(h, &add, b""));
     let inputs = h.join("in.jsonl");
     std::fs::write(
         &inputs,

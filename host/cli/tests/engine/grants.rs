@@ -262,7 +262,8 @@ async fn a_grant_already_expired_starts_no_child() {
     assert_eq!(refused.reason(), "grant_expired");
 }
 
-fn grant_id(out: &std::process::Output) -> String {
+/// The id `wbx --json grant add` printed, once it exited 0.
+pub(crate) fn grant_id(out: &std::process::Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     record["id"].as_str().unwrap().to_string()

@@ -313,18 +313,11 @@ async fn info_says_which_granted_caps_bind_nothing() {
 /// millisecond past the grant's expiry no call runs at all.
 #[tokio::test]
 async fn instance_fetch() {
-    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists, now_ms};
+    use workbooks::grants::{Expiry, Lists, now_ms};
     let home = tempfile::tempdir().unwrap();
-    let e = crate::common::own_builder(home.path())
-        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
-        .build()
-        .unwrap();
     let (addr, hits) = crate::loopback::upstream().await;
     let allowed = format!("http://{addr}");
-    let operator = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
-    let mut record = GrantRecord::new("acme", "test");
-    record.net = Some(vec![allowed.clone()]);
-    let id = operator.add(record).unwrap().id;
+    let (e, operator, id) = crate::loopback::granted_engine(home.path(), "acme", &allowed);
     let plugin = artifact(INSTANCE_FETCH);
     let subject = format!("sha256:{}", plugin.sha256_hex());
     let sup = Supervisor::for_tenant(e.clone(), "acme").unwrap();

@@ -183,3 +183,23 @@ pub async fn upstream() -> (
     });
     (addr, hits)
 }
+
+/// An engine homed in `home` whose guests may reach loopback, a second
+/// handle on its grants (as `wbx grant` in another process opens it) and
+/// the id of the grant it holds for `tenant` reaching only `allowed`.
+pub fn granted_engine(
+    home: &std::path::Path,
+    tenant: &str,
+    allowed: &str,
+) -> (workbooks::Engine, workbooks::grants::GrantBook, String) {
+    use workbooks::grants::{GRANTS_FILE, GrantBook, GrantRecord};
+    let e = crate::common::own_builder(home)
+        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
+        .build()
+        .unwrap();
+    let operator = GrantBook::new(Some(home.join(GRANTS_FILE)));
+    let mut record = GrantRecord::new(tenant, "test");
+    record.net = Some(vec![allowed.to_string()]);
+    let id = operator.add(record).unwrap().id;
+    (e, operator, id)
+}

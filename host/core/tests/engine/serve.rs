@@ -341,18 +341,11 @@ async fn a_client_that_stops_reading_gives_its_connection_back() {
 /// naming it, and the handler never runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_fetch() {
-    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists, now_ms};
+    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, Lists, now_ms};
     let home = tempfile::tempdir().unwrap();
-    let e = crate::common::own_builder(home.path())
-        .net_allow(workbooks::Cidr::parse_list("127.0.0.0/8").unwrap())
-        .build()
-        .unwrap();
     let (up, hits) = crate::loopback::upstream().await;
     let allowed = format!("http://{up}");
-    let operator = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
-    let mut record = GrantRecord::new("acme", "test");
-    record.net = Some(vec![allowed.clone()]);
-    let id = operator.add(record).unwrap().id;
+    let (e, operator, id) = crate::loopback::granted_engine(home.path(), "acme", &allowed);
     let handler = Artifact::from_file(SERVE_FETCH).unwrap();
     let subject = format!("sha256:{}", handler.sha256_hex());
     let opts = ServeOptions {

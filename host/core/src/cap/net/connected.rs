@@ -32,6 +32,7 @@ use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceTable};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::p2::bindings::sockets as p2;
+use wasmtime_wasi::p2::pipe::{ClosedInputStream, ClosedOutputStream};
 use wasmtime_wasi::p2::{
     DynInputStream, DynOutputStream, InputStream, OutputStream, Pollable, StreamError, StreamResult,
 };
@@ -128,33 +129,6 @@ impl OutputStream for JudgedOutput {
     }
 }
 
-/// A stream that was never read: what a slot holds for the instant its
-/// stream is moved into a wrapper.
-struct Moved;
-
-#[async_trait::async_trait]
-impl Pollable for Moved {
-    async fn ready(&mut self) {}
-}
-
-impl InputStream for Moved {
-    fn read(&mut self, _: usize) -> StreamResult<Bytes> {
-        Err(StreamError::Closed)
-    }
-}
-
-impl OutputStream for Moved {
-    fn write(&mut self, _: Bytes) -> StreamResult<()> {
-        Err(StreamError::Closed)
-    }
-    fn flush(&mut self) -> StreamResult<()> {
-        Err(StreamError::Closed)
-    }
-    fn check_write(&mut self) -> StreamResult<usize> {
-        Err(StreamError::Closed)
-    }
-}
-
 /// Wraps the streams of a connection to `peer` in place, each judged by
 /// `gate`.
 fn wrap(
@@ -169,13 +143,13 @@ fn wrap(
         refused: None,
     };
     let slot = table.get_mut(input)?;
-    let inner = std::mem::replace(slot, Box::new(Moved));
+    let inner = std::mem::replace(slot, Box::new(ClosedInputStream));
     *slot = Box::new(JudgedInput {
         inner,
         judge: judge(),
     });
     let slot = table.get_mut(output)?;
-    let inner = std::mem::replace(slot, Box::new(Moved));
+    let inner = std::mem::replace(slot, Box::new(ClosedOutputStream));
     *slot = Box::new(JudgedOutput {
         inner,
         judge: judge(),
