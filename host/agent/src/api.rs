@@ -10,6 +10,7 @@
 //! | `DELETE /api/run/{id}` | cancel a live run |
 //! | `POST /api/run/{id}/review`, `POST /api/run/{id}/review/take` | its review queue |
 //! | `GET /api/openapi.json` | the OpenAPI document |
+//! | `/api/grants…` | the tenant's grants ([`grants_api`](crate::grants_api)) |
 //!
 //! Threat: a caller reaching the API. Every route serves one tenant, set
 //! by the operator; with a token, every route wants `Authorization:
@@ -107,6 +108,8 @@ struct RunRequest {
     /// Honoured only when the operator allows exec (see the module docs).
     #[serde(default)]
     exec: bool,
+    /// A grant of this tenant the run acts under (see [`crate::grant`]).
+    grant: Option<String>,
 }
 
 fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
@@ -232,6 +235,18 @@ async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response 
                 .replacen("stopped: ", "", 1),
         );
     }
+    // Another tenant's grant is no grant of this API's.
+    if let Some(g) = &req.grant
+        && api
+            .sessions
+            .engine()
+            .grants()
+            .get(g)
+            .is_none_or(|r| r.tenant != api.opts.tenant)
+    {
+        let unknown = workbooks::grants::GrantUseError::Unknown(g.clone());
+        return error(StatusCode::NOT_FOUND, unknown);
+    }
     let opts = AgentOptions {
         system: req.system.unwrap_or_else(|| DEFAULT_SYSTEM.into()),
         task: req.task,
@@ -245,6 +260,7 @@ async fn start(State(api): State<Api>, Json(req): Json<RunRequest>) -> Response 
         on_step: None::<StepObserver>,
         token_budget: api.opts.run_tokens,
         tenant_meter: api.meter.clone(),
+        grant: req.grant,
         ..AgentOptions::default()
     };
     match api.sessions.start(opts) {
@@ -367,11 +383,14 @@ pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
     let meter = opts
         .tenant_tokens
         .map(|(limit, window)| std::sync::Arc::new(workbooks::llm::TokenMeter::new(limit, window)));
+    let grants = crate::grants_api::routes(sessions.engine().clone(), &opts.tenant);
     let api = Api {
         sessions,
         opts,
         meter,
     };
+    // The gate is the last layer, so it stands before every route, the
+    // grant routes included.
     Router::new()
         .route("/api/run", post(start))
         .route("/api/run/{id}", get(read).delete(cancel))
@@ -380,8 +399,9 @@ pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
         .route("/api/run/{id}/review/take", post(review_take))
         .route("/api/runs", get(list))
         .route("/api/openapi.json", get(openapi))
-        .layer(middleware::from_fn_with_state(api.clone(), gate))
-        .with_state(api)
+        .with_state(api.clone())
+        .merge(grants)
+        .layer(middleware::from_fn_with_state(api, gate))
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, behind the

@@ -148,6 +148,9 @@ pub(crate) struct LoopCall {
     pub(crate) tape: SharedTape,
     /// What the run may spend on the model.
     pub(crate) budget: Arc<TokenBudget>,
+    /// The grant its model requests are judged by (its `llm` models, its
+    /// expiry), read again at each request.
+    pub(crate) scope: Option<workbooks::grants::Scope>,
 }
 
 /// Why the loop could not start: its grant (a host bug), its component,
@@ -182,6 +185,7 @@ pub(crate) async fn run_loop<R: LoopRun>(
     session.timeout = Some(AGENT_RUN_DEADLINE);
     session.llm.tape = Some(call.tape);
     session.llm.budget = Some(call.budget);
+    session.scope = call.scope;
     let (system, task, options) = (call.system, call.task, call.options);
     let context = LoopCtx {
         run: Some(Box::new(run)),

@@ -30,6 +30,9 @@
 #[cfg(feature = "api")]
 pub mod api;
 mod definition;
+mod grant;
+#[cfg(feature = "api")]
+pub mod grants_api;
 mod host;
 pub mod ledger;
 pub mod limits;
@@ -47,6 +50,7 @@ mod workdir;
 mod world;
 
 pub use definition::{AgentDef, DefError, parse_org};
+pub use grant::{AGENT_SUBJECT, GrantSeen, RunGrantError};
 pub use host::{EXTENSION, LOOP, LoopError, LoopStatus};
 pub use outside::{AgentServices, GitRemote, ImageEndpoint, ServicesError, TENANT};
 pub use run::{AgentError, AgentOptions, AgentRecord, DEFAULT_SYSTEM, StepObserver};
@@ -63,6 +67,7 @@ mod layers {
     /// Lowest first.
     const LAYERS: &[&str] = &[
         "limits",
+        "grant",
         "host",
         "definition",
         "ledger",
@@ -77,6 +82,7 @@ mod layers {
         "replay",
         "sessions",
         "openapi",
+        "grants_api",
         "api",
     ];
 

@@ -7,6 +7,14 @@ fn run_id() -> Value {
     json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}])
 }
 
+fn grant_id() -> Value {
+    json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^g-[0-9a-f]{8}$"}}])
+}
+
+fn grant() -> Value {
+    json!({"description": "the grant as stored", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Grant"}}}})
+}
+
 fn error() -> Value {
     json!({"description": "an error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
 }
@@ -26,9 +34,22 @@ pub fn document() -> Value {
                         "task": {"type": "string"}, "system": {"type": "string"},
                         "model": {"type": "string"}, "max_steps": {"type": "integer", "minimum": 0},
                         "agent": {"type": "string"},
-                        "exec": {"type": "boolean", "description": "never honoured by this engine: the run is a plain one"}
+                        "exec": {"type": "boolean", "description": "never honoured by this engine: the run is a plain one"},
+                        "grant": {"type": "string", "description": "a grant of the API's tenant the run acts under: every tool call and model request is judged by it as it is then"}
                     }
                 },
+                "Lists": {
+                    "type": "object", "additionalProperties": false,
+                    "description": "entries of a grant's lists: destinations (Spin's allowed_outbound_hosts syntax), name prefixes and names by cap word (llm's are models), host directories HOST::GUEST[::ro], host variables",
+                    "properties": {
+                        "net": {"type": "array", "items": {"type": "string"}},
+                        "prefixes": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+                        "names": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+                        "dirs": {"type": "array", "items": {"type": "string"}},
+                        "env": {"type": "array", "items": {"type": "string"}}
+                    }
+                },
+                "Grant": {"type": "object", "description": "a grant as wbx grant export writes it: id, tenant, subject, profile, caps, net, prefixes, names, dirs, env, expires_ms, created_ms, by, history"},
                 "Run": {
                     "type": "object",
                     "properties": {
@@ -69,7 +90,24 @@ pub fn document() -> Value {
                 "responses": {"200": {"description": "the item"}, "204": {"description": "the queue is empty"}, "404": error()}
             }},
             "/api/runs": {"get": {"summary": "every run, newest first", "responses": {"200": {"description": "the runs"}}}},
-            "/api/openapi.json": {"get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3.1"}}}}
+            "/api/openapi.json": {"get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
+            "/api/grants": {
+                "get": {"summary": "the tenant's grants", "responses": {"200": {"description": "the grants"}}},
+                "post": {"summary": "add a grant: {subject?, label?, profile?, caps?, reach: Lists, for?, until?}",
+                         "responses": {"201": grant(), "400": error()}}
+            },
+            "/api/grants/{id}": {
+                "get": {"summary": "one of the tenant's grants", "parameters": grant_id(), "responses": {"200": grant(), "404": error()}},
+                "delete": {"summary": "revoke it: every call under it is refused from the next", "parameters": grant_id(), "responses": {"200": grant(), "404": error()}}
+            },
+            "/api/grants/{id}/narrow": {"post": {
+                "summary": "narrow it: {only?: Lists, drop?: Lists, for?, until?}", "parameters": grant_id(),
+                "responses": {"200": grant(), "400": error(), "404": error()}
+            }},
+            "/api/grants/{id}/widen": {"post": {
+                "summary": "widen it: {add: Lists, for?, until?, forever?}", "parameters": grant_id(),
+                "responses": {"200": grant(), "400": error(), "404": error()}
+            }}
         }
     })
 }
@@ -78,7 +116,7 @@ pub fn document() -> Value {
 mod tests {
     #[test]
     fn every_route_of_the_router_is_documented() {
-        let src = include_str!("api.rs");
+        let src = [include_str!("api.rs"), include_str!("grants_api.rs")].concat();
         let doc = super::document();
         let paths = doc["paths"].as_object().unwrap();
         let routes: Vec<&str> = src
@@ -86,7 +124,7 @@ mod tests {
             .filter_map(|l| l.trim().strip_prefix(".route(\""))
             .filter_map(|l| l.split('"').next())
             .collect();
-        assert!(routes.len() >= 7, "{routes:?}");
+        assert!(routes.len() >= 11, "{routes:?}");
         for r in &routes {
             assert!(paths.contains_key(*r), "{r} is not in the OpenAPI document");
         }

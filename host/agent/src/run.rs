@@ -2,6 +2,7 @@
 //! trace.
 
 use super::Agents;
+use crate::grant::{RunGrant, RunGrantError};
 use crate::host::{
     LoopCall, LoopError, LoopOptions, LoopRun, LoopStatus, Outcome, ToolCall, ToolDef,
 };
@@ -66,6 +67,11 @@ pub struct AgentOptions {
     pub token_budget: Option<u64>,
     /// A window its tenant's runs share (the agent API's), drawn on too.
     pub tenant_meter: Option<std::sync::Arc<workbooks::llm::TokenMeter>>,
+    /// The stored grant the run acts under (see [`crate::grant`]): every
+    /// tool call and model request is judged by it as it is then, and
+    /// what each call saw of it is in the ledger. `None`: each tool's own
+    /// profile alone.
+    pub grant: Option<String>,
 }
 
 /// A callback for step events, as they happen.
@@ -101,6 +107,7 @@ impl Default for AgentOptions {
             toolkits: Vec::new(),
             token_budget: Some(AGENT_TOKEN_BUDGET),
             tenant_meter: None,
+            grant: None,
         }
     }
 }
@@ -144,6 +151,9 @@ pub enum AgentError {
     /// The loop could not start: its grant, its dock or its store.
     #[error(transparent)]
     Loop(#[from] LoopError),
+    /// The stored grant the run names does not serve it.
+    #[error(transparent)]
+    Grant(#[from] RunGrantError),
     /// The working dir could not be made.
     #[error("agent workdir {path}: {error}")]
     Workdir {
@@ -168,6 +178,8 @@ pub(crate) struct RunCtx {
     pub(crate) budget: std::sync::Arc<workbooks::llm::TokenBudget>,
     /// Calls made in the current step: (step, count).
     calls: (u32, usize),
+    /// The stored grant the run acts under.
+    grant: Option<RunGrant>,
 }
 
 pub(crate) fn unix_now() -> u64 {
@@ -204,6 +216,13 @@ impl RunCtx {
             .clone()
             .unwrap_or_else(|| Value::String(call.arguments.clone()));
         let start = Instant::now();
+        let (seen, granted) = match self.grant.as_mut() {
+            Some(g) => {
+                let (seen, verdict) = g.judge(&call.name);
+                (seen, Some(verdict))
+            }
+            None => (None, None),
+        };
         let outside = WORLD_TOOLS.contains(&call.name.as_str());
         let replayed = if outside {
             self.world.replayed(&call.name, &args)
@@ -224,7 +243,10 @@ impl RunCtx {
                 "tool error: more than {AGENT_MAX_CALLS_PER_TURN} tool calls in one turn; {} was not run",
                 call.name
             ))
+        } else if let Some(Err(why)) = &granted {
+            Ran::failed(format!("tool error: {} not run: {why}", call.name))
         } else {
+            self.toolbox.scope = granted.and_then(Result::ok);
             let bound = self.toolbox.tool_timeout;
             let work = self
                 .toolbox
@@ -261,6 +283,7 @@ impl RunCtx {
                 .last()
                 .filter(|t| t.step == step)
                 .and_then(|t| t.tokens),
+            grant: seen,
         };
         self.log.append(&event);
         if let Some(observer) = &self.on_step {
@@ -293,15 +316,42 @@ impl Agents {
             path: workdir.clone(),
             error,
         })?;
-        let (tape, world) = match &opts.replay_of {
+        let (tape, world, grant) = match &opts.replay_of {
             Some(recorded) => {
-                let (tape, playback) = world::load(recorded);
-                (tape, World::Replay(playback))
+                let (tape, mut playback) = world::load(recorded);
+                let grant = match world::run_file(recorded) {
+                    Ok(RunFile {
+                        grant: Some(id),
+                        grant_caps,
+                        ..
+                    }) => {
+                        let caps = grant_caps
+                            .as_deref()
+                            .map(workbooks::CapSet::parse)
+                            .transpose()
+                            .map_err(|error| RunGrantError::Caps {
+                                id: id.clone(),
+                                error,
+                            })?;
+                        let seen = std::mem::take(&mut playback.grants);
+                        Some(RunGrant::replayed(&id, caps, seen))
+                    }
+                    _ => None,
+                };
+                (tape, World::Replay(playback), grant)
             }
-            None => (
-                Tape::Record(Vec::new()),
-                World::Record(workdir.join(WORLD_FILE)),
-            ),
+            None => {
+                let grant = opts
+                    .grant
+                    .as_deref()
+                    .map(|g| RunGrant::live(self.engine(), g, &opts.tenant, &opts.agent))
+                    .transpose()?;
+                (
+                    Tape::Record(Vec::new()),
+                    World::Record(workdir.join(WORLD_FILE)),
+                    grant,
+                )
+            }
         };
         let tape = std::sync::Arc::new(std::sync::Mutex::new(tape));
         let mut budget = workbooks::llm::TokenBudget::new(opts.token_budget);
@@ -333,6 +383,11 @@ impl Agents {
             started_empty,
             exec: opts.exec,
             token_budget: opts.token_budget,
+            grant: grant.as_ref().map(|g| g.id().to_string()),
+            grant_caps: grant
+                .as_ref()
+                .and_then(RunGrant::caps)
+                .map(|c| c.words().join(",")),
         };
         let mut trace_error = None;
         let written = serde_json::to_vec_pretty(&run_file)
@@ -341,6 +396,7 @@ impl Agents {
         if let Err(e) = written {
             trace_error = Some(format!("{}: {e}", RUN_FILE));
         }
+        let loop_scope = grant.as_ref().and_then(RunGrant::loop_scope);
         let ctx = RunCtx {
             toolbox: Toolbox {
                 agents: self.clone(),
@@ -350,6 +406,7 @@ impl Agents {
                 tool_timeout: opts.tool_timeout,
                 exec: opts.exec,
                 images: crate::outside::ImageBudget::default(),
+                scope: None,
             },
             agent: opts.agent.clone(),
             events: Vec::new(),
@@ -359,6 +416,7 @@ impl Agents {
             world,
             budget: budget.clone(),
             calls: (0, 0),
+            grant,
         };
         let call = LoopCall {
             id: id.clone(),
@@ -373,6 +431,7 @@ impl Agents {
             },
             tape: tape.clone(),
             budget: budget.clone(),
+            scope: loop_scope,
         };
         let (answer, run) = crate::host::run_loop(self.engine(), call, ctx).await?;
         let (status, steps, result) = match answer {

@@ -197,6 +197,11 @@ impl Sessions {
         }
     }
 
+    /// The engine the runs run on.
+    pub(crate) fn engine(&self) -> &workbooks::Engine {
+        self.agents.engine()
+    }
+
     /// Starts `opts` as a supervised run (on the current tokio runtime) and
     /// returns its record, `running`.
     pub fn start(&self, mut opts: AgentOptions) -> Result<SessionRecord, LiveRunError> {
@@ -204,6 +209,12 @@ impl Sessions {
             .map_err(super::AgentError::from)?;
         let id = opts.id.clone().unwrap_or_else(crate::run::fresh_id);
         workbooks::storage::validate_name("run", &id).map_err(super::AgentError::from)?;
+        // A grant that does not serve the run refuses it here, not after
+        // it was announced as running.
+        if let Some(g) = &opts.grant {
+            crate::grant::RunGrant::live(self.agents.engine(), g, &opts.tenant, &opts.agent)
+                .map_err(super::AgentError::from)?;
+        }
         let dir = run_dir(self.agents.engine().home(), &opts.tenant, &id);
         let io = |error| LiveRunError::Io {
             id: id.clone(),

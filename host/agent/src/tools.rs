@@ -201,6 +201,9 @@ pub(crate) struct Toolbox {
     pub(crate) exec: bool,
     /// The run's image attempts.
     pub(crate) images: ImageBudget,
+    /// The grant the current call runs under (its commands, its
+    /// destinations), when the run has one ([`crate::grant`]).
+    pub(crate) scope: Option<workbooks::grants::Scope>,
 }
 
 /// The string argument `key`, or the error the model reads.
@@ -275,6 +278,7 @@ impl Toolbox {
                 guest: "/".into(),
                 read_only: false,
             }],
+            scope: self.scope.clone(),
             ..LineOptions::default()
         }
     }
@@ -302,6 +306,7 @@ impl Toolbox {
             caps: Some(CapSet::of(&[Cap::Browse])),
             tenant: self.tenant.clone(),
             session_id: self.run_id.clone(),
+            scope: self.scope.clone(),
             ..LineOptions::default()
         };
         self.command("fetch", vec![url.to_string()], opts).await
@@ -410,6 +415,7 @@ mod tests {
             tool_timeout: Duration::from_secs(5),
             exec: false,
             images: ImageBudget::default(),
+            scope: None,
         };
         (home, work, toolbox)
     }

@@ -39,6 +39,11 @@ pub struct StepEvent {
     /// host counted them (every call of one turn shows the same).
     #[serde(default)]
     pub tokens: Option<workbooks::llm::Spent>,
+    /// The run's grant as this call saw it, when it differed from what the
+    /// call before saw (see [`GrantSeen`](crate::GrantSeen)); absent on a
+    /// run under no grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<crate::grant::GrantSeen>,
 }
 
 /// One model turn, as the loop reported it and the host counted it.
@@ -149,6 +154,7 @@ mod tests {
             dur_ms: 12,
             ts: 1_765_532_191,
             tokens: None,
+            grant: None,
         }
     }
 

@@ -48,6 +48,13 @@ pub struct RunFile {
     /// where the run stopped).
     #[serde(default)]
     pub token_budget: Option<u64>,
+    /// The stored grant the run acted under, and the caps it gave (a
+    /// replay judges each call by what its step line saw of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
+    /// The grant's caps as cap words (`None`: it named none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_caps: Option<String>,
 }
 
 /// One call of a tool that reaches outside, as recorded.
@@ -68,6 +75,8 @@ pub(crate) struct Playback {
     pub(crate) world: VecDeque<WorldCall>,
     /// Each step's recorded (dur_ms, ts).
     pub(crate) clock: VecDeque<(u64, u64)>,
+    /// Each step's recorded view of the run's grant.
+    pub(crate) grants: Vec<Option<crate::grant::GrantSeen>>,
 }
 
 /// Where a run's outside calls go: recorded, or played back.
@@ -138,11 +147,13 @@ pub(crate) fn load(workdir: &Path) -> (Tape, Playback) {
     let world: Vec<WorldCall> = jsonl(&workdir.join(WORLD_FILE));
     let steps: Vec<super::StepEvent> = jsonl(&workdir.join(crate::ledger::STEPS));
     let clock = steps.iter().map(|e| (e.dur_ms, e.ts)).collect();
+    let grants = steps.into_iter().map(|e| e.grant).collect();
     (
         Tape::Replay(takes.into()),
         Playback {
             world: world.into(),
             clock,
+            grants,
         },
     )
 }

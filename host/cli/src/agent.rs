@@ -64,6 +64,12 @@ pub(crate) struct RunArgs {
     /// WB_IMAGE_BASE_URL).
     #[arg(long)]
     exec: bool,
+    /// Run under this stored grant (`wbx grant add --subject agent:NAME`,
+    /// or one with no subject): every tool call and model request is
+    /// judged by it as it is then, so `wbx grant narrow|revoke` reaches
+    /// the run at its next call, and each change it saw is in its ledger.
+    #[arg(long, value_name = "ID")]
+    grant: Option<String>,
 }
 
 /// One line of live progress on stderr.
@@ -112,6 +118,7 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
             tenant: args.tenant,
             workdir: args.workdir,
             exec: args.exec,
+            grant: args.grant,
             toolkits: def.toolkits,
             on_step: (!crate::out::json())
                 .then(|| workbooks_agent::StepObserver(Arc::new(progress))),
@@ -119,7 +126,10 @@ pub(crate) fn run(cmd: AgentCommand, home: PathBuf) -> u8 {
         };
         let record = runtime()?
             .block_on(agents(engine)?.run(opts))
-            .map_err(|e| fail("agent", e, exit::ENGINE))?;
+            .map_err(|e| match e {
+                workbooks_agent::AgentError::Grant(_) => fail("grant", e, exit::REFUSED),
+                _ => fail("agent", e, exit::ENGINE),
+            })?;
         let code = match record.status {
             LoopStatus::Finished | LoopStatus::Done => 0,
             LoopStatus::Stopped | LoopStatus::Failed => exit::FAILED,

@@ -9,6 +9,12 @@
 //! runs longer than half a second reports progress every half second when the client
 //! asked for it; a cancelled call drops its guest at once.
 //!
+//! Under `--grant ID` (a grant with no subject, or subject `mcp`) every
+//! call runs under the stored grant as it is then: its tenant, profile and
+//! caps, its commands and destinations; once it expires or is revoked a
+//! call is a tool error naming it, and `wbx grant narrow` in another
+//! process reaches the server at its next call.
+//!
 //! Threat: over HTTP anyone who reaches the port can run tools. The server
 //! binds loopback by default and then checks the `Host` header (no DNS
 //! rebinding); bound anywhere else it refuses to start without a bearer
@@ -31,6 +37,9 @@ use workbooks::{Engine, Grant, LineOptions};
 
 /// How often a running call reports progress to a client that asked.
 const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// The subject of a grant only `wbx mcp` may serve under.
+pub(crate) const MCP_SUBJECT: &str = "mcp";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -108,6 +117,13 @@ impl ServerHandler for Tools {
                 None,
             ));
         };
+        // A grant past its expiry or revoked runs nothing more.
+        if let Some(scope) = &self.opts.scope
+            && let Err(refused) = scope.now()
+        {
+            let content = vec![ContentBlock::text(refused.to_string())];
+            return Ok(CallToolResult::error(content).into());
+        }
         let arguments = request.arguments.unwrap_or_default();
         let progress = request
             .meta
@@ -149,9 +165,17 @@ impl ServerHandler for Tools {
 }
 
 pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
-    let opts = match args.stage.to_options() {
+    let opts = match args.stage.ungranted_options() {
         Ok(o) => o,
         Err(code) => return code,
+    };
+    let engine = match crate::options::engine_with(home, true, opts.stage_memory) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let opts = match crate::options::granted(&args.stage, &engine, opts, MCP_SUBJECT) {
+        Ok(o) => o,
+        Err(e) => return fail("grant", e, exit::REFUSED),
     };
     let grant = match opts.caps {
         Some(caps) => Grant::narrowed(&opts.profile, caps),
@@ -160,10 +184,6 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
     let grant = match grant {
         Ok(g) => g,
         Err(e) => return fail("usage", e, exit::USAGE),
-    };
-    let engine = match crate::options::engine_with(home, true, opts.stage_memory) {
-        Ok(e) => e,
-        Err(code) => return code,
     };
     let tools = Tools {
         grant: grant.with_stubs(engine.stubs()),

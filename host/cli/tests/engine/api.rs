@@ -24,7 +24,7 @@ async fn api(engine: Engine, tenant: &str, token: Option<&str>) -> SocketAddr {
 }
 
 /// As [`api`], honouring `exec` when `allow_exec`.
-async fn serve_api(
+pub(crate) async fn serve_api(
     engine: Engine,
     tenant: &str,
     token: Option<&str>,
@@ -34,7 +34,7 @@ async fn serve_api(
 }
 
 /// As [`serve_api`], with the operator's `max_steps`.
-async fn serve_capped(
+pub(crate) async fn serve_capped(
     engine: Engine,
     tenant: &str,
     token: Option<&str>,
@@ -61,7 +61,7 @@ async fn serve_capped(
 }
 
 /// One request; the status and the JSON body (`Null` when there is none).
-async fn call(
+pub(crate) async fn call(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -77,7 +77,7 @@ async fn call(
 
 /// One request with exactly `headers` (each line ending in CRLF) besides
 /// the body's own.
-async fn call_with(
+pub(crate) async fn call_with(
     addr: SocketAddr,
     method: &str,
     path: &str,

@@ -4,7 +4,8 @@
 //! (the floor would let both through: guests may reach loopback here), a
 //! narrowing made by `wbx grant` while the handler serves reaches its next
 //! request, and once the grant is revoked every request is refused, naming
-//! it. Only the scope can tell the two names apart.
+//! it. Only the scope can tell the two names apart. `wbx mcp` under a
+//! grant sees a narrowing and a revocation at its next tool call.
 
 use crate::common::{text, wbx, wbx_env};
 use crate::grants::grant_id;
@@ -279,5 +280,115 @@ async fn a_model_the_grant_does_not_name_is_refused_by_the_host_and_never_asked(
         audit.counts.get("out_of_scope").copied(),
         Some(2),
         "{audit:?}"
+    );
+}
+
+/// `wbx grant add --tenant acme` with `reach`: the grant's id.
+fn acme_grant(home: &std::path::Path, reach: &[&str]) -> String {
+    let mut args = vec!["--json", "grant", "add", "--tenant", "acme"];
+    args.extend_from_slice(reach);
+    grant_id(&wbx(home, &args, b""))
+}
+
+/// One JSON-RPC exchange with a `wbx mcp` child over stdio: writes
+/// `request` (newline-delimited, as the MCP stdio transport is), reads
+/// lines until the answer to its id.
+fn rpc(
+    stdin: &mut std::process::ChildStdin,
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    request: serde_json::Value,
+) -> serde_json::Value {
+    use std::io::Write as _;
+    writeln!(stdin, "{request}").unwrap();
+    stdin.flush().unwrap();
+    let Some(id) = request.get("id") else {
+        return serde_json::Value::Null;
+    };
+    loop {
+        let line = lines.next().expect("the server answers").unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if answer.get("id") == Some(id) {
+            return answer;
+        }
+    }
+}
+
+/// `wbx mcp --grant` serves under the stored grant as it is at each
+/// call: a shell line the grant allows runs; after `wbx grant narrow` in
+/// another process drops `seq`, the same line is a tool error naming the
+/// grant and the command; once revoked, every call is refused naming it.
+#[test]
+fn wbx_mcp_under_a_grant_sees_its_narrowing_and_revocation_at_the_next_call() {
+    use serde_json::json;
+    use std::io::BufRead as _;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let id = acme_grant(
+        h,
+        &["--subject", "mcp", "--command", "seq", "--command", "wc"],
+    );
+    let mut child = crate::common::wbx_command(h)
+        .args(["mcp", "--grant", &id])
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let init = rpc(
+        &mut stdin,
+        &mut lines,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "grant-lane-test", "version": "0"}}}),
+    );
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    rpc(
+        &mut stdin,
+        &mut lines,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let mut next = 1;
+    let mut shell = |stdin: &mut std::process::ChildStdin, line: &str| {
+        next += 1;
+        let answer = rpc(
+            stdin,
+            &mut lines,
+            json!({"jsonrpc": "2.0", "id": next, "method": "tools/call",
+                   "params": {"name": "shell", "arguments": {"line": line}}}),
+        );
+        let result = &answer["result"];
+        let said = result["content"][0]["text"].as_str().unwrap_or_default();
+        (
+            said.to_string(),
+            result["isError"].as_bool().unwrap_or(false),
+        )
+    };
+    let (said, failed) = shell(&mut stdin, "seq 1 3 | wc -l");
+    assert_eq!((said.trim(), failed), ("3", false), "{said}");
+    let out = wbx(h, &["grant", "narrow", &id, "--drop-command", "seq"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (said, failed) = shell(&mut stdin, "seq 1 3 | wc -l");
+    assert!(failed, "{said}");
+    assert!(
+        said.contains(&format!(
+            "grant {id}: commands scope allows wc; refused command seq"
+        )),
+        "{said}"
+    );
+    let out = wbx(h, &["grant", "revoke", &id], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (said, failed) = shell(&mut stdin, "wc -l");
+    assert!(failed, "{said}");
+    assert!(said.contains(&format!("grant {id} was revoked")), "{said}");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    // A grant for another subject is refused before anything is served.
+    let other = acme_grant(h, &["--subject", "line"]);
+    let out = wbx(h, &["mcp", "--grant", &other], b"");
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("grant {other} is for line, not mcp")),
+        "{}",
+        text(&out.stderr)
     );
 }

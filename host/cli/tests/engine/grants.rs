@@ -369,9 +369,9 @@ fn wbx_grant_adds_narrows_widens_and_revokes_and_exec_runs_under_it() {
     );
     assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("is tenant acme's, not globex's"));
-    let out = wbx(h, &["mcp", "--grant", &id], b"");
-    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("does not run under a stored grant yet"));
+    let out = wbx(h, &["mcp", "--grant", &id, "--tenant", "globex"], b"");
+    assert_eq!(out.status.code(), Some(120), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("is tenant acme's, not globex's"));
     // Revoked: gone, and exec refuses it.
     let out = wbx(h, &["grant", "revoke", &id], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

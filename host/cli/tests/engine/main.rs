@@ -17,6 +17,7 @@ macro_rules! assert_test_exists {
 mod agent;
 mod agent_cost;
 mod agent_exec;
+mod agent_grant;
 mod agent_model;
 mod api;
 mod bound;

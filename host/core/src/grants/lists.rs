@@ -107,8 +107,11 @@ impl List<'_> {
     }
 }
 
-/// Entries for each list, as a change names them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Entries for each list, as a change names them (in JSON, as the agent
+/// API takes it: `{"net": [...], "names": {"commands": [...]}}`, every
+/// field optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Lists {
     /// Network destinations.
     pub net: Vec<String>,
