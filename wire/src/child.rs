@@ -31,7 +31,7 @@ use std::path::PathBuf;
 /// The version of [`ChildRequest`]; raised whenever a field changes
 /// meaning, so a child and a parent of different builds refuse each
 /// other rather than disagree.
-pub const CHILD_PROTOCOL: u32 = 1;
+pub const CHILD_PROTOCOL: u32 = 2;
 
 /// The arguments a child binary is started with, and the only ones.
 pub const CHILD_ARGV: [&str; 2] = ["exec", "--framed"];
@@ -81,10 +81,18 @@ pub struct ChildRequest {
     /// the child starts; none is unscoped.
     #[serde(default)]
     pub scope: Option<ScopeSnapshot>,
+    /// Whether the child reads the grant named in `scope` from its home's
+    /// grants at every call, as its parent does: true when the home is the
+    /// parent's own (`os_process`), so a narrowing or revocation made after
+    /// the child started reaches it; false when it is private
+    /// (`container`), and the child holds `scope` as it was.
+    #[serde(default)]
+    pub scope_live: bool,
 }
 
 /// A grant's scopes as a child receives them: the grant as it was when the
-/// child started (a change after that does not reach it; its expiry does).
+/// child started (read again from the home when the child shares its
+/// parent's, see [`ChildRequest::scope_live`]; its expiry holds either way).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScopeSnapshot {
@@ -336,6 +344,7 @@ mod tests {
             }],
             home_shares: vec!["runs/*/*/workdir".into()],
             scope: None,
+            scope_live: false,
         }
     }
 

@@ -422,6 +422,73 @@ fn a_run_line_under_a_grant_takes_its_tenant_and_refuses_a_component_s_grant() {
     );
 }
 
+/// An `os_process` child shares its parent's home, so it judges each
+/// call by the grant as it is then, not as its parent saw it when it
+/// started the child: here the parent still holds the grant's view from
+/// before a narrowing (as a parent does for a child started before one),
+/// and the child is refused by the narrowed grant, naming it; once the
+/// grant is revoked, by the revocation. Before the child read its home's
+/// grants, it ran by its parent's view and the first fetch went on.
+#[tokio::test]
+async fn an_os_process_child_judges_by_the_grant_as_it_is_now_not_as_it_started() {
+    use workbooks::commands::{ArgMode, Tier};
+    let (srv, home, e) = served().await;
+    let port = srv.addr.port();
+    let (api, other) = (
+        format!("http://api.test:{port}"),
+        format!("http://other.test:{port}"),
+    );
+    let book = operator_book(&home);
+    let id = book
+        .add(record("t", &[api.clone(), other.clone()]))
+        .unwrap()
+        .id;
+    let started = e
+        .granted_scope(&id, "t", "line")
+        .unwrap()
+        .snapshot()
+        .unwrap();
+    book.narrow(
+        &id,
+        &none(),
+        &hosts(std::slice::from_ref(&api)),
+        Expiry::Keep,
+        "test",
+    )
+    .unwrap();
+    let bytes = std::fs::read(NET_FETCH).unwrap();
+    e.registry()
+        .register("fetch-child", bytes, ArgMode::Argv, Tier::OsProcess)
+        .unwrap();
+    let opts = || workbooks::shell::LineOptions {
+        profile: "network".into(),
+        tenant: "t".into(),
+        scope: Some(Scope::fixed(
+            workbooks::grants::Scoped::read(started.clone()).unwrap(),
+        )),
+        ..Default::default()
+    };
+    let fetch = |url: String| {
+        let line = format!("fetch-child fetch {url}");
+        let e = e.clone();
+        async move {
+            let out = e.commands().run_line(&line, opts()).await.unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+    };
+    let said = fetch(format!("{api}/bytes/3")).await;
+    assert!(
+        said.contains(&format!(
+            "grant {id}: net scope allows {other}; refused {api}/bytes/3"
+        )),
+        "{said}"
+    );
+    book.revoke(&id).unwrap();
+    let said = fetch(format!("{other}/bytes/3")).await;
+    assert!(said.contains(&format!("grant {id} was revoked")), "{said}");
+    assert_eq!(srv.hits.load(Ordering::SeqCst), 0);
+}
+
 /// A line of tenant `t` under `profile` and stored grant `id`.
 fn under(e: &workbooks::Engine, id: &str, profile: &str) -> workbooks::shell::LineOptions {
     workbooks::shell::LineOptions {

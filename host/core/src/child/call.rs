@@ -47,7 +47,7 @@ pub(super) fn call(
         caps: Some(caps),
         tenant: request.tenant.clone(),
         dirs: super::dirs(request),
-        scope: super::scope(request)?,
+        scope: super::scope(request, &engine)?,
         stage_timeout: request.timeout_ms.map(std::time::Duration::from_millis),
         stage_fuel: request.fuel,
         stage_memory: request.memory,

@@ -60,7 +60,7 @@ pub(super) fn exec(
     opts.stdout = Output::Capture;
     opts.stderr = Output::Capture;
     opts.dirs = super::dirs(request);
-    opts.scope = super::scope(request)?;
+    opts.scope = super::scope(request, &engine)?;
     // One guest, one thread: its file calls need not hop to a pool.
     opts.inline_file_io = true;
     opts.timeout = request.timeout_ms.map(std::time::Duration::from_millis);

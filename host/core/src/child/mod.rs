@@ -155,15 +155,38 @@ fn engine(
     Ok(engine)
 }
 
-/// The grant's scopes the parent passed, as they were when it started the
-/// child (their expiry still holds here); a destination that cannot be
-/// read refuses the run (never runs it unscoped).
-fn scope(request: &ChildRequest) -> Result<Option<crate::grants::Scope>, CommandError> {
-    request
-        .scope
-        .clone()
-        .map(|snapshot| crate::grants::Scoped::read(snapshot).map(crate::grants::Scope::fixed))
-        .transpose()
+/// The grant's scopes the parent passed. A child that shares its parent's
+/// home (`scope_live`) reads the grant they name from the home's grants at
+/// every call, as its parent would, so a narrowing, an expiry or a
+/// revocation made after it started reaches it; another holds them as they
+/// were when it started (their expiry still holds). A grant of another
+/// tenant, or a destination that cannot be read, refuses the run (never
+/// runs it unscoped).
+fn scope(
+    request: &ChildRequest,
+    engine: &Engine,
+) -> Result<Option<crate::grants::Scope>, CommandError> {
+    let Some(snapshot) = request.scope.clone() else {
+        return Ok(None);
+    };
+    if request.scope_live
+        && let Some(id) = &snapshot.grant
+    {
+        if let Some(record) = engine.grants().get(id)
+            && record.tenant != request.tenant
+        {
+            return Err(refused(format!(
+                "grant {id} is tenant {}'s, not {}'s",
+                record.tenant, request.tenant
+            )));
+        }
+        return Ok(Some(crate::grants::Scope::stored(
+            engine.grants().clone(),
+            id,
+        )));
+    }
+    crate::grants::Scoped::read(snapshot)
+        .map(|s| Some(crate::grants::Scope::fixed(s)))
         .map_err(|e| refused(format!("the network scope: {e}")))
 }
 

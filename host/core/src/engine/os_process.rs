@@ -304,7 +304,6 @@ pub(crate) fn child_request(
     let stubs = env.grant.stubs.union(engine.stubs()).union(resolved.stubs);
     Ok(ChildRequest {
         protocol: CHILD_PROTOCOL,
-        home,
         job,
         profile: grant.profile.effective.name().to_string(),
         caps: Some(cap_words(grant.caps)),
@@ -319,6 +318,9 @@ pub(crate) fn child_request(
         dirs: child_dirs(&env.dirs),
         home_shares: engine.home_shares(),
         scope,
+        // A child in this engine's own home reads the grant as it is now.
+        scope_live: home == engine.home(),
+        home,
     })
 }
 

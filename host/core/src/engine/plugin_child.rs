@@ -64,6 +64,8 @@ impl Commands<'_> {
                 .map(crate::grants::Scope::snapshot)
                 .transpose()
                 .map_err(|e| CommandError::Refused(e.to_string()))?,
+            // It shares this engine's home: it reads the grant as it is now.
+            scope_live: true,
         };
         // The child shares this engine's home, its cache and the key
         // sealing it; the request, then the input, on its stdin.

@@ -48,6 +48,7 @@ fn cat_request(home: &Path, sha256: String) -> ChildRequest {
         dirs: Vec::new(),
         home_shares: Vec::new(),
         scope: None,
+        scope_live: false,
     }
 }
 
