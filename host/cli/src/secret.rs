@@ -33,8 +33,8 @@ pub(crate) enum SecretCommand {
         tenant: String,
     },
     /// Have the host add a token to requests to one destination, so no
-    /// guest ever holds it: `--header "Authorization: Bearer {}"` or
-    /// `--basic USER`. Never sent to another origin, on a redirect to one,
+    /// guest ever holds it: `--header "Authorization: Bearer {}"`,
+    /// `--basic USER` or `--query PARAM`. Never sent to another origin, on a redirect to one,
     /// or over http when bound to https; masked in what comes back.
     Bind(BindArgs),
     /// Remove a token's bindings (the one to `--to`, or all).
@@ -62,19 +62,26 @@ pub(crate) struct BindArgs {
     #[arg(
         long,
         value_name = "NAME: TEMPLATE",
-        conflicts_with = "basic",
-        required_unless_present = "basic"
+        conflicts_with_all = ["basic", "query"],
+        required_unless_present_any = ["basic", "query"]
     )]
     header: Option<String>,
     /// Send it as HTTP basic authentication, this user and the token.
-    #[arg(long, value_name = "USER")]
+    #[arg(long, value_name = "USER", conflicts_with = "query")]
     basic: Option<String>,
+    /// Send it as this query parameter (`?PARAM=<token>`, replacing one of
+    /// that name the guest wrote), for an API that takes its key in the URL.
+    #[arg(long, value_name = "PARAM")]
+    query: Option<String>,
 }
 
 impl BindArgs {
     fn binding(&self) -> Result<Binding, String> {
-        let place = match (&self.header, &self.basic) {
-            (Some(h), _) => {
+        let place = match (&self.header, &self.basic, &self.query) {
+            (_, _, Some(param)) => Place::Query {
+                param: param.clone(),
+            },
+            (Some(h), _, _) => {
                 let (header, template) = h
                     .split_once(':')
                     .ok_or_else(|| format!("--header {h:?}: write NAME: TEMPLATE"))?;
@@ -83,8 +90,8 @@ impl BindArgs {
                     template: template.trim().to_string(),
                 }
             }
-            (None, Some(user)) => Place::Basic { user: user.clone() },
-            (None, None) => return Err("give --header or --basic".into()),
+            (None, Some(user), _) => Place::Basic { user: user.clone() },
+            (None, None, None) => return Err("give --header, --basic or --query".into()),
         };
         Ok(Binding {
             to: self.to.clone(),
@@ -225,6 +232,7 @@ fn list(keyring: &Keyring, tenant: &str) {
             let how = match &b.place {
                 Place::Header { header, template } => format!("{header}: {template}"),
                 Place::Basic { user } => format!("basic auth as {user}"),
+                Place::Query { param } => format!("query parameter {param}"),
             };
             outln!("  -> {} ({how})", b.to);
         }

@@ -104,6 +104,74 @@ async fn a_server_that_bounces_the_token_into_a_redirect_is_not_followed_and_its
     );
 }
 
+/// Bound as query parameter `api_key`: the host sets it on the request
+/// line (replacing the guest's own guess), the echo of it comes back
+/// masked on both paths, a server that reflects it into a redirect is not
+/// followed, and another origin, or the same one over a downgrade, is sent
+/// none.
+#[tokio::test]
+async fn a_token_bound_as_a_query_parameter_replaces_the_guests_and_never_comes_back() {
+    let (srv, _home, e) = served().await;
+    let port = srv.addr.port();
+    let api = format!("https://api.test:{port}");
+    let token = Secret::new(SecretKind::Token, TOKEN.as_bytes().to_vec()).unwrap();
+    e.keyring().set("t", "api", token).unwrap();
+    for to in [api.replace("https", "http"), api.clone()] {
+        let place = Place::Query {
+            param: "api_key".into(),
+        };
+        e.keyring().bind("t", "api", Binding { to, place }).unwrap();
+    }
+    let http = format!("http://api.test:{port}");
+    let asked = format!("{http}/echo-uri?q=1&api_key=guess");
+    let sent = format!("/echo-uri?q=1&api_key={}", "*".repeat(TOKEN.len()));
+    for mode in ["echo", "httpecho"] {
+        let out = run_scoped(&e, NET_FETCH, None, &[mode, &asked]).await;
+        assert!(!out.contains(TOKEN), "{mode}: {out}");
+        assert!(
+            !out.split_once('\n')
+                .map_or("", |(_, echoed)| echoed)
+                .contains("guess"),
+            "{mode}: the guest's own was sent: {out}"
+        );
+        assert!(out.contains(&format!("uri={sent};")), "{mode}: {out}");
+        assert!(
+            out.to_ascii_lowercase()
+                .contains(&format!("x-echo: {sent}")),
+            "{mode}: {out}"
+        );
+    }
+    // A server that reflects its request line into a redirect (this
+    // one's `/redirect` does: the parameter lands in its Location) is not
+    // followed; another origin is sent only what the guest wrote. Bound to
+    // https only, plain http carries none.
+    let other = format!("http://other.test:{port}/echo-uri?z=2");
+    let bounced = format!("{http}/redirect?to={other}");
+    let out = run_scoped(&e, NET_FETCH, None, &["echo", &bounced]).await;
+    assert!(
+        out.contains("a redirect carried a secret the host added"),
+        "{out}"
+    );
+    assert!(!out.contains(TOKEN), "{out}");
+    let out = run_scoped(&e, NET_FETCH, None, &["echo", &other]).await;
+    assert!(out.contains("uri=/echo-uri?z=2;"), "{out}");
+    e.keyring().unbind("t", "api", Some(&http)).unwrap();
+    let out = run_scoped(
+        &e,
+        NET_FETCH,
+        None,
+        &["echo", &format!("{http}/echo-uri?q=1")],
+    )
+    .await;
+    assert!(out.contains("uri=/echo-uri?q=1;"), "{out}");
+    // A parameter name that would break the query is refused.
+    let place = Place::Query {
+        param: "a&b".into(),
+    };
+    let refused = e.keyring().bind("t", "api", Binding { to: api, place });
+    assert!(refused.unwrap_err().to_string().contains("--query \"a&b\""));
+}
+
 #[tokio::test]
 async fn a_session_under_a_grant_that_does_not_name_the_secret_does_not_send_it() {
     let (srv, home, e) = served().await;

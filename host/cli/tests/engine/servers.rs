@@ -37,7 +37,8 @@ async fn reply(stream: &mut TcpStream, status: &str, extra: &str, body: &[u8]) {
 /// 200 ms and counts requests in flight), `/echo-auth` (the request's
 /// `Authorization` back, in a header and in a body long enough to come in
 /// chunks), `/bounce?to=URL` (a redirect to URL with the request's
-/// `Authorization` appended).
+/// `Authorization` appended), `/echo-uri…` (the request line's target
+/// back, in a header and in a body long enough to come in chunks).
 pub async fn http() -> Http {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -91,6 +92,11 @@ pub async fn http() -> Http {
                     let mut body = "x".repeat(5000);
                     body.push_str(&format!("auth={auth};"));
                     let extra = format!("X-Echo: {auth}\r\n");
+                    reply(&mut stream, "200 OK", &extra, body.as_bytes()).await;
+                } else if path.starts_with("/echo-uri") {
+                    let mut body = "x".repeat(5000);
+                    body.push_str(&format!("uri={path};"));
+                    let extra = format!("X-Echo: {path}\r\n");
                     reply(&mut stream, "200 OK", &extra, body.as_bytes()).await;
                 } else if let Some(to) = path.strip_prefix("/bounce?to=") {
                     let auth = header_of(&headers, "authorization").replace(' ', "+");

@@ -1,9 +1,9 @@
 //! Secrets the host adds at egress, so no guest ever holds them: a
 //! tenant's token bound to a destination (`wbx secret bind NAME --to
-//! https://api.example.com --header "Authorization: Bearer {}"`) is set
-//! on a request whose destination the binding names, judged on the URL of
-//! each hop after the scope and the floor; and its bytes are masked in
-//! what comes back.
+//! https://api.example.com --header "Authorization: Bearer {}"`, or
+//! `--basic USER`, or `--query PARAM`) is set on a request whose
+//! destination the binding names, judged on the URL of each hop after the
+//! scope and the floor; and its bytes are masked in what comes back.
 //!
 //! Threat: a guest that may call an API would otherwise be handed its
 //! token, and could send it anywhere it may reach. So:
@@ -11,8 +11,12 @@
 //!   the binding: never to another origin, never on a redirect to one
 //!   (each hop asks again, and the guest's own headers never carry ours),
 //!   never over `http://` when the binding says `https://` (a downgrade);
-//! - a guest's header of the same name is replaced, so the guest cannot
-//!   make the host send the token under a name the server would echo;
+//! - a guest's header or query parameter of the same name is replaced, so
+//!   the guest cannot make the host send the token under a name the
+//!   server would echo, nor send two values;
+//! - a query parameter is added to the request line of that hop only: the
+//!   URL a redirect is resolved against, and the final URL the guest is
+//!   told, are the guest's own;
 //! - the raw value and each form it is sent in are masked (`*` for every
 //!   byte, so a length stays right) in the response headers and body of
 //!   every request it was added to, across body chunks, so a server that
@@ -23,27 +27,33 @@
 use bytes::{Bytes, BytesMut};
 use std::fmt;
 
-/// One secret set on one request: the header, its value, and the byte
-/// strings masked in what comes back.
+/// One secret set on one request: where it goes, and the byte strings
+/// masked in what comes back.
 pub struct Injection {
     /// The secret's name (for the audit).
     pub secret: String,
-    /// The header set.
-    pub header: http::HeaderName,
-    /// Its value (marked sensitive).
-    pub value: http::HeaderValue,
+    /// Where the value goes.
+    pub carrier: Carrier,
     /// What is masked in the response: the raw value and each encoding
     /// of it the request carried.
     pub masks: Vec<Vec<u8>>,
 }
 
+/// Where an injected value goes.
+pub enum Carrier {
+    /// A header: its name and value (marked sensitive when set).
+    Header(http::HeaderName, http::HeaderValue),
+    /// A query parameter: its name and value (encoded when set).
+    Query(String, String),
+}
+
 impl fmt::Debug for Injection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Injection({} as {}, <redacted>)",
-            self.secret, self.header
-        )
+        let place = match &self.carrier {
+            Carrier::Header(name, _) => format!("header {name}"),
+            Carrier::Query(name, _) => format!("query parameter {name}"),
+        };
+        write!(f, "Injection({} as {place}, <redacted>)", self.secret)
     }
 }
 
@@ -54,14 +64,43 @@ pub trait SecretBindings: Send + Sync + fmt::Debug {
     fn injections(&self, scheme: &str, host: &str, port: u16) -> Vec<Injection>;
 }
 
-/// Sets `injections` on `headers`, each replacing any header of its name.
+/// Sets the header `injections` on `headers`, each replacing any header of
+/// its name.
 pub fn inject(headers: &mut http::HeaderMap, injections: &[Injection]) {
     for i in injections {
-        headers.remove(&i.header);
-        let mut value = i.value.clone();
-        value.set_sensitive(true);
-        headers.insert(i.header.clone(), value);
+        if let Carrier::Header(name, value) = &i.carrier {
+            headers.remove(name);
+            let mut value = value.clone();
+            value.set_sensitive(true);
+            headers.insert(name.clone(), value);
+        }
     }
+}
+
+/// `url` with the query `injections` set, each replacing every parameter
+/// of its name the guest wrote; `None` when there are none (send `url`).
+pub fn with_query(url: &url::Url, injections: &[Injection]) -> Option<url::Url> {
+    let params: Vec<(&str, &str)> = injections
+        .iter()
+        .filter_map(|i| match &i.carrier {
+            Carrier::Query(name, value) => Some((name.as_str(), value.as_str())),
+            Carrier::Header(..) => None,
+        })
+        .collect();
+    if params.is_empty() {
+        return None;
+    }
+    let kept: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| !params.iter().any(|(name, _)| k == name))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let mut sent = url.clone();
+    sent.query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .extend_pairs(params);
+    Some(sent)
 }
 
 /// The masks of `injections`, longest first (so a value inside another
@@ -171,8 +210,10 @@ mod tests {
         let masks = vec![b"tok".to_vec(), b"Bearer tok".to_vec()];
         let i = Injection {
             secret: "api".into(),
-            header: http::header::AUTHORIZATION,
-            value: http::HeaderValue::from_static("Bearer tok"),
+            carrier: Carrier::Header(
+                http::header::AUTHORIZATION,
+                http::HeaderValue::from_static("Bearer tok"),
+            ),
             masks,
         };
         assert!(!format!("{i:?}").contains("tok"));
@@ -190,5 +231,21 @@ mod tests {
         inject(&mut sent, &[i]);
         assert_eq!(sent.get_all(http::header::AUTHORIZATION).iter().count(), 1);
         assert!(sent[http::header::AUTHORIZATION].is_sensitive());
+    }
+
+    #[test]
+    fn a_query_parameter_replaces_the_guests_own_of_that_name_and_keeps_the_rest() {
+        let i = Injection {
+            secret: "api".into(),
+            carrier: Carrier::Query("api_key".into(), "t k&n".into()),
+            masks: Vec::new(),
+        };
+        assert!(format!("{i:?}").ends_with("query parameter api_key, <redacted>)"));
+        let url =
+            url::Url::parse("https://a.example/p?q=1&api_key=guess&api_key=again&z=%20").unwrap();
+        let sent = with_query(&url, std::slice::from_ref(&i)).unwrap();
+        assert_eq!(sent.query(), Some("q=1&z=+&api_key=t+k%26n"));
+        assert_eq!(sent.path(), "/p");
+        assert!(with_query(&url, &[]).is_none());
     }
 }

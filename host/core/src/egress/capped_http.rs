@@ -12,7 +12,7 @@
 //! it passes the cap (the connection is dropped, not drained), and a body
 //! that trickles is cut off by the deadline.
 
-use super::bound::{inject, mask_headers, mask_in, masks_of};
+use super::bound::{inject, mask_headers, mask_in, masks_of, with_query};
 use super::net_guard::{NetDenial, NetGuard, Pinned};
 use super::{NetScope, SecretBindings};
 use bytes::{Bytes, BytesMut};
@@ -364,7 +364,17 @@ impl HttpClient {
                 .body(http_body_util::Full::new(body.clone()))
                 .map_err(|e| HttpError::Protocol(e.to_string()))?;
             inject(request.headers_mut(), &injections);
-            let resp = self.send(&pinned, request).await?;
+            // A bound query parameter goes on this hop's request line only.
+            let resp = match with_query(&pinned.url, &injections) {
+                Some(url) => {
+                    let sent = Pinned {
+                        url,
+                        ..pinned.clone()
+                    };
+                    self.send(&sent, request).await?
+                }
+                None => self.send(&pinned, request).await?,
+            };
             let status = resp.status();
             let location = resp
                 .headers()

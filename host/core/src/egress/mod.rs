@@ -14,7 +14,9 @@ pub(crate) mod net_guard;
 pub mod oneshot;
 pub(crate) mod tls;
 
-pub use bound::{Injection, Masker, SecretBindings, inject, mask_headers, mask_in, masks_of};
+pub use bound::{
+    Carrier, Injection, Masker, SecretBindings, inject, mask_headers, mask_in, masks_of, with_query,
+};
 pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
 pub use destinations::{Destinations, ScopeError};
 pub use net_guard::{Cidr, NetDenial, NetGuard, Pinned, Resolver, SystemResolver};

@@ -234,7 +234,15 @@ impl WasiHttpHooks for GuardedHooks {
                         b.injections(pinned.url.scheme(), host, port)
                     });
                     crate::egress::inject(request.headers_mut(), &injections);
-                    let sent = tokio::time::timeout_at(deadline, client.send(&pinned, request))
+                    // A bound query parameter goes on the request line only.
+                    let queried = crate::egress::with_query(&pinned.url, &injections).map(|url| {
+                        crate::egress::Pinned {
+                            url,
+                            ..pinned.clone()
+                        }
+                    });
+                    let target = queried.as_ref().unwrap_or(&pinned);
+                    let sent = tokio::time::timeout_at(deadline, client.send(target, request))
                         .await
                         .map_err(|_| HttpError::Timeout(timeout))??;
                     Ok((sent, crate::egress::masks_of(&injections), pinned))

@@ -5,7 +5,7 @@
 //! grant that names secrets gets only the bindings of the secrets it names.
 
 use super::keyring::{Keyring, SecretKind};
-use crate::egress::{Destinations, Injection, SecretBindings};
+use crate::egress::{Carrier, Destinations, Injection, SecretBindings};
 use crate::grants::{CapNoun, Scope};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,12 @@ pub enum Place {
     Basic {
         /// The user name.
         user: String,
+    },
+    /// As query parameter `param` (replacing any of that name the guest
+    /// wrote), for an API that takes its key in the URL.
+    Query {
+        /// The parameter's name.
+        param: String,
     },
 }
 
@@ -75,6 +81,16 @@ impl Binding {
             return bad(format!(
                 "--to {}: a binding is to an http:// or https:// destination",
                 self.to
+            ));
+        }
+        if let Place::Query { param } = &self.place
+            && (param.is_empty()
+                || !param
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_.-~".contains(&b)))
+        {
+            return bad(format!(
+                "--query {param:?}: a parameter name is letters, digits, `_`, `.`, `-` or `~`"
             ));
         }
         if let Place::Header { header, template } = &self.place {
@@ -195,10 +211,23 @@ impl Binding {
             .is_ok_and(|d| d.allows(scheme, host, port))
     }
 
-    /// The header carrying `token` as this binding sends it; `None` when
-    /// the token cannot be sent so (checked when it was bound).
+    /// The header or parameter carrying `token` as this binding sends it;
+    /// `None` when the token cannot be sent so (checked when it was bound).
     pub(crate) fn injection(&self, name: &str, token: &[u8]) -> Option<Injection> {
         let text = std::str::from_utf8(token).ok()?;
+        if let Place::Query { param } = &self.place {
+            // The value as the request line carries it, and raw.
+            let encoded: String = url::form_urlencoded::byte_serialize(token).collect();
+            let mut masks = vec![token.to_vec()];
+            if encoded.as_bytes() != token {
+                masks.push(encoded.into_bytes());
+            }
+            return Some(Injection {
+                secret: name.to_string(),
+                carrier: Carrier::Query(param.clone(), text.to_string()),
+                masks,
+            });
+        }
         let (header, value, masks) = match &self.place {
             Place::Header { header, template } => {
                 let value = template.replace("{}", text);
@@ -214,13 +243,16 @@ impl Binding {
                     vec![value.into_bytes(), pair.into_bytes()],
                 )
             }
+            Place::Query { .. } => return None,
         };
         let mut masks = masks;
         masks.push(token.to_vec());
         Some(Injection {
             secret: name.to_string(),
-            header: http::HeaderName::from_bytes(header.as_bytes()).ok()?,
-            value: http::HeaderValue::from_str(&value).ok()?,
+            carrier: Carrier::Header(
+                http::HeaderName::from_bytes(header.as_bytes()).ok()?,
+                http::HeaderValue::from_str(&value).ok()?,
+            ),
             masks,
         })
     }
