@@ -110,6 +110,17 @@ pub struct ScopeSnapshot {
     pub names: std::collections::BTreeMap<String, Vec<String>>,
     /// The expiry, in milliseconds since the Unix epoch.
     pub expires_ms: Option<u64>,
+    /// The `llm` token allowance: tokens every session under the grant may
+    /// spend on the model in all (`None`: none of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_tokens: Option<u64>,
+    /// The tokens spent under the grant when the snapshot was taken.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub llm_spent: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What a child runs.

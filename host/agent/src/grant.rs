@@ -199,9 +199,15 @@ impl RunGrant {
                 if let Some(c) = changes.last() {
                     *changed_ms = c.at_ms;
                 }
+                // The allowance is in the view; what has been spent of it
+                // moves with every model request, and is not a change.
+                let scopes = now.as_ref().ok().map(|s| ScopeSnapshot {
+                    llm_spent: 0,
+                    ..s.snapshot()
+                });
                 let view = GrantSeen {
                     id: self.id.clone(),
-                    scopes: now.as_ref().ok().map(|s| s.snapshot()),
+                    scopes,
                     changes,
                     refused: now.err().map(|e| e.to_string()),
                 };

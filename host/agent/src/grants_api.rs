@@ -166,6 +166,7 @@ async fn add(State(g): State<Grants>, Json(req): Json<AddRequest>) -> Answer {
     record.names = req.reach.names;
     record.dirs = (!req.reach.dirs.is_empty()).then_some(req.reach.dirs);
     record.env = (!req.reach.env.is_empty()).then_some(req.reach.env);
+    record.llm_tokens = req.reach.llm_tokens;
     if let Expiry::At(ms) = expiry {
         record.expires_ms = Some(ms);
     }

@@ -46,7 +46,8 @@ pub fn document() -> Value {
                         "prefixes": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
                         "names": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
                         "dirs": {"type": "array", "items": {"type": "string"}},
-                        "env": {"type": "array", "items": {"type": "string"}}
+                        "env": {"type": "array", "items": {"type": "string"}},
+                        "llm_tokens": {"type": "integer", "minimum": 0, "description": "the llm token allowance: a narrowing may only lower it, a widening only raise it"}
                     }
                 },
                 "Grant": {"type": "object", "description": "a grant as wbx grant export writes it: id, tenant, subject, profile, caps, net, prefixes, names, dirs, env, expires_ms, created_ms, by, history"},

@@ -135,11 +135,16 @@ pub(crate) struct Reach {
     /// (repeatable), by name.
     #[arg(long = "env", value_name = "NAME")]
     env: Vec<String>,
+    /// The tokens every session under the grant may spend on the model in
+    /// all, counted from each reply's usage (widen: a larger allowance).
+    #[arg(long = "llm-tokens", value_name = "N")]
+    llm_tokens: Option<u64>,
 }
 
 impl Reach {
     fn lists(self) -> Lists {
-        lists(Named {
+        let llm_tokens = self.llm_tokens;
+        let mut lists = lists(Named {
             net: self.allow_hosts,
             kv: self.kv_prefixes,
             queue: self.queue_prefixes,
@@ -148,7 +153,9 @@ impl Reach {
             models: self.models,
             dirs: self.dirs,
             env: self.env,
-        })
+        });
+        lists.llm_tokens = llm_tokens;
+        lists
     }
 }
 
@@ -208,6 +215,9 @@ pub(crate) struct NarrowArgs {
     /// Drop this variable (repeatable).
     #[arg(long = "drop-env", value_name = "NAME")]
     drop_env: Vec<String>,
+    /// Lower the token allowance to this many (at most the grant's).
+    #[arg(long = "llm-tokens", value_name = "N")]
+    llm_tokens: Option<u64>,
     #[command(flatten)]
     until: Until,
 }
@@ -215,7 +225,7 @@ pub(crate) struct NarrowArgs {
 impl NarrowArgs {
     /// What to keep and what to drop.
     fn lists(&self) -> (Lists, Lists) {
-        let only = lists(Named {
+        let mut only = lists(Named {
             net: self.only_hosts.clone(),
             kv: self.only_kv.clone(),
             queue: self.only_queue.clone(),
@@ -225,6 +235,7 @@ impl NarrowArgs {
             dirs: self.only_dirs.clone(),
             env: self.only_env.clone(),
         });
+        only.llm_tokens = self.llm_tokens;
         let drop = lists(Named {
             net: self.drop_hosts.clone(),
             kv: self.drop_kv.clone(),
@@ -354,6 +365,7 @@ fn add(book: &GrantBook, args: AddArgs, by: &str) -> Result<(&'static str, Grant
     record.names = reach.names;
     record.dirs = (!reach.dirs.is_empty()).then_some(reach.dirs);
     record.env = (!reach.env.is_empty()).then_some(reach.env);
+    record.llm_tokens = reach.llm_tokens;
     record.expires_ms = match args.until.expiry().map_err(usage)? {
         Expiry::At(at) => Some(at),
         Expiry::Keep | Expiry::Never => None,
@@ -459,6 +471,7 @@ fn lists(n: Named) -> Lists {
         ]),
         dirs: n.dirs,
         env: n.env,
+        llm_tokens: None,
     }
 }
 
@@ -510,6 +523,9 @@ fn show(r: &GrantRecord) {
         outln!("  caps:    {}", escape(c));
     }
     outln!("  scopes:  {}", escape(&r.scopes_text()));
+    if let Some(n) = r.llm_tokens {
+        outln!("  tokens:  {} of {n} spent", r.llm_spent);
+    }
     for c in &r.history {
         outln!(
             "  {} {} by {}: {} -> {}",

@@ -392,3 +392,53 @@ fn wbx_mcp_under_a_grant_sees_its_narrowing_and_revocation_at_the_next_call() {
         text(&out.stderr)
     );
 }
+
+/// A grant's token allowance is counted across sessions from each reply's
+/// usage (18 tokens a reply here): each request asks for no more than is
+/// left, the spend is kept in the home (so another process sees it), and
+/// once the allowance is spent the host answers 403 naming the grant and
+/// never posts; widening it lets requests through again.
+#[tokio::test]
+async fn a_grants_token_allowance_is_counted_across_sessions_and_refuses_once_spent() {
+    use crate::model_server::{self, text};
+    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists};
+    let server = model_server::start(vec![text("forty-two")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let e = crate::agent::engine_for(home.path(), &server, crate::agent::quick_bounds());
+    let book = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
+    let mut record = GrantRecord::new("acme", "test");
+    record.llm_tokens = Some(30);
+    let id = book.add(record).unwrap().id;
+    let ask = || {
+        let mut opts = workbooks::SessionOptions::new("asker", "acme");
+        opts.args = vec!["six times seven?".into()];
+        opts.scope = Some(e.granted_scope(&id, "acme", "line").unwrap());
+        crate::net::run_session(&e, guest_artifacts::NET_LLM, "network", opts)
+    };
+    assert_eq!(ask().await, "answer: forty-two\n");
+    assert_eq!(ask().await, "answer: forty-two\n");
+    let seen = server.requests();
+    assert_eq!(seen.len(), 2);
+    // The second asked for at most what was left: 30 - 18.
+    assert!(
+        seen[1].body["max_tokens"].as_u64().unwrap() <= 12,
+        "{}",
+        seen[1].body
+    );
+    // Another handle on the home sees the spend.
+    assert_eq!(book.get(&id).unwrap().llm_spent, 36);
+    let out = ask().await;
+    let why = format!("grant {id}: llm allowance of 30 tokens is spent");
+    assert!(out.contains("Status((403") && out.contains(&why), "{out}");
+    assert_eq!(server.requests().len(), 2, "a spent grant posted");
+    // Narrowing may only lower it; widening raises it, and requests go on.
+    let more = Lists {
+        llm_tokens: Some(100),
+        ..Lists::default()
+    };
+    let refused = book.narrow(&id, &more, &Lists::default(), Expiry::Keep, "test");
+    assert!(refused.is_err(), "a narrowing raised the allowance");
+    book.widen(&id, &more, Expiry::Keep, "test").unwrap();
+    assert_eq!(ask().await, "answer: forty-two\n");
+    assert_eq!(server.requests().len(), 3);
+}

@@ -248,6 +248,22 @@ impl GrantBook {
         self.change(id, |r| r.widen(add, expiry, by))
     }
 
+    /// Counts `tokens` spent on the model under grant `id` against its
+    /// allowance (written only when it has one; no history entry: a spend
+    /// is not a change of reach). An unknown grant counts nothing.
+    pub fn spend_llm(&self, id: &str, tokens: u64) -> Result<(), BookError> {
+        let held = self.get(id).is_some_and(|r| r.llm_tokens.is_some());
+        if !held || tokens == 0 {
+            return Ok(());
+        }
+        self.update(|records| {
+            if let Some(r) = records.iter_mut().find(|r| r.id == id) {
+                r.llm_spent = r.llm_spent.saturating_add(tokens);
+            }
+            Ok(())
+        })
+    }
+
     /// Removes grant `id`: every call under it is refused from the next.
     pub fn revoke(&self, id: &str) -> Result<GrantRecord, BookError> {
         self.update(|records| {

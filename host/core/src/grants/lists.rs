@@ -123,6 +123,10 @@ pub struct Lists {
     pub dirs: Vec<String>,
     /// Host environment variables, by name.
     pub env: Vec<String>,
+    /// The `llm` token allowance, a scalar a change names beside the
+    /// lists: a narrowing may only lower it, a widening only raise it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_tokens: Option<u64>,
 }
 
 impl Lists {

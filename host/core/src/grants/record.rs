@@ -62,6 +62,15 @@ pub struct GrantRecord {
     /// since the Unix epoch (`None`: never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_ms: Option<u64>,
+    /// The `llm` token allowance: tokens every session under it may spend
+    /// on the model in all (`None`: none of its own; the operator's and
+    /// a run's budgets still apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_tokens: Option<u64>,
+    /// Tokens spent under it so far, counted from each reply's usage (see
+    /// [`super::GrantBook::spend_llm`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub llm_spent: u64,
     /// When it was added, in milliseconds since the Unix epoch.
     pub created_ms: u64,
     /// Who added it (the operator's user name).
@@ -70,6 +79,10 @@ pub struct GrantRecord {
     /// [`GRANT_MAX_HISTORY`]).
     #[serde(default)]
     pub history: Vec<Change>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One change to a grant: who, when, and its scopes before and after.
@@ -145,6 +158,8 @@ impl GrantRecord {
             dirs: None,
             env: None,
             expires_ms: None,
+            llm_tokens: None,
+            llm_spent: 0,
             created_ms: now_ms(),
             by: by.to_string(),
             history: Vec::new(),
@@ -160,6 +175,7 @@ impl GrantRecord {
             && self.dirs.is_none()
             && self.env.is_none()
             && self.expires_ms.is_none()
+            && self.llm_tokens.is_none()
     }
 
     /// The scopes in one line, for the history and the CLI.
@@ -185,6 +201,9 @@ impl GrantRecord {
         }
         if self.env.is_some() {
             text.push_str(&format!("; env: {}", list(&self.env, "")));
+        }
+        if let Some(n) = self.llm_tokens {
+            text.push_str(&format!("; llm tokens: {n}"));
         }
         let expires = self.expires_ms.map_or("never".to_string(), rfc3339);
         format!("{text}; expires: {expires}")
@@ -247,6 +266,20 @@ impl GrantRecord {
             }
             which.set(&mut next, list);
         }
+        if drop.llm_tokens.is_some() {
+            return Err(self.not_narrower(
+                "a token allowance is lowered (--llm-tokens N), not dropped".into(),
+            ));
+        }
+        if let Some(n) = only.llm_tokens {
+            match self.llm_tokens {
+                Some(have) if n > have => {
+                    return Err(self
+                        .not_narrower(format!("{n} tokens is more than its allowance of {have}")));
+                }
+                _ => next.llm_tokens = Some(n),
+            }
+        }
         next.expires_ms = match expiry {
             Expiry::Keep => self.expires_ms,
             Expiry::Never => return Err(self.not_narrower("never expiring is wider".into())),
@@ -295,6 +328,23 @@ impl GrantRecord {
                 }
             }
             which.set(&mut next, list);
+        }
+        if let Some(n) = add.llm_tokens {
+            match self.llm_tokens {
+                None => {
+                    return Err(BookError::NotWider {
+                        id: self.id.clone(),
+                        why: "it has no token allowance: every token is in scope".into(),
+                    });
+                }
+                Some(have) if n < have => {
+                    return Err(BookError::NotWider {
+                        id: self.id.clone(),
+                        why: format!("{n} tokens is less than its allowance of {have}"),
+                    });
+                }
+                Some(_) => next.llm_tokens = Some(n),
+            }
         }
         next.expires_ms = match (expiry, self.expires_ms) {
             (Expiry::Keep, e) => e,
@@ -376,7 +426,28 @@ mod tests {
         names: BTreeMap::new(),
         dirs: Vec::new(),
         env: Vec::new(),
+        llm_tokens: None,
     };
+
+    #[test]
+    fn a_token_allowance_is_only_lowered_by_a_narrowing_and_only_raised_by_a_widening() {
+        let tokens = |n: u64| Lists {
+            llm_tokens: Some(n),
+            ..Lists::default()
+        };
+        let mut r = record(&[]);
+        // None is every token: a widening has nothing to raise.
+        assert!(r.widen(&tokens(10), Expiry::Keep, "op").is_err());
+        r.narrow(&tokens(100), NONE, Expiry::Keep, "op").unwrap();
+        assert_eq!(r.llm_tokens, Some(100));
+        assert!(r.scopes_text().contains("llm tokens: 100"));
+        assert!(r.narrow(&tokens(101), NONE, Expiry::Keep, "op").is_err());
+        assert!(r.narrow(NONE, &tokens(1), Expiry::Keep, "op").is_err());
+        assert!(r.widen(&tokens(99), Expiry::Keep, "op").is_err());
+        r.widen(&tokens(500), Expiry::Keep, "op").unwrap();
+        assert_eq!(r.llm_tokens, Some(500));
+        assert_eq!(r.history.len(), 2);
+    }
 
     #[test]
     fn a_narrowing_that_would_add_a_destination_or_a_later_expiry_is_refused() {

@@ -17,6 +17,10 @@ pub struct Scoped {
     prefixes: BTreeMap<String, Vec<String>>,
     names: BTreeMap<String, Vec<String>>,
     expires_ms: Option<u64>,
+    llm_tokens: Option<u64>,
+    /// Spent when these scopes were read, plus what this process spent
+    /// under scopes held fixed (a child's snapshot), which no book counts.
+    llm_spent: std::sync::atomic::AtomicU64,
 }
 
 /// A cap scoped by name (by prefixes, or by whole names), as its folder
@@ -40,6 +44,8 @@ impl Scoped {
             prefixes: BTreeMap::new(),
             names: BTreeMap::new(),
             expires_ms: None,
+            llm_tokens: None,
+            llm_spent: 0.into(),
         }
     }
 
@@ -51,6 +57,8 @@ impl Scoped {
             prefixes: record.prefixes.clone(),
             names: record.names.clone(),
             expires_ms: record.expires_ms,
+            llm_tokens: record.llm_tokens,
+            llm_spent: record.llm_spent,
         })
     }
 
@@ -66,6 +74,8 @@ impl Scoped {
             prefixes: snapshot.prefixes,
             names: snapshot.names,
             expires_ms: snapshot.expires_ms,
+            llm_tokens: snapshot.llm_tokens,
+            llm_spent: snapshot.llm_spent.into(),
         })
     }
 
@@ -77,7 +87,27 @@ impl Scoped {
             prefixes: self.prefixes.clone(),
             names: self.names.clone(),
             expires_ms: self.expires_ms,
+            llm_tokens: self.llm_tokens,
+            llm_spent: self.llm_spent.load(std::sync::atomic::Ordering::Relaxed),
         }
+    }
+
+    /// The tokens left of the `llm` allowance (`None`: it has none).
+    pub fn llm_left(&self) -> Option<u64> {
+        let spent = self.llm_spent.load(std::sync::atomic::Ordering::Relaxed);
+        self.llm_tokens.map(|n| n.saturating_sub(spent))
+    }
+
+    /// Why a model request is refused once the allowance is spent; `None`
+    /// while some is left.
+    pub fn llm_spent_refusal(&self) -> Option<String> {
+        let allowance = self.llm_tokens?;
+        (self.llm_left() == Some(0)).then(|| {
+            format!(
+                "grant {}: llm allowance of {allowance} tokens is spent",
+                self.grant.as_deref().unwrap_or("(unnamed)")
+            )
+        })
     }
 
     /// The grant's id, when the scopes come from a stored grant.
@@ -337,6 +367,27 @@ impl Scope {
         match &self.0 {
             Source::Fixed(s) => s.grant(),
             Source::Stored { id, .. } => Some(id),
+        }
+    }
+
+    /// Counts `tokens` spent on the model against the grant's allowance:
+    /// in the book for a stored grant (so every process sharing the home
+    /// sees it), here for scopes held fixed. Nothing when it has none.
+    pub fn spend_llm(&self, tokens: u64) {
+        let Ok(scoped) = self.now() else { return };
+        if scoped.llm_tokens.is_none() {
+            return;
+        }
+        match &self.0 {
+            Source::Fixed(s) => {
+                s.llm_spent
+                    .fetch_add(tokens, std::sync::atomic::Ordering::Relaxed);
+            }
+            Source::Stored { book, id } => {
+                if let Err(e) = book.spend_llm(id, tokens) {
+                    tracing::warn!("grant {id}: tokens spent could not be counted: {e}");
+                }
+            }
         }
     }
 

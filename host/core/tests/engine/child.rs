@@ -160,6 +160,8 @@ async fn a_request_whose_network_scope_cannot_be_read_is_refused_not_run_unscope
         prefixes: Default::default(),
         names: Default::default(),
         expires_ms: None,
+        llm_tokens: None,
+        llm_spent: 0,
     });
     refused_saying(
         &request,

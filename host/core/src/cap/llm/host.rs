@@ -19,8 +19,15 @@ impl Host for LlmCtx {
             return Err(PostError::Transport(line));
         }
         let got = self.answered(&body).await;
-        if let (Ok(reply), Some(budget)) = (&got, &self.budget) {
-            budget.spend(super::Spent::of(&body, &reply.body));
+        if let Ok(reply) = &got {
+            let spent = super::Spent::of(&body, &reply.body);
+            if let Some(budget) = &self.budget {
+                budget.spend(spent);
+            }
+            // The grant's allowance counts what every session under it spent.
+            if let Some(scope) = &self.scope {
+                scope.spend_llm(spent.total_tokens);
+            }
         }
         got
     }
@@ -45,7 +52,8 @@ fn model_of(body: &[u8], default: String) -> String {
 
 impl LlmCtx {
     /// The answer to a request the stored grant refuses (expired, revoked,
-    /// or a model it does not name), audited: a 403 with the refusal as an
+    /// a model it does not name, or its token allowance spent), audited: a
+    /// 403 with the refusal as an
     /// OpenAI-style error, which the broker hands the guest as
     /// `status(403, …)`. Nothing is posted.
     fn out_of_scope(&mut self, body: &[u8]) -> Option<Reply> {
@@ -54,7 +62,10 @@ impl LlmCtx {
             Err(e) => (e.reason(), e.to_string()),
             Ok(scoped) => {
                 let model = model_of(body, self.default_model());
-                let why = scoped.judge_named(SCOPED_AS, &model).err()?;
+                let why = scoped
+                    .judge_named(SCOPED_AS, &model)
+                    .err()
+                    .or_else(|| scoped.llm_spent_refusal())?;
                 ("out_of_scope", why)
             }
         };
@@ -112,14 +123,17 @@ impl LlmCtx {
             Denial::Revoked => PostError::Revoked,
             _ => PostError::RateLimited,
         })?;
-        // Never more than the operator allows, nor than the run has left.
-        let cap = self
-            .budget
+        // Never more than the operator allows, nor than the run or the
+        // grant's allowance has left.
+        let grant_left = self
+            .scope
             .as_ref()
-            .and_then(|b| b.remaining())
-            .map_or(service.endpoint().max_tokens, |left| {
-                left.min(service.endpoint().max_tokens)
-            });
+            .and_then(|s| s.now().ok())
+            .and_then(|s| s.llm_left());
+        let cap = [self.budget.as_ref().and_then(|b| b.remaining()), grant_left]
+            .into_iter()
+            .flatten()
+            .fold(service.endpoint().max_tokens, u64::min);
         let body = super::budget::capped(&body, cap).map_err(PostError::Transport)?;
         match service.post(body).await {
             Ok((status, body)) => Ok(Reply {
