@@ -383,7 +383,7 @@ pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
     let meter = opts
         .tenant_tokens
         .map(|(limit, window)| std::sync::Arc::new(workbooks::llm::TokenMeter::new(limit, window)));
-    let grants = crate::grants_api::routes(sessions.engine().clone(), &opts.tenant);
+    let grants = crate::grants_api::routes(sessions.engine(), &opts.tenant);
     let api = Api {
         sessions,
         opts,

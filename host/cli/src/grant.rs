@@ -349,27 +349,16 @@ pub(crate) fn run(cmd: GrantCommand, home: PathBuf) -> u8 {
 
 fn add(book: &GrantBook, args: AddArgs, by: &str) -> Result<(&'static str, GrantRecord), u8> {
     workbooks::storage::validate_name("tenant", &args.tenant).map_err(usage)?;
-    if let Some(p) = &args.profile {
-        workbooks::Profile::parse(p).map_err(usage)?;
-    }
-    if let Some(c) = &args.caps {
-        workbooks::CapSet::parse(c).map_err(usage)?;
-    }
-    let mut record = GrantRecord::new(&args.tenant, by);
-    record.subject = args.subject;
-    record.profile = args.profile;
-    record.caps = args.caps;
-    let reach = args.reach.lists();
-    record.net = (!reach.net.is_empty()).then_some(reach.net);
-    record.prefixes = reach.prefixes;
-    record.names = reach.names;
-    record.dirs = (!reach.dirs.is_empty()).then_some(reach.dirs);
-    record.env = (!reach.env.is_empty()).then_some(reach.env);
-    record.llm_tokens = reach.llm_tokens;
-    record.expires_ms = match args.until.expiry().map_err(usage)? {
-        Expiry::At(at) => Some(at),
-        Expiry::Keep | Expiry::Never => None,
+    let new = workbooks::grants::NewGrant {
+        subject: args.subject,
+        label: None,
+        profile: args.profile,
+        caps: args.caps,
+        reach: args.reach.lists(),
+        lasts: args.until.for_,
+        until: args.until.until,
     };
+    let record = new.record(&args.tenant, by).map_err(usage)?;
     book.add(record)
         .map(|r| ("grant_added", r))
         .map_err(refused)

@@ -58,6 +58,12 @@ pub(crate) struct Args {
         hide_env_values = true
     )]
     token: Option<String>,
+    /// Serve the operator's grant verbs for `--tenant` (`grant_list`,
+    /// `grant_show`, `grant_add`, `grant_narrow`, `grant_widen`,
+    /// `grant_revoke`) instead of the engine's tools; over HTTP a bearer
+    /// token is required even on loopback.
+    #[arg(long, conflicts_with = "grant")]
+    operator: bool,
 }
 
 /// The server: one engine, the options every call runs with.
@@ -173,6 +179,18 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(e) => e,
         Err(code) => return code,
     };
+    if args.operator {
+        let tools = operator::GrantTools {
+            desk: workbooks::grants::GrantDesk::new(
+                engine.grants().clone(),
+                engine.cadence().clone(),
+                &opts.tenant,
+                operator::MCP_CHANGER,
+            ),
+            tenant: opts.tenant.clone(),
+        };
+        return served(tools, &engine, &opts.tenant, args.listen, args.token, true);
+    }
     let opts = match crate::options::granted(&args.stage, &engine, opts, MCP_SUBJECT) {
         Ok(o) => o,
         Err(e) => return fail("grant", e, exit::REFUSED),
@@ -185,12 +203,26 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(g) => g,
         Err(e) => return fail("usage", e, exit::USAGE),
     };
+    let tenant = opts.tenant.clone();
     let tools = Tools {
         grant: grant.with_stubs(engine.stubs()),
-        engine,
+        engine: engine.clone(),
         toolkits: workbooks_toolkit::Toolkits::from_env(),
         opts,
     };
+    served(tools, &engine, &tenant, args.listen, args.token, false)
+}
+
+/// Serves `handler` on stdio, or over HTTP on `listen` (with the token
+/// required everywhere when `token_required`); the exit code.
+fn served<H: ServerHandler + Clone + Send + Sync + 'static>(
+    handler: H,
+    engine: &Engine,
+    tenant: &str,
+    listen: Option<SocketAddr>,
+    token: Option<String>,
+    token_required: bool,
+) -> u8 {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -198,16 +230,22 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
         Ok(rt) => rt,
         Err(e) => return fail("mcp", e, exit::ENGINE),
     };
-    let served = match args.listen {
+    let served = match listen {
         None => runtime.block_on(async {
-            let running = tools
+            let running = handler
                 .serve(rmcp::transport::stdio())
                 .await
                 .map_err(|e| e.to_string())?;
             running.waiting().await.map_err(|e| e.to_string())?;
             Ok::<(), String>(())
         }),
-        Some(addr) => runtime.block_on(http::serve(tools, addr, args.token)),
+        Some(addr) => {
+            let gate = http::Gate {
+                token,
+                token_required,
+            };
+            runtime.block_on(http::serve(handler, engine, tenant, addr, gate))
+        }
     };
     match served {
         Ok(()) => 0,
@@ -216,3 +254,4 @@ pub(crate) fn run(args: Args, home: PathBuf) -> u8 {
 }
 
 mod http;
+mod operator;

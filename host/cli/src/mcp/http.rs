@@ -5,7 +5,6 @@
 //! (in constant time) before rmcp sees it; on loopback rmcp refuses a
 //! `Host` that is not a loopback name (DNS rebinding).
 
-use super::Tools;
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
 use rmcp::transport::streamable_http_server::{
@@ -15,13 +14,28 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+/// Who may call: the bearer token, and whether it is required even on
+/// loopback (the operator's tools).
+pub(super) struct Gate {
+    pub(super) token: Option<String>,
+    pub(super) token_required: bool,
+}
+
 /// Serves `tools` on `addr` until Ctrl-C, then drains.
-pub(super) async fn serve(
-    tools: Tools,
+pub(super) async fn serve<H: rmcp::ServerHandler + Clone + Send + Sync + 'static>(
+    tools: H,
+    engine: &workbooks::Engine,
+    tenant: &str,
     addr: SocketAddr,
-    token: Option<String>,
+    gate: Gate,
 ) -> Result<(), String> {
-    let token = token.filter(|t| !t.is_empty());
+    let token = gate.token.filter(|t| !t.is_empty());
+    if gate.token_required && token.is_none() {
+        return Err(
+            "--operator over HTTP changes grants: set a bearer token (--token or WB_MCP_TOKEN)"
+                .into(),
+        );
+    }
     if !addr.ip().is_loopback() && token.is_none() {
         return Err(format!(
             "--listen {addr} is not loopback: set a bearer token (--token or WB_MCP_TOKEN)"
@@ -34,9 +48,9 @@ pub(super) async fn serve(
         config = config.disable_allowed_hosts();
     }
     let front = workbooks::serve::Front::new(
-        &tools.engine,
+        engine,
         "mcp",
-        &tools.opts.tenant,
+        tenant,
         workbooks::serve::FrontLimits::default(),
     );
     let service = StreamableHttpService::new(

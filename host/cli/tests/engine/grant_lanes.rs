@@ -442,3 +442,146 @@ async fn a_grants_token_allowance_is_counted_across_sessions_and_refuses_once_sp
     assert_eq!(ask().await, "answer: forty-two\n");
     assert_eq!(server.requests().len(), 3);
 }
+
+/// `wbx mcp --operator` serves the operator's grant verbs for one tenant,
+/// and nothing else: its tools are the six grant verbs (no sandbox tool
+/// beside them), a change is kept and audited `by mcp`, another tenant's
+/// grant is unknown, a request that does not read is a tool error naming
+/// it, and over HTTP it will not start without a bearer token, even on
+/// loopback.
+#[test]
+fn wbx_mcp_operator_changes_one_tenants_grants_and_needs_a_token_over_http() {
+    use serde_json::json;
+    use std::io::BufRead as _;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let foreign = grant_id(&wbx(
+        h,
+        &["--json", "grant", "add", "--tenant", "other"],
+        b"",
+    ));
+    let mut child = crate::common::wbx_command(h)
+        .args(["mcp", "--operator", "--tenant", "acme"])
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    rpc(
+        &mut stdin,
+        &mut lines,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "operator-test", "version": "0"}}}),
+    );
+    rpc(
+        &mut stdin,
+        &mut lines,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let listed = rpc(
+        &mut stdin,
+        &mut lines,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    );
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "grant_list",
+            "grant_show",
+            "grant_add",
+            "grant_narrow",
+            "grant_widen",
+            "grant_revoke"
+        ]
+    );
+    let mut next = 2;
+    let mut tool = |stdin: &mut std::process::ChildStdin, name: &str, args: serde_json::Value| {
+        next += 1;
+        let answer = rpc(
+            stdin,
+            &mut lines,
+            json!({"jsonrpc": "2.0", "id": next, "method": "tools/call",
+                   "params": {"name": name, "arguments": args}}),
+        );
+        let result = &answer["result"];
+        let said = result["content"][0]["text"].as_str().unwrap_or_default();
+        (
+            said.to_string(),
+            result["isError"].as_bool().unwrap_or(false),
+        )
+    };
+    let reach = json!({"net": ["https://a.example", "https://b.example"]});
+    let (said, failed) = tool(
+        &mut stdin,
+        "grant_add",
+        json!({"subject": "line", "reach": reach}),
+    );
+    assert!(!failed, "{said}");
+    let added: serde_json::Value = serde_json::from_str(&said).unwrap();
+    let id = added["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        (added["tenant"].as_str(), added["by"].as_str()),
+        (Some("acme"), Some("mcp"))
+    );
+    let (said, failed) = tool(
+        &mut stdin,
+        "grant_narrow",
+        json!({"id": id, "drop": {"net": ["https://b.example"]}}),
+    );
+    assert!(!failed, "{said}");
+    let narrowed: serde_json::Value = serde_json::from_str(&said).unwrap();
+    assert_eq!(narrowed["net"], json!(["https://a.example"]));
+    assert_eq!(narrowed["history"][0]["by"], "mcp");
+    // A widening that does not read, and another tenant's grant.
+    let (said, failed) = tool(&mut stdin, "grant_widen", json!({"id": id, "hosts": []}));
+    assert!(
+        failed && said.contains("arguments: unknown field `hosts`"),
+        "{said}"
+    );
+    for verb in ["grant_show", "grant_revoke"] {
+        let (said, failed) = tool(&mut stdin, verb, json!({"id": foreign}));
+        assert!(
+            failed && said.contains(&format!("no grant {foreign}")),
+            "{verb}: {said}"
+        );
+    }
+    let (said, failed) = tool(&mut stdin, "grant_list", json!({}));
+    assert!(
+        !failed && said.contains(&id) && !said.contains(&foreign),
+        "{said}"
+    );
+    let (said, failed) = tool(&mut stdin, "grant_revoke", json!({"id": id}));
+    assert!(!failed, "{said}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let shown = wbx(h, &["grant", "show", &foreign], b"");
+    assert_eq!(
+        shown.status.code(),
+        Some(0),
+        "the foreign grant was touched"
+    );
+    let shown = wbx(h, &["grant", "show", &id], b"");
+    assert_eq!(
+        shown.status.code(),
+        Some(127),
+        "the revoked grant is still there"
+    );
+    let audit = text(&wbx(h, &["audit"], b"").stdout);
+    for what in ["grant_added", "grant_narrowed", "grant_revoked"] {
+        assert!(audit.contains(what), "{what}: {audit}");
+    }
+    // Over HTTP, no token, no server (loopback too).
+    let out = wbx(h, &["mcp", "--operator", "--listen", "127.0.0.1:0"], b"");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("--operator over HTTP changes grants: set a bearer token"),
+        "{}",
+        text(&out.stderr)
+    );
+}

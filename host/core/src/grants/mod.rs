@@ -20,12 +20,14 @@
 //! not read refuses every call under it rather than running unscoped.
 
 mod book;
+mod desk;
 pub mod import;
 mod lists;
 mod record;
 mod scope;
 
 pub use book::{BookError, GRANTS_FILE, GrantBook};
+pub use desk::{DeskError, GrantDesk, Narrowing, NewGrant, Widening};
 pub use lists::Lists;
 pub use record::Expiry;
 pub use record::{Change, GrantRecord, now_ms, rfc3339};
