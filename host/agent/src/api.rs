@@ -10,7 +10,7 @@
 //! | `DELETE /api/run/{id}` | cancel a live run |
 //! | `POST /api/run/{id}/review`, `POST /api/run/{id}/review/take` | its review queue |
 //! | `GET /api/openapi.json` | the OpenAPI document |
-//! | `/api/grants…` | the tenant's grants ([`grants_api`](crate::grants_api)) |
+//! | `/api/grants…` | the tenant's grants ([`grants_api`](crate::grants_api)); served only with a token |
 //!
 //! Threat: a caller reaching the API. Every route serves one tenant, set
 //! by the operator; with a token, every route wants `Authorization:
@@ -383,7 +383,12 @@ pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
     let meter = opts
         .tenant_tokens
         .map(|(limit, window)| std::sync::Arc::new(workbooks::llm::TokenMeter::new(limit, window)));
-    let grants = crate::grants_api::routes(sessions.engine(), &opts.tenant);
+    // The grant routes change what sessions reach: without a token (any
+    // local process may call a loopback API) they are not served.
+    let grants = opts
+        .token
+        .is_some()
+        .then(|| crate::grants_api::routes(sessions.engine(), &opts.tenant));
     let api = Api {
         sessions,
         opts,
@@ -400,7 +405,7 @@ pub fn router(sessions: Sessions, opts: ApiOptions) -> Router {
         .route("/api/runs", get(list))
         .route("/api/openapi.json", get(openapi))
         .with_state(api.clone())
-        .merge(grants)
+        .merge(grants.unwrap_or_default())
         .layer(middleware::from_fn_with_state(api, gate))
 }
 

@@ -107,8 +107,13 @@ pub(crate) fn caps_of(
 fn needs(tool: &str) -> CapSet {
     match tool {
         "shell" | "search" => CapSet::of(&[Cap::Vfs, Cap::Commands]),
-        "fetch" => CapSet::of(&[Cap::Browse]),
+        // The operator's search endpoint reads what the model wrote.
+        "fetch" | "web_search" => CapSet::of(&[Cap::Browse]),
         "vfs_read" | "vfs_write" => CapSet::of(&[Cap::Vfs]),
+        // The operator's image model.
+        "image" => CapSet::of(&[Cap::Llm]),
+        // Fixed operations on the operator's places, outside the sandbox.
+        "git" | "publish" => CapSet::of(&[Cap::Exec]),
         _ => CapSet::EMPTY,
     }
 }
@@ -186,7 +191,8 @@ impl RunGrant {
                 book,
                 changed_ms,
             } => {
-                let now = scope.now();
+                // The record first: reading it brings the book up to date,
+                // so the scopes read next are of the same state.
                 let changes: Vec<Change> = book
                     .get(&self.id)
                     .map(|r| {
@@ -199,6 +205,7 @@ impl RunGrant {
                 if let Some(c) = changes.last() {
                     *changed_ms = c.at_ms;
                 }
+                let now = scope.now();
                 // The allowance is in the view; what has been spent of it
                 // moves with every model request, and is not a change.
                 let scopes = now.as_ref().ok().map(|s| ScopeSnapshot {

@@ -5,7 +5,7 @@
 //! | route | what |
 //! |---|---|
 //! | `GET /api/grants` | the tenant's grants |
-//! | `POST /api/grants` | add one: `{subject?, label?, profile?, caps?, reach, for?, until?}`; 201 with the record |
+//! | `POST /api/grants` | add one: `{subject?, label?, profile?, caps?, reach, for?, until?}` (`reach` may hold `llm_tokens`); 201 with the record |
 //! | `GET /api/grants/{id}` | one |
 //! | `POST /api/grants/{id}/narrow` | `{only?, drop?, for?, until?}` |
 //! | `POST /api/grants/{id}/widen` | `{add, for?, until?, forever?}` |
@@ -16,9 +16,10 @@
 //! ["https://api.example.com"], "names": {"commands": ["jq"]}}`); the
 //! verbs are the core's [`GrantDesk`].
 //!
-//! Threat: these routes change what runs may reach, so they sit behind
-//! the API's gate (its bearer token, its Host and Origin checks) like
-//! every route, and serve only the API's tenant: another tenant's grant
+//! Threat: these routes change what runs may reach, so they are served
+//! only when the API has a bearer token (without one, any local process
+//! could call a loopback API), behind its gate (the token, its Host and
+//! Origin checks) like every route, and serve only the API's tenant: another tenant's grant
 //! is `404`, as if it did not exist. No tool of an agent run reaches
 //! them: the runs' `fetch` keeps to public addresses and the grant's
 //! destinations, and this API listens on loopback unless the operator

@@ -50,7 +50,7 @@ pub fn document() -> Value {
                         "llm_tokens": {"type": "integer", "minimum": 0, "description": "the llm token allowance: a narrowing may only lower it, a widening only raise it"}
                     }
                 },
-                "Grant": {"type": "object", "description": "a grant as wbx grant export writes it: id, tenant, subject, profile, caps, net, prefixes, names, dirs, env, expires_ms, created_ms, by, history"},
+                "Grant": {"type": "object", "description": "a grant as wbx grant export writes it: id, tenant, subject, label, profile, caps, net, prefixes, names, dirs, env, expires_ms, llm_tokens, llm_spent, created_ms, by, history"},
                 "Run": {
                     "type": "object",
                     "properties": {
@@ -93,7 +93,7 @@ pub fn document() -> Value {
             "/api/runs": {"get": {"summary": "every run, newest first", "responses": {"200": {"description": "the runs"}}}},
             "/api/openapi.json": {"get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
             "/api/grants": {
-                "get": {"summary": "the tenant's grants", "responses": {"200": {"description": "the grants"}}},
+                "get": {"summary": "the tenant's grants (the grant routes are served only when the API has a token)", "responses": {"200": {"description": "the grants"}}},
                 "post": {"summary": "add a grant: {subject?, label?, profile?, caps?, reach: Lists, for?, until?}",
                          "responses": {"201": grant(), "400": error()}}
             },

@@ -37,7 +37,7 @@ impl StageOptions for StageArgs {
         if let Some(id) = &self.grant {
             return Err(format!(
                 "--grant {id}: this verb does not run under a stored grant yet \
-                 (exec, run, call, serve and fabric run do)"
+                 (exec, run, call, serve, fabric run and mcp do)"
             ));
         }
         base_options(self)

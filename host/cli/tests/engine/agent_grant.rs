@@ -335,7 +335,7 @@ async fn a_model_cannot_widen_its_own_grant_by_any_tool() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_operator_changes_grants_over_the_api_behind_its_token_and_for_its_tenant_only() {
+async fn the_operator_changes_grants_over_the_api_only_with_its_token_and_for_its_tenant_only() {
     let home = tempfile::tempdir().unwrap();
     let server = model_server::start(vec![text("unused")]).await;
     let engine = engine_for(home.path(), &server, quick_bounds());
@@ -344,6 +344,20 @@ async fn the_operator_changes_grants_over_the_api_behind_its_token_and_for_its_t
         .add(GrantRecord::new("other", "operator"))
         .unwrap()
         .id;
+    // Without a token the API serves no grant route at all: any local
+    // process may call a loopback API.
+    let open = serve_api(engine.clone(), "default", None, false).await;
+    let (status, _) = call(open, "GET", "/api/grants", None, None).await;
+    assert_eq!(status, 404);
+    let (status, _) = call(
+        open,
+        "DELETE",
+        &format!("/api/grants/{foreign}"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
     let api = serve_api(engine.clone(), "default", Some("s3cret"), false).await;
     let token = Some("s3cret");
     // No token, no route.
@@ -383,6 +397,23 @@ async fn the_operator_changes_grants_over_the_api_behind_its_token_and_for_its_t
     )
     .await;
     assert_eq!(status, 422, "{bad}");
+    // A list under a word no cap honours would narrow nothing: refused.
+    let (status, bad) = call(
+        api,
+        "POST",
+        "/api/grants",
+        token,
+        Some(json!({"reach": {"names": {"command": ["jq"]}}})),
+    )
+    .await;
+    assert_eq!(status, 400, "{bad}");
+    assert!(
+        bad["error"]
+            .as_str()
+            .unwrap()
+            .contains("names under \"command\": no cap has that word"),
+        "{bad}"
+    );
     // Another tenant's grant is not this API's: not shown, not changed.
     for (method, path, body) in [
         ("GET", format!("/api/grants/{foreign}"), None),

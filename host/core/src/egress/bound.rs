@@ -90,16 +90,30 @@ pub fn with_query(url: &url::Url, injections: &[Injection]) -> Option<url::Url> 
     if params.is_empty() {
         return None;
     }
-    let kept: Vec<(String, String)> = url
-        .query_pairs()
-        .filter(|(k, _)| !params.iter().any(|(name, _)| k == name))
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+    // The guest's other parameters go on byte for byte (a signed URL, a
+    // flag without `=`); only a segment whose decoded name is bound goes.
+    let mut segments: Vec<String> = url
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|segment| !segment.is_empty())
+        .filter(|segment| {
+            let name = url::form_urlencoded::parse(segment.as_bytes())
+                .next()
+                .map(|(k, _)| k.into_owned())
+                .unwrap_or_default();
+            !params.iter().any(|(bound, _)| name == *bound)
+        })
+        .map(str::to_string)
         .collect();
+    for (name, value) in params {
+        let pair: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair(name, value)
+            .finish();
+        segments.push(pair);
+    }
     let mut sent = url.clone();
-    sent.query_pairs_mut()
-        .clear()
-        .extend_pairs(kept)
-        .extend_pairs(params);
+    sent.set_query(Some(&segments.join("&")));
     Some(sent)
 }
 
@@ -241,10 +255,15 @@ mod tests {
             masks: Vec::new(),
         };
         assert!(format!("{i:?}").ends_with("query parameter api_key, <redacted>)"));
-        let url =
-            url::Url::parse("https://a.example/p?q=1&api_key=guess&api_key=again&z=%20").unwrap();
+        let url = url::Url::parse(
+            "https://a.example/p?q=1&api_key=guess&flag&api%5Fkey=again&sig=%FF%2F&z=%20",
+        )
+        .unwrap();
         let sent = with_query(&url, std::slice::from_ref(&i)).unwrap();
-        assert_eq!(sent.query(), Some("q=1&z=+&api_key=t+k%26n"));
+        assert_eq!(
+            sent.query(),
+            Some("q=1&flag&sig=%FF%2F&z=%20&api_key=t+k%26n")
+        );
         assert_eq!(sent.path(), "/p");
         assert!(with_query(&url, &[]).is_none());
     }

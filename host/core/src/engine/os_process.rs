@@ -318,8 +318,13 @@ pub(crate) fn child_request(
         dirs: child_dirs(&env.dirs),
         home_shares: engine.home_shares(),
         scope,
-        // A child in this engine's own home reads the grant as it is now.
-        scope_live: home == engine.home(),
+        // A child in this engine's own home reads a stored grant as it is
+        // now; a view held fixed (a replay's) stays fixed there too.
+        scope_live: home == engine.home()
+            && env
+                .scope
+                .as_ref()
+                .is_some_and(crate::grants::Scope::is_live),
         home,
     })
 }

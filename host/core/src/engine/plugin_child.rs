@@ -64,8 +64,12 @@ impl Commands<'_> {
                 .map(crate::grants::Scope::snapshot)
                 .transpose()
                 .map_err(|e| CommandError::Refused(e.to_string()))?,
-            // It shares this engine's home: it reads the grant as it is now.
-            scope_live: true,
+            // It shares this engine's home: it reads a stored grant as it is
+            // now (a view held fixed stays fixed).
+            scope_live: opts
+                .scope
+                .as_ref()
+                .is_some_and(crate::grants::Scope::is_live),
         };
         // The child shares this engine's home, its cache and the key
         // sealing it; the request, then the input, on its stdin.

@@ -209,8 +209,23 @@ impl GrantRecord {
         format!("{text}; expires: {expires}")
     }
 
-    /// Checks that every entry of every list reads.
+    /// Checks that every entry of every list reads, and that each list of
+    /// prefixes or names is under a cap's word (a list under a misspelt
+    /// one would narrow nothing; which caps honour which list is each
+    /// cap's folder's business).
     pub(crate) fn validate(&self) -> Result<(), BookError> {
+        for (kind, key) in self
+            .prefixes
+            .keys()
+            .map(|k| ("prefixes", k))
+            .chain(self.names.keys().map(|k| ("names", k)))
+        {
+            if crate::policy::Cap::from_word(key).is_err() {
+                return Err(BookError::Scope(format!(
+                    "{kind} under {key:?}: no cap has that word, so they would narrow nothing"
+                )));
+            }
+        }
         if let Some(net) = &self.net {
             Destinations::parse(net).map_err(|e| BookError::Scope(e.to_string()))?;
         }
@@ -378,6 +393,9 @@ impl GrantRecord {
 
     fn note(&mut self, what: &str, before: String, by: &str) {
         let after = self.scopes_text();
+        if after == before {
+            return;
+        }
         if self.history.len() >= GRANT_MAX_HISTORY {
             self.history.remove(0);
         }
@@ -541,8 +559,9 @@ mod tests {
     #[test]
     fn a_record_keeps_no_more_changes_than_its_bound() {
         let mut r = record(&["https://a.example"]);
-        for _ in 0..GRANT_MAX_HISTORY + 5 {
-            r.widen(NONE, Expiry::Keep, "op").unwrap();
+        for i in 0..GRANT_MAX_HISTORY + 5 {
+            let more = net(&[&format!("https://h{i}.example")]);
+            r.widen(&more, Expiry::Keep, "op").unwrap();
         }
         assert_eq!(r.history.len(), GRANT_MAX_HISTORY);
     }

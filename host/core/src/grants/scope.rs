@@ -362,6 +362,13 @@ impl Scope {
         })
     }
 
+    /// Whether the grant is read from the book at each call (a stored
+    /// grant), rather than held fixed (`--allow-host`, a child's or a
+    /// replay's recorded view).
+    pub fn is_live(&self) -> bool {
+        matches!(self.0, Source::Stored { .. })
+    }
+
     /// The grant's id, when it is a stored grant's.
     pub fn grant(&self) -> Option<&str> {
         match &self.0 {
@@ -374,14 +381,14 @@ impl Scope {
     /// in the book for a stored grant (so every process sharing the home
     /// sees it), here for scopes held fixed. Nothing when it has none.
     pub fn spend_llm(&self, tokens: u64) {
-        let Ok(scoped) = self.now() else { return };
-        if scoped.llm_tokens.is_none() {
-            return;
-        }
+        // Counted whether or not the grant is still in force: one that
+        // expired during the request and is widened again owes it.
         match &self.0 {
             Source::Fixed(s) => {
-                s.llm_spent
-                    .fetch_add(tokens, std::sync::atomic::Ordering::Relaxed);
+                if s.llm_tokens.is_some() {
+                    s.llm_spent
+                        .fetch_add(tokens, std::sync::atomic::Ordering::Relaxed);
+                }
             }
             Source::Stored { book, id } => {
                 if let Err(e) = book.spend_llm(id, tokens) {

@@ -6,7 +6,7 @@
 use crate::CHILD;
 use crate::tier::{engine_running, reading, register};
 use bytes::Bytes;
-use guest_artifacts::{CLI_CAT, INSTANCE_PLUGIN};
+use guest_artifacts::{CLI_CAT, INSTANCE_PLUGIN, NET_FETCH};
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -265,5 +265,58 @@ async fn a_request_naming_a_relay_socket_the_child_was_not_handed_is_refused() {
             relay_fd: fd,
         });
         refused_saying(&request, "no socket was handed").await;
+    }
+}
+
+/// A child in its parent's home (`scope_live`, as an `os_process` child
+/// under a stored grant is) judges each call by the grant the home's book
+/// holds, not the view it was handed: here the view still allows
+/// `api.test`, which a narrowing has since dropped, and the child refuses
+/// it naming the grant. A child that holds its view (`scope_live` false: a
+/// container's private home, a replay's recorded view) goes on by it.
+#[tokio::test]
+async fn a_child_in_its_parents_home_judges_by_the_grant_in_the_book_not_the_view_it_was_handed() {
+    use workbooks::grants::{Expiry, GRANTS_FILE, GrantBook, GrantRecord, Lists, ScopeSnapshot};
+    let home = tempfile::tempdir().unwrap();
+    let book = GrantBook::new(Some(home.path().join(GRANTS_FILE)));
+    let (api, other) = (
+        "http://api.test".to_string(),
+        "http://other.test".to_string(),
+    );
+    let mut record = GrantRecord::new("default", "test");
+    record.net = Some(vec![api.clone(), other.clone()]);
+    let id = book.add(record).unwrap().id;
+    let handed = ScopeSnapshot {
+        grant: Some(id.clone()),
+        net: Some(vec![api.clone(), other.clone()]),
+        prefixes: Default::default(),
+        names: Default::default(),
+        expires_ms: None,
+        llm_tokens: None,
+        llm_spent: 0,
+    };
+    let drop = Lists {
+        net: vec![api.clone()],
+        ..Lists::default()
+    };
+    book.narrow(&id, &Lists::default(), &drop, Expiry::Keep, "test")
+        .unwrap();
+    let sha256 = Artifact::from_file(NET_FETCH).unwrap().sha256_hex();
+    for live in [true, false] {
+        let mut request = cat_request(home.path(), sha256.clone());
+        request.job = ChildJob::Exec {
+            file: NET_FETCH.into(),
+            sha256: sha256.clone(),
+            args: vec!["fetch".into(), format!("{api}/")],
+            handed: None,
+        };
+        request.profile = "network".into();
+        request.scope = Some(handed.clone());
+        request.scope_live = live;
+        let received = answer(request.to_frame().unwrap()).await;
+        let out = String::from_utf8_lossy(&received.stdout).into_owned();
+        let refused = format!("grant {id}: net scope allows {other}; refused {api}/");
+        assert_eq!(out.contains(&refused), live, "scope_live {live}: {out}");
+        assert!(out.contains("api.test"), "scope_live {live}: {out}");
     }
 }

@@ -134,6 +134,13 @@ impl LlmCtx {
             .into_iter()
             .flatten()
             .fold(service.endpoint().max_tokens, u64::min);
+        if grant_left == Some(0) {
+            // Spent by another session since this request was judged:
+            // never `max_tokens: 0`, which some endpoints read as no limit.
+            return Err(PostError::Transport(
+                "the grant's llm allowance is spent".into(),
+            ));
+        }
         let body = super::budget::capped(&body, cap).map_err(PostError::Transport)?;
         match service.post(body).await {
             Ok((status, body)) => Ok(Reply {
