@@ -267,3 +267,65 @@ impl RunGrant {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recorded view of grant `g-1` in force, with no scopes of its own.
+    fn in_force() -> GrantSeen {
+        GrantSeen {
+            id: "g-1".into(),
+            scopes: Some(ScopeSnapshot {
+                grant: Some("g-1".into()),
+                net: None,
+                prefixes: Default::default(),
+                names: Default::default(),
+                expires_ms: None,
+                llm_tokens: None,
+                llm_spent: 0,
+            }),
+            changes: Vec::new(),
+            refused: None,
+        }
+    }
+
+    #[test]
+    fn a_grant_that_names_caps_refuses_each_tool_needing_one_it_does_not_give() {
+        let caps = CapSet::of(&[Cap::Vfs, Cap::Commands]);
+        let mut grant = RunGrant::replayed("g-1", Some(caps), vec![Some(in_force())]);
+        let (seen, verdict) = grant.judge("shell");
+        assert_eq!(seen, Some(in_force()));
+        assert!(verdict.is_ok());
+        for (tool, cap) in [
+            ("fetch", "browse"),
+            ("web_search", "browse"),
+            ("image", "llm"),
+            ("git", "exec"),
+            ("publish", "exec"),
+        ] {
+            let (seen, verdict) = grant.judge(tool);
+            assert_eq!(seen, None, "{tool}: the view did not change");
+            let why = verdict.err().unwrap_or_default();
+            assert_eq!(
+                why,
+                format!("grant g-1: {tool} needs cap {cap}, which the grant does not give")
+            );
+        }
+    }
+
+    #[test]
+    fn a_recorded_refusal_refuses_every_tool_in_a_replay() {
+        let refused = GrantSeen {
+            scopes: None,
+            refused: Some("grant g-1 was revoked".into()),
+            ..in_force()
+        };
+        let mut grant = RunGrant::replayed("g-1", None, vec![Some(in_force()), Some(refused)]);
+        assert!(grant.judge("vfs_read").1.is_ok());
+        assert_eq!(
+            grant.judge("vfs_read").1.err().as_deref(),
+            Some("grant g-1 was revoked")
+        );
+    }
+}

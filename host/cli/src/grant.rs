@@ -282,13 +282,7 @@ pub(crate) struct Until {
 
 impl Until {
     fn expiry(&self) -> Result<Expiry, String> {
-        if let Some(d) = &self.for_ {
-            return Expiry::after(d).map_err(|e| format!("--for {e}"));
-        }
-        if let Some(t) = &self.until {
-            return Expiry::at(t).map_err(|e| format!("--until {e}"));
-        }
-        Ok(Expiry::Keep)
+        Expiry::asked(self.for_.as_deref(), self.until.as_deref()).map_err(|e| format!("--{e}"))
     }
 }
 

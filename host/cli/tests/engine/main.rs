@@ -36,6 +36,7 @@ mod defects;
 mod docs;
 mod fabric;
 mod grant_lanes;
+mod grant_names;
 mod grants;
 mod home;
 mod knock;

@@ -123,12 +123,7 @@ pub struct GrantDesk {
 
 /// The expiry `for` or `until` asks for (not both).
 fn expiry(lasts: Option<&str>, until: Option<&str>) -> Result<Expiry, DeskError> {
-    match (lasts, until) {
-        (Some(_), Some(_)) => Err(DeskError::Bad("give `for` or `until`, not both".into())),
-        (Some(d), None) => Expiry::after(d).map_err(DeskError::Bad),
-        (None, Some(t)) => Expiry::at(t).map_err(DeskError::Bad),
-        (None, None) => Ok(Expiry::Keep),
-    }
+    Expiry::asked(lasts, until).map_err(DeskError::Bad)
 }
 
 impl GrantDesk {

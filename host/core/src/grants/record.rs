@@ -119,6 +119,18 @@ impl Expiry {
         Ok(Expiry::At(now_ms().saturating_add(d.as_millis() as u64)))
     }
 
+    /// What a change asks for: `lasts` from now (`10m`) or `until` a time
+    /// (not both), else [`Expiry::Keep`]; why it does not read names the
+    /// word (`for`, `until`).
+    pub fn asked(lasts: Option<&str>, until: Option<&str>) -> Result<Expiry, String> {
+        match (lasts, until) {
+            (Some(_), Some(_)) => Err("give `for` or `until`, not both".into()),
+            (Some(d), None) => Expiry::after(d).map_err(|e| format!("for {e}")),
+            (None, Some(t)) => Expiry::at(t).map_err(|e| format!("until {e}")),
+            (None, None) => Ok(Expiry::Keep),
+        }
+    }
+
     /// At `time` (RFC 3339, UTC), or why it does not read.
     pub fn at(time: &str) -> Result<Expiry, String> {
         let at = humantime::parse_rfc3339_weak(time).map_err(|e| format!("{time}: {e}"))?;
@@ -464,6 +476,9 @@ mod tests {
         assert!(r.widen(&tokens(99), Expiry::Keep, "op").is_err());
         r.widen(&tokens(500), Expiry::Keep, "op").unwrap();
         assert_eq!(r.llm_tokens, Some(500));
+        assert_eq!(r.history.len(), 2);
+        // A change that changes nothing is no entry of the history.
+        r.narrow(NONE, NONE, Expiry::Keep, "op").unwrap();
         assert_eq!(r.history.len(), 2);
     }
 

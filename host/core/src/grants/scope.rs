@@ -519,4 +519,21 @@ mod tests {
                 .contains("allows nothing")
         );
     }
+
+    #[test]
+    fn a_spend_is_counted_though_the_grant_expired_during_the_request() {
+        let book = Arc::new(GrantBook::new(None));
+        let mut r = GrantRecord::new("t", "op");
+        r.llm_tokens = Some(100);
+        r.expires_ms = Some(1);
+        let id = book.add(r).unwrap().id;
+        let scope = Scope::stored(book.clone(), &id);
+        assert!(scope.now().is_err(), "the grant is in force");
+        scope.spend_llm(40);
+        assert_eq!(book.get(&id).unwrap().llm_spent, 40);
+        // A grant with no allowance is never written for a spend.
+        let plain = book.add(GrantRecord::new("t", "op")).unwrap();
+        Scope::stored(book.clone(), &plain.id).spend_llm(40);
+        assert_eq!(book.get(&plain.id).unwrap(), plain);
+    }
 }
