@@ -46,6 +46,7 @@ mod mcp;
 mod model_server;
 mod net;
 mod node;
+mod node_grant;
 mod node_trust;
 mod oci;
 mod operator;

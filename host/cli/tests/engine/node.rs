@@ -136,6 +136,11 @@ impl Worker {
 
     /// A worker with `args` after `worker --nats URL --concurrency 2`.
     pub(crate) fn start_with(url: &str, args: &[&str]) -> Worker {
+        Worker::start_with_env(url, args, &[])
+    }
+
+    /// [`Worker::start_with`], with `env` in its environment.
+    pub(crate) fn start_with_env(url: &str, args: &[&str], env: &[(&str, &str)]) -> Worker {
         let home = tempfile::tempdir().unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_wbx"))
             .arg("--home")
@@ -143,6 +148,7 @@ impl Worker {
             .args(["worker", "--nats", url, "--concurrency", "2"])
             .args(args)
             .env("WB_SIGNING_KEY", WORKER_SEED)
+            .envs(env.iter().copied())
             .env_remove("WB_LOG")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(home.path().join(WORKER_LOG)).unwrap())
@@ -530,24 +536,6 @@ async fn a_node_task_with_a_preopened_directory_is_refused_not_run_without_it() 
     })
     .await;
     assert!(err.contains("cannot take preopened directories"), "{err}");
-}
-
-#[tokio::test]
-async fn a_node_task_under_a_network_scope_is_refused_not_run_unscoped() {
-    let scope = workbooks::egress::Destinations::parse(&["https://api.example.com"]).unwrap();
-    let err = refused_before_the_bus(LineOptions {
-        scope: Some(workbooks::grants::Scope::fixed(
-            workbooks::grants::Scoped::destinations(scope),
-        )),
-        ..LineOptions::default()
-    })
-    .await;
-    assert!(
-        err.contains(
-            "cannot carry a network scope yet (the caller's allows https://api.example.com)"
-        ),
-        "{err}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

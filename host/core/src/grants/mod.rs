@@ -21,6 +21,7 @@
 
 mod book;
 mod desk;
+mod feed;
 pub mod import;
 mod lists;
 mod record;
@@ -28,6 +29,7 @@ mod scope;
 
 pub use book::{BookError, GRANTS_FILE, GrantBook};
 pub use desk::{DeskError, GrantDesk, Narrowing, NewGrant, Widening};
+pub use feed::{ScopeFeed, ScopeView};
 pub use lists::Lists;
 pub use record::Expiry;
 pub use record::{Change, GrantRecord, now_ms, rfc3339};

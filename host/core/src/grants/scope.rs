@@ -92,6 +92,15 @@ impl Scoped {
         }
     }
 
+    /// Counts `tokens` spent under these scopes in this process, when they
+    /// carry an allowance (no book counts them).
+    fn spend_here(&self, tokens: u64) {
+        if self.llm_tokens.is_some() {
+            self.llm_spent
+                .fetch_add(tokens, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     /// The tokens left of the `llm` allowance (`None`: it has none).
     pub fn llm_left(&self) -> Option<u64> {
         let spent = self.llm_spent.load(std::sync::atomic::Ordering::Relaxed);
@@ -224,7 +233,8 @@ impl Scoped {
 }
 
 /// Why every call under a grant is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScopeRefusal {
     /// The grant's expiry has passed.
     #[error("grant {id} expired at {at}")]
@@ -312,6 +322,8 @@ enum Source {
     Fixed(Arc<Scoped>),
     /// A grant in the book, read again as it changes.
     Stored { book: Arc<GrantBook>, id: Arc<str> },
+    /// A grant held elsewhere, as its holder last sent it.
+    Fed(Arc<super::ScopeFeed>),
 }
 
 impl Scope {
@@ -354,6 +366,11 @@ impl Scope {
         Ok(scope)
     }
 
+    /// The grant `feed` keeps current, as it is at each call.
+    pub fn fed(feed: Arc<super::ScopeFeed>) -> Self {
+        Scope(Source::Fed(feed))
+    }
+
     /// Grant `id` of `book`, as it is at each call.
     pub fn stored(book: Arc<GrantBook>, id: &str) -> Self {
         Scope(Source::Stored {
@@ -374,6 +391,7 @@ impl Scope {
         match &self.0 {
             Source::Fixed(s) => s.grant(),
             Source::Stored { id, .. } => Some(id),
+            Source::Fed(feed) => feed.grant(),
         }
     }
 
@@ -384,10 +402,10 @@ impl Scope {
         // Counted whether or not the grant is still in force: one that
         // expired during the request and is widened again owes it.
         match &self.0 {
-            Source::Fixed(s) => {
-                if s.llm_tokens.is_some() {
-                    s.llm_spent
-                        .fetch_add(tokens, std::sync::atomic::Ordering::Relaxed);
+            Source::Fixed(s) => s.spend_here(tokens),
+            Source::Fed(feed) => {
+                if let Ok(s) = feed.current() {
+                    s.spend_here(tokens);
                 }
             }
             Source::Stored { book, id } => {
@@ -415,6 +433,7 @@ impl Scope {
         let scoped = match &self.0 {
             Source::Fixed(s) => s.clone(),
             Source::Stored { book, id } => book.current(id)?,
+            Source::Fed(feed) => feed.current()?,
         };
         match scoped.expires_ms {
             Some(at) if ms >= at => Err(ScopeRefusal::Expired {

@@ -32,11 +32,13 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use workbooks::commands::{CommandError, Tier};
 
+mod grant;
 mod submit;
 pub mod trust;
 mod worker;
 
 use super::FabricError;
+pub use grant::{GrantUpdate, grant_key};
 pub use trust::{Envelope, Refusal, Submitter, Trust, TrustError};
 pub use worker::{WorkerPolicy, WorkerStats, run_worker, worker_consumer};
 
@@ -50,6 +52,12 @@ pub const NODE_CONSUMER: &str = "wb-workers";
 pub const NODE_RESULTS_BUCKET: &str = "wb-node-results";
 /// The key-value bucket of the task nonces workers have claimed.
 pub const NODE_NONCES_BUCKET: &str = "wb-node-nonces";
+/// The key-value bucket of runs' grant changes, by run ([`grant_key`]).
+pub const NODE_GRANTS_BUCKET: &str = "wb-node-grants";
+/// How often a submitter looks at its run's grant for a change to send to
+/// the workers: a narrowing reaches a task on a worker this long (plus the
+/// bus's delivery) after it is made.
+pub const NODE_GRANT_POLL: Duration = Duration::from_millis(20);
 /// The object store of artifacts, by sha256.
 pub const NODE_ARTIFACTS_BUCKET: &str = "wb-artifacts";
 /// A task whose worker stops acknowledging it goes to another worker after
@@ -137,6 +145,12 @@ pub struct NodeTask {
     pub nonce: String,
     /// Unix seconds after which no worker runs it.
     pub expires: u64,
+    /// The grant's scopes as the submitter saw them when it signed the
+    /// task (none: unscoped); later changes follow through
+    /// [`NODE_GRANTS_BUCKET`]. A worker that does not know this field
+    /// refuses the task rather than run it unscoped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<workbooks::grants::ScopeSnapshot>,
 }
 
 /// One result, as its worker signs it (the body of an [`Envelope`]).
@@ -184,6 +198,7 @@ struct Bus {
     tasks: stream::Stream,
     results: kv::Store,
     nonces: kv::Store,
+    grants: kv::Store,
     artifacts: object_store::ObjectStore,
 }
 
@@ -346,6 +361,17 @@ async fn connect(url: &str) -> Result<Bus, FabricError> {
         },
     )
     .await?;
+    // A run's grant changes live as long as its tasks may.
+    let grants = bucket(
+        &js,
+        NODE_GRANTS_BUCKET,
+        stream::Config {
+            discard: stream::DiscardPolicy::Old,
+            max_age: NODE_MAX_TASK_LIFETIME * 2,
+            ..Default::default()
+        },
+    )
+    .await?;
     let find_artifacts = || js.get_object_store(NODE_ARTIFACTS_BUCKET);
     let artifacts = match find_artifacts().await {
         Ok(store) => store,
@@ -364,6 +390,7 @@ async fn connect(url: &str) -> Result<Bus, FabricError> {
         tasks,
         results,
         nonces,
+        grants,
         artifacts,
     })
 }

@@ -42,17 +42,14 @@ impl crate::Fabric {
                 dir.host.display()
             )));
         }
-        // Nor can a network scope yet: a worker would run the task
-        // unscoped, so a scoped caller's task is refused here.
-        if let Some(scope) = &env.scope {
-            let allows = match scope.now() {
-                Ok(s) => s.net().map_or("any destination".into(), |d| d.to_string()),
-                Err(e) => e.to_string(),
-            };
-            return Err(FabricError::Node(format!(
-                "a task on the node tier cannot carry a network scope yet (the caller's allows {allows})"
-            )));
-        }
+        // The grant as it is now goes in every task; a grant already
+        // expired or revoked sends nothing.
+        let first = env.scope.as_ref().map(|s| s.snapshot());
+        let scope = match &first {
+            Some(Err(refusal)) => return Err(FabricError::Node(refusal.to_string())),
+            Some(Ok(snapshot)) => Some(snapshot.clone()),
+            None => None,
+        };
         if opts.workers.is_empty() {
             return Err(FabricError::Node(
                 "name the workers whose results this run takes (--worker DID; `wbx worker` prints its own)".into(),
@@ -132,6 +129,7 @@ impl crate::Fabric {
                 tier,
                 nonce: random_hex()?,
                 expires,
+                scope: scope.clone(),
             };
             let envelope = Envelope::sign(&signer, &task).map_err(bus_error)?;
             let payload = serde_json::to_vec(&envelope).map_err(bus_error)?;
@@ -156,7 +154,18 @@ impl crate::Fabric {
             by_sequence: published,
             workers,
         };
-        gather(&bus, watch, sent, exceeded, &mut done, opts).await?;
+        let gathered = gather(&bus, watch, sent, exceeded, &mut done, opts);
+        match (&env.scope, first) {
+            // The grant's changes go to the workers while they run.
+            (Some(scope), Some(first)) => {
+                let key = format!("{}.{run}", env.tenant);
+                tokio::select! {
+                    gathered = gathered => gathered?,
+                    relayed = super::grant::relay(&bus, &signer, &key, scope, first) => relayed?,
+                }
+            }
+            _ => gathered.await?,
+        }
         Ok(done
             .into_iter()
             .map(|d| {

@@ -212,9 +212,21 @@ async fn work(
         }
     };
     let start = Instant::now();
-    let outcome = tokio::select! {
-        outcome = run_task(engine, bus, cache, policy, &task) => outcome,
-        () = heartbeat => unreachable!("the heartbeat never ends"),
+    let outcome = match super::grant::scope_of(&task) {
+        Err(why) => Err(CommandError::Refused(format!("node: {why}"))),
+        Ok(None) => tokio::select! {
+            outcome = run_task(engine, bus, cache, policy, &task, None) => outcome,
+            () = heartbeat => unreachable!("the heartbeat never ends"),
+        },
+        // The grant's changes are followed while the task runs.
+        Ok(Some((scope, feed))) => {
+            let follow = super::grant::follow(bus, &task, &envelope.signer, feed).await;
+            tokio::select! {
+                outcome = run_task(engine, bus, cache, policy, &task, Some(scope)) => outcome,
+                () = heartbeat => unreachable!("the heartbeat never ends"),
+                () = follow => unreachable!("following never ends"),
+            }
+        }
     };
     let result = finished(&task, &envelope, host, outcome, start.elapsed());
     // Not recorded: leave the task unacked, so it is delivered again.
@@ -362,14 +374,16 @@ async fn record(
     Ok(())
 }
 
-/// Fetches, verifies and runs one task's artifact under the task's grant,
-/// within this worker's ceilings and at no weaker tier than the command's.
+/// Fetches, verifies and runs one task's artifact under the task's grant
+/// (its caps, and its scopes as `scope` holds them now), within this
+/// worker's ceilings and at no weaker tier than the command's.
 async fn run_task(
     engine: &Engine,
     bus: &Bus,
     cache: &Mutex<HashMap<String, Artifact>>,
     policy: &WorkerPolicy,
     task: &NodeTask,
+    scope: Option<workbooks::grants::Scope>,
 ) -> Result<CommandOutput, CommandError> {
     let refused = |why: String| CommandError::Refused(why);
     let caps = CapSet::parse(&task.caps.join(" ")).map_err(|e| refused(e.to_string()))?;
@@ -385,7 +399,7 @@ async fn run_task(
         caller_caps: grant.caps.with(Cap::Commands),
         grant,
         dirs: Vec::new(),
-        scope: None,
+        scope,
         policy: CommandPolicy {
             timeout: Some(Duration::from_millis(task.timeout_ms).min(policy.max_timeout)),
             fuel: Some(
