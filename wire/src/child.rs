@@ -31,7 +31,7 @@ use std::path::PathBuf;
 /// The version of [`ChildRequest`]; raised whenever a field changes
 /// meaning, so a child and a parent of different builds refuse each
 /// other rather than disagree.
-pub const CHILD_PROTOCOL: u32 = 2;
+pub const CHILD_PROTOCOL: u32 = 3;
 
 /// The arguments a child binary is started with, and the only ones.
 pub const CHILD_ARGV: [&str; 2] = ["exec", "--framed"];
@@ -85,9 +85,16 @@ pub struct ChildRequest {
     /// grants at every call, as its parent does: true when the home is the
     /// parent's own (`os_process`), so a narrowing or revocation made after
     /// the child started reaches it; false when it is private
-    /// (`container`), and the child holds `scope` as it was.
+    /// (`container`), and the child holds `scope` as it was, but for the
+    /// changes it reads from [`ChildRequest::scope_feed_fd`].
     #[serde(default)]
     pub scope_live: bool,
+    /// The descriptor the child reads each later change of `scope` from,
+    /// one JSON line each, when its parent sends them (a `container` child,
+    /// whose home holds no grant; a child of a node worker, whose grant
+    /// comes over the bus).
+    #[serde(default)]
+    pub scope_feed_fd: Option<i32>,
 }
 
 /// A grant's scopes as a child receives them: the grant as it was when the
@@ -117,6 +124,22 @@ pub struct ScopeSnapshot {
     /// The tokens spent under the grant when the snapshot was taken.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub llm_spent: u64,
+}
+
+impl ScopeSnapshot {
+    /// The scopes of grant `grant` that name destinations `net` (`None`:
+    /// unscoped) and nothing else.
+    pub fn of_destinations(grant: Option<&str>, net: Option<&[&str]>) -> Self {
+        ScopeSnapshot {
+            grant: grant.map(str::to_string),
+            net: net.map(|n| n.iter().map(|d| d.to_string()).collect()),
+            prefixes: Default::default(),
+            names: Default::default(),
+            expires_ms: None,
+            llm_tokens: None,
+            llm_spent: 0,
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -356,6 +379,7 @@ mod tests {
             home_shares: vec!["runs/*/*/workdir".into()],
             scope: None,
             scope_live: false,
+            scope_feed_fd: None,
         }
     }
 

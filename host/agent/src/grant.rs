@@ -276,15 +276,7 @@ mod tests {
     fn in_force() -> GrantSeen {
         GrantSeen {
             id: "g-1".into(),
-            scopes: Some(ScopeSnapshot {
-                grant: Some("g-1".into()),
-                net: None,
-                prefixes: Default::default(),
-                names: Default::default(),
-                expires_ms: None,
-                llm_tokens: None,
-                llm_spent: 0,
-            }),
+            scopes: Some(ScopeSnapshot::of_destinations(Some("g-1"), None)),
             changes: Vec::new(),
             refused: None,
         }

@@ -3,7 +3,8 @@
 //! `fetch URL..`, `len URL..` (status and length only), `many URL..`,
 //! `auth URL` (sends a credential header), `http URL..` (wasi:http),
 //! `echo URL..` and `httpecho URL..` (the whole answer: status, every
-//! header, the body; through net and through wasi:http).
+//! header, the body; through net and through wasi:http), `paced MS URL..`
+//! (fetch, pausing MS between URLs).
 use test_programs::wasi::http::{outgoing_handler, types};
 use test_programs::workbooks::engine::net;
 
@@ -130,6 +131,16 @@ fn main() {
             Ok(answer) => echo(u, answer),
             Err(e) => println!("{u}: error {e}"),
         }),
+        "paced" => {
+            let (pause, urls) = urls.split_first().expect("a pause in ms");
+            let pause = std::time::Duration::from_millis(pause.parse().expect("ms"));
+            for (i, u) in urls.iter().enumerate() {
+                if i > 0 {
+                    std::thread::sleep(pause);
+                }
+                show(u, net::fetch(u));
+            }
+        }
         other => panic!("unknown mode {other}"),
     }
 }

@@ -35,6 +35,7 @@ mod daemon;
 mod defects;
 mod docs;
 mod fabric;
+mod grant_children;
 mod grant_lanes;
 mod grant_names;
 mod grants;

@@ -55,15 +55,7 @@ async fn forge_widening(nats: &str, id: &str) {
         let update = GrantUpdate {
             run: key.clone(),
             seq: 1_000_000,
-            view: Ok(ScopeSnapshot {
-                grant: Some(id.to_string()),
-                net: None,
-                prefixes: Default::default(),
-                names: Default::default(),
-                expires_ms: None,
-                llm_tokens: None,
-                llm_spent: 0,
-            }),
+            view: Ok(ScopeSnapshot::of_destinations(Some(id), None)),
         };
         let signed = Envelope::sign(&identity(STRANGER_SEED), &update).unwrap();
         kv.put(key, serde_json::to_vec(&signed).unwrap().into())

@@ -158,8 +158,9 @@ fn engine(
 /// The grant's scopes the parent passed. A child that shares its parent's
 /// home (`scope_live`) reads the grant they name from the home's grants at
 /// every call, as its parent would, so a narrowing, an expiry or a
-/// revocation made after it started reaches it; another holds them as they
-/// were when it started (their expiry still holds). A grant of another
+/// revocation made after it started reaches it; one handed a pipe of the
+/// grant's changes (`scope_feed_fd`) takes each as it arrives; another
+/// holds them as they were when it started (their expiry still holds). A grant of another
 /// tenant, or a destination that cannot be read, refuses the run (never
 /// runs it unscoped).
 fn scope(
@@ -185,9 +186,43 @@ fn scope(
             id,
         )));
     }
-    crate::grants::Scoped::read(snapshot)
-        .map(|s| Some(crate::grants::Scope::fixed(s)))
-        .map_err(|e| refused(format!("the network scope: {e}")))
+    let scoped = crate::grants::Scoped::read(snapshot)
+        .map_err(|e| refused(format!("the network scope: {e}")))?;
+    match request.scope_feed_fd {
+        None => Ok(Some(crate::grants::Scope::fixed(scoped))),
+        // The parent sends each later change down a pipe.
+        Some(fd) => {
+            let feed = crate::grants::ScopeFeed::start(scoped);
+            let pipe = handed_pipe(fd)?;
+            let follower = feed.clone();
+            std::thread::Builder::new()
+                .name("grant-feed".into())
+                .spawn(move || crate::grants::follow_lines(pipe, &follower))
+                .map_err(|e| refused(format!("the grant's pipe: {e}")))?;
+            Ok(Some(crate::grants::Scope::fed(feed)))
+        }
+    }
+}
+
+/// The pipe the parent handed at `fd`, checked to be one: a request naming
+/// a descriptor that is not an open pipe is refused rather than read.
+fn handed_pipe(fd: i32) -> Result<std::fs::File, CommandError> {
+    use std::os::fd::FromRawFd;
+    #[expect(
+        unsafe_code,
+        reason = "fstat of a descriptor number, then ownership of it once it is an open pipe the parent handed this process"
+    )]
+    unsafe {
+        let mut stat: libc::stat = std::mem::zeroed();
+        let is_pipe =
+            libc::fstat(fd, &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFIFO;
+        match is_pipe {
+            true => Ok(std::fs::File::from_raw_fd(fd)),
+            false => Err(refused(format!(
+                "the grant's pipe: descriptor {fd} is not an open pipe"
+            ))),
+        }
+    }
 }
 
 /// A runtime on this thread, as one guest needs.

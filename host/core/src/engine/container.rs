@@ -21,13 +21,14 @@
 //! common with anyone).
 
 use super::Engine;
+use super::feed_pipe::FeedPipe;
 use super::os_process::{CHILD_GRACE, child_request};
 use crate::commands::ladder::Resolved;
 use crate::commands::{CommandEnv, CommandError};
 use crate::dock::Docked;
 use crate::policy::Cap;
 use crate::state::{SessionOptions, StoreState};
-use crate::tier::ceilings::{CODE_FD, Ceilings, GUEST_FD, RELAY_FD};
+use crate::tier::ceilings::{CODE_FD, Ceilings, GUEST_FD, RELAY_FD, SCOPE_FD};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -51,6 +52,8 @@ pub(crate) struct Contained {
     pub(crate) keep: Vec<OwnedFd>,
     /// The relay's parent end.
     pub(crate) relay: Relayed,
+    /// The parent's end of the grant's changes, when it has any to send.
+    pub(crate) feed: Option<FeedPipe>,
 }
 
 /// The parent's end of a child's relay and the store that answers it.
@@ -120,29 +123,10 @@ impl Engine {
         ));
         let (parent, child) =
             std::os::unix::net::UnixStream::pair().map_err(refused("the relay socket"))?;
-        let handed = vec![
-            (OwnedFd::from(child), RELAY_FD),
-            (
-                sealed
-                    .code
-                    .try_clone()
-                    .map_err(refused("the handed code"))?,
-                CODE_FD,
-            ),
-            (
-                sealed.guest.try_clone().map_err(refused("the guest"))?,
-                GUEST_FD,
-            ),
-        ];
-        let memory_cap = self.memory_cap(env.policy.memory, env.grant.profile.effective);
-        let ceilings = Ceilings::for_task(memory_cap, timeout + CHILD_GRACE);
-        let keep = ceilings
-            .confine(&mut cmd, handed)
-            .map_err(refused("cannot set the child's OS ceilings"))?;
         let mut handoff = sealed.handoff.clone();
         handoff.fd = CODE_FD;
-        cmd.arg(crate::tier::root::PROGRAM_INSIDE);
-        let brokers: Vec<(Cap, PathBuf)> = inside.into_iter().map(|(c, _, at)| (c, at)).collect();
+        let brokers: Vec<(Cap, PathBuf)> =
+            inside.iter().map(|(c, _, at)| (*c, at.clone())).collect();
         let job = ChildJob::Exec {
             file: PathBuf::from(format!("/proc/self/fd/{GUEST_FD}")),
             sha256: resolved.artifact.sha256_hex(),
@@ -161,6 +145,34 @@ impl Engine {
             (timeout, fuel),
             &brokers,
         )?;
+        let mut handed = vec![
+            (OwnedFd::from(child), RELAY_FD),
+            (
+                sealed
+                    .code
+                    .try_clone()
+                    .map_err(refused("the handed code"))?,
+                CODE_FD,
+            ),
+            (
+                sealed.guest.try_clone().map_err(refused("the guest"))?,
+                GUEST_FD,
+            ),
+        ];
+        // Its home holds no grant: a grant that changes is sent to it.
+        let feed = match FeedPipe::open(env.scope.as_ref(), &request)? {
+            Some((reader, feed)) => {
+                handed.push((reader, SCOPE_FD));
+                Some(feed)
+            }
+            None => None,
+        };
+        let memory_cap = self.memory_cap(env.policy.memory, env.grant.profile.effective);
+        let ceilings = Ceilings::for_task(memory_cap, timeout + CHILD_GRACE);
+        let keep = ceilings
+            .confine(&mut cmd, handed)
+            .map_err(refused("cannot set the child's OS ceilings"))?;
+        cmd.arg(crate::tier::root::PROGRAM_INSIDE);
         // The store the child's relayed calls are answered from: the one
         // an in-process run of this command would get.
         let grant = resolved.grant(&env.grant);
@@ -185,6 +197,7 @@ impl Engine {
             command: cmd,
             request,
             keep,
+            feed,
             relay: Relayed {
                 stream: Some(stream),
                 store,

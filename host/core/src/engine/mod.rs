@@ -21,6 +21,7 @@ mod call_on;
 mod commands;
 mod container;
 mod fan;
+mod feed_pipe;
 mod launch;
 mod module_lane;
 mod os_process;

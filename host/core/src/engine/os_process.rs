@@ -16,6 +16,7 @@
 //! child's wall time as well.
 
 use super::Engine;
+use super::feed_pipe::FeedPipe;
 use crate::commands::frames::{self, FrameError, Verdict};
 use crate::commands::ladder::Resolved;
 use crate::commands::{CommandEnv, CommandError, CommandOutput};
@@ -94,12 +95,13 @@ impl Engine {
         // container's ceilings, a fan-out compiles once rather than once
         // per child, and a refusal comes before any process starts.
         let docked = self.dock_resolved(env, resolved)?;
-        let (cmd, request, handed) = match bwrap {
-            None => (
-                tokio::process::Command::new(child_bin),
-                self.os_process_request(env, resolved, args, (timeout, fuel))?,
-                None,
-            ),
+        let (cmd, request, handed, feed) = match bwrap {
+            None => {
+                let mut cmd = tokio::process::Command::new(child_bin);
+                let request = self.os_process_request(env, resolved, args, (timeout, fuel))?;
+                let (keep, feed) = FeedPipe::hand_to(&mut cmd, env.scope.as_ref(), &request)?;
+                (cmd, request, Some((keep, None)), feed)
+            }
             Some(bwrap) => {
                 let contained = self.contained_command(
                     (bwrap, child_bin),
@@ -112,18 +114,19 @@ impl Engine {
                 (
                     contained.command,
                     contained.request,
-                    Some((contained.keep, contained.relay)),
+                    Some((contained.keep, Some(contained.relay))),
+                    contained.feed,
                 )
             }
         };
         // An os_process child shares this engine's home; a contained child
         // is handed its code and has no home of ours.
-        let shares_home = handed.is_none();
+        let shares_home = bwrap.is_none();
         let mut child =
             self.start_child(cmd, child_bin, &request, stdin, shares_home, Stdio::piped())?;
         // The child holds its own copies now; the relay's parent end and
         // the store it serves stay here.
-        let mut relay = handed.map(|(keep, relay)| {
+        let mut relay = handed.and_then(|(keep, relay)| {
             drop(keep);
             relay
         });
@@ -153,11 +156,21 @@ impl Engine {
         };
         // The relay is served while the child runs, and dropped (its
         // channel closed, its jobs stopped) when it ends.
+        // And the grant's changes are sent while it runs.
         let serving = async {
-            if let Some(relay) = relay.as_mut() {
-                relay.serve().await;
-            }
-            std::future::pending::<()>().await
+            let feeding = async {
+                if let Some(feed) = feed {
+                    feed.send().await;
+                }
+                std::future::pending::<()>().await
+            };
+            let relaying = async {
+                if let Some(relay) = relay.as_mut() {
+                    relay.serve().await;
+                }
+                std::future::pending::<()>().await
+            };
+            tokio::join!(feeding, relaying);
         };
         let both = async {
             tokio::select! {
@@ -302,6 +315,13 @@ pub(crate) fn child_request(
     // The child composes with the same brokers and deny brokers as this
     // engine.
     let stubs = env.grant.stubs.union(engine.stubs()).union(resolved.stubs);
+    // A child in this engine's own home reads a stored grant as it is now;
+    // a view held fixed (a replay's) stays fixed there too.
+    let scope_live = home == engine.home()
+        && env
+            .scope
+            .as_ref()
+            .is_some_and(crate::grants::Scope::is_live);
     Ok(ChildRequest {
         protocol: CHILD_PROTOCOL,
         job,
@@ -318,13 +338,9 @@ pub(crate) fn child_request(
         dirs: child_dirs(&env.dirs),
         home_shares: engine.home_shares(),
         scope,
-        // A child in this engine's own home reads a stored grant as it is
-        // now; a view held fixed (a replay's) stays fixed there too.
-        scope_live: home == engine.home()
-            && env
-                .scope
-                .as_ref()
-                .is_some_and(crate::grants::Scope::is_live),
+        scope_live,
+        // Else a grant that changes is sent to it as it changes.
+        scope_feed_fd: super::feed_pipe::feed_fd(env.scope.as_ref(), scope_live),
         home,
     })
 }

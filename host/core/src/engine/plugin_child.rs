@@ -10,6 +10,7 @@
 //! called as a plugin; the tier held only for command runs.
 
 use super::Commands;
+use super::feed_pipe::FeedPipe;
 use super::os_process::{CHILD_GRACE, broker_words, cap_words, child_dirs, millis, stub_words};
 use crate::commands::frames::{self, Verdict};
 use crate::commands::{CommandError, Entry};
@@ -39,6 +40,10 @@ impl Commands<'_> {
         let brokers = self.engine.replaced_broker_files().map_err(|e| {
             CommandError::Refused(format!("cannot pass a replaced broker to a child: {e}"))
         })?;
+        let scope_live = opts
+            .scope
+            .as_ref()
+            .is_some_and(crate::grants::Scope::is_live);
         let request = ChildRequest {
             protocol: CHILD_PROTOCOL,
             home: self.engine.home().to_path_buf(),
@@ -65,20 +70,21 @@ impl Commands<'_> {
                 .transpose()
                 .map_err(|e| CommandError::Refused(e.to_string()))?,
             // It shares this engine's home: it reads a stored grant as it is
-            // now (a view held fixed stays fixed).
-            scope_live: opts
-                .scope
-                .as_ref()
-                .is_some_and(crate::grants::Scope::is_live),
+            // now (a view held fixed stays fixed); a grant fed to this
+            // engine (a node worker's) is sent on to it.
+            scope_live,
+            scope_feed_fd: super::feed_pipe::feed_fd(opts.scope.as_ref(), scope_live),
         };
         // The child shares this engine's home, its cache and the key
         // sealing it; the request, then the input, on its stdin.
         let mut cmd = tokio::process::Command::new(child_bin);
         cmd.current_dir("/");
+        let (keep, feed) = FeedPipe::hand_to(&mut cmd, opts.scope.as_ref(), &request)?;
         let input = bytes::Bytes::copy_from_slice(input.as_bytes());
         let mut child =
             self.engine
                 .start_child(cmd, child_bin, &request, input, true, Stdio::null())?;
+        drop(keep);
         let stdout = child
             .stdout
             .take()
@@ -87,7 +93,20 @@ impl Commands<'_> {
             crate::policy::Profile::parse(&opts.profile)
                 .map_or(crate::commands::COMMAND_TIMEOUT, |p| p.timeout())
         });
-        let received = tokio::time::timeout(budget + CHILD_GRACE, frames::read(stdout))
+        // The grant's changes are sent while the child answers.
+        let feeding = async {
+            if let Some(feed) = feed {
+                feed.send().await;
+            }
+            std::future::pending::<()>().await
+        };
+        let answered = async {
+            tokio::select! {
+                read = frames::read(stdout) => read,
+                () = feeding => unreachable!("feeding never ends by itself"),
+            }
+        };
+        let received = tokio::time::timeout(budget + CHILD_GRACE, answered)
             .await
             .map_err(|_| CommandError::Timeout(budget))?
             .map_err(|e| CommandError::Refused(format!("the child: {e}")))?;

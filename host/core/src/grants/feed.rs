@@ -9,7 +9,8 @@
 //! never leaves the older, wider view in force), and a view older than
 //! the one held is never taken (see [`ScopeFeed::offer`]).
 
-use super::{ScopeRefusal, ScopeSnapshot, Scoped};
+use super::{Scope, ScopeRefusal, ScopeSnapshot, Scoped};
+use crate::limits::{GRANT_FEED_MAX_LINE_BYTES, GRANT_FEED_POLL};
 use std::sync::{Arc, RwLock};
 
 /// A grant's view as it travels: its scopes, or why every call under it is
@@ -89,21 +90,105 @@ impl ScopeFeed {
     }
 }
 
+/// One change as it travels between processes: its number and the view.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedLine {
+    /// Counts up from 1 (0 is the view the other side started with).
+    pub seq: u64,
+    /// The grant as it is now.
+    pub view: ScopeView,
+}
+
+/// The changes of a scope as its holder sees them, from a first view.
+pub struct Changes {
+    scope: Scope,
+    seen: ScopeView,
+    seq: u64,
+}
+
+impl Changes {
+    /// The changes of `scope` after `first`, the view the other side
+    /// started with.
+    pub fn since(scope: Scope, first: ScopeView) -> Changes {
+        Changes {
+            scope,
+            seen: first,
+            seq: 0,
+        }
+    }
+
+    /// The next change, when it is seen (the scope is looked at every
+    /// [`GRANT_FEED_POLL`]); a scope held fixed never changes.
+    pub async fn next(&mut self) -> FeedLine {
+        if !self.scope.changes() {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(GRANT_FEED_POLL).await;
+            let now = self.scope.snapshot();
+            if now != self.seen {
+                self.seq += 1;
+                self.seen = now.clone();
+                return FeedLine {
+                    seq: self.seq,
+                    view: now,
+                };
+            }
+        }
+    }
+
+    /// Writes each change to `out`, a JSON line each, until `out` closes.
+    pub async fn send(mut self, mut out: impl tokio::io::AsyncWrite + Unpin) {
+        use tokio::io::AsyncWriteExt;
+        loop {
+            let line = self.next().await;
+            let Ok(mut bytes) = serde_json::to_vec(&line) else {
+                return;
+            };
+            bytes.push(b'\n');
+            if out.write_all(&bytes).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Offers each line read from `input` to `feed` until it ends; a line
+/// that does not read, or is past [`GRANT_FEED_MAX_LINE_BYTES`], refuses
+/// every call after it and ends the reading.
+pub fn follow_lines(input: impl std::io::Read, feed: &ScopeFeed) {
+    use std::io::{BufRead, Read};
+    let mut input = std::io::BufReader::new(input);
+    loop {
+        let mut line = Vec::new();
+        match (&mut input)
+            .take(GRANT_FEED_MAX_LINE_BYTES)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        match serde_json::from_slice::<FeedLine>(&line) {
+            Ok(FeedLine { seq, view }) => {
+                feed.offer(seq, view);
+            }
+            Err(e) => {
+                let id = feed.grant().unwrap_or("(unnamed)").to_string();
+                let why = format!("a change from the parent does not read: {e}");
+                feed.offer(u64::MAX, Err(ScopeRefusal::Unreadable { id, why }));
+                return;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grants::Scope;
 
     fn view(net: &[&str]) -> ScopeSnapshot {
-        ScopeSnapshot {
-            grant: Some("g-1".into()),
-            net: Some(net.iter().map(|s| s.to_string()).collect()),
-            prefixes: Default::default(),
-            names: Default::default(),
-            expires_ms: None,
-            llm_tokens: None,
-            llm_spent: 0,
-        }
+        ScopeSnapshot::of_destinations(Some("g-1"), Some(net))
     }
 
     /// Whether `scope` reaches `https://b.example` now.

@@ -29,7 +29,7 @@ mod scope;
 
 pub use book::{BookError, GRANTS_FILE, GrantBook};
 pub use desk::{DeskError, GrantDesk, Narrowing, NewGrant, Widening};
-pub use feed::{ScopeFeed, ScopeView};
+pub use feed::{Changes, FeedLine, ScopeFeed, ScopeView, follow_lines};
 pub use lists::Lists;
 pub use record::Expiry;
 pub use record::{Change, GrantRecord, now_ms, rfc3339};

@@ -386,6 +386,12 @@ impl Scope {
         matches!(self.0, Source::Stored { .. })
     }
 
+    /// Whether the grant can change while the session runs: read from the
+    /// book or fed by its holder, not held fixed.
+    pub fn changes(&self) -> bool {
+        !matches!(self.0, Source::Fixed(_))
+    }
+
     /// The grant's id, when it is a stored grant's.
     pub fn grant(&self) -> Option<&str> {
         match &self.0 {

@@ -238,6 +238,16 @@ pub const SCOPE_MAX_LOOKED_UP: usize = 1024;
 /// (one clock read otherwise).
 pub const GRANT_REFRESH_INTERVAL: Duration = Duration::from_millis(10);
 
+/// How often a process that sends its grant's changes to another (a
+/// parent to its `container` child, a node-tier submitter to its workers)
+/// looks for one: a change reaches the other side this long after it is
+/// made, plus the carrying. Stops a look on every call of the other side.
+pub const GRANT_FEED_POLL: Duration = Duration::from_millis(20);
+
+/// The longest line of a grant's change a child reads from its parent.
+/// Stops a line without end from growing the child's memory.
+pub const GRANT_FEED_MAX_LINE_BYTES: u64 = 1 << 20;
+
 /// Grants one home holds. Bounds `grants.json`, which every engine sharing
 /// the home reads whole when it changes.
 pub const GRANTS_MAX: usize = 4096;

@@ -48,6 +48,8 @@ pub(crate) const RELAY_FD: i32 = 5;
 pub(crate) const CODE_FD: i32 = 6;
 /// The descriptor a child finds its guest's bytes at.
 pub(crate) const GUEST_FD: i32 = 7;
+/// The descriptor a child reads its grant's changes from.
+pub(crate) const SCOPE_FD: i32 = 8;
 
 /// Descriptors moved into place in a child at most.
 const MAX_MOVES: usize = 8;
@@ -118,27 +120,9 @@ impl Ceilings {
     /// Runs in the forked child: puts each descriptor at its number
     /// (without close-on-exec) and sets the limits.
     fn set_in_child(&self, moves: &[(i32, i32)]) -> io::Result<()> {
-        let ok = |rc: i32| {
-            if rc < 0 {
-                Err(io::Error::last_os_error())
-            } else {
-                Ok(rc)
-            }
-        };
-        #[expect(
-            unsafe_code,
-            reason = "plain system calls on descriptors and limits this child owns"
-        )]
+        move_in_child(moves)?;
+        #[expect(unsafe_code, reason = "plain system calls on limits this child owns")]
         unsafe {
-            // First every source out of the way of every target (the
-            // copies close on exec), then each into its place.
-            let mut staged = [-1; MAX_MOVES];
-            for (i, (from, _)) in moves.iter().enumerate() {
-                staged[i] = ok(libc::fcntl(*from, libc::F_DUPFD_CLOEXEC, 64))?;
-            }
-            for (i, (_, to)) in moves.iter().enumerate() {
-                ok(libc::dup2(staged[i], *to))?;
-            }
             let data = libc::rlimit {
                 rlim_cur: self.data_bytes as libc::rlim_t,
                 rlim_max: self.data_bytes as libc::rlim_t,
@@ -262,6 +246,62 @@ pub fn forbid_new_threads() -> io::Result<()> {
 /// The allow-list as bubblewrap reads it.
 fn allowed_calls() -> io::Result<OwnedFd> {
     piped(&allowed_program()?)
+}
+
+/// Gives a child started without ceilings (an `os_process` child) each
+/// of `handed` at its descriptor number. The returned descriptors must
+/// live until `cmd` has been spawned.
+pub(crate) fn hand(
+    cmd: &mut tokio::process::Command,
+    handed: Vec<(OwnedFd, i32)>,
+) -> io::Result<Vec<OwnedFd>> {
+    if handed.len() > MAX_MOVES {
+        return Err(io::Error::other("too many descriptors for a child"));
+    }
+    let mut moves = [(-1, -1); MAX_MOVES];
+    let mut keep = Vec::new();
+    for (i, (fd, target)) in handed.into_iter().enumerate() {
+        moves[i] = (fd.as_raw_fd(), target);
+        keep.push(fd);
+    }
+    let count = keep.len();
+    #[expect(
+        unsafe_code,
+        reason = "pre_exec: only async-signal-safe calls (fcntl, dup2) run between fork and exec"
+    )]
+    unsafe {
+        cmd.pre_exec(move || move_in_child(&moves[..count]));
+    }
+    Ok(keep)
+}
+
+/// A system call's return, as a result.
+fn ok(rc: i32) -> io::Result<i32> {
+    match rc < 0 {
+        true => Err(io::Error::last_os_error()),
+        false => Ok(rc),
+    }
+}
+
+/// Runs in the forked child: puts each descriptor at its number, without
+/// close-on-exec.
+fn move_in_child(moves: &[(i32, i32)]) -> io::Result<()> {
+    #[expect(
+        unsafe_code,
+        reason = "plain system calls on descriptors this child owns"
+    )]
+    unsafe {
+        // First every source out of the way of every target (the copies
+        // close on exec), then each into its place.
+        let mut staged = [-1; MAX_MOVES];
+        for (i, (from, _)) in moves.iter().enumerate() {
+            staged[i] = ok(libc::fcntl(*from, libc::F_DUPFD_CLOEXEC, 64))?;
+        }
+        for (i, (_, to)) in moves.iter().enumerate() {
+            ok(libc::dup2(staged[i], *to))?;
+        }
+    }
+    Ok(())
 }
 
 /// The `clone3` program as bubblewrap reads it.

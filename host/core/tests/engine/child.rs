@@ -49,6 +49,7 @@ fn cat_request(home: &Path, sha256: String) -> ChildRequest {
         home_shares: Vec::new(),
         scope: None,
         scope_live: false,
+        scope_feed_fd: None,
     }
 }
 
