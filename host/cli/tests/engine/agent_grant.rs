@@ -134,7 +134,7 @@ async fn a_narrowing_reaches_a_run_at_its_next_tool_call_and_is_in_its_ledger_an
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_after_the_grant_expired_does_not_run_and_the_model_is_not_asked_again() {
+async fn a_call_after_the_grant_expired_does_not_run_the_model_is_not_asked_again_and_it_replays() {
     let server = model_server::start(vec![
         tool_calls(&[
             ("a", "shell", r#"{"pipeline":"seq 1 2"}"#),
@@ -182,6 +182,15 @@ async fn a_call_after_the_grant_expired_does_not_run_and_the_model_is_not_asked_
         "{}",
         record.result
     );
+    // The refused request is on the run's tape like any answer: a replay
+    // is given the same refusal and writes the same lines (it diverged
+    // when the refusal was not recorded).
+    let report = Agents::new(engine.clone())
+        .replay(&record.workdir)
+        .await
+        .unwrap();
+    assert!(report.same, "{:?}", report.first_different_line);
+    assert_eq!(report.record.result, record.result);
 }
 
 #[tokio::test]

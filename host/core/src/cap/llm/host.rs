@@ -13,7 +13,11 @@ impl Host for LlmCtx {
 
     async fn post(&mut self, body: Vec<u8>) -> Result<Reply, PostError> {
         if let Some(refused) = self.out_of_scope(&body) {
-            return Ok(refused);
+            // On a run's tape like any answer, so its replay (which judges
+            // by the recorded answers, not the grant) is given it too.
+            let refused = Ok(refused);
+            self.recorded(&body, &refused);
+            return refused;
         }
         if let Some(line) = self.budget.as_ref().and_then(|b| b.stop_line()) {
             return Err(PostError::Transport(line));
@@ -38,6 +42,12 @@ const SCOPED_AS: CapNoun = CapNoun {
     cap: "llm",
     noun: "model",
 };
+
+/// The sha256 (hex) a request's answer is kept under on a run's tape.
+fn request_sha256(body: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(body))
+}
 
 /// The model a request asks for: its `model` as the host sends it on (the
 /// last of a repeated key, as the request is re-written), else `default`.
@@ -82,36 +92,42 @@ impl LlmCtx {
     /// The answer to `body`: posted now, or recorded / replayed by a run's
     /// tape.
     async fn answered(&mut self, body: &[u8]) -> Result<Reply, PostError> {
-        use super::tape::{Answer, Take, Tape, lock};
+        use super::tape::{Tape, lock};
         let body = body.to_vec();
         let Some(tape) = self.tape.clone() else {
             return self.post_now(body).await;
         };
         // An agent run's: each answer is kept, or given back, with the
         // hash of its request.
-        let request_sha256 = {
-            use sha2::{Digest, Sha256};
-            hex::encode(Sha256::digest(&body))
-        };
         if let Tape::Replay(takes) = &mut *lock(&tape) {
             let take = takes.pop_front().ok_or_else(|| {
                 PostError::Transport("replay: the record holds no more model answers".into())
             })?;
-            if take.request_sha256 != request_sha256 {
+            if take.request_sha256 != request_sha256(&body) {
                 return Err(PostError::Transport(
                     "replay diverged: this model request is not the recorded one".into(),
                 ));
             }
             return take.answer.result();
         }
-        let got = self.post_now(body).await;
-        if let Tape::Record(takes) = &mut *lock(&tape) {
+        let got = self.post_now(body.clone()).await;
+        self.recorded(&body, &got);
+        got
+    }
+
+    /// Puts `got`, the answer to `body`, on the run's tape when it is
+    /// recording one.
+    fn recorded(&self, body: &[u8], got: &Result<Reply, PostError>) {
+        use super::tape::{Answer, Take, Tape, lock};
+        let Some(tape) = &self.tape else {
+            return;
+        };
+        if let Tape::Record(takes) = &mut *lock(tape) {
             takes.push(Take {
-                request_sha256,
-                answer: Answer::of(&got),
+                request_sha256: request_sha256(body),
+                answer: Answer::of(got),
             });
         }
-        got
     }
 
     /// Posts to the endpoint, under the cadence.
