@@ -13,12 +13,12 @@
 //! refuses every call after it.
 
 use super::trust::Envelope;
-use super::{Bus, NODE_GRANT_POLL, NodeTask, bus_error};
+use super::{Bus, NodeTask, bus_error};
 use crate::FabricError;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use workbooks::grants::{Scope, ScopeFeed, ScopeView, Scoped};
+use workbooks::grants::{Changes, FeedLine, Scope, ScopeFeed, ScopeView, Scoped};
 use workbooks::identity::Identity;
 
 /// A change of a run's grant, as its submitter signs it (the body of an
@@ -51,26 +51,17 @@ pub(super) async fn relay(
     scope: &Scope,
     first: ScopeView,
 ) -> Result<(), FabricError> {
-    if !scope.is_live() {
-        return std::future::pending().await;
-    }
-    let (mut seen, mut seq) = (first, 0);
+    let mut changes = Changes::since(scope.clone(), first);
     loop {
-        tokio::time::sleep(NODE_GRANT_POLL).await;
-        let now = scope.snapshot();
-        if now == seen {
-            continue;
-        }
-        seq += 1;
+        let FeedLine { seq, view } = changes.next().await;
         let update = GrantUpdate {
             run: key.to_string(),
             seq,
-            view: now.clone(),
+            view,
         };
         let signed = Envelope::sign(signer, &update).map_err(bus_error)?;
         let value = serde_json::to_vec(&signed).map_err(bus_error)?;
         bus.grants.put(key, value.into()).await.map_err(bus_error)?;
-        seen = now;
     }
 }
 

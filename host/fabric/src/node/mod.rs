@@ -54,10 +54,6 @@ pub const NODE_RESULTS_BUCKET: &str = "wb-node-results";
 pub const NODE_NONCES_BUCKET: &str = "wb-node-nonces";
 /// The key-value bucket of runs' grant changes, by run ([`grant_key`]).
 pub const NODE_GRANTS_BUCKET: &str = "wb-node-grants";
-/// How often a submitter looks at its run's grant for a change to send to
-/// the workers: a narrowing reaches a task on a worker this long (plus the
-/// bus's delivery) after it is made.
-pub const NODE_GRANT_POLL: Duration = Duration::from_millis(20);
 /// The object store of artifacts, by sha256.
 pub const NODE_ARTIFACTS_BUCKET: &str = "wb-artifacts";
 /// A task whose worker stops acknowledging it goes to another worker after
