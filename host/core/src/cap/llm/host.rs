@@ -170,3 +170,41 @@ impl LlmCtx {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cadence::{Cadence, RateLimiter};
+    use crate::cap::llm::{LlmEndpoint, LlmService};
+    use crate::grants::{GrantBook, GrantRecord, Scope};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A request judged while the grant's allowance had some left, then
+    /// spent by another session before it is sent: it is never sent with
+    /// `max_tokens: 0` (which some endpoints read as no limit) but refused.
+    #[tokio::test]
+    async fn a_request_whose_allowance_another_session_spent_after_judging_is_never_sent() {
+        let tls = crate::egress::tls::LazyTls::new(&[], None).unwrap();
+        // Port 9 on loopback: a request sent would fail to connect.
+        let endpoint = LlmEndpoint::new("http://127.0.0.1:9/v1", None, "m");
+        let service = Arc::new(LlmService::new(endpoint, tls));
+        let cadence = Cadence::new(None, RateLimiter::new(100, Duration::from_secs(3600)));
+        let mut ctx = LlmCtx::new(Some(service), "t".into(), cadence);
+        let book = Arc::new(GrantBook::new(None));
+        let mut record = GrantRecord::new("t", "test");
+        record.llm_tokens = Some(10);
+        let id = book.add(record).unwrap().id;
+        ctx.scope = Some(Scope::stored(book.clone(), &id));
+        let body = br#"{"model":"m","messages":[]}"#;
+        assert!(ctx.out_of_scope(body).is_none(), "ten tokens are left");
+        // Another session under the grant spends them now.
+        Scope::stored(book, &id).spend_llm(10);
+        match ctx.post_now(body.to_vec()).await {
+            Err(PostError::Transport(why)) => {
+                assert_eq!(why, "the grant's llm allowance is spent")
+            }
+            other => panic!("sent, or refused for another reason: {other:?}"),
+        }
+    }
+}
