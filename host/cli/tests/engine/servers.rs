@@ -38,7 +38,9 @@ async fn reply(stream: &mut TcpStream, status: &str, extra: &str, body: &[u8]) {
 /// `Authorization` back, in a header and in a body long enough to come in
 /// chunks), `/bounce?to=URL` (a redirect to URL with the request's
 /// `Authorization` appended), `/echo-uri…` (the request line's target
-/// back, in a header and in a body long enough to come in chunks).
+/// back, in a header and in a body long enough to come in chunks),
+/// `/again?Q` (a redirect to `/echo-uri?Q` on the same origin),
+/// `/reencode?Q` (each value of Q decoded and re-encoded other ways).
 pub async fn http() -> Http {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -102,6 +104,12 @@ pub async fn http() -> Http {
                     let auth = header_of(&headers, "authorization").replace(' ', "+");
                     let extra = format!("Location: {to}{auth}\r\n");
                     reply(&mut stream, "302 Found", &extra, b"").await;
+                } else if let Some(query) = path.strip_prefix("/again?") {
+                    // On to the same origin with the request's own query.
+                    let extra = format!("Location: /echo-uri?{query}\r\n");
+                    reply(&mut stream, "302 Found", &extra, b"").await;
+                } else if let Some(query) = path.strip_prefix("/reencode?") {
+                    reply(&mut stream, "200 OK", "", reencoded(query).as_bytes()).await;
                 } else if path == "/concurrent" {
                     let now = f.fetch_add(1, Ordering::SeqCst) + 1;
                     m.fetch_max(now, Ordering::SeqCst);
@@ -119,6 +127,25 @@ pub async fn http() -> Http {
         hits,
         max_in_flight,
     }
+}
+
+/// Each value of `query` handed back as a server might re-encode it:
+/// decoded, percent-encoded with lower case hex, and as JSON with `/`
+/// escaped.
+fn reencoded(query: &str) -> String {
+    url::form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| {
+            let lower: String = v
+                .bytes()
+                .map(|b| match b.is_ascii_alphanumeric() {
+                    true => (b as char).to_string(),
+                    false => format!("%{b:02x}"),
+                })
+                .collect();
+            let json = serde_json::to_string(&v).unwrap().replace('/', "\\/");
+            format!("{k}: raw={v}; lower={lower}; json={json}\n")
+        })
+        .collect()
 }
 
 /// The value of header `name` (lower case) in `headers`, or "".

@@ -117,6 +117,71 @@ pub fn with_query(url: &url::Url, injections: &[Injection]) -> Option<url::Url> 
     Some(sent)
 }
 
+/// The forms a server may hand `token` back in besides its raw bytes: as
+/// a form-encoded value (`+` for a space), percent-encoded with upper and
+/// with lower case hex (every byte but RFC 3986's unreserved ones), and as
+/// a JSON string's contents (with `/` escaped too, as some encoders do).
+/// Each that differs from the raw bytes is one mask more.
+pub fn token_forms(token: &[u8]) -> Vec<Vec<u8>> {
+    const RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    let upper = percent_encoding::percent_encode(token, RESERVED).to_string();
+    // The same with lower case hex: each `%` and the two digits after it.
+    let mut lower = upper.clone().into_bytes();
+    for at in (0..lower.len()).filter(|&i| upper.as_bytes()[i] == b'%') {
+        lower[at + 1..at + 3].make_ascii_lowercase();
+    }
+    let mut forms = vec![
+        token.to_vec(),
+        url::form_urlencoded::byte_serialize(token)
+            .collect::<String>()
+            .into_bytes(),
+        upper.into_bytes(),
+        lower,
+    ];
+    if let Ok(text) = std::str::from_utf8(token)
+        && let Ok(json) = serde_json::to_string(text)
+    {
+        let inner = json[1..json.len() - 1].to_string();
+        forms.push(inner.replace('/', "\\/").into_bytes());
+        forms.push(inner.into_bytes());
+    }
+    forms.sort();
+    forms.dedup();
+    forms
+}
+
+/// `next`, a redirect's target on the origin the request went to, without
+/// the query parameters `injections` set on it (a server that sends the
+/// guest on with the request's own query, the bound token in it): the
+/// binding adds them again at the next hop, and the guest never reads
+/// them in the URL it is told.
+pub fn without_injected(next: &url::Url, injections: &[Injection]) -> url::Url {
+    let bound: Vec<(&str, &str)> = injections
+        .iter()
+        .filter_map(|i| match &i.carrier {
+            Carrier::Query(name, value) => Some((name.as_str(), value.as_str())),
+            Carrier::Header(..) => None,
+        })
+        .collect();
+    let Some(query) = next.query().filter(|_| !bound.is_empty()) else {
+        return next.clone();
+    };
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|segment| {
+            let pair = url::form_urlencoded::parse(segment.as_bytes()).next();
+            !pair.is_some_and(|(k, v)| bound.iter().any(|(n, t)| k == *n && v == *t))
+        })
+        .collect();
+    let mut stripped = next.clone();
+    stripped.set_query((!kept.is_empty()).then(|| kept.join("&")).as_deref());
+    stripped
+}
+
 /// The masks of `injections`, longest first (so a value inside another
 /// form of it is masked whole).
 pub fn masks_of(injections: &[Injection]) -> Vec<Vec<u8>> {
@@ -266,5 +331,41 @@ mod tests {
         );
         assert_eq!(sent.path(), "/p");
         assert!(with_query(&url, &[]).is_none());
+    }
+
+    #[test]
+    fn a_token_is_masked_in_every_form_a_server_may_re_encode_it_in() {
+        let forms = token_forms(b"a/b+c d");
+        for form in [
+            "a/b+c d",
+            "a%2Fb%2Bc+d",
+            "a%2Fb%2Bc%20d",
+            "a%2fb%2bc%20d",
+            r"a\/b+c d",
+        ] {
+            assert!(
+                forms.contains(&form.as_bytes().to_vec()),
+                "{form}: {forms:?}"
+            );
+        }
+        // A token a URL carries as it is has one form, and JSON's own.
+        assert_eq!(token_forms(b"tok-1"), vec![b"tok-1".to_vec()]);
+    }
+
+    #[test]
+    fn a_same_origin_target_loses_only_the_injected_pair() {
+        let i = Injection {
+            secret: "api".into(),
+            carrier: Carrier::Query("key".into(), "t k".into()),
+            masks: Vec::new(),
+        };
+        let next = url::Url::parse("https://api.example/p?a=1&key=t+k&key=other&b").unwrap();
+        let kept = without_injected(&next, std::slice::from_ref(&i));
+        assert_eq!(kept.as_str(), "https://api.example/p?a=1&key=other&b");
+        let only = url::Url::parse("https://api.example/p?key=t%20k").unwrap();
+        assert_eq!(
+            without_injected(&only, &[i]).as_str(),
+            "https://api.example/p"
+        );
     }
 }

@@ -12,7 +12,7 @@
 //! it passes the cap (the connection is dropped, not drained), and a body
 //! that trickles is cut off by the deadline.
 
-use super::bound::{inject, mask_headers, mask_in, masks_of, with_query};
+use super::bound::{inject, mask_headers, mask_in, masks_of, with_query, without_injected};
 use super::net_guard::{NetDenial, NetGuard, Pinned};
 use super::{NetScope, SecretBindings};
 use bytes::{Bytes, BytesMut};
@@ -385,19 +385,25 @@ impl HttpClient {
                 && status != http::StatusCode::NOT_MODIFIED
                 && let Some(location) = location
             {
+                let mut next = pinned
+                    .url
+                    .join(&location)
+                    .map_err(|e| HttpError::Protocol(format!("bad redirect: {e}")))?;
+                // On to the same origin with the request's own query (the
+                // bound parameter in it): the parameter goes, and the
+                // binding sets it again at the next hop.
+                if origin(&next) == here {
+                    next = without_injected(&next, &injections);
+                }
                 // A server given a secret that sends the guest on with it
-                // (in the query, say) is not followed: the next hop would
-                // carry the secret to wherever it says.
-                if masks.iter().any(|m| contains(location.as_bytes(), m)) {
+                // anywhere else (in the query, say) is not followed: the
+                // next hop would carry the secret to wherever it says.
+                if carries_any(next.as_str(), &masks) {
                     return Err(HttpError::Protocol(
                         "a redirect carried a secret the host added; not followed".into(),
                     ));
                 }
-                url = pinned
-                    .url
-                    .join(&location)
-                    .map_err(|e| HttpError::Protocol(format!("bad redirect: {e}")))?
-                    .to_string();
+                url = next.to_string();
                 let post_to_get = status == http::StatusCode::SEE_OTHER
                     || (method == http::Method::POST && matches!(status.as_u16(), 301 | 302));
                 if post_to_get {
@@ -451,6 +457,17 @@ impl HttpClient {
         }
         Err(HttpError::TooManyRedirects(limits.max_redirects))
     }
+}
+
+/// Whether `url` holds any of `masks`, as written or percent-decoded
+/// (and with `+` read as a space): a server may re-encode what it was
+/// sent.
+fn carries_any(url: &str, masks: &[Vec<u8>]) -> bool {
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(url).collect();
+    let spaced: Vec<u8> = percent_encoding::percent_decode_str(&url.replace('+', " ")).collect();
+    masks
+        .iter()
+        .any(|m| contains(url.as_bytes(), m) || contains(&decoded, m) || contains(&spaced, m))
 }
 
 /// Whether `haystack` holds `needle`.

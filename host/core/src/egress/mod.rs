@@ -15,7 +15,8 @@ pub mod oneshot;
 pub(crate) mod tls;
 
 pub use bound::{
-    Carrier, Injection, Masker, SecretBindings, inject, mask_headers, mask_in, masks_of, with_query,
+    Carrier, Injection, Masker, SecretBindings, inject, mask_headers, mask_in, masks_of,
+    token_forms, with_query, without_injected,
 };
 pub use capped_http::{ByteBudget, HttpClient, HttpError, HttpLimits, HttpRequest, HttpResponse};
 pub use destinations::{Destinations, ScopeError};

@@ -216,16 +216,12 @@ impl Binding {
     pub(crate) fn injection(&self, name: &str, token: &[u8]) -> Option<Injection> {
         let text = std::str::from_utf8(token).ok()?;
         if let Place::Query { param } = &self.place {
-            // The value as the request line carries it, and raw.
-            let encoded: String = url::form_urlencoded::byte_serialize(token).collect();
-            let mut masks = vec![token.to_vec()];
-            if encoded.as_bytes() != token {
-                masks.push(encoded.into_bytes());
-            }
+            // Raw, as the request line carries it, and as a server may
+            // hand it back re-encoded.
             return Some(Injection {
                 secret: name.to_string(),
                 carrier: Carrier::Query(param.clone(), text.to_string()),
-                masks,
+                masks: crate::egress::token_forms(token),
             });
         }
         let (header, value, masks) = match &self.place {
@@ -246,7 +242,7 @@ impl Binding {
             Place::Query { .. } => return None,
         };
         let mut masks = masks;
-        masks.push(token.to_vec());
+        masks.extend(crate::egress::token_forms(token));
         Some(Injection {
             secret: name.to_string(),
             carrier: Carrier::Header(
