@@ -77,16 +77,21 @@ pub fn inject(headers: &mut http::HeaderMap, injections: &[Injection]) {
     }
 }
 
-/// `url` with the query `injections` set, each replacing every parameter
-/// of its name the guest wrote; `None` when there are none (send `url`).
-pub fn with_query(url: &url::Url, injections: &[Injection]) -> Option<url::Url> {
-    let params: Vec<(&str, &str)> = injections
+/// The name and value of each query parameter of `injections`.
+fn query_pairs(injections: &[Injection]) -> Vec<(&str, &str)> {
+    injections
         .iter()
         .filter_map(|i| match &i.carrier {
             Carrier::Query(name, value) => Some((name.as_str(), value.as_str())),
             Carrier::Header(..) => None,
         })
-        .collect();
+        .collect()
+}
+
+/// `url` with the query `injections` set, each replacing every parameter
+/// of its name the guest wrote; `None` when there are none (send `url`).
+pub fn with_query(url: &url::Url, injections: &[Injection]) -> Option<url::Url> {
+    let params = query_pairs(injections);
     if params.is_empty() {
         return None;
     }
@@ -160,13 +165,7 @@ pub fn token_forms(token: &[u8]) -> Vec<Vec<u8>> {
 /// binding adds them again at the next hop, and the guest never reads
 /// them in the URL it is told.
 pub fn without_injected(next: &url::Url, injections: &[Injection]) -> url::Url {
-    let bound: Vec<(&str, &str)> = injections
-        .iter()
-        .filter_map(|i| match &i.carrier {
-            Carrier::Query(name, value) => Some((name.as_str(), value.as_str())),
-            Carrier::Header(..) => None,
-        })
-        .collect();
+    let bound = query_pairs(injections);
     let Some(query) = next.query().filter(|_| !bound.is_empty()) else {
         return next.clone();
     };
