@@ -18,9 +18,9 @@ use workbooks_fabric::{FabricOptions, Target, TaskInput};
 const API: &str = "http://api.test";
 const OTHER: &str = "http://other.test";
 
-/// When the test changes the grant, after the run started: well before
+/// When the test changes the grant, after the child started: well before
 /// the guest's second fetch, which comes [`PAUSE_MS`] after its first.
-const CHANGE_AFTER: Duration = Duration::from_millis(300);
+const CHANGE_AFTER: Duration = Duration::from_millis(100);
 const PAUSE_MS: u64 = 2500;
 
 /// An engine homed in `home` with [`NET_FETCH`] registered as `fetcher`.
@@ -37,7 +37,7 @@ fn engine_with_fetcher(home: &tempfile::TempDir) -> Engine {
 }
 
 /// Runs `fetcher paced` over [`OTHER`] then [`API`] at `tier` under
-/// `scope`, with `change` made [`CHANGE_AFTER`] the run starts; the two
+/// `scope`, with `change` made [`CHANGE_AFTER`] after its child starts; the two
 /// lines it printed.
 async fn fetch_twice(e: &Engine, tier: Tier, scope: Scope, change: impl FnOnce()) -> Vec<String> {
     let line = LineOptions {
@@ -66,7 +66,16 @@ async fn fetch_twice(e: &Engine, tier: Tier, scope: Scope, change: impl FnOnce()
         },
     );
     let run = fabric.fan_out_as_host(line, &target, vec![input], &opts);
+    // The change comes once a child is running (its view was taken
+    // before it started), so it is one the child did not start with.
+    let before = crate::container::framed_children_of(std::process::id());
     let changed = async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while crate::container::framed_children_of(std::process::id()) <= before
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         tokio::time::sleep(CHANGE_AFTER).await;
         change();
     };

@@ -56,6 +56,7 @@ async fn forge_widening(nats: &str, id: &str) {
             run: key.clone(),
             seq: 1_000_000,
             view: Ok(ScopeSnapshot::of_destinations(Some(id), None)),
+            valid_until_ms: workbooks::grants::now_ms() + 3_600_000,
         };
         let signed = Envelope::sign(&identity(STRANGER_SEED), &update).unwrap();
         kv.put(key, serde_json::to_vec(&signed).unwrap().into())

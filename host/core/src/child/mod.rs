@@ -197,6 +197,9 @@ fn scope(
             let follower = feed.clone();
             std::thread::Builder::new()
                 .name("grant-feed".into())
+                // A line at a time: a small stack, within a container's
+                // data ceiling.
+                .stack_size(64 << 10)
                 .spawn(move || crate::grants::follow_lines(pipe, &follower))
                 .map_err(|e| refused(format!("the grant's pipe: {e}")))?;
             Ok(Some(crate::grants::Scope::fed(feed)))
@@ -205,7 +208,8 @@ fn scope(
 }
 
 /// The pipe the parent handed at `fd`, checked to be one: a request naming
-/// a descriptor that is not an open pipe is refused rather than read.
+/// stdio, or a descriptor that is not an open pipe, is refused rather than
+/// read. It closes on exec, so no process the child starts holds it.
 fn handed_pipe(fd: i32) -> Result<std::fs::File, CommandError> {
     use std::os::fd::FromRawFd;
     #[expect(
@@ -214,8 +218,10 @@ fn handed_pipe(fd: i32) -> Result<std::fs::File, CommandError> {
     )]
     unsafe {
         let mut stat: libc::stat = std::mem::zeroed();
-        let is_pipe =
-            libc::fstat(fd, &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFIFO;
+        let is_pipe = fd > 2
+            && libc::fstat(fd, &mut stat) == 0
+            && stat.st_mode & libc::S_IFMT == libc::S_IFIFO
+            && libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) == 0;
         match is_pipe {
             true => Ok(std::fs::File::from_raw_fd(fd)),
             false => Err(refused(format!(

@@ -392,13 +392,18 @@ impl HttpClient {
                 // On to the same origin with the request's own query (the
                 // bound parameter in it): the parameter goes, and the
                 // binding sets it again at the next hop.
-                if origin(&next) == here {
+                let elsewhere = origin(&next) != here;
+                if !elsewhere {
                     next = without_injected(&next, &injections);
                 }
                 // A server given a secret that sends the guest on with it
-                // anywhere else (in the query, say) is not followed: the
-                // next hop would carry the secret to wherever it says.
-                if carries_any(next.as_str(), &masks) {
+                // anywhere else (in the query, the host name, say) is not
+                // followed: the next hop would carry the secret to wherever
+                // it says. The `Location` as written is judged too, as the
+                // URL read from it may have changed its case.
+                if carries_any(next.as_str(), &masks)
+                    || (elsewhere && carries_any(&location, &masks))
+                {
                     return Err(HttpError::Protocol(
                         "a redirect carried a secret the host added; not followed".into(),
                     ));
@@ -460,14 +465,19 @@ impl HttpClient {
 }
 
 /// Whether `url` holds any of `masks`, as written or percent-decoded
-/// (and with `+` read as a space): a server may re-encode what it was
-/// sent.
+/// (and with `+` read as a space), in any case: a server may re-encode
+/// what it was sent, and a URL's host is read in lower case.
 fn carries_any(url: &str, masks: &[Vec<u8>]) -> bool {
-    let decoded: Vec<u8> = percent_encoding::percent_decode_str(url).collect();
-    let spaced: Vec<u8> = percent_encoding::percent_decode_str(&url.replace('+', " ")).collect();
-    masks
-        .iter()
-        .any(|m| contains(url.as_bytes(), m) || contains(&decoded, m) || contains(&spaced, m))
+    let lower = |b: Vec<u8>| b.to_ascii_lowercase();
+    let forms = [
+        lower(url.as_bytes().to_vec()),
+        lower(percent_encoding::percent_decode_str(url).collect()),
+        lower(percent_encoding::percent_decode_str(&url.replace('+', " ")).collect()),
+    ];
+    masks.iter().any(|m| {
+        let m = m.to_ascii_lowercase();
+        forms.iter().any(|f| contains(f, &m))
+    })
 }
 
 /// Whether `haystack` holds `needle`.
@@ -520,4 +530,24 @@ where
         }
     }
     Ok(buf.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::carries_any;
+
+    #[test]
+    fn a_redirect_target_carries_a_secret_however_it_is_encoded_or_cased() {
+        let masks = vec![b"Tok/9F".to_vec()];
+        for url in [
+            "https://evil.example/?t=Tok/9F",
+            "https://evil.example/?t=Tok%2F9F",
+            "https://evil.example/?t=tok%2f9f",
+            // A host read by a URL parser comes back in lower case.
+            "https://tok-x.evil.example/Tok%2f9F",
+        ] {
+            assert!(carries_any(url, &masks), "{url}");
+        }
+        assert!(!carries_any("https://evil.example/?t=Tok-9F", &masks));
+    }
 }

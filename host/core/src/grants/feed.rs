@@ -29,17 +29,27 @@ pub struct ScopeFeed {
 struct Held {
     seq: u64,
     view: Result<Arc<Scoped>, ScopeRefusal>,
+    /// Until when the view stands unless renewed, in milliseconds since
+    /// the Unix epoch (`None`: until the next one).
+    until_ms: Option<u64>,
 }
 
 impl ScopeFeed {
     /// A feed starting from `first` (sequence 0): the view the session was
     /// started with.
     pub fn start(first: Scoped) -> Arc<ScopeFeed> {
+        ScopeFeed::start_leased(first, None)
+    }
+
+    /// [`ScopeFeed::start`], the first view standing until `until_ms` only
+    /// unless a later one renews it (see [`ScopeFeed::offer_leased`]).
+    pub fn start_leased(first: Scoped, until_ms: Option<u64>) -> Arc<ScopeFeed> {
         Arc::new(ScopeFeed {
             grant: first.grant().map(str::to_string),
             held: RwLock::new(Held {
                 seq: 0,
                 view: Ok(Arc::new(first)),
+                until_ms,
             }),
         })
     }
@@ -48,10 +58,20 @@ impl ScopeFeed {
     /// whether it was taken. A snapshot whose destinations do not read, or
     /// that names another grant, refuses every call from now on.
     pub fn offer(&self, seq: u64, view: ScopeView) -> bool {
+        self.offer_leased(seq, view, None)
+    }
+
+    /// [`ScopeFeed::offer`] of a view that stands until `until_ms` only:
+    /// past it, with no later view, every call is refused. A holder that
+    /// renews its view while it lives bounds how long a view it can no
+    /// longer send (it stopped, or someone put an older one in its place)
+    /// is taken for the grant.
+    pub fn offer_leased(&self, seq: u64, view: ScopeView, until_ms: Option<u64>) -> bool {
         let mut held = self.held.write().unwrap_or_else(|p| p.into_inner());
         if seq <= held.seq {
             return false;
         }
+        held.until_ms = until_ms;
         let id = self.grant.clone().unwrap_or_else(|| "(unnamed)".into());
         let unreadable = |why: String| ScopeRefusal::Unreadable {
             id: id.clone(),
@@ -70,6 +90,14 @@ impl ScopeFeed {
         true
     }
 
+    /// Refuses every call from now on, saying `why` (the views can no
+    /// longer be followed).
+    pub fn withdraw(&self, why: &str) {
+        let id = self.grant.clone().unwrap_or_else(|| "(unnamed)".into());
+        let why = why.to_string();
+        self.offer(u64::MAX, Err(ScopeRefusal::Unreadable { id, why }));
+    }
+
     /// The grant's id, when the views are a stored grant's.
     pub fn grant(&self) -> Option<&str> {
         self.grant.as_deref()
@@ -80,13 +108,19 @@ impl ScopeFeed {
         self.held.read().unwrap_or_else(|p| p.into_inner()).seq
     }
 
-    /// The view held.
+    /// The view held, unless its lease ran out.
     pub(crate) fn current(&self) -> Result<Arc<Scoped>, ScopeRefusal> {
-        self.held
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .view
-            .clone()
+        let held = self.held.read().unwrap_or_else(|p| p.into_inner());
+        match held.until_ms {
+            Some(until) if super::now_ms() > until => Err(ScopeRefusal::Unreadable {
+                id: self.grant.clone().unwrap_or_else(|| "(unnamed)".into()),
+                why: format!(
+                    "its holder has sent no view of it since one that stood until {}",
+                    super::rfc3339(until)
+                ),
+            }),
+            _ => held.view.clone(),
+        }
     }
 }
 
@@ -166,7 +200,12 @@ pub fn follow_lines(input: impl std::io::Read, feed: &ScopeFeed) {
             .take(GRANT_FEED_MAX_LINE_BYTES)
             .read_until(b'\n', &mut line)
         {
-            Ok(0) | Err(_) => return,
+            // The parent closes its end only once the child is done: an
+            // end before is a parent gone, whose changes no longer come.
+            Ok(0) | Err(_) => {
+                feed.withdraw("the parent's pipe of its changes closed");
+                return;
+            }
             Ok(_) => {}
         }
         match serde_json::from_slice::<FeedLine>(&line) {
@@ -174,9 +213,7 @@ pub fn follow_lines(input: impl std::io::Read, feed: &ScopeFeed) {
                 feed.offer(seq, view);
             }
             Err(e) => {
-                let id = feed.grant().unwrap_or("(unnamed)").to_string();
-                let why = format!("a change from the parent does not read: {e}");
-                feed.offer(u64::MAX, Err(ScopeRefusal::Unreadable { id, why }));
+                feed.withdraw(&format!("a change from the parent does not read: {e}"));
                 return;
             }
         }
@@ -225,6 +262,36 @@ mod tests {
                 .to_string()
                 .contains("a view of grant g-2")
         );
+    }
+
+    #[test]
+    fn a_leased_view_not_renewed_in_time_refuses_every_call_and_a_renewal_restores_it() {
+        let now = crate::grants::now_ms();
+        let first = Scoped::read(view(&["https://b.example"])).unwrap();
+        let feed = ScopeFeed::start_leased(first, Some(now + 60_000));
+        let scope = Scope::fed(feed.clone());
+        assert!(reaches_b(&scope));
+        // An older view put back by someone else: its lease has passed.
+        assert!(feed.offer_leased(1, Ok(view(&["https://b.example"])), Some(now - 1)));
+        let refused = scope.now().unwrap_err();
+        assert!(
+            refused.to_string().contains("has sent no view of it since"),
+            "{refused}"
+        );
+        assert!(feed.offer_leased(2, Ok(view(&["https://b.example"])), Some(now + 60_000)));
+        assert!(reaches_b(&scope));
+    }
+
+    #[test]
+    fn a_pipe_that_closes_or_sends_what_does_not_read_refuses_every_call() {
+        for input in [&b""[..], b"{\"seq\": 1}\n"] {
+            let feed = ScopeFeed::start(Scoped::read(view(&["https://b.example"])).unwrap());
+            follow_lines(input, &feed);
+            assert_eq!(
+                Scope::fed(feed).now().unwrap_err().reason(),
+                "grant_unreadable"
+            );
+        }
     }
 
     #[test]

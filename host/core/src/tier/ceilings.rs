@@ -16,7 +16,7 @@
 //!   library falls back to `clone`, whose flags the first can read. A call
 //!   of another architecture (or an x32 call on x86-64) kills the process.
 //! - **threads**: the child makes the threads it needs while it starts
-//!   (the runtime's, the epoch ticker, the relay's reader), then, before
+//!   (the runtime's, the epoch ticker, the relay's reader, the grant pipe's reader), then, before
 //!   its guest runs, adds a filter of its own ([`forbid_new_threads`]):
 //!   every `clone` and `clone3` fails with `EAGAIN` from then on. Code that
 //!   escaped the guest finds the thread count fixed. A count limit would

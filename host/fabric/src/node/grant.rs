@@ -13,8 +13,8 @@
 //! refuses every call after it.
 
 use super::trust::Envelope;
-use super::{Bus, NodeTask, bus_error};
-use crate::FabricError;
+use super::{Bus, NODE_CLOCK_SKEW, NODE_GRANT_LEASE, NODE_GRANT_RENEW, NodeTask};
+use async_nats::jetstream::kv;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -32,6 +32,10 @@ pub struct GrantUpdate {
     pub seq: u64,
     /// The grant as the submitter sees it now.
     pub view: ScopeView,
+    /// Until when the view stands unless a later update renews it, in
+    /// milliseconds since the Unix epoch (a worker allows its clock
+    /// [`NODE_CLOCK_SKEW`](super::NODE_CLOCK_SKEW) past it).
+    pub valid_until_ms: u64,
 }
 
 /// The key a run's grant changes are put under: `<tenant>.<run>`, its
@@ -40,29 +44,72 @@ pub fn grant_key(task_id: &str) -> &str {
     task_id.rsplit_once('.').map_or(task_id, |(run, _)| run)
 }
 
-/// Puts every change of `scope` the submitter sees in the bucket under
-/// `key`, signed by `signer`, from the view `first` the tasks carry, until
-/// dropped. Only a grant read from the book changes; a fixed one never
-/// does, and nothing is put for it.
-pub(super) async fn relay(
-    bus: &Bus,
-    signer: &Identity,
-    key: &str,
+/// The relay of a run's grant, stopped when dropped: every change of it
+/// the submitter sees, and a renewal every [`NODE_GRANT_RENEW`], go to
+/// the bucket under the run, signed. A worker takes a view for
+/// [`NODE_GRANT_LEASE`] only, so once the relay stops (the run ended,
+/// the submitter is gone, or someone keeps replacing its updates) the
+/// run's tasks still waiting are refused every call rather than run on a
+/// view no one can change any more.
+pub(super) struct Relay(tokio::task::JoinHandle<()>);
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Until when a view sent now stands, in milliseconds since the epoch.
+pub(super) fn lease_from_now() -> u64 {
+    workbooks::grants::now_ms() + NODE_GRANT_LEASE.as_millis() as u64
+}
+
+/// Starts relaying `scope` under `key`, signed by `signer`, from the view
+/// `first` the tasks carry; `None` for a grant held fixed, which never
+/// changes.
+pub(super) fn relay(
+    grants: kv::Store,
+    signer: Identity,
+    key: String,
     scope: &Scope,
     first: ScopeView,
-) -> Result<(), FabricError> {
-    let mut changes = Changes::since(scope.clone(), first);
-    loop {
-        let FeedLine { seq, view } = changes.next().await;
-        let update = GrantUpdate {
-            run: key.to_string(),
-            seq,
-            view,
-        };
-        let signed = Envelope::sign(signer, &update).map_err(bus_error)?;
-        let value = serde_json::to_vec(&signed).map_err(bus_error)?;
-        bus.grants.put(key, value.into()).await.map_err(bus_error)?;
+) -> Option<Relay> {
+    if !scope.changes() {
+        return None;
     }
+    let mut changes = Changes::since(scope.clone(), first.clone());
+    let task = async move {
+        let (mut view, mut seq) = (first, 0);
+        loop {
+            seq += 1;
+            let update = GrantUpdate {
+                run: key.clone(),
+                seq,
+                view: view.clone(),
+                valid_until_ms: lease_from_now(),
+            };
+            let put = match Envelope::sign(&signer, &update) {
+                Ok(signed) => match serde_json::to_vec(&signed) {
+                    Ok(value) => grants
+                        .put(&key, value.into())
+                        .await
+                        .map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                },
+                Err(e) => Err(e.to_string()),
+            };
+            // Tried again at the next change or renewal; meanwhile the
+            // workers' lease runs down.
+            if let Err(e) = put {
+                tracing::warn!(run = %key, "node: the run's grant could not be sent: {e}");
+            }
+            tokio::select! {
+                FeedLine { view: now, .. } = changes.next() => view = now,
+                () = tokio::time::sleep(NODE_GRANT_RENEW) => {}
+            }
+        }
+    };
+    Some(Relay(tokio::spawn(task)))
 }
 
 /// The scope `task` runs under on a worker, if it carries one, and the
@@ -72,7 +119,7 @@ pub(super) fn scope_of(task: &NodeTask) -> Result<Option<(Scope, Arc<ScopeFeed>)
         return Ok(None);
     };
     let first = Scoped::read(snapshot).map_err(|e| format!("the task's grant: {e}"))?;
-    let feed = ScopeFeed::start(first);
+    let feed = ScopeFeed::start_leased(first, task.scope_until_ms.map(with_skew));
     Ok(Some((Scope::fed(feed.clone()), feed)))
 }
 
@@ -87,23 +134,37 @@ pub(super) async fn follow(
     feed: Arc<ScopeFeed>,
 ) -> impl std::future::Future<Output = ()> {
     let key = grant_key(&task.id).to_string();
-    if let Ok(Some(value)) = bus.grants.get(&key).await {
-        take(&value, &key, submitter, &feed);
+    // Changes cannot be followed: refused from now on, never run by the
+    // view the task started with.
+    match bus.grants.get(&key).await {
+        Ok(Some(value)) => take(&value, &key, submitter, &feed),
+        Ok(None) => {}
+        Err(e) => lost(&feed, &key, e.to_string()),
     }
     let watch = bus.grants.watch_with_history(&key).await;
     let submitter = submitter.to_string();
     async move {
-        let Ok(mut watch) = watch else {
-            tracing::warn!(run = %key, "node: the run's grant changes cannot be followed");
-            return std::future::pending().await;
-        };
-        while let Some(entry) = watch.next().await {
-            if let Ok(entry) = entry {
-                take(&entry.value, &key, &submitter, &feed);
+        match watch {
+            Err(e) => lost(&feed, &key, e.to_string()),
+            Ok(mut watch) => {
+                while let Some(entry) = watch.next().await {
+                    match entry {
+                        Ok(entry) => take(&entry.value, &key, &submitter, &feed),
+                        Err(e) => lost(&feed, &key, e.to_string()),
+                    }
+                }
+                lost(&feed, &key, "the bus ended the watch".into());
             }
         }
         std::future::pending().await
     }
+}
+
+/// Refuses every call under `feed` from now on: run `key`'s changes cannot
+/// be followed, and the task must not run by the view it started with.
+fn lost(feed: &ScopeFeed, key: &str, why: String) {
+    tracing::warn!(run = %key, "node: {why}");
+    feed.withdraw(&format!("its changes cannot be followed: {why}"));
 }
 
 /// Offers the update in `value` to `feed` when it is `submitter`'s, for
@@ -121,10 +182,16 @@ fn take(value: &[u8], key: &str, submitter: &str, feed: &ScopeFeed) {
         });
     match update {
         Ok(u) => {
-            feed.offer(u.seq, u.view);
+            feed.offer_leased(u.seq, u.view, Some(with_skew(u.valid_until_ms)));
         }
         Err(why) => tracing::warn!(run = %key, "node: a grant change ignored: {why}"),
     }
+}
+
+/// A lease's end as this worker judges it: its clock may be
+/// [`NODE_CLOCK_SKEW`] behind the submitter's.
+fn with_skew(until_ms: u64) -> u64 {
+    until_ms + NODE_CLOCK_SKEW.as_millis() as u64
 }
 
 #[cfg(test)]

@@ -54,6 +54,14 @@ pub const NODE_RESULTS_BUCKET: &str = "wb-node-results";
 pub const NODE_NONCES_BUCKET: &str = "wb-node-nonces";
 /// The key-value bucket of runs' grant changes, by run ([`grant_key`]).
 pub const NODE_GRANTS_BUCKET: &str = "wb-node-grants";
+/// How long a worker takes a view of a run's grant for, past which, with
+/// no later one, every call of the run's tasks is refused: bounds how long
+/// a task runs on a view its submitter can no longer change (it stopped,
+/// or someone replaced its updates in the bucket), plus the clock skew.
+pub const NODE_GRANT_LEASE: Duration = Duration::from_secs(30);
+/// How often a submitter renews its run's grant view when it has not
+/// changed: a few times within a lease, so one lost update costs nothing.
+pub const NODE_GRANT_RENEW: Duration = Duration::from_secs(10);
 /// The object store of artifacts, by sha256.
 pub const NODE_ARTIFACTS_BUCKET: &str = "wb-artifacts";
 /// A task whose worker stops acknowledging it goes to another worker after
@@ -147,6 +155,11 @@ pub struct NodeTask {
     /// refuses the task rather than run it unscoped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<workbooks::grants::ScopeSnapshot>,
+    /// Until when `scope` stands unless its submitter renews it (a grant
+    /// that changes; see [`NODE_GRANT_LEASE`]), in milliseconds since the
+    /// Unix epoch; none for one held fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_until_ms: Option<u64>,
 }
 
 /// One result, as its worker signs it (the body of an [`Envelope`]).

@@ -50,6 +50,13 @@ impl crate::Fabric {
             Some(Ok(snapshot)) => Some(snapshot.clone()),
             None => None,
         };
+        // What a worker spends on the model is not counted back into the
+        // grant's allowance yet: each task would get the whole allowance.
+        if let Some(tokens) = scope.as_ref().and_then(|s| s.llm_tokens) {
+            return Err(FabricError::Node(format!(
+                "a task on the node tier cannot carry the grant's llm allowance ({tokens} tokens) yet: a worker's spending is not counted back"
+            )));
+        }
         if opts.workers.is_empty() {
             return Err(FabricError::Node(
                 "name the workers whose results this run takes (--worker DID; `wbx worker` prints its own)".into(),
@@ -72,6 +79,19 @@ impl crate::Fabric {
             .await
             .map_err(bus_error)?;
         let run = random_hex()?;
+        // The grant's changes, and its renewals, go to the workers from
+        // before the first task is published until this run ends.
+        let _relay = match (&env.scope, &scope) {
+            (Some(live), Some(snapshot)) => super::grant::relay(
+                bus.grants.clone(),
+                signer.clone(),
+                format!("{}.{run}", env.tenant),
+                live,
+                Ok(snapshot.clone()),
+            ),
+            _ => None,
+        };
+        let leased = env.scope.as_ref().is_some_and(|s| s.changes());
         // Every result of this run, watched before any task is published:
         // each revision is seen as it is recorded, none only after another
         // replaced it.
@@ -130,6 +150,7 @@ impl crate::Fabric {
                 nonce: random_hex()?,
                 expires,
                 scope: scope.clone(),
+                scope_until_ms: leased.then(super::grant::lease_from_now),
             };
             let envelope = Envelope::sign(&signer, &task).map_err(bus_error)?;
             let payload = serde_json::to_vec(&envelope).map_err(bus_error)?;
@@ -154,18 +175,7 @@ impl crate::Fabric {
             by_sequence: published,
             workers,
         };
-        let gathered = gather(&bus, watch, sent, exceeded, &mut done, opts);
-        match (&env.scope, first) {
-            // The grant's changes go to the workers while they run.
-            (Some(scope), Some(first)) => {
-                let key = format!("{}.{run}", env.tenant);
-                tokio::select! {
-                    gathered = gathered => gathered?,
-                    relayed = super::grant::relay(&bus, &signer, &key, scope, first) => relayed?,
-                }
-            }
-            _ => gathered.await?,
-        }
+        gather(&bus, watch, sent, exceeded, &mut done, opts).await?;
         Ok(done
             .into_iter()
             .map(|d| {
